@@ -1,0 +1,39 @@
+/*
+ * dense.h - small dense linear-algebra kernels (row-major, no allocation).
+ */
+#ifndef MBDCP_DENSE_H
+#define MBDCP_DENSE_H
+
+#include "mbdcp_types.h"
+
+/* Cholesky factor A = L L^T of an n x n symmetric matrix, in place: on
+ * return the lower triangle of A holds L, the strict upper triangle is zeroed.
+ * Only the lower triangle of A is read. Returns MBDCP_ERR_NOT_POSDEF when a
+ * pivot is not larger than rel_tol times the largest diagonal entry (use
+ * rel_tol around 1e-14 for an SPD test, larger to detect rank deficiency). */
+MbdcpReturn mbdcp_cholesky(mbdcp_int n, mbdcp_float *A, mbdcp_float rel_tol);
+
+/* Solve L X = B in place: L n x n lower triangular, B n x ncols (overwritten by X). */
+MbdcpReturn mbdcp_trsm_lower(mbdcp_int n, const mbdcp_float *L, mbdcp_int ncols, mbdcp_float *B);
+
+/* Solve L x = b (trans = 0) or L^T x = b (trans = 1) in place, b of length n. */
+MbdcpReturn mbdcp_trsv_lower(mbdcp_int n, const mbdcp_float *L, int trans, mbdcp_float *b);
+
+/* G = X^T X for X of size k x n (row-major); G is n x n, written in full. */
+MbdcpReturn mbdcp_gram(mbdcp_int k, mbdcp_int n, const mbdcp_float *X, mbdcp_float *G);
+
+/* C = A^T B for A k x n, B k x m; C is n x m. */
+MbdcpReturn mbdcp_gemm_tn(mbdcp_int k, mbdcp_int n, mbdcp_int m, const mbdcp_float *A,
+                          const mbdcp_float *B, mbdcp_float *C);
+
+/* y = alpha * op(A) x + beta * y, A r x c; op(A) = A (trans = 0) or A^T (trans = 1). */
+MbdcpReturn mbdcp_gemv(mbdcp_int r, mbdcp_int c, mbdcp_float alpha, const mbdcp_float *A, int trans,
+                       const mbdcp_float *x, mbdcp_float beta, mbdcp_float *y);
+
+/* 1 when all n values are finite, 0 otherwise (NULL with n > 0 gives 0). */
+int mbdcp_all_finite(size_t n, const mbdcp_float *x);
+
+/* Largest absolute value of n entries (0 for n = 0). */
+mbdcp_float mbdcp_norm_inf(size_t n, const mbdcp_float *x);
+
+#endif /* MBDCP_DENSE_H */

@@ -1,0 +1,11 @@
+/* mbdcp.h - umbrella header of the mbdcp C core. */
+#ifndef MBDCP_H
+#define MBDCP_H
+
+#include "mbdcp_types.h"
+#include "dense.h"
+#include "lemke.h"
+#include "assemble.h"
+#include "step.h"
+
+#endif /* MBDCP_H */

@@ -1,0 +1,50 @@
+/*
+ * mbdcp_types.h - scalar types, return codes and solver statuses shared by
+ * every solver family of the mbdcp C core.
+ *
+ * Conventions used by all headers:
+ *   - matrices are dense, row-major, contiguous (element (i, j) of an r x c
+ *     matrix A is A[i * c + j]);
+ *   - inputs are const and never modified; outputs are caller-provided;
+ *   - scratch memory is one caller-provided block whose size in bytes is
+ *     returned by the solver's ..._workspace_size() query;
+ *   - every call returns an MbdcpReturn; a solver's outcome (solved, ray,
+ *     limit, breakdown) is an MbdcpStatus in its info struct, never mixed
+ *     with the return code.
+ */
+#ifndef MBDCP_TYPES_H
+#define MBDCP_TYPES_H
+
+#include <stddef.h>
+
+typedef double mbdcp_float;
+typedef int mbdcp_int;
+
+/* Return code of every call: was the call well formed? */
+typedef enum {
+    MBDCP_OK = 0,
+    MBDCP_ERR_NULL = 1,           /* a required pointer is NULL */
+    MBDCP_ERR_DIMENSION = 2,      /* a dimension is negative or inconsistent */
+    MBDCP_ERR_SETTING = 3,        /* a setting is out of range */
+    MBDCP_ERR_NOT_POSDEF = 4,     /* a matrix required SPD is not */
+    MBDCP_ERR_RANK_DEFICIENT = 5, /* a Jacobian required full column rank is not */
+    MBDCP_ERR_WORKSPACE = 6,      /* workspace smaller than the size query */
+    MBDCP_ERR_NONFINITE = 7       /* an input holds NaN or infinity */
+} MbdcpReturn;
+
+/* Outcome of a solver that ran (stored in its info struct). */
+typedef enum {
+    MBDCP_SOLVED = 0,          /* result verified to satisfy the definition */
+    MBDCP_RAY_TERMINATION = 1, /* Lemke: no blocking variable */
+    MBDCP_MAX_ITERATIONS = 2,  /* pivot or iteration limit reached */
+    MBDCP_NUMERICAL_ERROR = 3  /* singular pivot, breakdown, failed verification */
+} MbdcpStatus;
+
+#define MBDCP_N_RETURN_CODES 8
+#define MBDCP_N_STATUSES 4
+
+/* Static, human-readable text for a code; never NULL. */
+const char *mbdcp_return_message(MbdcpReturn code);
+const char *mbdcp_status_message(MbdcpStatus status);
+
+#endif /* MBDCP_TYPES_H */

@@ -1,0 +1,148 @@
+/* Reduction of the time-stepping mixed LCP by Cholesky and Schur complement (see assemble.h). */
+#include <string.h>
+
+#include "mbdcp/assemble.h"
+#include "mbdcp/dense.h"
+
+/* M must be SPD: a Cholesky pivot below this fraction of the largest diagonal rejects it. */
+#define SPD_TOL 1e-14
+/* Wb^T M^-1 Wb with a pivot below this fraction is treated as singular (dependent joints). */
+#define RANK_TOL 1e-11
+
+static int finite_or_null(size_t n, const mbdcp_float *x)
+{
+    return !x || mbdcp_all_finite(n, x);
+}
+
+MbdcpReturn mbdcp_step_problem_check(const MbdcpStepProblem *p)
+{
+    if (!p) return MBDCP_ERR_NULL;
+    if (p->n_v < 1 || p->n_c < 0 || p->m < 0 || p->n_b < 0 || p->m_j < 0 || p->n_j < 0)
+        return MBDCP_ERR_DIMENSION;
+    if ((p->m > 0 && p->n_c == 0) || (p->m_j > 0 && p->n_j == 0) || (p->n_j > 0 && p->m_j == 0))
+        return MBDCP_ERR_DIMENSION;
+    if (!(p->h > 0.0) || !mbdcp_all_finite(1, &p->h)) return MBDCP_ERR_SETTING;
+    const size_t nv = (size_t)p->n_v, nc = (size_t)p->n_c, m = (size_t)p->m, nb = (size_t)p->n_b;
+    const size_t mj = (size_t)p->m_j, nj = (size_t)p->n_j;
+    if (!p->M || !p->v) return MBDCP_ERR_NULL;
+    if ((nc && (!p->Wn || !p->mu)) || (m && (!p->D || !p->E)) || (nb && !p->Wb) || (mj && (!p->Dj || !p->Ej)))
+        return MBDCP_ERR_NULL;
+    if (!mbdcp_all_finite(nv * nv, p->M) || !mbdcp_all_finite(nv, p->v) || !finite_or_null(nv, p->p_ext))
+        return MBDCP_ERR_NONFINITE;
+    if (nc && (!mbdcp_all_finite(nv * nc, p->Wn) || !mbdcp_all_finite(nc, p->mu))) return MBDCP_ERR_NONFINITE;
+    if (m && (!mbdcp_all_finite(nv * m, p->D) || !mbdcp_all_finite(m * nc, p->E))) return MBDCP_ERR_NONFINITE;
+    if (nb && !mbdcp_all_finite(nv * nb, p->Wb)) return MBDCP_ERR_NONFINITE;
+    if (mj && (!mbdcp_all_finite(nv * mj, p->Dj) || !mbdcp_all_finite(mj * nj, p->Ej))) return MBDCP_ERR_NONFINITE;
+    if (!finite_or_null(nc, p->psi_n) || !finite_or_null(nc, p->dpsi_n) || !finite_or_null(m, p->dpsi_f) ||
+        !finite_or_null(nb, p->theta) || !finite_or_null(nb, p->dtheta) || !finite_or_null(nj, p->beta_max))
+        return MBDCP_ERR_NONFINITE;
+    return MBDCP_OK;
+}
+
+/* L, X, Xb, Ls, Y (n_b x n_w), y, x2, G, g, scratch. */
+size_t mbdcp_reduce_workspace_size(mbdcp_int n_v, mbdcp_int n_w, mbdcp_int n_b)
+{
+    const size_t nv = (size_t)n_v, nw = (size_t)n_w, nb = (size_t)n_b;
+    return (nv * nv + nv * nw + nv * nb + nb * nb + nb * nw + nv + nb + nw * nw + nw + nv + nb) *
+           sizeof(mbdcp_float);
+}
+
+MbdcpReturn mbdcp_reduce(const MbdcpStepProblem *p, MbdcpReduced *red, void *work, size_t work_bytes)
+{
+    MbdcpReturn rc = mbdcp_step_problem_check(p);
+    if (rc != MBDCP_OK) return rc;
+    if (!red || !work) return MBDCP_ERR_NULL;
+    const mbdcp_int nv = p->n_v, nc = p->n_c, m = p->m, mj = p->m_j, nb = p->n_b;
+    const mbdcp_int nw = nc + m + mj;
+    if (work_bytes < mbdcp_reduce_workspace_size(nv, nw, nb)) return MBDCP_ERR_WORKSPACE;
+
+    mbdcp_float *w = (mbdcp_float *)work;
+    red->n_v = nv;
+    red->n_w = nw;
+    red->n_b = nb;
+    red->L = w;            w += (size_t)nv * nv;
+    red->X = w;            w += (size_t)nv * nw;
+    red->Xb = w;           w += (size_t)nv * nb;
+    red->Ls = w;           w += (size_t)nb * nb;
+    mbdcp_float *Y = w;    w += (size_t)nb * nw;
+    red->y = w;            w += nv;
+    red->x2 = w;           w += nb;
+    red->G = w;            w += (size_t)nw * nw;
+    red->g = w;            w += nw;
+    red->scratch = w;
+
+    memcpy(red->L, p->M, (size_t)nv * nv * sizeof(mbdcp_float));
+    if (mbdcp_cholesky(nv, red->L, SPD_TOL) != MBDCP_OK) return MBDCP_ERR_NOT_POSDEF;
+
+    /* X = L^-1 [Wn D Dj] */
+    for (mbdcp_int i = 0; i < nv; ++i) {
+        mbdcp_float *Xi = red->X + (size_t)i * nw;
+        if (nc) memcpy(Xi, p->Wn + (size_t)i * nc, (size_t)nc * sizeof(mbdcp_float));
+        if (m) memcpy(Xi + nc, p->D + (size_t)i * m, (size_t)m * sizeof(mbdcp_float));
+        if (mj) memcpy(Xi + nc + m, p->Dj + (size_t)i * mj, (size_t)mj * sizeof(mbdcp_float));
+    }
+    mbdcp_trsm_lower(nv, red->L, nw, red->X);
+
+    /* y = L^-1 (M v + p_ext) */
+    mbdcp_gemv(nv, nv, 1.0, p->M, 0, p->v, 0.0, red->y);
+    if (p->p_ext)
+        for (mbdcp_int i = 0; i < nv; ++i) red->y[i] += p->p_ext[i];
+    mbdcp_trsv_lower(nv, red->L, 0, red->y);
+
+    mbdcp_gram(nv, nw, red->X, red->G);
+    mbdcp_gemv(nv, nw, 1.0, red->X, 1, red->y, 0.0, red->g);
+    if (nb == 0) return MBDCP_OK;
+
+    /* Joints: Schur complement S = Xb^T Xb, Y = Ls^-1 Xb^T X, G -= Y^T Y, g = X^T (y - Xb S^-1 c). */
+    if (nv > 0) memcpy(red->Xb, p->Wb, (size_t)nv * nb * sizeof(mbdcp_float));
+    mbdcp_trsm_lower(nv, red->L, nb, red->Xb);
+    mbdcp_gram(nv, nb, red->Xb, red->Ls);
+    if (mbdcp_cholesky(nb, red->Ls, RANK_TOL) != MBDCP_OK) return MBDCP_ERR_RANK_DEFICIENT;
+    for (mbdcp_int k = 0; k < nb; ++k)
+        red->x2[k] = (p->theta ? p->theta[k] / p->h : 0.0) + (p->dtheta ? p->dtheta[k] : 0.0);
+    mbdcp_gemm_tn(nv, nb, nw, red->Xb, red->X, Y);
+    mbdcp_trsm_lower(nb, red->Ls, nw, Y);
+    for (mbdcp_int k = 0; k < nb; ++k) {
+        const mbdcp_float *Yk = Y + (size_t)k * nw;
+        for (mbdcp_int a = 0; a < nw; ++a) {
+            const mbdcp_float ya = Yk[a];
+            if (ya == 0.0) continue;
+            mbdcp_float *Ga = red->G + (size_t)a * nw;
+            for (mbdcp_int b = 0; b < nw; ++b) Ga[b] -= ya * Yk[b];
+        }
+    }
+    /* v_free in L-coordinates: u0 = y - Xb S^-1 (Xb^T y + x2); g = X^T u0. */
+    mbdcp_float *u0 = red->scratch, *t = red->scratch + nv;
+    mbdcp_gemv(nv, nb, 1.0, red->Xb, 1, red->y, 0.0, t);
+    for (mbdcp_int k = 0; k < nb; ++k) t[k] += red->x2[k];
+    mbdcp_trsv_lower(nb, red->Ls, 0, t);
+    mbdcp_trsv_lower(nb, red->Ls, 1, t);
+    memcpy(u0, red->y, (size_t)nv * sizeof(mbdcp_float));
+    mbdcp_gemv(nv, nb, -1.0, red->Xb, 0, t, 1.0, u0);
+    mbdcp_gemv(nv, nw, 1.0, red->X, 1, u0, 0.0, red->g);
+    return MBDCP_OK;
+}
+
+MbdcpReturn mbdcp_reduced_recover(const MbdcpReduced *red, const mbdcp_float *x, mbdcp_float *v_next,
+                                  mbdcp_float *p_b)
+{
+    if (!red) return MBDCP_ERR_NULL;
+    if (!v_next) return MBDCP_OK;
+    const mbdcp_int nv = red->n_v, nw = red->n_w, nb = red->n_b;
+    if (nw > 0 && !x) return MBDCP_ERR_NULL;
+    /* u = y + X x are the L-coordinates of M v + p_ext + W x. */
+    memcpy(v_next, red->y, (size_t)nv * sizeof(mbdcp_float));
+    mbdcp_gemv(nv, nw, 1.0, red->X, 0, x, 1.0, v_next);
+    if (nb > 0) {
+        mbdcp_float *t = red->scratch + nv;
+        mbdcp_gemv(nv, nb, 1.0, red->Xb, 1, v_next, 0.0, t);
+        for (mbdcp_int k = 0; k < nb; ++k) t[k] += red->x2[k];
+        mbdcp_trsv_lower(nb, red->Ls, 0, t);
+        mbdcp_trsv_lower(nb, red->Ls, 1, t);
+        mbdcp_gemv(nv, nb, -1.0, red->Xb, 0, t, 1.0, v_next);
+        if (p_b)
+            for (mbdcp_int k = 0; k < nb; ++k) p_b[k] = -t[k];
+    }
+    mbdcp_trsv_lower(nv, red->L, 1, v_next);
+    return MBDCP_OK;
+}

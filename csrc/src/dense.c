@@ -1,0 +1,154 @@
+/* Dense kernels, written row by row so that inner loops stream contiguous memory. */
+#include <math.h>
+
+#include "mbdcp/dense.h"
+
+MbdcpReturn mbdcp_cholesky(mbdcp_int n, mbdcp_float *A, mbdcp_float rel_tol)
+{
+    if (n < 0) return MBDCP_ERR_DIMENSION;
+    if (n > 0 && !A) return MBDCP_ERR_NULL;
+    mbdcp_float dmax = 0.0;
+    for (mbdcp_int i = 0; i < n; ++i) dmax = fmax(dmax, fabs(A[(size_t)i * n + i]));
+    const mbdcp_float floor_ = rel_tol * dmax;
+    for (mbdcp_int i = 0; i < n; ++i) {
+        mbdcp_float *Ai = A + (size_t)i * n;
+        for (mbdcp_int j = 0; j <= i; ++j) {
+            const mbdcp_float *Aj = A + (size_t)j * n;
+            mbdcp_float s = Ai[j];
+            for (mbdcp_int k = 0; k < j; ++k) s -= Ai[k] * Aj[k];
+            if (j < i) {
+                Ai[j] = s / Aj[j];
+            } else {
+                if (!(s > floor_) || !isfinite(s)) return MBDCP_ERR_NOT_POSDEF;
+                Ai[i] = sqrt(s);
+            }
+        }
+        for (mbdcp_int j = i + 1; j < n; ++j) Ai[j] = 0.0;
+    }
+    return MBDCP_OK;
+}
+
+MbdcpReturn mbdcp_trsm_lower(mbdcp_int n, const mbdcp_float *L, mbdcp_int ncols, mbdcp_float *B)
+{
+    if (n < 0 || ncols < 0) return MBDCP_ERR_DIMENSION;
+    if (n > 0 && ncols > 0 && (!L || !B)) return MBDCP_ERR_NULL;
+    for (mbdcp_int i = 0; i < n; ++i) {
+        mbdcp_float *Bi = B + (size_t)i * ncols;
+        const mbdcp_float *Li = L + (size_t)i * n;
+        for (mbdcp_int k = 0; k < i; ++k) {
+            const mbdcp_float lik = Li[k];
+            if (lik == 0.0) continue;
+            const mbdcp_float *Bk = B + (size_t)k * ncols;
+            for (mbdcp_int j = 0; j < ncols; ++j) Bi[j] -= lik * Bk[j];
+        }
+        const mbdcp_float inv = 1.0 / Li[i];
+        for (mbdcp_int j = 0; j < ncols; ++j) Bi[j] *= inv;
+    }
+    return MBDCP_OK;
+}
+
+MbdcpReturn mbdcp_trsv_lower(mbdcp_int n, const mbdcp_float *L, int trans, mbdcp_float *b)
+{
+    if (n < 0) return MBDCP_ERR_DIMENSION;
+    if (n > 0 && (!L || !b)) return MBDCP_ERR_NULL;
+    if (!trans) {
+        for (mbdcp_int i = 0; i < n; ++i) {
+            const mbdcp_float *Li = L + (size_t)i * n;
+            mbdcp_float s = b[i];
+            for (mbdcp_int k = 0; k < i; ++k) s -= Li[k] * b[k];
+            b[i] = s / Li[i];
+        }
+    } else {
+        /* L^T x = b: back substitution by columns of L^T, i.e. rows of L. */
+        for (mbdcp_int i = n - 1; i >= 0; --i) {
+            const mbdcp_float *Li = L + (size_t)i * n;
+            b[i] /= Li[i];
+            const mbdcp_float bi = b[i];
+            for (mbdcp_int k = 0; k < i; ++k) b[k] -= Li[k] * bi;
+        }
+    }
+    return MBDCP_OK;
+}
+
+MbdcpReturn mbdcp_gram(mbdcp_int k, mbdcp_int n, const mbdcp_float *X, mbdcp_float *G)
+{
+    if (k < 0 || n < 0) return MBDCP_ERR_DIMENSION;
+    if (n > 0 && !G) return MBDCP_ERR_NULL;
+    if (k > 0 && n > 0 && !X) return MBDCP_ERR_NULL;
+    for (size_t t = 0; t < (size_t)n * n; ++t) G[t] = 0.0;
+    /* Sum of rank-one terms x_r x_r^T over the rows of X, upper triangle only. */
+    for (mbdcp_int r = 0; r < k; ++r) {
+        const mbdcp_float *Xr = X + (size_t)r * n;
+        for (mbdcp_int a = 0; a < n; ++a) {
+            const mbdcp_float xa = Xr[a];
+            if (xa == 0.0) continue;
+            mbdcp_float *Ga = G + (size_t)a * n;
+            for (mbdcp_int b = a; b < n; ++b) Ga[b] += xa * Xr[b];
+        }
+    }
+    for (mbdcp_int a = 0; a < n; ++a)
+        for (mbdcp_int b = 0; b < a; ++b) G[(size_t)a * n + b] = G[(size_t)b * n + a];
+    return MBDCP_OK;
+}
+
+MbdcpReturn mbdcp_gemm_tn(mbdcp_int k, mbdcp_int n, mbdcp_int m, const mbdcp_float *A,
+                          const mbdcp_float *B, mbdcp_float *C)
+{
+    if (k < 0 || n < 0 || m < 0) return MBDCP_ERR_DIMENSION;
+    if (n > 0 && m > 0 && !C) return MBDCP_ERR_NULL;
+    if (k > 0 && ((n > 0 && !A) || (m > 0 && !B))) return MBDCP_ERR_NULL;
+    for (size_t t = 0; t < (size_t)n * m; ++t) C[t] = 0.0;
+    for (mbdcp_int r = 0; r < k; ++r) {
+        const mbdcp_float *Ar = A + (size_t)r * n;
+        const mbdcp_float *Br = B + (size_t)r * m;
+        for (mbdcp_int a = 0; a < n; ++a) {
+            const mbdcp_float x = Ar[a];
+            if (x == 0.0) continue;
+            mbdcp_float *Ca = C + (size_t)a * m;
+            for (mbdcp_int b = 0; b < m; ++b) Ca[b] += x * Br[b];
+        }
+    }
+    return MBDCP_OK;
+}
+
+MbdcpReturn mbdcp_gemv(mbdcp_int r, mbdcp_int c, mbdcp_float alpha, const mbdcp_float *A, int trans,
+                       const mbdcp_float *x, mbdcp_float beta, mbdcp_float *y)
+{
+    if (r < 0 || c < 0) return MBDCP_ERR_DIMENSION;
+    const mbdcp_int ny = trans ? c : r;
+    if (ny > 0 && !y) return MBDCP_ERR_NULL;
+    if (r > 0 && c > 0 && (!A || !x)) return MBDCP_ERR_NULL;
+    for (mbdcp_int i = 0; i < ny; ++i) y[i] = (beta == 0.0) ? 0.0 : beta * y[i];
+    if (!trans) {
+        for (mbdcp_int i = 0; i < r; ++i) {
+            const mbdcp_float *Ai = A + (size_t)i * c;
+            mbdcp_float s = 0.0;
+            for (mbdcp_int j = 0; j < c; ++j) s += Ai[j] * x[j];
+            y[i] += alpha * s;
+        }
+    } else {
+        for (mbdcp_int i = 0; i < r; ++i) {
+            const mbdcp_float *Ai = A + (size_t)i * c;
+            const mbdcp_float xi = alpha * x[i];
+            if (xi == 0.0) continue;
+            for (mbdcp_int j = 0; j < c; ++j) y[j] += Ai[j] * xi;
+        }
+    }
+    return MBDCP_OK;
+}
+
+int mbdcp_all_finite(size_t n, const mbdcp_float *x)
+{
+    if (n > 0 && !x) return 0;
+    /* x - x is 0 for finite x and NaN for NaN or infinity; one branch at the end. */
+    mbdcp_float acc = 0.0;
+    for (size_t i = 0; i < n; ++i) acc += x[i] - x[i];
+    return acc == 0.0;
+}
+
+mbdcp_float mbdcp_norm_inf(size_t n, const mbdcp_float *x)
+{
+    mbdcp_float m = 0.0;
+    for (size_t i = 0; i < n; ++i) m = fmax(m, fabs(x[i]));
+    return m;
+}

@@ -1,0 +1,94 @@
+/* The Stewart-Trinkle time-stepping LCP (see step.h). */
+#include <string.h>
+
+#include "mbdcp/step.h"
+
+static mbdcp_int n_w(const MbdcpStepProblem *p)
+{
+    return p->n_c + p->m + p->m_j;
+}
+
+mbdcp_int mbdcp_step_lcp_size(const MbdcpStepProblem *p)
+{
+    return p ? n_w(p) + p->n_c + p->n_j : 0;
+}
+
+/* The reduction, F and f, then Lemke's workspace. */
+size_t mbdcp_step_workspace_size(const MbdcpStepProblem *p)
+{
+    if (!p) return 0;
+    const size_t N = (size_t)mbdcp_step_lcp_size(p);
+    return mbdcp_reduce_workspace_size(p->n_v, n_w(p), p->n_b) + (N * N + N) * sizeof(mbdcp_float) +
+           mbdcp_lemke_workspace_size((mbdcp_int)N);
+}
+
+MbdcpReturn mbdcp_step_assemble(const MbdcpStepProblem *p, const MbdcpReduced *red, mbdcp_float *F,
+                                mbdcp_float *f)
+{
+    if (!p || !red) return MBDCP_ERR_NULL;
+    const mbdcp_int nc = p->n_c, m = p->m, mj = p->m_j, nj = p->n_j, nw = n_w(p);
+    const mbdcp_int N = mbdcp_step_lcp_size(p);
+    if (red->n_w != nw) return MBDCP_ERR_DIMENSION;
+    if (N == 0) return MBDCP_OK;
+    if (!F || !f) return MBDCP_ERR_NULL;
+    /* Row offsets of the blocks of z = (p_n, beta, beta_j, sigma, sigma_j). */
+    const mbdcp_int o_b = nc, o_j = nc + m, o_s = nw, o_sj = nw + nc;
+
+    memset(F, 0, (size_t)N * N * sizeof(mbdcp_float));
+    for (mbdcp_int a = 0; a < nw; ++a)
+        memcpy(F + (size_t)a * N, red->G + (size_t)a * nw, (size_t)nw * sizeof(mbdcp_float));
+    for (mbdcp_int k = 0; k < m; ++k)
+        for (mbdcp_int c = 0; c < nc; ++c) {
+            const mbdcp_float e = p->E[(size_t)k * nc + c];
+            F[(size_t)(o_b + k) * N + o_s + c] = e;
+            F[(size_t)(o_s + c) * N + o_b + k] = -e;
+        }
+    for (mbdcp_int k = 0; k < mj; ++k)
+        for (mbdcp_int c = 0; c < nj; ++c) {
+            const mbdcp_float e = p->Ej[(size_t)k * nj + c];
+            F[(size_t)(o_j + k) * N + o_sj + c] = e;
+            F[(size_t)(o_sj + c) * N + o_j + k] = -e;
+        }
+    for (mbdcp_int c = 0; c < nc; ++c) F[(size_t)(o_s + c) * N + c] = p->mu[c];
+
+    memcpy(f, red->g, (size_t)nw * sizeof(mbdcp_float));
+    for (mbdcp_int c = 0; c < nc; ++c) {
+        if (p->psi_n) f[c] += p->psi_n[c] / p->h;
+        if (p->dpsi_n) f[c] += p->dpsi_n[c];
+    }
+    if (p->dpsi_f)
+        for (mbdcp_int k = 0; k < m; ++k) f[o_b + k] += p->dpsi_f[k];
+    for (mbdcp_int c = 0; c < nc; ++c) f[o_s + c] = 0.0;
+    for (mbdcp_int c = 0; c < nj; ++c) f[o_sj + c] = p->beta_max ? p->beta_max[c] : 0.0;
+    return MBDCP_OK;
+}
+
+MbdcpReturn mbdcp_step_solve(const MbdcpStepProblem *p, const MbdcpLemkeSettings *settings,
+                             MbdcpStepOutput *out, MbdcpLemkeInfo *info, void *work, size_t work_bytes)
+{
+    if (!p || !settings || !out || !info || !work) return MBDCP_ERR_NULL;
+    MbdcpReturn rc = mbdcp_step_problem_check(p);
+    if (rc != MBDCP_OK) return rc;
+    rc = mbdcp_lemke_check_settings(settings, NULL);
+    if (rc != MBDCP_OK) return rc;
+    if (work_bytes < mbdcp_step_workspace_size(p)) return MBDCP_ERR_WORKSPACE;
+    const mbdcp_int N = mbdcp_step_lcp_size(p);
+    if (!out->v_next || (p->n_b > 0 && !out->p_b) || (N > 0 && (!out->z || !out->w))) return MBDCP_ERR_NULL;
+
+    const size_t red_bytes = mbdcp_reduce_workspace_size(p->n_v, n_w(p), p->n_b);
+    MbdcpReduced red;
+    rc = mbdcp_reduce(p, &red, work, red_bytes);
+    if (rc != MBDCP_OK) return rc;
+    mbdcp_float *F = (mbdcp_float *)((char *)work + red_bytes);
+    mbdcp_float *f = F + (size_t)N * N;
+    void *lemke_work = f + N;
+    mbdcp_step_assemble(p, &red, F, f);
+    if (out->F) memcpy(out->F, F, (size_t)N * N * sizeof(mbdcp_float));
+    if (out->f) memcpy(out->f, f, (size_t)N * sizeof(mbdcp_float));
+
+    rc = mbdcp_lemke_solve(N, F, f, settings, out->z, out->w, NULL, 0, info, lemke_work,
+                           mbdcp_lemke_workspace_size(N));
+    if (rc != MBDCP_OK) return rc;
+    /* z starts with the contact impulses x = (p_n, beta, beta_j). */
+    return mbdcp_reduced_recover(&red, out->z, out->v_next, out->p_b);
+}

@@ -1,0 +1,24 @@
+"""mbdcp: multibody dynamics with contact and friction as complementarity problems.
+
+A C99 core with a thin Cython layer. See DESIGN notes in the docstrings of
+:func:`lemke` (Lemke's method) and :func:`step` (the Stewart–Trinkle /
+Anitescu–Potra time-stepping LCP).
+"""
+from mbdcp.status import Status
+from mbdcp.lemke import lemke, lcp_residual
+from mbdcp.step import step, friction_basis
+from mbdcp.results import LemkeResult, StepResult, LCPData
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Status",
+    "lemke",
+    "lcp_residual",
+    "step",
+    "friction_basis",
+    "LemkeResult",
+    "StepResult",
+    "LCPData",
+    "__version__",
+]

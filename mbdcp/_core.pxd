@@ -1,0 +1,83 @@
+# Declarations of the mbdcp C core (csrc/include/mbdcp/mbdcp.h); nothing else.
+
+cdef extern from "mbdcp/mbdcp.h" nogil:
+    ctypedef double mbdcp_float
+    ctypedef int mbdcp_int
+
+    ctypedef enum MbdcpReturn:
+        MBDCP_OK
+        MBDCP_ERR_NULL
+        MBDCP_ERR_DIMENSION
+        MBDCP_ERR_SETTING
+        MBDCP_ERR_NOT_POSDEF
+        MBDCP_ERR_RANK_DEFICIENT
+        MBDCP_ERR_WORKSPACE
+        MBDCP_ERR_NONFINITE
+
+    ctypedef enum MbdcpStatus:
+        MBDCP_SOLVED
+        MBDCP_RAY_TERMINATION
+        MBDCP_MAX_ITERATIONS
+        MBDCP_NUMERICAL_ERROR
+
+    const char *mbdcp_return_message(MbdcpReturn code)
+    const char *mbdcp_status_message(MbdcpStatus status)
+
+    ctypedef struct MbdcpLemkeSettings:
+        mbdcp_int max_pivots
+        mbdcp_float tol
+        mbdcp_float pivot_tol
+        mbdcp_int refine
+
+    ctypedef struct MbdcpLemkeInfo:
+        MbdcpStatus status
+        mbdcp_int pivots
+        mbdcp_float residual
+        mbdcp_float tol_used
+        mbdcp_int trace_len
+
+    MbdcpReturn mbdcp_lemke_default_settings(MbdcpLemkeSettings *s)
+    MbdcpReturn mbdcp_lemke_check_settings(const MbdcpLemkeSettings *s, const char **message)
+    size_t mbdcp_lemke_workspace_size(mbdcp_int n)
+    MbdcpReturn mbdcp_lemke_solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q,
+                                  const MbdcpLemkeSettings *settings, mbdcp_float *z, mbdcp_float *w,
+                                  mbdcp_int *trace, mbdcp_int trace_capacity, MbdcpLemkeInfo *info,
+                                  void *work, size_t work_bytes)
+    mbdcp_float mbdcp_lcp_residual(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q,
+                                   const mbdcp_float *z, mbdcp_float *w)
+
+    int mbdcp_all_finite(size_t n, const mbdcp_float *x)
+
+    ctypedef struct MbdcpStepProblem:
+        mbdcp_int n_v, n_c, m, n_b, m_j, n_j
+        mbdcp_float h
+        const mbdcp_float *M
+        const mbdcp_float *Wn
+        const mbdcp_float *D
+        const mbdcp_float *E
+        const mbdcp_float *mu
+        const mbdcp_float *v
+        const mbdcp_float *p_ext
+        const mbdcp_float *psi_n
+        const mbdcp_float *dpsi_n
+        const mbdcp_float *dpsi_f
+        const mbdcp_float *Wb
+        const mbdcp_float *theta
+        const mbdcp_float *dtheta
+        const mbdcp_float *Dj
+        const mbdcp_float *Ej
+        const mbdcp_float *beta_max
+
+    ctypedef struct MbdcpStepOutput:
+        mbdcp_float *v_next
+        mbdcp_float *p_b
+        mbdcp_float *z
+        mbdcp_float *w
+        mbdcp_float *F
+        mbdcp_float *f
+
+    mbdcp_int mbdcp_step_lcp_size(const MbdcpStepProblem *p)
+    size_t mbdcp_step_workspace_size(const MbdcpStepProblem *p)
+    MbdcpReturn mbdcp_step_solve(const MbdcpStepProblem *p, const MbdcpLemkeSettings *settings,
+                                 MbdcpStepOutput *out, MbdcpLemkeInfo *info, void *work,
+                                 size_t work_bytes)

@@ -1,0 +1,167 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Thin wrappers over the mbdcp C core.
+
+Every function here takes C-contiguous float64 arrays that the public layer
+(``mbdcp/*.py``) has already validated, calls the C core with the GIL released,
+and returns plain values; the public layer builds the result objects.
+"""
+import numpy as np
+cimport numpy as cnp
+
+from mbdcp._core cimport *
+
+cnp.import_array()
+
+SOLVED = MBDCP_SOLVED
+RAY_TERMINATION = MBDCP_RAY_TERMINATION
+MAX_ITERATIONS = MBDCP_MAX_ITERATIONS
+NUMERICAL_ERROR = MBDCP_NUMERICAL_ERROR
+
+ERR_NOT_POSDEF = MBDCP_ERR_NOT_POSDEF
+ERR_RANK_DEFICIENT = MBDCP_ERR_RANK_DEFICIENT
+
+
+class CoreError(ValueError):
+    """A C call rejected its arguments; ``code`` is the MbdcpReturn value."""
+
+    def __init__(self, int code, str message):
+        super().__init__(message)
+        self.code = code
+
+
+def status_message(int status):
+    return mbdcp_status_message(<MbdcpStatus>status).decode()
+
+
+cdef inline void _check(MbdcpReturn rc) except *:
+    if rc != MBDCP_OK:
+        raise CoreError(rc, mbdcp_return_message(rc).decode())
+
+
+cdef inline const double *_ptr(const double[::1] a):
+    return &a[0] if a is not None and a.shape[0] > 0 else NULL
+
+
+cdef inline const double *_ptr2(const double[:, ::1] a):
+    return &a[0, 0] if a is not None and a.shape[0] > 0 and a.shape[1] > 0 else NULL
+
+
+cdef MbdcpLemkeSettings _lemke_settings(int max_pivots, double tol) except *:
+    cdef MbdcpLemkeSettings s
+    cdef const char *msg = NULL
+    mbdcp_lemke_default_settings(&s)
+    s.max_pivots = max_pivots
+    if tol > 0:
+        s.tol = tol
+    if mbdcp_lemke_check_settings(&s, &msg) != MBDCP_OK:
+        raise ValueError(msg.decode())
+    return s
+
+
+def default_lemke_tol():
+    cdef MbdcpLemkeSettings s
+    mbdcp_lemke_default_settings(&s)
+    return s.tol
+
+
+def lemke(const double[:, ::1] M, const double[::1] q, int max_pivots, double tol, bint trace):
+    """(z, w, status, pivots, residual, tol_used, trace array (k, 2) or None)."""
+    cdef mbdcp_int n = q.shape[0]
+    cdef MbdcpLemkeSettings s = _lemke_settings(max_pivots, tol)
+    cdef MbdcpLemkeInfo info
+    z = np.zeros(n)
+    w = np.zeros(n)
+    cdef double[::1] zv = z, wv = w
+    cdef size_t nbytes = mbdcp_lemke_workspace_size(n)
+    work = np.empty(nbytes // 8 + 1)
+    cdef double[::1] workv = work
+    cdef mbdcp_int cap = 0
+    tr = None
+    if trace:
+        cap = s.max_pivots if s.max_pivots > 0 else 100 * (n + 1)
+        tr = np.zeros((cap, 2), dtype=np.intc)
+    cdef int[:, ::1] trv = tr
+    cdef MbdcpReturn rc
+    cdef const double *Mp = _ptr2(M)
+    cdef const double *qp = _ptr(q)
+    cdef double *zp = &zv[0] if n else NULL
+    cdef double *wp = &wv[0] if n else NULL
+    cdef int *tp = &trv[0, 0] if cap > 0 else NULL
+    with nogil:
+        rc = mbdcp_lemke_solve(n, Mp, qp, &s, zp, wp, tp, cap, &info, &workv[0], nbytes)
+    _check(rc)
+    if trace:
+        tr = tr[:info.trace_len].copy()
+    return z, w, <int>info.status, info.pivots, info.residual, info.tol_used, tr
+
+
+def lcp_residual(const double[:, ::1] M, const double[::1] q, const double[::1] z):
+    cdef mbdcp_int n = q.shape[0]
+    cdef double r
+    if n == 0:
+        return 0.0
+    cdef const double *Mp = &M[0, 0]
+    cdef const double *qp = &q[0]
+    cdef const double *zp = &z[0]
+    with nogil:
+        r = mbdcp_lcp_residual(n, Mp, qp, zp, NULL)
+    return r
+
+
+def step(const double[:, ::1] M, const double[:, ::1] Wn, const double[:, ::1] D,
+         const double[:, ::1] E, const double[::1] mu, const double[::1] v, double h,
+         const double[::1] p_ext, const double[::1] psi_n, const double[::1] dpsi_n,
+         const double[::1] dpsi_f, const double[:, ::1] Wb, const double[::1] theta,
+         const double[::1] dtheta, const double[:, ::1] Dj, const double[:, ::1] Ej,
+         const double[::1] beta_max, int max_pivots, double tol, bint return_lcp):
+    """(v_next, p_b, z, w, F, f, status, pivots, residual)."""
+    cdef MbdcpStepProblem p
+    p.n_v = M.shape[0]
+    p.n_c = Wn.shape[1]
+    p.m = D.shape[1]
+    p.n_b = Wb.shape[1]
+    p.m_j = Dj.shape[1]
+    p.n_j = Ej.shape[1]
+    p.h = h
+    p.M = _ptr2(M)
+    p.Wn = _ptr2(Wn)
+    p.D = _ptr2(D)
+    p.E = _ptr2(E)
+    p.mu = _ptr(mu)
+    p.v = _ptr(v)
+    p.p_ext = _ptr(p_ext)
+    p.psi_n = _ptr(psi_n)
+    p.dpsi_n = _ptr(dpsi_n)
+    p.dpsi_f = _ptr(dpsi_f)
+    p.Wb = _ptr2(Wb)
+    p.theta = _ptr(theta)
+    p.dtheta = _ptr(dtheta)
+    p.Dj = _ptr2(Dj)
+    p.Ej = _ptr2(Ej)
+    p.beta_max = _ptr(beta_max)
+    cdef MbdcpLemkeSettings s = _lemke_settings(max_pivots, tol)
+    cdef MbdcpLemkeInfo info
+    cdef mbdcp_int N = mbdcp_step_lcp_size(&p)
+    v_next = np.empty(p.n_v)
+    p_b = np.zeros(p.n_b)
+    z = np.zeros(N)
+    w = np.zeros(N)
+    F = np.zeros((N, N)) if return_lcp else None
+    f = np.zeros(N) if return_lcp else None
+    cdef double[::1] vv = v_next, pbv = p_b, zv = z, wv = w, fv = f
+    cdef double[:, ::1] Fv = F
+    cdef MbdcpStepOutput out
+    out.v_next = &vv[0]
+    out.p_b = &pbv[0] if p.n_b else NULL
+    out.z = &zv[0] if N else NULL
+    out.w = &wv[0] if N else NULL
+    out.F = &Fv[0, 0] if return_lcp and N else NULL
+    out.f = &fv[0] if return_lcp and N else NULL
+    cdef size_t nbytes = mbdcp_step_workspace_size(&p)
+    work = np.empty(nbytes // 8 + 1)
+    cdef double[::1] workv = work
+    cdef MbdcpReturn rc
+    with nogil:
+        rc = mbdcp_step_solve(&p, &s, &out, &info, &workv[0], nbytes)
+    _check(rc)
+    return v_next, p_b, z, w, F, f, <int>info.status, info.pivots, info.residual

@@ -1,0 +1,85 @@
+"""Input validation shared by the public functions: every message names the argument."""
+import numbers
+
+import numpy as np
+
+_EMPTY = np.zeros(0)
+
+
+def as_array(name, x, ndim=None):
+    """``x`` as a C-contiguous float64 array (a copy only when needed); TypeError if not numeric."""
+    if x is None:
+        raise TypeError(f"{name} is required, got None")
+    if isinstance(x, np.ndarray) and x.dtype == np.float64:
+        a = x
+    else:
+        if np.iscomplexobj(x):
+            raise TypeError(f"{name} must be real, got a complex array")
+        try:
+            a = np.asarray(x, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{name} must be convertible to a float64 array ({exc})") from None
+    if ndim is not None and a.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-dimensional, got shape {a.shape}")
+    if not np.isfinite(a).all():
+        raise ValueError(f"{name} must hold finite values (found NaN or infinity)")
+    return np.ascontiguousarray(a)
+
+
+def matrix(name, x, shape):
+    """A 2-D array of the given shape; a None entry in ``shape`` accepts any size."""
+    a = as_array(name, x, 2)
+    if any(want is not None and got != want for got, want in zip(a.shape, shape)):
+        want = "(" + ", ".join("any" if s is None else str(s) for s in shape) + ")"
+        raise ValueError(f"{name} must have shape {want}, got {a.shape}")
+    return a
+
+
+def vector(name, x, n, optional=False):
+    """A 1-D array of length n; None gives an empty array when optional."""
+    if x is None and optional:
+        return _EMPTY
+    a = as_array(name, x, 1)
+    if a.shape[0] != n:
+        raise ValueError(f"{name} must have shape ({n},), got {a.shape}")
+    return a
+
+
+def positive_scalar(name, x):
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(x).__name__}")
+    x = float(x)
+    if not (np.isfinite(x) and x > 0):
+        raise ValueError(f"{name} must be positive and finite, got {x}")
+    return x
+
+
+def positive_int(name, x, allow_none=True):
+    if x is None and allow_none:
+        return None
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {type(x).__name__}")
+    if x < 1:
+        raise ValueError(f"{name} must be at least 1, got {x}")
+    return int(x)
+
+
+def symmetric(name, a, rtol=1e-10):
+    """Raise unless a square matrix is symmetric to rtol relative to its largest entry."""
+    scale = np.abs(a).max(initial=0.0)
+    if np.abs(a - a.T).max(initial=0.0) > rtol * scale:
+        raise ValueError(f"{name} must be symmetric")
+
+
+def grouping(name, E, n_rows, n_groups):
+    """E (n_rows x n_groups) must have exactly one 1 per row, zeros elsewhere, and the rows
+    of each group consecutive and in group order. Returns the group of each row."""
+    E = matrix(name, E, (n_rows, n_groups))
+    if n_rows == 0:
+        return np.zeros(0, dtype=np.intp)
+    if not np.all((E == 0.0) | (E == 1.0)) or not np.all(E.sum(axis=1) == 1.0):
+        raise ValueError(f"{name} must have exactly one 1 in each row and zeros elsewhere")
+    group = E.argmax(axis=1)
+    if np.any(np.diff(group) < 0):
+        raise ValueError(f"{name} must group each contact's directions in consecutive rows, in contact order")
+    return group

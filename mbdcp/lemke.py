@@ -1,0 +1,107 @@
+"""Lemke's complementary pivoting method for the standard LCP (DESIGN.md section 2)."""
+import numpy as np
+
+from mbdcp import _core
+from mbdcp import _validate as val
+from mbdcp.results import LemkeResult
+from mbdcp.status import Status
+
+__all__ = ["lemke", "lcp_residual"]
+
+
+def _name(var, n):
+    if var == 2 * n:
+        return "z0"
+    return f"w{var + 1}" if var < n else f"z{var - n + 1}"
+
+
+def lemke(M, q, *, max_pivots=None, tol=None, trace=False):
+    r"""Solve the linear complementarity problem LCP(M, q) by Lemke's method.
+
+    Find :math:`z` such that
+
+    .. math::  z \ge 0, \qquad w = M z + q \ge 0, \qquad z^T w = 0.
+
+    Complementary pivoting on :math:`[I, -M, -e]` with the covering vector
+    :math:`e = (1, \dots, 1)` and an artificial variable :math:`z_0`
+    (Lemke 1965). Degenerate ties are broken by the lexicographic minimum-ratio
+    rule, so the method cannot cycle, and :math:`z_0` leaves whenever it ties for
+    the minimum ratio. The method ends when :math:`z_0` leaves the basis (a
+    solution) or when the entering variable is unblocked (ray termination: if
+    :math:`M` is copositive-plus this proves the LCP infeasible). If
+    :math:`q \ge 0`, :math:`z = 0` is returned without pivoting.
+
+    A result is marked ``success`` only after verification: :math:`w = Mz + q`
+    is recomputed from the returned :math:`z` and
+    :math:`z \ge -\tau`, :math:`w \ge -\tau`, :math:`|\min(z_i, w_i)| \le \tau`
+    must hold with :math:`\tau = tol \cdot \max(\|q\|_\infty, \|M\|_\infty\|z\|_\infty)`.
+
+    Parameters
+    ----------
+    M : array_like, shape (n, n)
+        The LCP matrix (any real matrix; Lemke is guaranteed for copositive-plus,
+        P- and many other classes).
+    q : array_like, shape (n,)
+    max_pivots : int, optional
+        Pivot limit (default ``100 * (n + 1)``); reaching it gives status
+        ``MAX_ITERATIONS``.
+    tol : float, optional
+        Relative verification tolerance (default 1e-9).
+    trace : bool
+        Record the (entering, leaving) variable of every pivot, for teaching.
+
+    Returns
+    -------
+    LemkeResult
+        ``z``, ``w``, ``status``, ``success``, ``message``, ``pivots`` (the initial
+        pivot that brings in :math:`z_0` included), ``residual``
+        :math:`\max_i |\min(z_i, w_i)|` and ``trace``: a list such as
+        ``[("z0", "w2"), ("z2", "w4"), ("z4", "z0")]``, where each step brings in
+        the complement of what the previous one took out.
+
+    Examples
+    --------
+    >>> import mbdcp
+    >>> res = mbdcp.lemke([[2.0, 1.0], [1.0, 2.0]], [-5.0, -6.0], trace=True)
+    >>> res.success, res.z.round(6).tolist(), res.trace
+    (True, [1.333333, 2.333333], [('z0', 'w2'), ('z2', 'w1'), ('z1', 'z0')])
+    """
+    q = val.as_array("q", q, 1)
+    n = q.shape[0]
+    M = val.matrix("M", M, (n, n))
+    max_pivots = val.positive_int("max_pivots", max_pivots)
+    tol = None if tol is None else val.positive_scalar("tol", tol)
+    if tol is not None and tol >= 1:
+        raise ValueError(f"tol must be below 1, got {tol}")
+    z, w, status, pivots, residual, _, tr = _core.lemke(M, q, max_pivots or 0, tol or 0.0, bool(trace))
+    status = Status(status)
+    names = None
+    if trace:
+        names = [(_name(a, n), _name(b, n)) for a, b in tr]
+    return LemkeResult(
+        success=status == Status.SOLVED,
+        status=status,
+        message=status.message,
+        z=z,
+        w=w,
+        pivots=int(pivots),
+        residual=float(residual),
+        trace=names,
+    )
+
+
+def lcp_residual(M, q, z):
+    r"""The natural residual :math:`\max_i |\min(z_i, (Mz + q)_i)|` of LCP(M, q) at ``z``.
+
+    It is zero exactly at a solution (a negative :math:`z_i` or :math:`w_i`
+    counts with its magnitude).
+
+    >>> import mbdcp
+    >>> mbdcp.lcp_residual([[1.0]], [-1.0], [1.0])
+    0.0
+    """
+    q = val.as_array("q", q, 1)
+    n = q.shape[0]
+    M = val.matrix("M", M, (n, n))
+    z = val.vector("z", z, n)
+    return float(_core.lcp_residual(M, q, z))

@@ -1,0 +1,72 @@
+"""Result objects: frozen dataclasses with named fields, ``success``, ``status``, ``message`` first."""
+from dataclasses import dataclass, field
+from typing import List, Optional, Tuple
+
+import numpy as np
+
+from mbdcp.status import Status
+
+
+def _repr_array(a):
+    return np.array2string(np.asarray(a), precision=6, threshold=12, edgeitems=3, suppress_small=True)
+
+
+class _Result:
+    """Shared behaviour: a readable repr listing the fields."""
+
+    def __repr__(self):
+        lines = [f"{type(self).__name__}("]
+        for name in self.__dataclass_fields__:
+            val = getattr(self, name)
+            if isinstance(val, np.ndarray):
+                val = _repr_array(val)
+            elif isinstance(val, Status):
+                val = val.name
+            elif isinstance(val, list) and len(val) > 8:
+                val = f"[{', '.join(map(str, val[:8]))}, ... ({len(val)} items)]"
+            lines.append(f"    {name}={val},")
+        lines.append(")")
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True, repr=False)
+class LemkeResult(_Result):
+    """Result of :func:`mbdcp.lemke` for LCP(M, q): z >= 0, w = M z + q >= 0, z.w = 0."""
+
+    success: bool
+    status: Status
+    message: str
+    z: np.ndarray
+    w: np.ndarray
+    pivots: int
+    residual: float
+    trace: Optional[List[Tuple[str, str]]] = None
+
+
+@dataclass(frozen=True, repr=False)
+class LCPData(_Result):
+    """The standard LCP(F, f) a time step solved, and its solution z with w = F z + f."""
+
+    F: np.ndarray
+    f: np.ndarray
+    z: np.ndarray
+    w: np.ndarray
+
+
+@dataclass(frozen=True, repr=False)
+class StepResult(_Result):
+    """Result of one time step (:func:`mbdcp.step`)."""
+
+    success: bool
+    status: Status
+    message: str
+    v_next: np.ndarray
+    p_n: np.ndarray
+    beta: np.ndarray
+    sigma: np.ndarray
+    p_b: np.ndarray
+    beta_j: np.ndarray
+    sigma_j: np.ndarray
+    pivots: int
+    residual: float
+    lcp: Optional[LCPData] = field(default=None)

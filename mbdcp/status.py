@@ -1,0 +1,25 @@
+"""Solver status shared by every mbdcp solver."""
+import enum
+
+from mbdcp import _core
+
+
+class Status(enum.IntEnum):
+    """Outcome of a solver run (the C core's ``MbdcpStatus``).
+
+    A solver that runs never raises for its outcome: it returns a result whose
+    ``status`` is one of these and whose ``success`` is ``status == SOLVED``.
+    """
+
+    SOLVED = _core.SOLVED
+    """The result was verified to satisfy the problem's conditions."""
+    RAY_TERMINATION = _core.RAY_TERMINATION
+    """Lemke: no blocking variable (the LCP is infeasible if its matrix is copositive-plus)."""
+    MAX_ITERATIONS = _core.MAX_ITERATIONS
+    """The pivot or iteration limit was reached."""
+    NUMERICAL_ERROR = _core.NUMERICAL_ERROR
+    """Singular pivot, breakdown, non-finite values, or a result that failed verification."""
+
+    @property
+    def message(self) -> str:
+        return _core.status_message(int(self))

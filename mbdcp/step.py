@@ -1,0 +1,212 @@
+"""One time step of the Stewart–Trinkle / Anitescu–Potra contact LCP (DESIGN.md section 1)."""
+import numpy as np
+
+from mbdcp import _core
+from mbdcp import _validate as val
+from mbdcp.results import LCPData, StepResult
+from mbdcp.status import Status
+
+__all__ = ["step", "friction_basis"]
+
+
+def _friction_coefficients(U, n_c):
+    """Diagonal of U from a scalar, a 1-D array or a diagonal n_c x n_c matrix; must be >= 0."""
+    a = val.as_array("U", U)
+    if a.ndim == 0:
+        mu = np.full(n_c, float(a))
+    elif a.ndim == 1:
+        mu = val.vector("U", a, n_c)
+    elif a.ndim == 2:
+        a = val.matrix("U", a, (n_c, n_c))
+        mu = np.ascontiguousarray(np.diag(a))
+        if np.count_nonzero(a - np.diag(mu)):
+            raise ValueError("U must be diagonal (U = diag(mu_j))")
+    else:
+        raise ValueError(f"U must be a scalar, 1-D (n_c,) or 2-D (n_c, n_c), got shape {a.shape}")
+    if np.any(mu < 0):
+        raise ValueError("U must be nonnegative (friction coefficients mu_j >= 0)")
+    return mu
+
+
+def _step_data(M, Wn, D, E, U, v, h, p_ext, psi_n, dpsi_n, dpsi_f, Wb, theta, dtheta, Dj, Ej, beta_max):
+    """Validated, C-contiguous float64 arrays for the C core (absent data as empty arrays)."""
+    M = val.as_array("M", M, 2)
+    n_v = M.shape[0]
+    if M.shape != (n_v, n_v) or n_v == 0:
+        raise ValueError(f"M must be a non-empty square matrix, got shape {M.shape}")
+    val.symmetric("M", M)
+    Wn = val.matrix("Wn", Wn, (n_v, None))
+    n_c = Wn.shape[1]
+    D = val.matrix("D", D, (n_v, None))
+    m = D.shape[1]
+    val.grouping("E", E, m, n_c)
+    E = val.matrix("E", E, (m, n_c))
+    mu = _friction_coefficients(U, n_c)
+    v = val.vector("v", v, n_v)
+    h = val.positive_scalar("h", h)
+    p_ext = val.vector("p_ext", p_ext, n_v, optional=True)
+    psi_n = val.vector("psi_n", psi_n, n_c, optional=True)
+    dpsi_n = val.vector("dpsi_n", dpsi_n, n_c, optional=True)
+    dpsi_f = val.vector("dpsi_f", dpsi_f, m, optional=True)
+    if Wb is None:
+        if theta is not None or dtheta is not None:
+            raise ValueError("theta and dtheta need the joint Jacobian Wb")
+        Wb = np.zeros((n_v, 0))
+    Wb = val.matrix("Wb", Wb, (n_v, None))
+    n_b = Wb.shape[1]
+    if n_b > n_v:
+        raise ValueError(f"Wb must have full column rank: it has {n_b} columns but only {n_v} rows")
+    theta = val.vector("theta", theta, n_b, optional=True)
+    dtheta = val.vector("dtheta", dtheta, n_b, optional=True)
+    if Dj is None:
+        if Ej is not None or beta_max is not None:
+            raise ValueError("Ej and beta_max need the joint friction directions Dj")
+        Dj, Ej, beta_max = np.zeros((n_v, 0)), np.zeros((0, 0)), None
+    elif Ej is None or beta_max is None:
+        raise ValueError("joint friction needs Dj, Ej and beta_max together")
+    Dj = val.matrix("Dj", Dj, (n_v, None))
+    m_j = Dj.shape[1]
+    Ej_a = val.as_array("Ej", Ej, 2)
+    if Ej_a.shape[0] != m_j:
+        raise ValueError(f"Ej must have shape ({m_j}, n_j), got {Ej_a.shape}")
+    n_j = Ej_a.shape[1]
+    val.grouping("Ej", Ej_a, m_j, n_j)
+    if m_j and np.any(Ej_a.sum(axis=0) == 0):
+        raise ValueError("Ej must give every joint at least one friction direction")
+    beta_max = val.vector("beta_max", beta_max, n_j, optional=True)
+    if np.any(beta_max < 0):
+        raise ValueError("beta_max must be nonnegative")
+    return (M, Wn, D, E, mu, v, h, p_ext, psi_n, dpsi_n, dpsi_f, Wb, theta, dtheta, Dj, Ej_a, beta_max)
+
+
+def _call_core(fn, *args):
+    """Call a C wrapper, turning its argument errors into ValueErrors that name the argument."""
+    try:
+        return fn(*args)
+    except _core.CoreError as exc:
+        if exc.code == _core.ERR_NOT_POSDEF:
+            raise ValueError("M must be symmetric positive definite (its Cholesky factorization failed)") from None
+        if exc.code == _core.ERR_RANK_DEFICIENT:
+            raise ValueError(
+                "Wb must have full column rank (Wb^T M^-1 Wb is singular: redundant joint equations)"
+            ) from None
+        raise
+
+
+def step(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi_f=None, Wb=None,
+         theta=None, dtheta=None, Dj=None, Ej=None, beta_max=None, solver="lemke", return_lcp=False):
+    r"""One time step of the Stewart–Trinkle / Anitescu–Potra contact LCP.
+
+    Solves the mixed LCP (Stewart & Trinkle 1996; Anitescu & Potra 1997;
+    Trinkle et al. 2001 with joint friction) for the velocity
+    :math:`v^{l+1}` and the impulses over the step:
+
+    .. math::
+
+        M v^{l+1} - W_b p_b - W_n p_n - D\beta - D_j\beta_j &= M v^l + p_{ext} \\
+        W_b^T v^{l+1} + \Theta/h + \partial_t\Theta &= 0 \\
+        0 \le p_n \perp W_n^T v^{l+1} + \Psi_n/h + \partial_t\Psi_n &\ge 0 \\
+        0 \le \beta \perp D^T v^{l+1} + \partial_t\Psi_f + E\sigma &\ge 0 \\
+        0 \le \sigma \perp U p_n - E^T\beta &\ge 0 \\
+        0 \le \beta_j \perp D_j^T v^{l+1} + E_j\sigma_j &\ge 0 \\
+        0 \le \sigma_j \perp \beta_{max} - E_j^T\beta_j &\ge 0
+
+    :math:`v^{l+1}` and :math:`p_b` are eliminated with a Cholesky factor of
+    :math:`M` and the Schur complement :math:`S = W_b^T M^{-1} W_b`, leaving a
+    standard LCP(F, f) in :math:`z = (p_n, \beta, \beta_j, \sigma, \sigma_j)`
+    that Lemke's method solves (``return_lcp=True`` returns it). Without
+    joints and with :math:`\Psi_n/h + \partial_t\Psi_n \ge 0` a solution always
+    exists and Lemke finds it; with joints or penetration it may end on a ray,
+    which is reported as a status. :math:`\Psi_n/h` is the stabilisation term:
+    a penetration is removed in one step.
+
+    Parameters
+    ----------
+    M : (n_v, n_v) symmetric positive definite mass matrix.
+    Wn : (n_v, n_c) normal Jacobian (columns: generalized contact normals).
+    D : (n_v, m) friction directions, grouped by contact.
+    E : (m, n_c) one 1 per row: column j marks contact j's directions.
+    U : friction coefficients: (n_c,) or diagonal (n_c, n_c) (a scalar is applied to all).
+    v : (n_v,) velocity at the start of the step.
+    h : time step > 0.
+    p_ext : (n_v,) applied impulse over the step (h times the applied force).
+    psi_n : (n_c,) gaps at the start of the step; dpsi_n (n_c,), dpsi_f (m,):
+        prescribed surface velocities (moving surfaces).
+    Wb : (n_v, n_b) bilateral joint Jacobian (full column rank); theta, dtheta (n_b,).
+    Dj, Ej, beta_max : joint dry friction (n_v, m_j), (m_j, n_j), (n_j,).
+    solver : "lemke" (the only pivoting solver; the relaxations are :func:`mbdcp.fixed_point`).
+    return_lcp : also return the reduced LCP (F, f, z, w) as ``res.lcp``.
+
+    Returns
+    -------
+    StepResult
+        ``v_next``, ``p_n``, ``beta``, ``sigma``, ``p_b``, ``beta_j``, ``sigma_j``,
+        ``status``, ``success``, ``pivots``, ``residual`` (of the reduced LCP), ``lcp``.
+
+    Examples
+    --------
+    A unit particle resting on the ground under gravity (h = 0.1, g = 9.81):
+
+    >>> import numpy as np, mbdcp
+    >>> res = mbdcp.step(np.eye(2), [[0.0], [1.0]], [[1.0, -1.0], [0.0, 0.0]], [[1.0], [1.0]],
+    ...                  [0.5], [0.0, 0.0], 0.1, p_ext=[0.0, -0.981])
+    >>> res.success, res.v_next.round(12).tolist(), round(float(res.p_n[0]), 12)
+    (True, [0.0, 0.0], 0.981)
+    """
+    if solver != "lemke":
+        raise ValueError(f"solver must be 'lemke', got {solver!r}")
+    data = _step_data(M, Wn, D, E, U, v, h, p_ext, psi_n, dpsi_n, dpsi_f, Wb, theta, dtheta, Dj, Ej, beta_max)
+    v_next, p_b, z, w, F, f, status, pivots, residual = _call_core(
+        _core.step, *data, 0, 0.0, bool(return_lcp)
+    )
+    n_c, m = data[1].shape[1], data[2].shape[1]
+    m_j, n_j = data[14].shape[1], data[15].shape[1]
+    o = np.cumsum([0, n_c, m, m_j, n_c, n_j])
+    status = Status(status)
+    return StepResult(
+        success=status == Status.SOLVED,
+        status=status,
+        message=status.message,
+        v_next=v_next,
+        p_n=z[o[0]:o[1]],
+        beta=z[o[1]:o[2]],
+        sigma=z[o[3]:o[4]],
+        p_b=p_b,
+        beta_j=z[o[2]:o[3]],
+        sigma_j=z[o[4]:o[5]],
+        pivots=int(pivots),
+        residual=float(residual),
+        lcp=LCPData(F=F, f=f, z=z, w=w) if return_lcp else None,
+    )
+
+
+def friction_basis(normal, n_d):
+    """Unit friction directions evenly spaced in the tangent plane of a 3-D normal.
+
+    Returns a (3, n_d) array whose column k is
+    ``cos(2 pi k / n_d) t1 + sin(2 pi k / n_d) t2`` for an orthonormal tangent
+    pair (t1, t2) of ``normal`` (t1 is the normal's projection-free direction
+    closest to the world axis least aligned with the normal). With n_d even,
+    column k + n_d/2 is the opposite of column k, so the directions positively
+    span the tangent plane (needed for friction to act in every direction).
+
+    >>> import mbdcp
+    >>> mbdcp.friction_basis([0, 0, 1], 4).round(12)
+    array([[ 1.,  0., -1., -0.],
+           [ 0.,  1.,  0., -1.],
+           [ 0.,  0.,  0.,  0.]])
+    """
+    nrm = val.vector("normal", normal, 3)
+    length = np.linalg.norm(nrm)
+    if length == 0:
+        raise ValueError("normal must be a nonzero 3-vector")
+    if isinstance(n_d, (bool, np.bool_)) or not isinstance(n_d, (int, np.integer)) or n_d < 0:
+        raise ValueError(f"n_d must be a nonnegative integer, got {n_d!r}")
+    n = nrm / length
+    axis = np.zeros(3)
+    axis[np.argmin(np.abs(n))] = 1.0
+    t1 = axis - n * (n @ axis)
+    t1 /= np.linalg.norm(t1)
+    t2 = np.cross(n, t1)
+    ang = 2.0 * np.pi * np.arange(n_d) / max(n_d, 1)
+    return np.outer(t1, np.cos(ang)) + np.outer(t2, np.sin(ang))
