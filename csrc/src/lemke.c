@@ -105,21 +105,24 @@ static void pivot(mbdcp_int n, mbdcp_float *Binv, mbdcp_float *xbar, const mbdcp
 }
 
 /* Among the candidate rows cand[0..nc-1] (tied for the minimum ratio), the row
- * whose Binv row divided by d is lexicographically smallest. */
+ * whose Binv row divided by d is lexicographically smallest. Entries that are
+ * zero in exact arithmetic carry rounding noise, so two entries compare equal
+ * when they differ by less than TIE_TOL times the largest entry of the rows. */
 static mbdcp_int lexicographic_choice(mbdcp_int n, const mbdcp_float *Binv, const mbdcp_float *d,
                                       mbdcp_int *cand, mbdcp_int nc)
 {
+    mbdcp_float scale = 0.0;
+    for (mbdcp_int c = 0; c < nc; ++c) {
+        const mbdcp_float *Bi = Binv + (size_t)cand[c] * n;
+        scale = fmax(scale, mbdcp_norm_inf((size_t)n, Bi) / d[cand[c]]);
+    }
+    const mbdcp_float eps = TIE_TOL * scale;
     for (mbdcp_int k = 0; k < n && nc > 1; ++k) {
-        mbdcp_float vmin = INFINITY, vmax = 0.0;
-        for (mbdcp_int c = 0; c < nc; ++c) {
-            const mbdcp_float v = Binv[(size_t)cand[c] * n + k] / d[cand[c]];
-            vmin = fmin(vmin, v);
-            vmax = fmax(vmax, fabs(v));
-        }
-        const mbdcp_float cut = vmin + TIE_TOL * vmax;
+        mbdcp_float vmin = INFINITY;
+        for (mbdcp_int c = 0; c < nc; ++c) vmin = fmin(vmin, Binv[(size_t)cand[c] * n + k] / d[cand[c]]);
         mbdcp_int kept = 0;
         for (mbdcp_int c = 0; c < nc; ++c)
-            if (Binv[(size_t)cand[c] * n + k] / d[cand[c]] <= cut) cand[kept++] = cand[c];
+            if (Binv[(size_t)cand[c] * n + k] / d[cand[c]] <= vmin + eps) cand[kept++] = cand[c];
         nc = kept;
     }
     return cand[0];
