@@ -26,22 +26,26 @@ def as_array(name, x, ndim=None):
     return np.ascontiguousarray(a)
 
 
-def matrix(name, x, shape):
-    """A 2-D array of the given shape; a None entry in ``shape`` accepts any size."""
+def matrix(name, x, shape, symbols=None):
+    """A 2-D array of the given shape; a None entry in ``shape`` accepts any size. ``symbols``
+    (e.g. ("n_v", "n_c")) name the dimensions in the message."""
     a = as_array(name, x, 2)
     if any(want is not None and got != want for got, want in zip(a.shape, shape)):
         want = "(" + ", ".join("any" if s is None else str(s) for s in shape) + ")"
+        if symbols:
+            want = f"({', '.join(symbols)}) = {want}"
         raise ValueError(f"{name} must have shape {want}, got {a.shape}")
     return a
 
 
-def vector(name, x, n, optional=False):
+def vector(name, x, n, optional=False, symbol=None):
     """A 1-D array of length n; None gives an empty array when optional."""
     if x is None and optional:
         return _EMPTY
     a = as_array(name, x, 1)
     if a.shape[0] != n:
-        raise ValueError(f"{name} must have shape ({n},), got {a.shape}")
+        want = f"({symbol},) = ({n},)" if symbol else f"({n},)"
+        raise ValueError(f"{name} must have shape {want}, got {a.shape}")
     return a
 
 
@@ -71,10 +75,10 @@ def symmetric(name, a, rtol=1e-10):
         raise ValueError(f"{name} must be symmetric")
 
 
-def grouping(name, E, n_rows, n_groups):
+def grouping(name, E, n_rows, n_groups, symbols=None):
     """E (n_rows x n_groups) must have exactly one 1 per row, zeros elsewhere, and the rows
     of each group consecutive and in group order. Returns the group of each row."""
-    E = matrix(name, E, (n_rows, n_groups))
+    E = matrix(name, E, (n_rows, n_groups), symbols)
     if n_rows == 0:
         return np.zeros(0, dtype=np.intp)
     if not np.all((E == 0.0) | (E == 1.0)) or not np.all(E.sum(axis=1) == 1.0):

@@ -15,9 +15,9 @@ def _friction_coefficients(U, n_c):
     if a.ndim == 0:
         mu = np.full(n_c, float(a))
     elif a.ndim == 1:
-        mu = val.vector("U", a, n_c)
+        mu = val.vector("U", a, n_c, symbol="n_c")
     elif a.ndim == 2:
-        a = val.matrix("U", a, (n_c, n_c))
+        a = val.matrix("U", a, (n_c, n_c), ("n_c", "n_c"))
         mu = np.ascontiguousarray(np.diag(a))
         if np.count_nonzero(a - np.diag(mu)):
             raise ValueError("U must be diagonal (U = diag(mu_j))")
@@ -35,45 +35,45 @@ def _step_data(M, Wn, D, E, U, v, h, p_ext, psi_n, dpsi_n, dpsi_f, Wb, theta, dt
     if M.shape != (n_v, n_v) or n_v == 0:
         raise ValueError(f"M must be a non-empty square matrix, got shape {M.shape}")
     val.symmetric("M", M)
-    Wn = val.matrix("Wn", Wn, (n_v, None))
+    Wn = val.matrix("Wn", Wn, (n_v, None), ("n_v", "n_c"))
     n_c = Wn.shape[1]
-    D = val.matrix("D", D, (n_v, None))
+    D = val.matrix("D", D, (n_v, None), ("n_v", "m"))
     m = D.shape[1]
-    val.grouping("E", E, m, n_c)
+    val.grouping("E", E, m, n_c, ("m", "n_c"))
     E = val.matrix("E", E, (m, n_c))
     mu = _friction_coefficients(U, n_c)
-    v = val.vector("v", v, n_v)
+    v = val.vector("v", v, n_v, symbol="n_v")
     h = val.positive_scalar("h", h)
-    p_ext = val.vector("p_ext", p_ext, n_v, optional=True)
-    psi_n = val.vector("psi_n", psi_n, n_c, optional=True)
-    dpsi_n = val.vector("dpsi_n", dpsi_n, n_c, optional=True)
-    dpsi_f = val.vector("dpsi_f", dpsi_f, m, optional=True)
+    p_ext = val.vector("p_ext", p_ext, n_v, optional=True, symbol="n_v")
+    psi_n = val.vector("psi_n", psi_n, n_c, optional=True, symbol="n_c")
+    dpsi_n = val.vector("dpsi_n", dpsi_n, n_c, optional=True, symbol="n_c")
+    dpsi_f = val.vector("dpsi_f", dpsi_f, m, optional=True, symbol="m")
     if Wb is None:
         if theta is not None or dtheta is not None:
             raise ValueError("theta and dtheta need the joint Jacobian Wb")
         Wb = np.zeros((n_v, 0))
-    Wb = val.matrix("Wb", Wb, (n_v, None))
+    Wb = val.matrix("Wb", Wb, (n_v, None), ("n_v", "n_b"))
     n_b = Wb.shape[1]
     if n_b > n_v:
         raise ValueError(f"Wb must have full column rank: it has {n_b} columns but only {n_v} rows")
-    theta = val.vector("theta", theta, n_b, optional=True)
-    dtheta = val.vector("dtheta", dtheta, n_b, optional=True)
+    theta = val.vector("theta", theta, n_b, optional=True, symbol="n_b")
+    dtheta = val.vector("dtheta", dtheta, n_b, optional=True, symbol="n_b")
     if Dj is None:
         if Ej is not None or beta_max is not None:
             raise ValueError("Ej and beta_max need the joint friction directions Dj")
         Dj, Ej, beta_max = np.zeros((n_v, 0)), np.zeros((0, 0)), None
     elif Ej is None or beta_max is None:
         raise ValueError("joint friction needs Dj, Ej and beta_max together")
-    Dj = val.matrix("Dj", Dj, (n_v, None))
+    Dj = val.matrix("Dj", Dj, (n_v, None), ("n_v", "m_j"))
     m_j = Dj.shape[1]
     Ej_a = val.as_array("Ej", Ej, 2)
     if Ej_a.shape[0] != m_j:
         raise ValueError(f"Ej must have shape ({m_j}, n_j), got {Ej_a.shape}")
     n_j = Ej_a.shape[1]
-    val.grouping("Ej", Ej_a, m_j, n_j)
+    val.grouping("Ej", Ej_a, m_j, n_j, ("m_j", "n_j"))
     if m_j and np.any(Ej_a.sum(axis=0) == 0):
         raise ValueError("Ej must give every joint at least one friction direction")
-    beta_max = val.vector("beta_max", beta_max, n_j, optional=True)
+    beta_max = val.vector("beta_max", beta_max, n_j, optional=True, symbol="n_j")
     if np.any(beta_max < 0):
         raise ValueError("beta_max must be nonnegative")
     return (M, Wn, D, E, mu, v, h, p_ext, psi_n, dpsi_n, dpsi_f, Wb, theta, dtheta, Dj, Ej_a, beta_max)
