@@ -191,8 +191,8 @@ def friction_basis(normal, n_d):
     span the tangent plane (needed for friction to act in every direction).
 
     >>> import mbdcp
-    >>> mbdcp.friction_basis([0, 0, 1], 4).round(12)
-    array([[ 1.,  0., -1., -0.],
+    >>> mbdcp.friction_basis([0, 0, 1], 4).round(12) + 0.0
+    array([[ 1.,  0., -1.,  0.],
            [ 0.,  1.,  0., -1.],
            [ 0.,  0.,  0.,  0.]])
     """

@@ -1,3 +1,4 @@
+import glob
 import os
 import sys
 
@@ -5,7 +6,15 @@ import numpy as np
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
+
+# Test the installed package. `python -m pytest` puts the source tree first on sys.path, and
+# after a plain `pip install .` its mbdcp/ has no compiled extension: drop it then.
+if not glob.glob(os.path.join(ROOT, "mbdcp", "_core.*.so")) + glob.glob(os.path.join(ROOT, "mbdcp", "_core.*.pyd")):
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != ROOT]
+    if "mbdcp" in sys.modules:
+        raise RuntimeError("mbdcp was imported from the source tree before conftest.py")
 
 
 def check_lcp(M, q, z, w=None, tol=1e-8):

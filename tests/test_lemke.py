@@ -145,16 +145,16 @@ def test_pivot_limit_is_a_status():
 
 
 def test_trace_names_and_chain():
-    M = np.array([[2.0, 1.0, 0.0], [1.0, 2.0, 1.0], [0.0, 1.0, 2.0]])
-    q = np.array([-1.0, -3.0, -1.0])
+    M = np.array([[1.0, -1.0, -1.0, -1.0], [-1.0, 1.0, -1.0, -1.0], [1.0, 1.0, 2.0, 0.0], [1.0, 1.0, 0.0, 2.0]])
+    q = np.array([3.0, 5.0, -9.0, -5.0])
     res = mbdcp.lemke(M, q, trace=True)
     assert res.success and len(res.trace) == res.pivots
-    assert res.trace[0] == ("z0", "w2")
+    assert res.trace[0] == ("z0", "w3") and res.pivots == 5
     assert res.trace[-1][1] == "z0"
     for (_, left), (came, _) in zip(res.trace, res.trace[1:]):
         assert came == ("z" if left[0] == "w" else "w") + left[1:]  # the complement enters next
     status, pivots, _, exact_trace = exact_lemke(M.tolist(), q.tolist())
-    n = 3
+    n = 4
     names = ["w%d" % (i + 1) for i in range(n)] + ["z%d" % (i + 1) for i in range(n)] + ["z0"]
     assert res.trace == [(names[a], names[b]) for a, b in exact_trace]
 

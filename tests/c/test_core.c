@@ -1,0 +1,224 @@
+/* Unit tests of the mbdcp C core, built with -fsanitize=address,undefined in CI.
+ * Prints one line per failure and a closing "N passed, N failed" line. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mbdcp/mbdcp.h"
+
+static int n_pass, n_fail;
+
+#define CHECK(cond)                                                               \
+    do {                                                                          \
+        if (cond) {                                                               \
+            n_pass++;                                                             \
+        } else {                                                                  \
+            n_fail++;                                                             \
+            printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);                \
+        }                                                                         \
+    } while (0)
+
+static int near(double a, double b, double tol)
+{
+    return fabs(a - b) <= tol;
+}
+
+/* Solve with an exactly sized heap workspace so that ASan sees any overrun. */
+static MbdcpReturn solve(int n, const double *M, const double *q, double *z, double *w, int *trace,
+                         int cap, MbdcpLemkeInfo *info)
+{
+    MbdcpLemkeSettings s;
+    mbdcp_lemke_default_settings(&s);
+    size_t bytes = mbdcp_lemke_workspace_size(n);
+    void *work = malloc(bytes);
+    MbdcpReturn rc = mbdcp_lemke_solve(n, M, q, &s, z, w, trace, cap, info, work, bytes);
+    free(work);
+    return rc;
+}
+
+static void test_lemke_small(void)
+{
+    const double M[4] = {2, 1, 1, 2}, q[2] = {-5, -6};
+    double z[2], w[2];
+    int trace[6];
+    MbdcpLemkeInfo info;
+    CHECK(solve(2, M, q, z, w, trace, 3, &info) == MBDCP_OK);
+    CHECK(info.status == MBDCP_SOLVED);
+    CHECK(near(z[0], 4.0 / 3.0, 1e-14) && near(z[1], 7.0 / 3.0, 1e-14));
+    CHECK(near(w[0], 0, 1e-14) && near(w[1], 0, 1e-14));
+    CHECK(info.pivots == 3 && info.trace_len == 3);
+    /* z0 enters, w2 leaves; z2 enters, w1 leaves; z1 enters, z0 leaves */
+    CHECK(trace[0] == 4 && trace[1] == 1 && trace[2] == 3 && trace[3] == 0 && trace[4] == 2 && trace[5] == 4);
+}
+
+static void test_lemke_ray_and_trivial(void)
+{
+    const double M1[1] = {-1}, q1[1] = {-1};
+    double z[3], w[3];
+    MbdcpLemkeInfo info;
+    CHECK(solve(1, M1, q1, z, w, NULL, 0, &info) == MBDCP_OK);
+    CHECK(info.status == MBDCP_RAY_TERMINATION);
+    const double M3[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, q3[3] = {0, 1, 2};
+    CHECK(solve(3, M3, q3, z, w, NULL, 0, &info) == MBDCP_OK);
+    CHECK(info.status == MBDCP_SOLVED && info.pivots == 0 && z[0] == 0 && w[2] == 2);
+    CHECK(solve(0, NULL, NULL, NULL, NULL, NULL, 0, &info) == MBDCP_OK && info.status == MBDCP_SOLVED);
+}
+
+static void test_lemke_limit_and_errors(void)
+{
+    /* Murty's exponential example, n = 3: 2^3 pivots; limit it to 4. */
+    const double M[9] = {1, 0, 0, 2, 1, 0, 2, 2, 1}, q[3] = {-1, -1, -1};
+    double z[3], w[3];
+    MbdcpLemkeInfo info;
+    MbdcpLemkeSettings s;
+    mbdcp_lemke_default_settings(&s);
+    size_t bytes = mbdcp_lemke_workspace_size(3);
+    void *work = malloc(bytes);
+    CHECK(mbdcp_lemke_solve(3, M, q, &s, z, w, NULL, 0, &info, work, bytes) == MBDCP_OK);
+    CHECK(info.status == MBDCP_SOLVED && info.pivots == 8);
+    s.max_pivots = 4;
+    CHECK(mbdcp_lemke_solve(3, M, q, &s, z, w, NULL, 0, &info, work, bytes) == MBDCP_OK);
+    CHECK(info.status == MBDCP_MAX_ITERATIONS && info.pivots == 4);
+    CHECK(mbdcp_lemke_solve(3, M, q, &s, z, w, NULL, 0, &info, work, bytes - 64) == MBDCP_ERR_WORKSPACE);
+    const char *msg = NULL;
+    s.tol = -1;
+    CHECK(mbdcp_lemke_check_settings(&s, &msg) == MBDCP_ERR_SETTING && msg && strstr(msg, "tol"));
+    CHECK(mbdcp_lemke_solve(3, M, q, &s, z, w, NULL, 0, &info, work, bytes) == MBDCP_ERR_SETTING);
+    mbdcp_lemke_default_settings(&s);
+    CHECK(mbdcp_lemke_solve(3, NULL, q, &s, z, w, NULL, 0, &info, work, bytes) == MBDCP_ERR_NULL);
+    const double bad[3] = {-1, NAN, 0};
+    CHECK(mbdcp_lemke_solve(3, M, bad, &s, z, w, NULL, 0, &info, work, bytes) == MBDCP_ERR_NONFINITE);
+    free(work);
+    CHECK(strlen(mbdcp_status_message(MBDCP_RAY_TERMINATION)) > 0);
+    CHECK(strcmp(mbdcp_return_message((MbdcpReturn)99), "unknown return code") == 0);
+}
+
+static void test_dense(void)
+{
+    double A[9] = {4, 2, 2, 2, 5, 3, 2, 3, 6};
+    CHECK(mbdcp_cholesky(3, A, 1e-14) == MBDCP_OK);
+    CHECK(near(A[0], 2, 1e-15) && near(A[3], 1, 1e-15) && near(A[4], 2, 1e-15) && A[1] == 0.0);
+    double b[3] = {4, 2, 2}; /* L x = b then L^T y = x gives A^-1 b = e1 */
+    mbdcp_trsv_lower(3, A, 0, b);
+    mbdcp_trsv_lower(3, A, 1, b);
+    CHECK(near(b[0], 1, 1e-14) && near(b[1], 0, 1e-14) && near(b[2], 0, 1e-14));
+    double N[4] = {1, 2, 2, 1};
+    CHECK(mbdcp_cholesky(2, N, 1e-14) == MBDCP_ERR_NOT_POSDEF);
+    const double X[6] = {1, 2, 3, 4, 5, 6};
+    double G[4];
+    mbdcp_gram(3, 2, X, G);
+    CHECK(G[0] == 35 && G[1] == 44 && G[2] == 44 && G[3] == 56);
+    const double inf[2] = {1, INFINITY};
+    CHECK(!mbdcp_all_finite(2, inf) && mbdcp_all_finite(1, inf));
+}
+
+static MbdcpStepProblem sphere(double *M, double *Wn, double *D, double *E, double *mu, double *v,
+                               double *p_ext, double *psi)
+{
+    memset(M, 0, 36 * sizeof(double));
+    for (int i = 0; i < 6; ++i) M[i * 7] = i < 3 ? 1.0 : 0.4;
+    memset(Wn, 0, 6 * sizeof(double));
+    Wn[2] = 1;
+    const double Dv[24] = {1, -1, 0, 0, 0, 0, 1, -1, 0, 0, 0, 0, 0, 0, 1, -1, -1, 1, 0, 0, 0, 0, 0, 0};
+    memcpy(D, Dv, sizeof Dv);
+    for (int i = 0; i < 4; ++i) E[i] = 1;
+    mu[0] = 0.2;
+    memset(v, 0, 6 * sizeof(double));
+    v[0] = 2;
+    memset(p_ext, 0, 6 * sizeof(double));
+    p_ext[2] = -9.81 * 0.12;
+    psi[0] = 0;
+    MbdcpStepProblem p;
+    memset(&p, 0, sizeof p);
+    p.n_v = 6;
+    p.n_c = 1;
+    p.m = 4;
+    p.h = 0.12;
+    p.M = M;
+    p.Wn = Wn;
+    p.D = D;
+    p.E = E;
+    p.mu = mu;
+    p.v = v;
+    p.p_ext = p_ext;
+    p.psi_n = psi;
+    return p;
+}
+
+static void test_step_sphere(void)
+{
+    double M[36], Wn[6], D[24], E[4], mu[1], v[6], p_ext[6], psi[1];
+    MbdcpStepProblem p = sphere(M, Wn, D, E, mu, v, p_ext, psi);
+    CHECK(mbdcp_step_lcp_size(&p) == 6);
+    double v_next[6], z[6], w[6], F[36], f[6];
+    MbdcpStepOutput out = {v_next, NULL, z, w, F, f};
+    MbdcpLemkeSettings s;
+    MbdcpLemkeInfo info;
+    mbdcp_lemke_default_settings(&s);
+    size_t bytes = mbdcp_step_workspace_size(&p);
+    void *work = malloc(bytes);
+    CHECK(mbdcp_step_solve(&p, &s, &out, &info, work, bytes) == MBDCP_OK);
+    CHECK(info.status == MBDCP_SOLVED);
+    CHECK(near(F[0], 1, 1e-14) && near(F[7], 3.5, 1e-14) && near(F[11], 1, 1e-14) && near(F[30], 0.2, 1e-14));
+    CHECK(near(f[0], -9.81 * 0.12, 1e-14) && near(f[1], 2, 1e-14));
+    /* sliding: v_x = 2 - mu g h, w_y = 2.5 mu g h */
+    CHECK(near(v_next[0], 2 - 0.2 * 9.81 * 0.12, 1e-13) && near(v_next[4], 2.5 * 0.2 * 9.81 * 0.12, 1e-13));
+    CHECK(near(z[0], 9.81 * 0.12, 1e-13));
+    /* errors: not SPD, rank-deficient joints, small workspace */
+    CHECK(mbdcp_step_solve(&p, &s, &out, &info, work, bytes - 8) == MBDCP_ERR_WORKSPACE);
+    M[35] = -1;
+    CHECK(mbdcp_step_solve(&p, &s, &out, &info, work, bytes) == MBDCP_ERR_NOT_POSDEF);
+    M[35] = 0.4;
+    free(work);
+    double Wb[12] = {0};
+    Wb[2 * 2] = 1;
+    Wb[2 * 2 + 1] = 2; /* two copies of the same joint row (z direction): dependent */
+    p.n_b = 2;
+    p.Wb = Wb;
+    double p_b[2];
+    out.p_b = p_b;
+    bytes = mbdcp_step_workspace_size(&p);
+    work = malloc(bytes);
+    CHECK(mbdcp_step_solve(&p, &s, &out, &info, work, bytes) == MBDCP_ERR_RANK_DEFICIENT);
+    free(work);
+    p.h = 0;
+    CHECK(mbdcp_step_problem_check(&p) == MBDCP_ERR_SETTING);
+}
+
+static void test_step_joint(void)
+{
+    /* A particle on the wire y = 0: v_next = (1, 0), p_b = m g h. */
+    double M[4] = {2, 0, 0, 2}, v[2] = {1, 0}, p_ext[2] = {0, -2 * 9.81 * 0.01}, Wb[2] = {0, 1};
+    MbdcpStepProblem p;
+    memset(&p, 0, sizeof p);
+    p.n_v = 2;
+    p.n_b = 1;
+    p.h = 0.01;
+    p.M = M;
+    p.v = v;
+    p.p_ext = p_ext;
+    p.Wb = Wb;
+    double v_next[2], p_b[1];
+    MbdcpStepOutput out = {v_next, p_b, NULL, NULL, NULL, NULL};
+    MbdcpLemkeSettings s;
+    MbdcpLemkeInfo info;
+    mbdcp_lemke_default_settings(&s);
+    size_t bytes = mbdcp_step_workspace_size(&p);
+    void *work = malloc(bytes);
+    CHECK(mbdcp_step_solve(&p, &s, &out, &info, work, bytes) == MBDCP_OK);
+    CHECK(near(v_next[0], 1, 1e-15) && near(v_next[1], 0, 1e-15) && near(p_b[0], 2 * 9.81 * 0.01, 1e-15));
+    free(work);
+}
+
+int main(void)
+{
+    test_lemke_small();
+    test_lemke_ray_and_trivial();
+    test_lemke_limit_and_errors();
+    test_dense();
+    test_step_sphere();
+    test_step_joint();
+    printf("%d passed, %d failed\n", n_pass, n_fail);
+    return n_fail ? 1 : 0;
+}
