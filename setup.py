@@ -1,9 +1,32 @@
 """Build of mbdcp's one extension module: mbdcp/_core.pyx plus the C99 core in csrc/."""
+import os
+import shutil
 from glob import glob
 
 import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+
+class BuildExtAlsoInSource(build_ext):
+    """Also copy the compiled module into the source tree's mbdcp/.
+
+    `pip install . && python -m mbdcp demo` run from the repository root imports the
+    package from the source tree (the current directory comes first on sys.path), which
+    without this copy has no compiled extension."""
+
+    def run(self):
+        super().run()
+        if self.inplace:
+            return
+        here = os.path.dirname(os.path.abspath(__file__))
+        for ext in self.extensions:
+            built = self.get_ext_fullpath(ext.name)
+            package_dir = os.path.join(here, *ext.name.split(".")[:-1])
+            if os.path.isfile(built) and os.path.isdir(package_dir):
+                shutil.copyfile(built, os.path.join(package_dir, os.path.basename(built)))
+
 
 core = Extension(
     "mbdcp._core",
@@ -13,4 +36,7 @@ core = Extension(
     extra_compile_args=["-std=c99", "-O3"],
 )
 
-setup(ext_modules=cythonize([core], compiler_directives={"language_level": 3}))
+setup(
+    ext_modules=cythonize([core], compiler_directives={"language_level": 3}),
+    cmdclass={"build_ext": BuildExtAlsoInSource},
+)

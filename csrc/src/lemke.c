@@ -66,17 +66,29 @@ mbdcp_float mbdcp_lcp_residual(mbdcp_int n, const mbdcp_float *M, const mbdcp_fl
     return res;
 }
 
+/* x . y with four independent partial sums: a single running sum is one long dependency
+ * chain that the compiler may not reorder, and it dominated the pivot time. */
+static mbdcp_float dot(mbdcp_int n, const mbdcp_float *x, const mbdcp_float *y)
+{
+    mbdcp_float s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+    mbdcp_int k = 0;
+    for (; k + 4 <= n; k += 4) {
+        s0 += x[k] * y[k];
+        s1 += x[k + 1] * y[k + 1];
+        s2 += x[k + 2] * y[k + 2];
+        s3 += x[k + 3] * y[k + 3];
+    }
+    for (; k < n; ++k) s0 += x[k] * y[k];
+    return (s0 + s1) + (s2 + s3);
+}
+
 /* Dot product of row Bi with the column a of variable `var` (no column for var < 0). */
 static mbdcp_float column_dot(mbdcp_int n, const mbdcp_float *Bi, mbdcp_int var, const mbdcp_float *Mt)
 {
-    mbdcp_float s = 0.0;
     if (var < 0) return 0.0;
     if (var < n) return Bi[var];
-    if (var < 2 * n) {
-        const mbdcp_float *col = Mt + (size_t)(var - n) * n;
-        for (mbdcp_int k = 0; k < n; ++k) s -= Bi[k] * col[k];
-        return s;
-    }
+    if (var < 2 * n) return -dot(n, Bi, Mt + (size_t)(var - n) * n);
+    mbdcp_float s = 0.0;
     for (mbdcp_int k = 0; k < n; ++k) s -= Bi[k];
     return s;
 }
@@ -170,12 +182,7 @@ static void refine(mbdcp_int n, const mbdcp_float *Binv, const mbdcp_float *Mt, 
             for (mbdcp_int k = 0; k < n; ++k) res[k] += x;
         }
     }
-    for (mbdcp_int i = 0; i < n; ++i) {
-        const mbdcp_float *Bi = Binv + (size_t)i * n;
-        mbdcp_float s = 0.0;
-        for (mbdcp_int k = 0; k < n; ++k) s += Bi[k] * res[k];
-        xbar[i] += s;
-    }
+    for (mbdcp_int i = 0; i < n; ++i) xbar[i] += dot(n, Binv + (size_t)i * n, res);
 }
 
 MbdcpReturn mbdcp_lemke_solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q,
