@@ -165,3 +165,57 @@ def step(const double[:, ::1] M, const double[:, ::1] Wn, const double[:, ::1] D
         rc = mbdcp_step_solve(&p, &s, &out, &info, &workv[0], nbytes)
     _check(rc)
     return v_next, p_b, z, w, F, f, <int>info.status, info.pivots, info.residual
+
+
+# ---- fast validation helpers (the public layer names the argument) -------------------------
+
+def all_finite(cnp.ndarray a):
+    """True when every entry of a C-contiguous float64 array is finite."""
+    cdef const double *p = <const double *>cnp.PyArray_DATA(a)
+    cdef size_t n = <size_t>cnp.PyArray_SIZE(a)
+    cdef int ok
+    with nogil:
+        ok = mbdcp_all_finite(n, p)
+    return ok != 0
+
+
+def asymmetry(const double[:, ::1] A):
+    """(max |A_ij - A_ji|, max |A_ij|) of a square matrix."""
+    cdef Py_ssize_t n = A.shape[0], i, j
+    cdef double d = 0.0, m = 0.0, x
+    for i in range(n):
+        for j in range(n):
+            x = A[i, j]
+            if x < 0:
+                x = -x
+            if x > m:
+                m = x
+            if j > i:
+                x = A[i, j] - A[j, i]
+                if x < 0:
+                    x = -x
+                if x > d:
+                    d = x
+    return d, m
+
+
+def grouping_error(const double[:, ::1] E):
+    """0 if E has exactly one 1 per row, zeros elsewhere, and groups in nondecreasing
+    column order; 1 for bad entries, 2 for bad order."""
+    cdef Py_ssize_t r, c, last = -1, col
+    cdef int ones
+    for r in range(E.shape[0]):
+        ones = 0
+        col = -1
+        for c in range(E.shape[1]):
+            if E[r, c] == 1.0:
+                ones += 1
+                col = c
+            elif E[r, c] != 0.0:
+                return 1
+        if ones != 1:
+            return 1
+        if col < last:
+            return 2
+        last = col
+    return 0

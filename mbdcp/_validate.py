@@ -3,15 +3,19 @@ import numbers
 
 import numpy as np
 
+from mbdcp import _core
+
 _EMPTY = np.zeros(0)
+_EMPTY.setflags(write=False)
 
 
 def as_array(name, x, ndim=None):
-    """``x`` as a C-contiguous float64 array (a copy only when needed); TypeError if not numeric."""
-    if x is None:
-        raise TypeError(f"{name} is required, got None")
-    if isinstance(x, np.ndarray) and x.dtype == np.float64:
+    """``x`` as a C-contiguous float64 array of finite values (a copy only when needed);
+    TypeError if not numeric, ValueError if not finite or not ``ndim``-dimensional."""
+    if type(x) is np.ndarray and x.dtype == np.float64:
         a = x
+    elif x is None:
+        raise TypeError(f"{name} is required, got None")
     else:
         if np.iscomplexobj(x):
             raise TypeError(f"{name} must be real, got a complex array")
@@ -21,16 +25,19 @@ def as_array(name, x, ndim=None):
             raise TypeError(f"{name} must be convertible to a float64 array ({exc})") from None
     if ndim is not None and a.ndim != ndim:
         raise ValueError(f"{name} must be {ndim}-dimensional, got shape {a.shape}")
-    if not np.isfinite(a).all():
+    if not a.flags.c_contiguous:
+        a = np.ascontiguousarray(a)
+    if not _core.all_finite(a):
         raise ValueError(f"{name} must hold finite values (found NaN or infinity)")
-    return np.ascontiguousarray(a)
+    return a
 
 
 def matrix(name, x, shape, symbols=None):
     """A 2-D array of the given shape; a None entry in ``shape`` accepts any size. ``symbols``
     (e.g. ("n_v", "n_c")) name the dimensions in the message."""
     a = as_array(name, x, 2)
-    if any(want is not None and got != want for got, want in zip(a.shape, shape)):
+    r, c = a.shape
+    if (shape[0] is not None and r != shape[0]) or (shape[1] is not None and c != shape[1]):
         want = "(" + ", ".join("any" if s is None else str(s) for s in shape) + ")"
         if symbols:
             want = f"({', '.join(symbols)}) = {want}"
@@ -70,20 +77,18 @@ def positive_int(name, x, allow_none=True):
 
 def symmetric(name, a, rtol=1e-10):
     """Raise unless a square matrix is symmetric to rtol relative to its largest entry."""
-    scale = np.abs(a).max(initial=0.0)
-    if np.abs(a - a.T).max(initial=0.0) > rtol * scale:
+    diff, scale = _core.asymmetry(a)
+    if diff > rtol * scale:
         raise ValueError(f"{name} must be symmetric")
 
 
 def grouping(name, E, n_rows, n_groups, symbols=None):
     """E (n_rows x n_groups) must have exactly one 1 per row, zeros elsewhere, and the rows
-    of each group consecutive and in group order. Returns the group of each row."""
+    of each group consecutive and in group order. Returns E as an array."""
     E = matrix(name, E, (n_rows, n_groups), symbols)
-    if n_rows == 0:
-        return np.zeros(0, dtype=np.intp)
-    if not np.all((E == 0.0) | (E == 1.0)) or not np.all(E.sum(axis=1) == 1.0):
+    err = _core.grouping_error(E)
+    if err == 1:
         raise ValueError(f"{name} must have exactly one 1 in each row and zeros elsewhere")
-    group = E.argmax(axis=1)
-    if np.any(np.diff(group) < 0):
+    if err == 2:
         raise ValueError(f"{name} must group each contact's directions in consecutive rows, in contact order")
-    return group
+    return E

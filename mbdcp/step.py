@@ -8,6 +8,8 @@ from mbdcp.status import Status
 
 __all__ = ["step", "friction_basis"]
 
+_STATUS = tuple(Status)  # index by the C status code
+
 
 def _friction_coefficients(U, n_c):
     """Diagonal of U from a scalar, a 1-D array or a diagonal n_c x n_c matrix; must be >= 0."""
@@ -23,7 +25,7 @@ def _friction_coefficients(U, n_c):
             raise ValueError("U must be diagonal (U = diag(mu_j))")
     else:
         raise ValueError(f"U must be a scalar, 1-D (n_c,) or 2-D (n_c, n_c), got shape {a.shape}")
-    if np.any(mu < 0):
+    if n_c and mu.min() < 0:
         raise ValueError("U must be nonnegative (friction coefficients mu_j >= 0)")
     return mu
 
@@ -39,8 +41,7 @@ def _step_data(M, Wn, D, E, U, v, h, p_ext, psi_n, dpsi_n, dpsi_f, Wb, theta, dt
     n_c = Wn.shape[1]
     D = val.matrix("D", D, (n_v, None), ("n_v", "m"))
     m = D.shape[1]
-    val.grouping("E", E, m, n_c, ("m", "n_c"))
-    E = val.matrix("E", E, (m, n_c))
+    E = val.grouping("E", E, m, n_c, ("m", "n_c"))
     mu = _friction_coefficients(U, n_c)
     v = val.vector("v", v, n_v, symbol="n_v")
     h = val.positive_scalar("h", h)
@@ -66,15 +67,12 @@ def _step_data(M, Wn, D, E, U, v, h, p_ext, psi_n, dpsi_n, dpsi_f, Wb, theta, dt
         raise ValueError("joint friction needs Dj, Ej and beta_max together")
     Dj = val.matrix("Dj", Dj, (n_v, None), ("n_v", "m_j"))
     m_j = Dj.shape[1]
-    Ej_a = val.as_array("Ej", Ej, 2)
-    if Ej_a.shape[0] != m_j:
-        raise ValueError(f"Ej must have shape ({m_j}, n_j), got {Ej_a.shape}")
+    Ej_a = val.grouping("Ej", Ej, m_j, None, ("m_j", "n_j"))
     n_j = Ej_a.shape[1]
-    val.grouping("Ej", Ej_a, m_j, n_j, ("m_j", "n_j"))
     if m_j and np.any(Ej_a.sum(axis=0) == 0):
         raise ValueError("Ej must give every joint at least one friction direction")
     beta_max = val.vector("beta_max", beta_max, n_j, optional=True, symbol="n_j")
-    if np.any(beta_max < 0):
+    if n_j and beta_max.min() < 0:
         raise ValueError("beta_max must be nonnegative")
     return (M, Wn, D, E, mu, v, h, p_ext, psi_n, dpsi_n, dpsi_f, Wb, theta, dtheta, Dj, Ej_a, beta_max)
 
@@ -161,8 +159,8 @@ def step(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi_f=No
     )
     n_c, m = data[1].shape[1], data[2].shape[1]
     m_j, n_j = data[14].shape[1], data[15].shape[1]
-    o = np.cumsum([0, n_c, m, m_j, n_c, n_j])
-    status = Status(status)
+    o = (0, n_c, n_c + m, n_c + m + m_j, 2 * n_c + m + m_j, 2 * n_c + m + m_j + n_j)
+    status = _STATUS[status]
     return StepResult(
         success=status == Status.SOLVED,
         status=status,

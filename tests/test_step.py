@@ -311,7 +311,7 @@ def test_bad_input(change, exc, words):
     (dict(Wb=np.array([[0.0], [1.0]]), theta=[0.0, 1.0]), "theta must have shape (n_b,) = (1,)"),
     (dict(Dj=np.ones((2, 1))), "joint friction needs Dj, Ej and beta_max"),
     (dict(Dj=np.ones((2, 2)), Ej=np.ones((2, 1)), beta_max=[-1.0]), "beta_max must be nonnegative"),
-    (dict(Dj=np.ones((2, 2)), Ej=np.ones((3, 1)), beta_max=[1.0]), "Ej must have shape (2, n_j)"),
+    (dict(Dj=np.ones((2, 2)), Ej=np.ones((3, 1)), beta_max=[1.0]), "Ej must have shape (m_j, n_j) = (2, any)"),
     (dict(solver="path"), "solver must be 'lemke'"),
 ])
 def test_bad_keywords(extra, words):
