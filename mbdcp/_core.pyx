@@ -108,13 +108,22 @@ def lcp_residual(const double[:, ::1] M, const double[::1] q, const double[::1] 
     return r
 
 
-def step(const double[:, ::1] M, const double[:, ::1] Wn, const double[:, ::1] D,
-         const double[:, ::1] E, const double[::1] mu, const double[::1] v, double h,
-         const double[::1] p_ext, const double[::1] psi_n, const double[::1] dpsi_n,
-         const double[::1] dpsi_f, const double[:, ::1] Wb, const double[::1] theta,
-         const double[::1] dtheta, const double[:, ::1] Dj, const double[:, ::1] Ej,
-         const double[::1] beta_max, int max_pivots, double tol, bint return_lcp):
-    """(v_next, p_b, z, w, F, f, status, pivots, residual)."""
+cdef const double *_data(cnp.ndarray a) except? NULL:
+    """Data pointer of a C-contiguous float64 array (NULL when empty); memoryviews cost
+    ~0.4 us each, too much for a per-step call with twenty arguments."""
+    if cnp.PyArray_TYPE(a) != cnp.NPY_DOUBLE or not cnp.PyArray_IS_C_CONTIGUOUS(a):
+        raise TypeError("internal: expected a C-contiguous float64 array")
+    if cnp.PyArray_SIZE(a) == 0:
+        return NULL
+    return <const double *>cnp.PyArray_DATA(a)
+
+
+def step(cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray D, cnp.ndarray E, cnp.ndarray mu,
+         cnp.ndarray v, double h, cnp.ndarray p_ext, cnp.ndarray psi_n, cnp.ndarray dpsi_n,
+         cnp.ndarray dpsi_f, cnp.ndarray Wb, cnp.ndarray theta, cnp.ndarray dtheta,
+         cnp.ndarray Dj, cnp.ndarray Ej, cnp.ndarray beta_max, int max_pivots, double tol,
+         bint return_lcp):
+    """(v_next, p_b, z, w, F, f, status, pivots, residual); arrays validated by the caller."""
     cdef MbdcpStepProblem p
     p.n_v = M.shape[0]
     p.n_c = Wn.shape[1]
@@ -123,48 +132,47 @@ def step(const double[:, ::1] M, const double[:, ::1] Wn, const double[:, ::1] D
     p.m_j = Dj.shape[1]
     p.n_j = Ej.shape[1]
     p.h = h
-    p.M = _ptr2(M)
-    p.Wn = _ptr2(Wn)
-    p.D = _ptr2(D)
-    p.E = _ptr2(E)
-    p.mu = _ptr(mu)
-    p.v = _ptr(v)
-    p.p_ext = _ptr(p_ext)
-    p.psi_n = _ptr(psi_n)
-    p.dpsi_n = _ptr(dpsi_n)
-    p.dpsi_f = _ptr(dpsi_f)
-    p.Wb = _ptr2(Wb)
-    p.theta = _ptr(theta)
-    p.dtheta = _ptr(dtheta)
-    p.Dj = _ptr2(Dj)
-    p.Ej = _ptr2(Ej)
-    p.beta_max = _ptr(beta_max)
+    p.M = _data(M)
+    p.Wn = _data(Wn)
+    p.D = _data(D)
+    p.E = _data(E)
+    p.mu = _data(mu)
+    p.v = _data(v)
+    p.p_ext = _data(p_ext)
+    p.psi_n = _data(psi_n)
+    p.dpsi_n = _data(dpsi_n)
+    p.dpsi_f = _data(dpsi_f)
+    p.Wb = _data(Wb)
+    p.theta = _data(theta)
+    p.dtheta = _data(dtheta)
+    p.Dj = _data(Dj)
+    p.Ej = _data(Ej)
+    p.beta_max = _data(beta_max)
     cdef MbdcpLemkeSettings s = _lemke_settings(max_pivots, tol)
     cdef MbdcpLemkeInfo info
     cdef mbdcp_int N = mbdcp_step_lcp_size(&p)
-    v_next = np.empty(p.n_v)
-    p_b = np.zeros(p.n_b)
-    z = np.zeros(N)
-    w = np.zeros(N)
+    cdef size_t nbytes = mbdcp_step_workspace_size(&p)
+    # one allocation for the outputs (views into it) and one for the workspace
+    cdef cnp.ndarray out_buf = np.zeros(p.n_v + p.n_b + 2 * N)
+    cdef double *ob = <double *>cnp.PyArray_DATA(out_buf)
+    cdef cnp.ndarray work = np.empty(nbytes // 8 + 1)
+    cdef MbdcpStepOutput out
+    out.v_next = ob
+    out.p_b = ob + p.n_v if p.n_b else NULL
+    out.z = ob + p.n_v + p.n_b if N else NULL
+    out.w = ob + p.n_v + p.n_b + N if N else NULL
     F = np.zeros((N, N)) if return_lcp else None
     f = np.zeros(N) if return_lcp else None
-    cdef double[::1] vv = v_next, pbv = p_b, zv = z, wv = w, fv = f
-    cdef double[:, ::1] Fv = F
-    cdef MbdcpStepOutput out
-    out.v_next = &vv[0]
-    out.p_b = &pbv[0] if p.n_b else NULL
-    out.z = &zv[0] if N else NULL
-    out.w = &wv[0] if N else NULL
-    out.F = &Fv[0, 0] if return_lcp and N else NULL
-    out.f = &fv[0] if return_lcp and N else NULL
-    cdef size_t nbytes = mbdcp_step_workspace_size(&p)
-    work = np.empty(nbytes // 8 + 1)
-    cdef double[::1] workv = work
+    out.F = <double *>cnp.PyArray_DATA(F) if return_lcp and N else NULL
+    out.f = <double *>cnp.PyArray_DATA(f) if return_lcp and N else NULL
+    cdef void *wp = cnp.PyArray_DATA(work)
     cdef MbdcpReturn rc
     with nogil:
-        rc = mbdcp_step_solve(&p, &s, &out, &info, &workv[0], nbytes)
+        rc = mbdcp_step_solve(&p, &s, &out, &info, wp, nbytes)
     _check(rc)
-    return v_next, p_b, z, w, F, f, <int>info.status, info.pivots, info.residual
+    a, b = p.n_v, p.n_v + p.n_b
+    return (out_buf[:a], out_buf[a:b], out_buf[b:b + N], out_buf[b + N:], F, f, <int>info.status,
+            info.pivots, info.residual)
 
 
 # ---- fast validation helpers (the public layer names the argument) -------------------------

@@ -7,12 +7,13 @@ from mbdcp import _core
 
 _EMPTY = np.zeros(0)
 _EMPTY.setflags(write=False)
+_F64 = np.dtype(np.float64)
 
 
 def as_array(name, x, ndim=None):
     """``x`` as a C-contiguous float64 array of finite values (a copy only when needed);
     TypeError if not numeric, ValueError if not finite or not ``ndim``-dimensional."""
-    if type(x) is np.ndarray and x.dtype == np.float64:
+    if type(x) is np.ndarray and (x.dtype is _F64 or x.dtype == _F64):
         a = x
     elif x is None:
         raise TypeError(f"{name} is required, got None")
@@ -57,6 +58,8 @@ def vector(name, x, n, optional=False, symbol=None):
 
 
 def positive_scalar(name, x):
+    if type(x) is float and 0.0 < x < np.inf:
+        return x
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {type(x).__name__}")
     x = float(x)

@@ -9,6 +9,7 @@ from mbdcp.status import Status
 __all__ = ["step", "friction_basis"]
 
 _STATUS = tuple(Status)  # index by the C status code
+_MESSAGE = {s: s.message for s in Status}
 
 
 def _friction_coefficients(U, n_c):
@@ -17,7 +18,9 @@ def _friction_coefficients(U, n_c):
     if a.ndim == 0:
         mu = np.full(n_c, float(a))
     elif a.ndim == 1:
-        mu = val.vector("U", a, n_c, symbol="n_c")
+        if a.shape[0] != n_c:
+            raise ValueError(f"U must have shape (n_c,) = ({n_c},), got {a.shape}")
+        mu = a
     elif a.ndim == 2:
         a = val.matrix("U", a, (n_c, n_c), ("n_c", "n_c"))
         mu = np.ascontiguousarray(np.diag(a))
@@ -53,7 +56,8 @@ def _step_data(M, Wn, D, E, U, v, h, p_ext, psi_n, dpsi_n, dpsi_f, Wb, theta, dt
         if theta is not None or dtheta is not None:
             raise ValueError("theta and dtheta need the joint Jacobian Wb")
         Wb = np.zeros((n_v, 0))
-    Wb = val.matrix("Wb", Wb, (n_v, None), ("n_v", "n_b"))
+    else:
+        Wb = val.matrix("Wb", Wb, (n_v, None), ("n_v", "n_b"))
     n_b = Wb.shape[1]
     if n_b > n_v:
         raise ValueError(f"Wb must have full column rank: it has {n_b} columns but only {n_v} rows")
@@ -62,19 +66,20 @@ def _step_data(M, Wn, D, E, U, v, h, p_ext, psi_n, dpsi_n, dpsi_f, Wb, theta, dt
     if Dj is None:
         if Ej is not None or beta_max is not None:
             raise ValueError("Ej and beta_max need the joint friction directions Dj")
-        Dj, Ej, beta_max = np.zeros((n_v, 0)), np.zeros((0, 0)), None
-    elif Ej is None or beta_max is None:
+        return (M, Wn, D, E, mu, v, h, p_ext, psi_n, dpsi_n, dpsi_f, Wb, theta, dtheta,
+                np.zeros((n_v, 0)), np.zeros((0, 0)), val._EMPTY)
+    if Ej is None or beta_max is None:
         raise ValueError("joint friction needs Dj, Ej and beta_max together")
     Dj = val.matrix("Dj", Dj, (n_v, None), ("n_v", "m_j"))
     m_j = Dj.shape[1]
-    Ej_a = val.grouping("Ej", Ej, m_j, None, ("m_j", "n_j"))
-    n_j = Ej_a.shape[1]
-    if m_j and np.any(Ej_a.sum(axis=0) == 0):
+    Ej = val.grouping("Ej", Ej, m_j, None, ("m_j", "n_j"))
+    n_j = Ej.shape[1]
+    if m_j and np.any(Ej.sum(axis=0) == 0):
         raise ValueError("Ej must give every joint at least one friction direction")
-    beta_max = val.vector("beta_max", beta_max, n_j, optional=True, symbol="n_j")
+    beta_max = val.vector("beta_max", beta_max, n_j, symbol="n_j")
     if n_j and beta_max.min() < 0:
         raise ValueError("beta_max must be nonnegative")
-    return (M, Wn, D, E, mu, v, h, p_ext, psi_n, dpsi_n, dpsi_f, Wb, theta, dtheta, Dj, Ej_a, beta_max)
+    return (M, Wn, D, E, mu, v, h, p_ext, psi_n, dpsi_n, dpsi_f, Wb, theta, dtheta, Dj, Ej, beta_max)
 
 
 def _call_core(fn, *args):
@@ -164,7 +169,7 @@ def step(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi_f=No
     return StepResult(
         success=status == Status.SOLVED,
         status=status,
-        message=status.message,
+        message=_MESSAGE[status],
         v_next=v_next,
         p_n=z[o[0]:o[1]],
         beta=z[o[1]:o[2]],
