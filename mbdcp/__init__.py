@@ -7,7 +7,9 @@ Anitescu–Potra time-stepping LCP).
 from mbdcp.status import Status
 from mbdcp.lemke import lemke, lcp_residual
 from mbdcp.step import step, friction_basis
-from mbdcp.results import LemkeResult, StepResult, LCPData
+from mbdcp.results import LemkeResult, StepResult, LCPData, RelaxResult, FixedPointResult
+from mbdcp import relax
+from mbdcp.relax import fixed_point
 
 __version__ = "0.1.0"
 
@@ -17,6 +19,8 @@ __all__ = [
     "lcp_residual",
     "step",
     "friction_basis",
+    "fixed_point",
+    "relax",
     "LemkeResult",
     "StepResult",
     "LCPData",

@@ -81,3 +81,39 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
     MbdcpReturn mbdcp_step_solve(const MbdcpStepProblem *p, const MbdcpLemkeSettings *settings,
                                  MbdcpStepOutput *out, MbdcpLemkeInfo *info, void *work,
                                  size_t work_bytes)
+
+    ctypedef struct MbdcpFixedPointSettings:
+        mbdcp_int algorithm
+        mbdcp_float tol
+        mbdcp_int max_iter
+        MbdcpLemkeSettings lemke
+
+    ctypedef struct MbdcpFixedPointInfo:
+        MbdcpStatus status
+        mbdcp_int iterations
+        mbdcp_int converged
+        mbdcp_int pivots
+        mbdcp_float residual
+
+    ctypedef struct MbdcpFixedPointOutput:
+        mbdcp_float *v_next
+        mbdcp_float *p_b
+        mbdcp_float *p_n
+        mbdcp_float *beta
+        mbdcp_float *lam
+        mbdcp_float *history
+
+    MbdcpReturn mbdcp_fixed_point_default_settings(MbdcpFixedPointSettings *s)
+    MbdcpReturn mbdcp_fixed_point_check_settings(const MbdcpFixedPointSettings *s, const char **message)
+    MbdcpReturn mbdcp_sliding_speed(mbdcp_int n_v, mbdcp_int n_c, mbdcp_int m, const mbdcp_float *D,
+                                    const mbdcp_float *E, const mbdcp_float *v, mbdcp_float *lam)
+    size_t mbdcp_relax_workspace_size(const MbdcpStepProblem *p)
+    MbdcpReturn mbdcp_relax_p1(const MbdcpStepProblem *p, const mbdcp_float *gamma,
+                               const MbdcpLemkeSettings *s, MbdcpStepOutput *out, MbdcpLemkeInfo *info,
+                               void *work, size_t work_bytes)
+    MbdcpReturn mbdcp_relax_p2(const MbdcpStepProblem *p, const mbdcp_float *lam,
+                               const MbdcpLemkeSettings *s, MbdcpStepOutput *out, MbdcpLemkeInfo *info,
+                               void *work, size_t work_bytes)
+    MbdcpReturn mbdcp_fixed_point(const MbdcpStepProblem *p, const MbdcpFixedPointSettings *s,
+                                  MbdcpFixedPointOutput *out, MbdcpFixedPointInfo *info, void *work,
+                                  size_t work_bytes)

@@ -118,12 +118,11 @@ cdef const double *_data(cnp.ndarray a) except? NULL:
     return <const double *>cnp.PyArray_DATA(a)
 
 
-def step(cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray D, cnp.ndarray E, cnp.ndarray mu,
-         cnp.ndarray v, double h, cnp.ndarray p_ext, cnp.ndarray psi_n, cnp.ndarray dpsi_n,
-         cnp.ndarray dpsi_f, cnp.ndarray Wb, cnp.ndarray theta, cnp.ndarray dtheta,
-         cnp.ndarray Dj, cnp.ndarray Ej, cnp.ndarray beta_max, int max_pivots, double tol,
-         bint return_lcp):
-    """(v_next, p_b, z, w, F, f, status, pivots, residual); arrays validated by the caller."""
+cdef MbdcpStepProblem _problem(cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray D, cnp.ndarray E,
+                               cnp.ndarray mu, cnp.ndarray v, double h, cnp.ndarray p_ext,
+                               cnp.ndarray psi_n, cnp.ndarray dpsi_n, cnp.ndarray dpsi_f,
+                               cnp.ndarray Wb, cnp.ndarray theta, cnp.ndarray dtheta, cnp.ndarray Dj,
+                               cnp.ndarray Ej, cnp.ndarray beta_max) except *:
     cdef MbdcpStepProblem p
     p.n_v = M.shape[0]
     p.n_c = Wn.shape[1]
@@ -148,6 +147,17 @@ def step(cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray D, cnp.ndarray E, cnp.ndarra
     p.Dj = _data(Dj)
     p.Ej = _data(Ej)
     p.beta_max = _data(beta_max)
+    return p
+
+
+def step(cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray D, cnp.ndarray E, cnp.ndarray mu,
+         cnp.ndarray v, double h, cnp.ndarray p_ext, cnp.ndarray psi_n, cnp.ndarray dpsi_n,
+         cnp.ndarray dpsi_f, cnp.ndarray Wb, cnp.ndarray theta, cnp.ndarray dtheta,
+         cnp.ndarray Dj, cnp.ndarray Ej, cnp.ndarray beta_max, int max_pivots, double tol,
+         bint return_lcp):
+    """(v_next, p_b, z, w, F, f, status, pivots, residual); arrays validated by the caller."""
+    cdef MbdcpStepProblem p = _problem(M, Wn, D, E, mu, v, h, p_ext, psi_n, dpsi_n, dpsi_f, Wb, theta,
+                                       dtheta, Dj, Ej, beta_max)
     cdef MbdcpLemkeSettings s = _lemke_settings(max_pivots, tol)
     cdef MbdcpLemkeInfo info
     cdef mbdcp_int N = mbdcp_step_lcp_size(&p)
@@ -173,6 +183,91 @@ def step(cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray D, cnp.ndarray E, cnp.ndarra
     a, b = p.n_v, p.n_v + p.n_b
     return (out_buf[:a], out_buf[a:b], out_buf[b:b + N], out_buf[b + N:], F, f, <int>info.status,
             info.pivots, info.residual)
+
+
+def relax(int which, cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray D, cnp.ndarray E, cnp.ndarray mu,
+          cnp.ndarray v, double h, cnp.ndarray p_ext, cnp.ndarray psi_n, cnp.ndarray Wb,
+          cnp.ndarray theta, cnp.ndarray dtheta, cnp.ndarray data, bint return_lcp):
+    """P1(gamma = data) when which == 1, P2(lam = data) otherwise:
+    (v_next, p_b, z, w, F, f, status, pivots, residual)."""
+    empty = np.zeros(0)
+    cdef MbdcpStepProblem p = _problem(M, Wn, D, E, mu, v, h, p_ext, psi_n, empty, empty, Wb, theta,
+                                       dtheta, np.zeros((M.shape[0], 0)), np.zeros((0, 0)), empty)
+    cdef MbdcpLemkeSettings s = _lemke_settings(0, 0.0)
+    cdef MbdcpLemkeInfo info
+    cdef mbdcp_int N = (2 * p.n_c + p.m) if which == 1 else (p.n_c + p.m)
+    cdef size_t nbytes = mbdcp_relax_workspace_size(&p)
+    cdef cnp.ndarray out_buf = np.zeros(p.n_v + p.n_b + 2 * N)
+    cdef double *ob = <double *>cnp.PyArray_DATA(out_buf)
+    cdef cnp.ndarray work = np.empty(nbytes // 8 + 1)
+    cdef MbdcpStepOutput out
+    out.v_next = ob
+    out.p_b = ob + p.n_v if p.n_b else NULL
+    out.z = ob + p.n_v + p.n_b if N else NULL
+    out.w = ob + p.n_v + p.n_b + N if N else NULL
+    F = np.zeros((N, N)) if return_lcp else None
+    f = np.zeros(N) if return_lcp else None
+    out.F = <double *>cnp.PyArray_DATA(F) if return_lcp and N else NULL
+    out.f = <double *>cnp.PyArray_DATA(f) if return_lcp and N else NULL
+    cdef const double *dp = _data(data)
+    cdef void *wp = cnp.PyArray_DATA(work)
+    cdef MbdcpReturn rc
+    with nogil:
+        if which == 1:
+            rc = mbdcp_relax_p1(&p, dp, &s, &out, &info, wp, nbytes)
+        else:
+            rc = mbdcp_relax_p2(&p, dp, &s, &out, &info, wp, nbytes)
+    _check(rc)
+    a, b = p.n_v, p.n_v + p.n_b
+    return (out_buf[:a], out_buf[a:b], out_buf[b:b + N], out_buf[b + N:], F, f, <int>info.status,
+            info.pivots, info.residual)
+
+
+def fixed_point(cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray D, cnp.ndarray E, cnp.ndarray mu,
+                cnp.ndarray v, double h, cnp.ndarray p_ext, cnp.ndarray psi_n, cnp.ndarray Wb,
+                cnp.ndarray theta, cnp.ndarray dtheta, int algorithm, double tol, int max_iter):
+    """(v_next, p_b, p_n, beta, lam, history, status, iterations, converged, pivots, residual)."""
+    empty = np.zeros(0)
+    cdef MbdcpStepProblem p = _problem(M, Wn, D, E, mu, v, h, p_ext, psi_n, empty, empty, Wb, theta,
+                                       dtheta, np.zeros((M.shape[0], 0)), np.zeros((0, 0)), empty)
+    cdef MbdcpFixedPointSettings s
+    cdef const char *msg = NULL
+    mbdcp_fixed_point_default_settings(&s)
+    s.algorithm = algorithm
+    s.tol = tol
+    s.max_iter = max_iter
+    if mbdcp_fixed_point_check_settings(&s, &msg) != MBDCP_OK:
+        raise ValueError(msg.decode())
+    cdef MbdcpFixedPointInfo info
+    cdef size_t nbytes = mbdcp_relax_workspace_size(&p)
+    cdef cnp.ndarray work = np.empty(nbytes // 8 + 1)
+    cdef cnp.ndarray buf = np.zeros(p.n_v + p.n_b + 2 * p.n_c + p.m + max_iter)
+    cdef double *bp = <double *>cnp.PyArray_DATA(buf)
+    cdef MbdcpFixedPointOutput out
+    cdef Py_ssize_t o_b = p.n_v, o_n = p.n_v + p.n_b, o_d = o_n + p.n_c, o_l = o_d + p.m
+    cdef Py_ssize_t o_h = o_l + p.n_c
+    out.v_next = bp
+    out.p_b = bp + o_b
+    out.p_n = bp + o_n
+    out.beta = bp + o_d
+    out.lam = bp + o_l
+    out.history = bp + o_h
+    cdef void *wp = cnp.PyArray_DATA(work)
+    cdef MbdcpReturn rc
+    with nogil:
+        rc = mbdcp_fixed_point(&p, &s, &out, &info, wp, nbytes)
+    _check(rc)
+    return (buf[:o_b], buf[o_b:o_n], buf[o_n:o_d], buf[o_d:o_l], buf[o_l:o_h],
+            buf[o_h:o_h + info.iterations], <int>info.status, info.iterations, bool(info.converged),
+            info.pivots, info.residual)
+
+
+def sliding_speed(cnp.ndarray D, cnp.ndarray E, cnp.ndarray v):
+    cdef mbdcp_int n_v = D.shape[0], m = D.shape[1], n_c = E.shape[1]
+    lam = np.zeros(n_c)
+    cdef double *lp = <double *>cnp.PyArray_DATA(lam)
+    _check(mbdcp_sliding_speed(n_v, n_c, m, _data(D), _data(E), _data(v), lp if n_c else NULL))
+    return lam
 
 
 # ---- fast validation helpers (the public layer names the argument) -------------------------

@@ -70,3 +70,39 @@ class StepResult(_Result):
     pivots: int
     residual: float
     lcp: Optional[LCPData] = field(default=None)
+
+
+@dataclass(frozen=True, repr=False)
+class RelaxResult(_Result):
+    """Result of one relaxed subproblem (:func:`mbdcp.relax.p1`, :func:`mbdcp.relax.p2`)."""
+
+    success: bool
+    status: Status
+    message: str
+    v_next: np.ndarray
+    p_n: np.ndarray
+    beta: np.ndarray
+    lam: np.ndarray
+    p_b: np.ndarray
+    pivots: int
+    residual: float
+    lcp: Optional[LCPData] = field(default=None)
+
+
+@dataclass(frozen=True, repr=False)
+class FixedPointResult(_Result):
+    """Result of :func:`mbdcp.fixed_point` (Anitescu–Potra algorithms 1, 2, 3)."""
+
+    success: bool
+    status: Status
+    message: str
+    v_next: np.ndarray
+    p_n: np.ndarray
+    beta: np.ndarray
+    lam: np.ndarray
+    p_b: np.ndarray
+    iterations: int
+    converged: bool
+    history: np.ndarray
+    pivots: int
+    algorithm: int

@@ -211,6 +211,59 @@ static void test_step_joint(void)
     free(work);
 }
 
+static void test_relax_block(void)
+{
+    /* A planar particle sliding at 1 (mu = 0.1, h = 0.1, g = 9.81). */
+    double M[4] = {1, 0, 0, 1}, Wn[2] = {0, 1}, D[4] = {1, -1, 0, 0}, E[2] = {1, 1}, mu[1] = {0.1};
+    double v[2] = {1, 0}, p_ext[2] = {0, -0.981}, psi[1] = {0};
+    MbdcpStepProblem p;
+    memset(&p, 0, sizeof p);
+    p.n_v = 2;
+    p.n_c = 1;
+    p.m = 2;
+    p.h = 0.1;
+    p.M = M;
+    p.Wn = Wn;
+    p.D = D;
+    p.E = E;
+    p.mu = mu;
+    p.v = v;
+    p.p_ext = p_ext;
+    p.psi_n = psi;
+    size_t bytes = mbdcp_relax_workspace_size(&p);
+    void *work = malloc(bytes);
+    double v_next[2], z[4], w[4], gamma[1] = {0}, lam[1];
+    MbdcpStepOutput out = {v_next, NULL, z, w, NULL, NULL};
+    MbdcpLemkeSettings s;
+    MbdcpLemkeInfo li;
+    mbdcp_lemke_default_settings(&s);
+    /* P1(0): lifts off at mu times the sliding speed, v_t = (1 - mu g h) / (1 + mu^2) */
+    CHECK(mbdcp_relax_p1(&p, gamma, &s, &out, &li, work, bytes) == MBDCP_OK && li.status == MBDCP_SOLVED);
+    CHECK(near(v_next[0], 0.9019 / 1.01, 1e-12) && near(v_next[1], 0.1 * v_next[0], 1e-12));
+    CHECK(mbdcp_sliding_speed(2, 1, 2, D, E, v_next, lam) == MBDCP_OK && near(lam[0], 0.9019 / 1.01, 1e-12));
+    /* P2(lam): the sliding speed is held, non-penetration exact */
+    CHECK(mbdcp_relax_p2(&p, lam, &s, &out, &li, work, bytes) == MBDCP_OK && near(v_next[1], 0, 1e-14));
+    lam[0] = -1;
+    CHECK(mbdcp_relax_p2(&p, lam, &s, &out, &li, work, bytes) == MBDCP_ERR_SETTING);
+    /* Algorithm 2 converges to the LCP velocity 1 - mu g h */
+    MbdcpFixedPointSettings fs;
+    mbdcp_fixed_point_default_settings(&fs);
+    double p_n[1], beta[2], hist[100];
+    MbdcpFixedPointOutput fo = {v_next, NULL, p_n, beta, lam, hist};
+    MbdcpFixedPointInfo fi;
+    CHECK(mbdcp_fixed_point(&p, &fs, &fo, &fi, work, bytes) == MBDCP_OK);
+    CHECK(fi.status == MBDCP_SOLVED && fi.converged && near(v_next[0], 0.9019, 1e-12) && near(p_n[0], 0.981, 1e-12));
+    fs.max_iter = 1;
+    fs.algorithm = 1;
+    CHECK(mbdcp_fixed_point(&p, &fs, &fo, &fi, work, bytes) == MBDCP_OK && fi.status == MBDCP_MAX_ITERATIONS);
+    fs.algorithm = 7;
+    CHECK(mbdcp_fixed_point(&p, &fs, &fo, &fi, work, bytes) == MBDCP_ERR_SETTING);
+    CHECK(mbdcp_fixed_point(&p, &fs, &fo, &fi, work, bytes - 8) == MBDCP_ERR_SETTING);
+    fs.algorithm = 2;
+    CHECK(mbdcp_fixed_point(&p, &fs, &fo, &fi, work, bytes - 8) == MBDCP_ERR_WORKSPACE);
+    free(work);
+}
+
 int main(void)
 {
     test_lemke_small();
@@ -219,6 +272,7 @@ int main(void)
     test_dense();
     test_step_sphere();
     test_step_joint();
+    test_relax_block();
     printf("%d passed, %d failed\n", n_pass, n_fail);
     return n_fail ? 1 : 0;
 }

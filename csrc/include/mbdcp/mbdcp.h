@@ -7,5 +7,6 @@
 #include "lemke.h"
 #include "assemble.h"
 #include "step.h"
+#include "relax.h"
 
 #endif /* MBDCP_H */

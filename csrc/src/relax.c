@@ -1,0 +1,258 @@
+/* Anitescu-Potra relaxations P1, P2 and the fixed-point algorithms (see relax.h). */
+#include <math.h>
+#include <string.h>
+
+#include "mbdcp/dense.h"
+#include "mbdcp/relax.h"
+
+MbdcpReturn mbdcp_fixed_point_default_settings(MbdcpFixedPointSettings *s)
+{
+    if (!s) return MBDCP_ERR_NULL;
+    s->algorithm = 2;
+    s->tol = 1e-10;
+    s->max_iter = 100;
+    return mbdcp_lemke_default_settings(&s->lemke);
+}
+
+MbdcpReturn mbdcp_fixed_point_check_settings(const MbdcpFixedPointSettings *s, const char **message)
+{
+    const char *msg = NULL;
+    if (!s) return MBDCP_ERR_NULL;
+    if (s->algorithm < 1 || s->algorithm > 3)
+        msg = "algorithm must be 1, 2 or 3";
+    else if (!(s->tol > 0.0) || !isfinite(s->tol))
+        msg = "tol must be positive and finite";
+    else if (s->max_iter < 1)
+        msg = "max_iter must be at least 1";
+    else
+        mbdcp_lemke_check_settings(&s->lemke, &msg); /* leaves msg NULL when valid */
+    if (message) *message = msg;
+    return msg ? MBDCP_ERR_SETTING : MBDCP_OK;
+}
+
+MbdcpReturn mbdcp_sliding_speed(mbdcp_int n_v, mbdcp_int n_c, mbdcp_int m, const mbdcp_float *D,
+                                const mbdcp_float *E, const mbdcp_float *v, mbdcp_float *lam)
+{
+    if (n_v < 0 || n_c < 0 || m < 0) return MBDCP_ERR_DIMENSION;
+    if ((n_c && !lam) || (m && (!D || !E || !v))) return MBDCP_ERR_NULL;
+    for (mbdcp_int c = 0; c < n_c; ++c) lam[c] = 0.0;
+    for (mbdcp_int k = 0; k < m; ++k) {
+        mbdcp_int c = 0;
+        while (c < n_c && E[(size_t)k * n_c + c] != 1.0) ++c;
+        if (c == n_c) return MBDCP_ERR_DIMENSION; /* a direction without a contact */
+        mbdcp_float s = 0.0;
+        for (mbdcp_int i = 0; i < n_v; ++i) s -= D[(size_t)i * m + k] * v[i];
+        lam[c] = fmax(lam[c], s);
+    }
+    return MBDCP_OK;
+}
+
+static mbdcp_int size_p1(const MbdcpStepProblem *p)
+{
+    return 2 * p->n_c + p->m;
+}
+
+/* reduction | F (N1^2) | f | z | w | Lemke(N1) | x (n_w) | vectors: lam, gamma, v_prev (n_c, n_c, n_v) */
+size_t mbdcp_relax_workspace_size(const MbdcpStepProblem *p)
+{
+    if (!p) return 0;
+    const size_t N = (size_t)size_p1(p), nw = (size_t)(p->n_c + p->m);
+    return mbdcp_reduce_workspace_size(p->n_v, (mbdcp_int)nw, p->n_b) +
+           (N * N + 3 * N + nw + 2 * (size_t)p->n_c + (size_t)p->n_v) * sizeof(mbdcp_float) +
+           mbdcp_lemke_workspace_size((mbdcp_int)N);
+}
+
+typedef struct {
+    MbdcpReduced red;
+    mbdcp_float *F, *f, *z, *w, *lam, *gamma, *v_prev;
+    void *lemke_work;
+    size_t lemke_bytes;
+} Work;
+
+static MbdcpReturn setup(const MbdcpStepProblem *p, void *work, size_t work_bytes, Work *W)
+{
+    MbdcpReturn rc = mbdcp_step_problem_check(p);
+    if (rc != MBDCP_OK) return rc;
+    if (p->m_j || p->n_j) return MBDCP_ERR_DIMENSION;
+    if (!work) return MBDCP_ERR_NULL;
+    if (work_bytes < mbdcp_relax_workspace_size(p)) return MBDCP_ERR_WORKSPACE;
+    const size_t N = (size_t)size_p1(p), red_bytes = mbdcp_reduce_workspace_size(p->n_v, p->n_c + p->m, p->n_b);
+    rc = mbdcp_reduce(p, &W->red, work, red_bytes);
+    if (rc != MBDCP_OK) return rc;
+    W->F = (mbdcp_float *)((char *)work + red_bytes);
+    W->f = W->F + N * N;
+    W->z = W->f + N;
+    W->w = W->z + N;
+    W->lam = W->w + N;
+    W->gamma = W->lam + p->n_c;
+    W->v_prev = W->gamma + p->n_c;
+    W->lemke_work = W->v_prev + p->n_v;
+    W->lemke_bytes = mbdcp_lemke_workspace_size((mbdcp_int)N);
+    return MBDCP_OK;
+}
+
+/* Normal and friction rows shared by P1 and P2: f = (g_n + psi_n/h + dpsi_n, g_d + dpsi_f). */
+static void base_rhs(const MbdcpStepProblem *p, const MbdcpReduced *red, mbdcp_float *f)
+{
+    memcpy(f, red->g, (size_t)(p->n_c + p->m) * sizeof(mbdcp_float));
+    for (mbdcp_int c = 0; c < p->n_c; ++c) {
+        if (p->psi_n) f[c] += p->psi_n[c] / p->h;
+        if (p->dpsi_n) f[c] += p->dpsi_n[c];
+    }
+    if (p->dpsi_f)
+        for (mbdcp_int k = 0; k < p->m; ++k) f[p->n_c + k] += p->dpsi_f[k];
+}
+
+static void copy_block(mbdcp_int nw, const mbdcp_float *G, mbdcp_int N, mbdcp_float *F)
+{
+    memset(F, 0, (size_t)N * N * sizeof(mbdcp_float));
+    for (mbdcp_int a = 0; a < nw; ++a) memcpy(F + (size_t)a * N, G + (size_t)a * nw, (size_t)nw * sizeof(mbdcp_float));
+}
+
+static void assemble_p1(const MbdcpStepProblem *p, const MbdcpReduced *red, const mbdcp_float *gamma,
+                        mbdcp_float *F, mbdcp_float *f)
+{
+    const mbdcp_int nc = p->n_c, m = p->m, nw = nc + m, N = size_p1(p);
+    copy_block(nw, red->G, N, F);
+    for (mbdcp_int k = 0; k < m; ++k)
+        for (mbdcp_int c = 0; c < nc; ++c) {
+            const mbdcp_float e = p->E[(size_t)k * nc + c];
+            F[(size_t)(nc + k) * N + nw + c] = e;
+            F[(size_t)(nw + c) * N + nc + k] = -e;
+        }
+    for (mbdcp_int c = 0; c < nc; ++c) {
+        F[(size_t)c * N + nw + c] = -p->mu[c];
+        F[(size_t)(nw + c) * N + c] = p->mu[c];
+    }
+    base_rhs(p, red, f);
+    for (mbdcp_int c = 0; c < nc; ++c) {
+        if (gamma) f[c] += gamma[c];
+        f[nw + c] = 0.0;
+    }
+}
+
+static void assemble_p2(const MbdcpStepProblem *p, const MbdcpReduced *red, const mbdcp_float *lam,
+                        mbdcp_float *F, mbdcp_float *f)
+{
+    const mbdcp_int nc = p->n_c, m = p->m, nw = nc + m;
+    copy_block(nw, red->G, nw, F);
+    base_rhs(p, red, f);
+    for (mbdcp_int k = 0; k < m; ++k)
+        for (mbdcp_int c = 0; c < nc; ++c) f[nc + k] += p->E[(size_t)k * nc + c] * lam[c];
+}
+
+/* Assemble (P1 when which == 1, else P2), solve with Lemke, recover v_next and p_b. */
+static MbdcpReturn solve_sub(const MbdcpStepProblem *p, Work *W, int which, const mbdcp_float *data,
+                             const MbdcpLemkeSettings *s, mbdcp_float *v_next, mbdcp_float *p_b,
+                             MbdcpLemkeInfo *info)
+{
+    const mbdcp_int N = which == 1 ? size_p1(p) : p->n_c + p->m;
+    if (which == 1)
+        assemble_p1(p, &W->red, data, W->F, W->f);
+    else
+        assemble_p2(p, &W->red, data, W->F, W->f);
+    MbdcpReturn rc = mbdcp_lemke_solve(N, W->F, W->f, s, W->z, W->w, NULL, 0, info, W->lemke_work, W->lemke_bytes);
+    if (rc != MBDCP_OK) return rc;
+    return mbdcp_reduced_recover(&W->red, W->z, v_next, p_b);
+}
+
+static MbdcpReturn relax_one(const MbdcpStepProblem *p, int which, const mbdcp_float *data,
+                             const MbdcpLemkeSettings *s, MbdcpStepOutput *out, MbdcpLemkeInfo *info,
+                             void *work, size_t work_bytes)
+{
+    if (!s || !out || !info || !out->v_next || (p && p->n_b > 0 && !out->p_b)) return MBDCP_ERR_NULL;
+    MbdcpReturn rc = mbdcp_lemke_check_settings(s, NULL);
+    if (rc != MBDCP_OK) return rc;
+    Work W;
+    rc = setup(p, work, work_bytes, &W);
+    if (rc != MBDCP_OK) return rc;
+    if (p->n_c && !data) return MBDCP_ERR_NULL;
+    if (!mbdcp_all_finite((size_t)p->n_c, data)) return MBDCP_ERR_NONFINITE;
+    rc = solve_sub(p, &W, which, data, s, out->v_next, out->p_b, info);
+    if (rc != MBDCP_OK) return rc;
+    const size_t N = (size_t)(which == 1 ? size_p1(p) : p->n_c + p->m);
+    if (out->z) memcpy(out->z, W.z, N * sizeof(mbdcp_float));
+    if (out->w) memcpy(out->w, W.w, N * sizeof(mbdcp_float));
+    if (out->F) memcpy(out->F, W.F, N * N * sizeof(mbdcp_float));
+    if (out->f) memcpy(out->f, W.f, N * sizeof(mbdcp_float));
+    return MBDCP_OK;
+}
+
+MbdcpReturn mbdcp_relax_p1(const MbdcpStepProblem *p, const mbdcp_float *gamma, const MbdcpLemkeSettings *s,
+                           MbdcpStepOutput *out, MbdcpLemkeInfo *info, void *work, size_t work_bytes)
+{
+    return relax_one(p, 1, gamma, s, out, info, work, work_bytes);
+}
+
+MbdcpReturn mbdcp_relax_p2(const MbdcpStepProblem *p, const mbdcp_float *lam, const MbdcpLemkeSettings *s,
+                           MbdcpStepOutput *out, MbdcpLemkeInfo *info, void *work, size_t work_bytes)
+{
+    if (p && lam)
+        for (mbdcp_int c = 0; c < p->n_c; ++c)
+            if (lam[c] < 0.0) return MBDCP_ERR_SETTING; /* sliding speeds are nonnegative */
+    return relax_one(p, 2, lam, s, out, info, work, work_bytes);
+}
+
+MbdcpReturn mbdcp_fixed_point(const MbdcpStepProblem *p, const MbdcpFixedPointSettings *s,
+                              MbdcpFixedPointOutput *out, MbdcpFixedPointInfo *info, void *work,
+                              size_t work_bytes)
+{
+    if (!s || !out || !info || !out->v_next) return MBDCP_ERR_NULL;
+    MbdcpReturn rc = mbdcp_fixed_point_check_settings(s, NULL);
+    if (rc != MBDCP_OK) return rc;
+    Work W;
+    rc = setup(p, work, work_bytes, &W);
+    if (rc != MBDCP_OK) return rc;
+    const mbdcp_int nv = p->n_v, nc = p->n_c, m = p->m;
+    if ((p->n_b && !out->p_b) || (nc && (!out->p_n || !out->lam)) || (m && !out->beta)) return MBDCP_ERR_NULL;
+
+    info->status = MBDCP_MAX_ITERATIONS;
+    info->iterations = 0;
+    info->converged = 0;
+    info->pivots = 0;
+    info->residual = 0.0;
+    memset(W.gamma, 0, (size_t)nc * sizeof(mbdcp_float));
+    memcpy(W.v_prev, p->v, (size_t)nv * sizeof(mbdcp_float));
+    MbdcpLemkeInfo li;
+    for (mbdcp_int it = 0; it < s->max_iter; ++it) {
+        rc = solve_sub(p, &W, 1, W.gamma, &s->lemke, out->v_next, out->p_b, &li);
+        if (rc != MBDCP_OK) return rc;
+        info->pivots += li.pivots;
+        info->residual = li.residual;
+        if (li.status != MBDCP_SOLVED) {
+            info->status = li.status;
+            break;
+        }
+        mbdcp_sliding_speed(nv, nc, m, p->D, p->E, out->v_next, W.lam);
+        if (s->algorithm >= 2) {
+            rc = solve_sub(p, &W, 2, W.lam, &s->lemke, out->v_next, out->p_b, &li);
+            if (rc != MBDCP_OK) return rc;
+            info->pivots += li.pivots;
+            info->residual = li.residual;
+            if (li.status != MBDCP_SOLVED) {
+                info->status = li.status;
+                break;
+            }
+            mbdcp_sliding_speed(nv, nc, m, p->D, p->E, out->v_next, W.lam);
+        }
+        for (mbdcp_int c = 0; c < nc; ++c) W.gamma[c] = p->mu[c] * W.lam[c];
+        mbdcp_float change = 0.0;
+        for (mbdcp_int i = 0; i < nv; ++i) {
+            change = fmax(change, fabs(out->v_next[i] - W.v_prev[i]));
+            W.v_prev[i] = out->v_next[i];
+        }
+        if (out->history) out->history[it] = change;
+        info->iterations = it + 1;
+        /* Algorithm 3 is one pass by definition; 1 and 2 compare two iterates (v_0 is the old v). */
+        const mbdcp_float scale = fmax(1.0, mbdcp_norm_inf((size_t)nv, out->v_next));
+        if (s->algorithm == 3 || (it > 0 && change <= s->tol * scale)) {
+            info->converged = 1;
+            info->status = MBDCP_SOLVED;
+            break;
+        }
+    }
+    if (nc) memcpy(out->p_n, W.z, (size_t)nc * sizeof(mbdcp_float));
+    if (m) memcpy(out->beta, W.z + nc, (size_t)m * sizeof(mbdcp_float));
+    if (nc) memcpy(out->lam, W.lam, (size_t)nc * sizeof(mbdcp_float));
+    return MBDCP_OK;
+}

@@ -1,0 +1,168 @@
+r"""Anitescu–Potra fixed-point relaxations of the time-stepping LCP (DESIGN.md section 3).
+
+The Stewart–Trinkle LCP of :func:`mbdcp.step` is not monotone: its solution set can be
+non-convex and interior-point or convex methods do not apply. Anitescu and Potra relax it
+into two convex problems and iterate (seed 001):
+
+**P1(Γ)** — the normal row gets :math:`-U\lambda + \Gamma`:
+
+.. math::
+    0 \le p_n &\perp W_n^T v^{l+1} + \Psi_n/h - U\lambda + \Gamma \ge 0 \\
+    0 \le \beta &\perp D^T v^{l+1} + E\lambda \ge 0 \\
+    0 \le \lambda &\perp U p_n - E^T\beta \ge 0
+
+with :math:`M v^{l+1} - W_b p_b - W_n p_n - D\beta = M v^l + p_{ext}` (and the joints). The
+coupling of :math:`(p_n, \beta)` with :math:`\lambda` is skew-symmetric, so P1 is a monotone
+(convex) LCP; a solution with :math:`\Gamma = U\lambda` solves the original problem.
+
+**P2(λ)** — the friction cone dropped, the sliding speeds :math:`\lambda` fixed:
+
+.. math::
+    0 \le p_n \perp W_n^T v^{l+1} + \Psi_n/h \ge 0, \qquad
+    0 \le \beta \perp D^T v^{l+1} + E\lambda \ge 0,
+
+a convex QP (symmetric positive semidefinite LCP). Its velocity is the original one when
+:math:`\lambda` is the original's; it dissipates energy and satisfies non-penetration exactly.
+
+**Λ(v)**: :math:`\lambda_j = \max_i (-d_i^T v)` over contact j's directions (the smallest
+sliding-speed multiplier compatible with v).
+
+Both subproblems are solved by Lemke's method (both are copositive-plus, so ray termination
+proves infeasibility); the Cholesky factor and :math:`W^T A W` are computed once per call.
+"""
+import numpy as np
+
+from mbdcp import _core
+from mbdcp import _validate as val
+from mbdcp.results import FixedPointResult, LCPData, RelaxResult
+from mbdcp.status import Status
+from mbdcp.step import _call_core, _step_data
+
+__all__ = ["p1", "p2", "sliding_speed", "fixed_point"]
+
+_STATUS = tuple(Status)
+
+
+def _data(M, Wn, D, E, U, v, h, p_ext, psi_n, Wb, theta, dtheta):
+    d = _step_data(M, Wn, D, E, U, v, h, p_ext, psi_n, None, None, Wb, theta, dtheta, None, None, None)
+    return d[:9] + d[11:14]  # drop dpsi_n, dpsi_f and the joint-friction data
+
+
+def _relaxed(which, M, Wn, D, E, U, v, h, data, name, p_ext, psi_n, Wb, theta, dtheta, return_lcp):
+    args = _data(M, Wn, D, E, U, v, h, p_ext, psi_n, Wb, theta, dtheta)
+    n_c, m = args[1].shape[1], args[2].shape[1]
+    data = val.vector(name, data, n_c, symbol="n_c")
+    if which == 2 and n_c and data.min() < 0:
+        raise ValueError("lam must be nonnegative (sliding speeds)")
+    v_next, p_b, z, w, F, f, status, pivots, residual = _call_core(
+        _core.relax, which, *args, data, bool(return_lcp))
+    status = _STATUS[status]
+    lam = z[n_c + m:] if which == 1 else data.copy()
+    return RelaxResult(
+        success=status == Status.SOLVED, status=status, message=status.message, v_next=v_next,
+        p_n=z[:n_c], beta=z[n_c:n_c + m], lam=lam, p_b=p_b, pivots=int(pivots), residual=float(residual),
+        lcp=LCPData(F=F, f=f, z=z, w=w) if return_lcp else None,
+    )
+
+
+def p1(M, Wn, D, E, U, v, h, gamma, *, p_ext=None, psi_n=None, Wb=None, theta=None, dtheta=None,
+       return_lcp=False):
+    r"""Solve the first relaxation P1(Γ) (monotone mixed LCP in :math:`p_n, \beta, \lambda`).
+
+    Arguments as in :func:`mbdcp.step`; ``gamma`` (n_c,) is Γ. The result has ``lam``, the
+    P1 multipliers :math:`\lambda`. With ``gamma = U @ lam`` of a solution of the original
+    LCP, P1 reproduces that solution's velocity.
+
+    >>> import numpy as np, mbdcp
+    >>> M, Wn = np.eye(2), [[0.0], [1.0]]
+    >>> D, E = [[1.0, -1.0], [0.0, 0.0]], [[1.0], [1.0]]
+    >>> res = mbdcp.relax.p1(M, Wn, D, E, [0.1], [1.0, 0.0], 0.1, [0.0], p_ext=[0, -0.981])
+    >>> bool(res.success), res.v_next.round(6).tolist()   # lifts off at mu times the sliding speed
+    (True, [0.89297, 0.089297])
+    """
+    return _relaxed(1, M, Wn, D, E, U, v, h, gamma, "gamma", p_ext, psi_n, Wb, theta, dtheta, return_lcp)
+
+
+def p2(M, Wn, D, E, U, v, h, lam, *, p_ext=None, psi_n=None, Wb=None, theta=None, dtheta=None,
+       return_lcp=False):
+    r"""Solve the second relaxation P2(λ) (convex QP in :math:`p_n, \beta`; λ fixed).
+
+    Arguments as in :func:`mbdcp.step` (U is validated but unused: P2 has no cone row);
+    ``lam`` (n_c,) ≥ 0 are the sliding speeds. ``res.lam`` echoes them.
+
+    >>> import numpy as np, mbdcp
+    >>> M, Wn = np.eye(2), [[0.0], [1.0]]
+    >>> D, E = [[1.0, -1.0], [0.0, 0.0]], [[1.0], [1.0]]
+    >>> res = mbdcp.relax.p2(M, Wn, D, E, [0.1], [1.0, 0.0], 0.1, [0.9], p_ext=[0, -0.981])
+    >>> res.v_next.round(6).tolist()                        # sliding speed fixed at 0.9
+    [0.9, 0.0]
+    """
+    return _relaxed(2, M, Wn, D, E, U, v, h, lam, "lam", p_ext, psi_n, Wb, theta, dtheta, return_lcp)
+
+
+def sliding_speed(D, E, v):
+    r"""Λ(v): :math:`\lambda_j = \max(0, \max_i -d_i^T v)` over contact j's directions.
+
+    >>> import mbdcp
+    >>> mbdcp.relax.sliding_speed([[1.0, -1.0], [0.0, 0.0]], [[1.0], [1.0]], [-0.5, 2.0]).tolist()
+    [0.5]
+    """
+    D = val.as_array("D", D, 2)
+    n_v, m = D.shape
+    E = val.grouping("E", E, m, None, ("m", "n_c"))
+    v = val.vector("v", v, n_v, symbol="n_v")
+    return _core.sliding_speed(D, E, v)
+
+
+def fixed_point(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, Wb=None, theta=None, dtheta=None,
+                algorithm=2, tol=1e-10, max_iter=100):
+    r"""One time step by the Anitescu–Potra fixed-point algorithms.
+
+    - **Algorithm 1**: Γ = 0; repeat :math:`v = P_1(\Gamma)`, :math:`\lambda = \Lambda(v)`,
+      :math:`\Gamma = U\lambda`.
+    - **Algorithm 2**: Γ = 0; repeat :math:`v = P_1(\Gamma)`, :math:`\lambda = \Lambda(v)`,
+      :math:`v = P_2(\lambda)`, :math:`\lambda = \Lambda(v)`, :math:`\Gamma = U\lambda`.
+      Stopped early it still gives a velocity that satisfies non-penetration exactly and
+      dissipates energy (the friction force may leave the cone).
+    - **Algorithm 3**: algorithm 2 for exactly one iteration: exact when no contact slides,
+      and :math:`\|v - v^3\| \le L\|U\lambda\|` in general (a cheap, good approximation for small
+      friction or small sliding speeds).
+
+    Algorithms 1 and 2 converge linearly to the unique velocity of the original LCP when
+    :math:`\|U\|` is small enough and the configuration is regular (Mangasarian–Fromovitz:
+    it can be disassembled); for larger μ they may not converge, which is reported as status
+    ``MAX_ITERATIONS`` with ``converged == False``, not as an exception.
+
+    Parameters are those of :func:`mbdcp.step` (without moving surfaces and joint friction),
+    plus ``algorithm`` (1, 2, 3), ``tol`` (stop when
+    :math:`\|v_k - v_{k-1}\|_\infty \le tol \cdot \max(1, \|v_k\|_\infty)`) and ``max_iter``.
+
+    Returns
+    -------
+    FixedPointResult
+        ``v_next``, ``p_n``, ``beta`` (of the last subproblem: P1 for algorithm 1, P2 for 2 and
+        3), ``lam`` = Λ(v_next), ``p_b``, ``iterations``, ``converged``, ``history``
+        (:math:`\|v_k - v_{k-1}\|_\infty` per iteration, :math:`v_0` = the given v), ``status``.
+
+    Examples
+    --------
+    >>> import numpy as np, mbdcp
+    >>> M, Wn = np.eye(2), [[0.0], [1.0]]
+    >>> D, E = [[1.0, -1.0], [0.0, 0.0]], [[1.0], [1.0]]
+    >>> res = mbdcp.fixed_point(M, Wn, D, E, [0.1], [1.0, 0.0], 0.1, p_ext=[0, -0.981])
+    >>> bool(res.converged), res.v_next.round(6).tolist()   # mbdcp.step gives 1 - mu g h
+    (True, [0.9019, 0.0])
+    """
+    args = _data(M, Wn, D, E, U, v, h, p_ext, psi_n, Wb, theta, dtheta)
+    if algorithm not in (1, 2, 3) or isinstance(algorithm, bool):
+        raise ValueError(f"algorithm must be 1, 2 or 3, got {algorithm!r}")
+    tol = val.positive_scalar("tol", tol)
+    max_iter = val.positive_int("max_iter", max_iter, allow_none=False)
+    (v_next, p_b, p_n, beta, lam, history, status, iterations, converged, pivots, _) = _call_core(
+        _core.fixed_point, *args, int(algorithm), tol, max_iter)
+    status = _STATUS[status]
+    return FixedPointResult(
+        success=status == Status.SOLVED, status=status, message=status.message, v_next=v_next, p_n=p_n,
+        beta=beta, lam=lam, p_b=p_b, iterations=int(iterations), converged=bool(converged),
+        history=history, pivots=int(pivots), algorithm=int(algorithm),
+    )

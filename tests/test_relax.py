@@ -1,0 +1,243 @@
+"""Anitescu–Potra relaxations: subproblems by definition, agreement with the LCP, convergence."""
+import numpy as np
+import pytest
+
+import mbdcp
+from mbdcp import Status
+from mbdcp.testing import random_scene
+
+G = 9.81
+
+
+def box_on_floor(mu, v=(0, 0, 0, 0, 0, 0), push=(0.0, 0.0), h=0.01, n_d=4):
+    """A unit cube (m = 1, J = diag(1, 2, 3) as in seed 002) resting on four corners."""
+    M = np.diag([1.0, 1.0, 1.0, 1.0, 2.0, 3.0])
+    corners = [np.array([sx, sy, -0.5]) for sx in (-0.5, 0.5) for sy in (-0.5, 0.5)]
+    n = np.array([0.0, 0.0, 1.0])
+    dirs = mbdcp.friction_basis(n, n_d)
+    Wn = np.array([np.r_[n, np.cross(r, n)] for r in corners]).T
+    D = np.array([np.r_[d, np.cross(r, d)] for r in corners for d in dirs.T]).T
+    E = np.kron(np.eye(4), np.ones((n_d, 1)))
+    p_ext = np.array([push[0] * h, push[1] * h, -G * h, 0, 0, 0])
+    return (M, Wn, D, E, np.full(4, mu), np.asarray(v, float), h), dict(p_ext=p_ext, psi_n=np.zeros(4))
+
+
+def sliding_block(mu, speed=1.0, h=0.01):
+    """A planar particle sliding on the floor: v = (x', y')."""
+    M, Wn = np.eye(2), np.array([[0.0], [1.0]])
+    D, E = np.array([[1.0, -1.0], [0.0, 0.0]]), np.ones((2, 1))
+    return (M, Wn, D, E, [mu], np.array([speed, 0.0]), h), dict(p_ext=[0.0, -G * h], psi_n=[0.0])
+
+
+def check_p1(res, M, Wn, D, E, mu, v, h, gamma, p_ext, psi_n, tol=1e-9):
+    mu = np.asarray(mu, float)
+    vn = res.v_next
+    np.testing.assert_allclose(M @ vn - Wn @ res.p_n - D @ res.beta, M @ v + p_ext, atol=tol)
+    for a, b in [(res.p_n, Wn.T @ vn + psi_n / h - mu * res.lam + gamma),
+                 (res.beta, D.T @ vn + E @ res.lam), (res.lam, mu * res.p_n - E.T @ res.beta)]:
+        assert a.min() >= -tol and b.min() >= -tol and np.abs(a * b).max() <= tol
+
+
+def check_p2(res, M, Wn, D, E, v, h, lam, p_ext, psi_n, tol=1e-9):
+    vn = res.v_next
+    np.testing.assert_allclose(M @ vn - Wn @ res.p_n - D @ res.beta, M @ v + p_ext, atol=tol)
+    for a, b in [(res.p_n, Wn.T @ vn + psi_n / h), (res.beta, D.T @ vn + E @ lam)]:
+        assert a.min() >= -tol and b.min() >= -tol and np.abs(a * b).max() <= tol
+
+
+@pytest.mark.parametrize("seed", range(15))
+def test_p1_and_p2_solve_their_problems(seed):
+    s = random_scene(3, 6, seed)
+    gamma = np.random.default_rng(seed).uniform(0, 1, 6)
+    r1 = mbdcp.relax.p1(*s.args(), gamma, **s.kwargs())
+    assert r1.success
+    check_p1(r1, s.M, s.Wn, s.D, s.E, s.U, s.v, s.h, gamma, s.p_ext, s.psi_n)
+    lam = mbdcp.relax.sliding_speed(s.D, s.E, r1.v_next)
+    r2 = mbdcp.relax.p2(*s.args(), lam, **s.kwargs())
+    assert r2.success
+    check_p2(r2, s.M, s.Wn, s.D, s.E, s.v, s.h, lam, s.p_ext, s.psi_n)
+    np.testing.assert_array_equal(r2.lam, lam)
+
+
+@pytest.mark.parametrize("seed", range(15))
+def test_p1_p2_at_lcp_solution_reproduce_velocity(seed):
+    s = random_scene(3, 6, 100 + seed)
+    ref = mbdcp.step(*s.args(), **s.kwargs())
+    assert ref.success
+    r1 = mbdcp.relax.p1(*s.args(), s.U * ref.sigma, **s.kwargs())
+    r2 = mbdcp.relax.p2(*s.args(), ref.sigma, **s.kwargs())
+    scale = max(1.0, np.abs(ref.v_next).max())
+    np.testing.assert_allclose(r1.v_next, ref.v_next, atol=1e-8 * scale)
+    np.testing.assert_allclose(r2.v_next, ref.v_next, atol=1e-8 * scale)
+
+
+def test_p1_is_monotone_skew_coupling():
+    args, kw = box_on_floor(0.3)
+    res = mbdcp.relax.p1(*args, np.zeros(4), **kw, return_lcp=True)
+    F = res.lcp.F
+    nw = 4 + 16
+    np.testing.assert_allclose(F[:nw, nw:], -F[nw:, :nw].T)  # skew-symmetric coupling
+    sym = 0.5 * (F + F.T)
+    assert np.linalg.eigvalsh(sym).min() >= -1e-12          # F + F^T is PSD: monotone
+
+
+def test_sliding_speed_definition():
+    D = np.array([[1.0, -1.0, 0.0], [0.0, 0.0, 1.0]])
+    E = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+    np.testing.assert_allclose(mbdcp.relax.sliding_speed(D, E, [2.0, -3.0]), [2.0, 3.0])
+    np.testing.assert_allclose(mbdcp.relax.sliding_speed(D, E, [0.0, 3.0]), [0.0, 0.0])
+
+
+@pytest.mark.parametrize("algorithm", [1, 2])
+@pytest.mark.parametrize("case", ["box_push", "block"] + [f"scene{k}" for k in range(12)])
+def test_small_mu_converges_to_step(algorithm, case):
+    # Regular configurations with a unique velocity: independent contact normals.
+    if case == "box_push":
+        args, kw = box_on_floor(0.05, push=(3.0, 0.0))   # four corners, but sliding straight
+    elif case == "block":
+        args, kw = sliding_block(0.05)
+    else:
+        rng = np.random.default_rng(int(case[5:]))
+        while True:
+            s = random_scene(3, 4, rng, mu=(0.0, 0.1))
+            if np.linalg.matrix_rank(s.Wn) == s.Wn.shape[1]:
+                break
+        args, kw = s.args(), s.kwargs()
+    ref = mbdcp.step(*args, **kw)
+    res = mbdcp.fixed_point(*args, **kw, algorithm=algorithm, tol=1e-12, max_iter=200)
+    assert res.converged and res.success and res.status == Status.SOLVED
+    np.testing.assert_allclose(res.v_next, ref.v_next, atol=1e-8 * max(1, np.abs(ref.v_next).max()))
+    assert len(res.history) == res.iterations
+
+
+def test_limit_solves_the_original_lcp_when_velocity_is_not_unique():
+    # Four coplanar corners are statically indeterminate: the normal impulses can be
+    # redistributed, and with friction mu p_n per contact the velocity of a sliding, spinning
+    # box is then not unique. Algorithm 1's limit is still a solution of the original LCP.
+    args, kw = box_on_floor(0.05, v=(2.0, 1.0, 0, 0, 0, 1.0))
+    M, Wn, D, E, U, v, h = args
+    res = mbdcp.fixed_point(*args, **kw, algorithm=1, tol=1e-13, max_iter=300)
+    assert res.converged
+    assert _mixed_lcp_ok(M, Wn, D, E, U, v, h, kw["p_ext"], res.p_n, res.beta, res.lam, res.v_next, tol=1e-10)
+    ref = mbdcp.step(*args, **kw)
+    assert _mixed_lcp_ok(M, Wn, D, E, U, v, h, kw["p_ext"], ref.p_n, ref.beta, ref.sigma, ref.v_next, tol=1e-10)
+    assert np.abs(res.v_next - ref.v_next).max() > 1e-4  # two different velocities, both solutions
+
+
+@pytest.mark.parametrize("algorithm", [1, 2])
+def test_linear_convergence_rate(algorithm):
+    args, kw = box_on_floor(0.1, v=(1.0, 0.5, 0, 0, 0, 0.3))
+    res = mbdcp.fixed_point(*args, **kw, algorithm=algorithm, tol=1e-14, max_iter=200)
+    hist = res.history[1:]
+    hist = hist[hist > 1e-13]
+    assert len(hist) >= 3
+    rates = hist[1:] / hist[:-1]
+    assert np.all(rates < 1.0)                     # geometric decrease
+    rate = np.exp(np.polyfit(np.arange(len(hist)), np.log(hist), 1)[0])
+    assert rate < 0.5                              # and fast for mu = 0.1
+
+
+def test_algorithm_3_exact_when_nothing_slides():
+    args, kw = box_on_floor(0.5, push=(1.0, 0.5))  # a small push: the box sticks
+    ref = mbdcp.step(*args, **kw)
+    res = mbdcp.fixed_point(*args, **kw, algorithm=3)
+    assert res.iterations == 1 and res.success
+    np.testing.assert_allclose(res.v_next, ref.v_next, atol=1e-12)
+    np.testing.assert_allclose(res.v_next, 0.0, atol=1e-12)
+
+
+def test_algorithm_3_error_shrinks_with_mu():
+    mus = np.array([0.4, 0.2, 0.1, 0.05, 0.025])
+    errors = []
+    for mu in mus:
+        args, kw = box_on_floor(mu, v=(1.0, 0.5, 0, 0, 0, 0.3))
+        ref = mbdcp.step(*args, **kw).v_next
+        errors.append(np.abs(mbdcp.fixed_point(*args, **kw, algorithm=3).v_next - ref).max())
+    errors = np.array(errors)
+    slope = np.polyfit(np.log(mus), np.log(errors), 1)[0]
+    assert np.all(np.diff(errors) < 0)
+    assert slope >= 0.95                          # ||v - v3|| <= L ||U lam||: at least linear in mu
+    assert np.all(errors <= 1.0 * mus)            # with a modest constant here
+
+
+def test_non_convergence_is_a_status():
+    # A sliding, spinning box with mu = 2 needs about 70 iterations; stopped at 5 it says so.
+    args, kw = box_on_floor(2.0, v=(2.0, 1.0, 0, 0, 0, 1.0))
+    res = mbdcp.fixed_point(*args, **kw, algorithm=1, max_iter=5, tol=1e-14)
+    assert not res.converged and res.iterations == 5 and len(res.history) == 5
+    assert res.status == Status.MAX_ITERATIONS and not res.success
+    assert np.all(np.isfinite(res.v_next))
+
+
+def _mixed_lcp_ok(M, Wn, D, E, mu, v, h, p_ext, p_n, beta, lam, vn, tol=1e-12):
+    if np.abs(M @ vn - Wn @ p_n - D @ beta - M @ v - p_ext).max() > tol:
+        return False
+    for a, b in [(p_n, Wn.T @ vn), (beta, D.T @ vn + E @ lam), (lam, mu * p_n - E.T @ beta)]:
+        if a.min() < -tol or b.min() < -tol or np.abs(a * b).max() > tol:
+            return False
+    return True
+
+
+def test_nonconvex_solution_set():
+    """Seed 001's example: a body at rest on two contacts, two solutions with v = 0.
+
+    The seed lists (p_n = mhg/2 each, beta = 0, lam = 1) as a solution, but with v = 0 and
+    beta = 0 the row 0 <= lam _|_ mu p_n - E^T beta forces lam = 0 wherever p_n > 0 (a
+    transcription slip). A consistent pair with the same point, lam > 0 where p_n = 0:
+      A: p_n = (mhg, 0), beta = 0, lam = (0, 1);
+      B: p_n = (0, mhg), beta = 0, lam = (1, 0).
+    Both have v = 0; their average has lam > 0 where mu p_n - E^T beta > 0."""
+    m, h, mu = 1.0, 0.01, 0.3
+    M, Wn = m * np.eye(2), np.array([[0.0, 0.0], [1.0, 1.0]])   # two coincident floor contacts
+    D = np.array([[1.0, -1.0, 1.0, -1.0], [0.0, 0.0, 0.0, 0.0]])
+    E = np.kron(np.eye(2), np.ones((2, 1)))
+    v, p_ext = np.zeros(2), np.array([0.0, -m * G * h])
+    U = np.array([mu, mu])
+    mhg = m * G * h
+    A = (np.array([mhg, 0.0]), np.zeros(4), np.array([0.0, 1.0]))
+    B = (np.array([0.0, mhg]), np.zeros(4), np.array([1.0, 0.0]))
+    avg = tuple(0.5 * (a + b) for a, b in zip(A, B))
+    for sol in (A, B):
+        assert _mixed_lcp_ok(M, Wn, D, E, U, v, h, p_ext, *sol, np.zeros(2))
+    assert not _mixed_lcp_ok(M, Wn, D, E, U, v, h, p_ext, *avg, np.zeros(2))
+    # The seed's squeezing solution: friction at the cone's edge pushing in opposite directions.
+    C = (np.array([mhg, mhg]) / 2, np.array([0.0, mu * mhg / 2, mu * mhg / 2, 0.0]), np.zeros(2))
+    assert _mixed_lcp_ok(M, Wn, D, E, U, v, h, p_ext, *C, np.zeros(2))
+    # mbdcp.step finds one of the solutions; its velocity is the unique v = 0.
+    res = mbdcp.step(M, Wn, D, E, U, v, h, p_ext=p_ext)
+    assert res.success and np.allclose(res.v_next, 0, atol=1e-14)
+    assert _mixed_lcp_ok(M, Wn, D, E, U, v, h, p_ext, res.p_n, res.beta, res.sigma, res.v_next)
+
+
+def test_joints_in_fixed_point():
+    # A block on the floor held by a vertical rail joint (x = 0): only y motion, friction idle.
+    M, Wn = np.eye(2), np.array([[0.0], [1.0]])
+    D, E = np.array([[1.0, -1.0], [0.0, 0.0]]), np.ones((2, 1))
+    Wb = np.array([[1.0], [0.0]])
+    res = mbdcp.fixed_point(M, Wn, D, E, [0.5], [1.0, 0.0], 0.01, p_ext=[0.0, -G * 0.01], Wb=Wb)
+    assert res.success
+    np.testing.assert_allclose(res.v_next, 0.0, atol=1e-12)
+    assert res.p_b[0] == pytest.approx(-1.0)
+
+
+@pytest.mark.parametrize("kwargs, exc, words", [
+    (dict(algorithm=4), ValueError, "algorithm must be 1, 2 or 3"),
+    (dict(tol=0.0), ValueError, "tol must be positive"),
+    (dict(max_iter=0), ValueError, "max_iter must be at least 1"),
+    (dict(max_iter=None), TypeError, "max_iter must be an integer"),
+])
+def test_fixed_point_bad_input(kwargs, exc, words):
+    args, kw = sliding_block(0.1)
+    with pytest.raises(exc) as info:
+        mbdcp.fixed_point(*args, **kw, **kwargs)
+    assert words in str(info.value)
+
+
+def test_relax_bad_input():
+    args, kw = sliding_block(0.1)
+    with pytest.raises(ValueError, match="gamma must have shape"):
+        mbdcp.relax.p1(*args, [0.0, 0.0], **kw)
+    with pytest.raises(ValueError, match="lam must be nonnegative"):
+        mbdcp.relax.p2(*args, [-1.0], **kw)
+    with pytest.raises(ValueError, match="E must have exactly one 1"):
+        mbdcp.relax.sliding_speed(np.eye(2), [[1.0], [0.0]], [0.0, 0.0])
