@@ -123,3 +123,71 @@ def stewart_trinkle_lcp(n_bodies, n_contacts, seed=None, **kw):
     s = random_scene(n_bodies, n_contacts, seed, **kw)
     res = mbdcp.step(*s.args(), **s.kwargs(), return_lcp=True)
     return res.lcp.F, res.lcp.f
+
+
+def _planar_column(n_v, body, r, vec, sign=1.0):
+    """Generalized vector of a planar force direction ``vec`` applied at offset ``r`` of ``body``
+    (velocities x', y', w per body): (vec, r x vec)."""
+    col = np.zeros(n_v)
+    if body is not None:
+        col[3 * body:3 * body + 3] = sign * np.array([vec[0], vec[1], r[0] * vec[1] - r[1] * vec[0]])
+    return col
+
+
+def disk_pile(n_disks, seed=None, radius=0.5, jitter=0.02, width=None, delta=0.05, speed=0.5, h=0.01,
+              mu=0.2):
+    """One time step of a 2-D pile of disks in a box (seed 001's test scene, smaller).
+
+    Disks of radius ``radius`` (shrunk at random by up to ``jitter``) sit on a hexagonal lattice
+    on the floor between two walls; every pair (and disk-wall pair) closer than ``delta`` is an
+    active contact with two friction directions (t, -t). Velocities (x', y', w) per disk are
+    random with magnitude ``speed``; gravity acts along -y. Gaps are >= 0.
+    """
+    rng = _rng(seed)
+    per_row = width or max(2, int(np.ceil(np.sqrt(n_disks))))
+    r = radius * (1.0 - jitter * rng.uniform(size=n_disks))
+    centres = []
+    for k in range(n_disks):
+        row, col = divmod(k, per_row)
+        x = radius * (1 + 2 * col + (row % 2))
+        y = radius * (1 + np.sqrt(3.0) * row)
+        centres.append((x, y))
+    c = np.array(centres)
+    c[:, 1] -= radius - r  # every disk of the first row touches the floor
+    right = radius * (2 * per_row + 1)
+    n_v = 3 * n_disks
+    M = np.diag(np.c_[np.ones(n_disks), np.ones(n_disks), 0.5 * r ** 2].ravel())  # m = 1, J = m r^2 / 2
+    cols_n, cols_d, gaps = [], [], []
+
+    def add(i, j, point, normal, gap):
+        t = np.array([-normal[1], normal[0]])
+        wn = _planar_column(n_v, i, point - c[i], normal)
+        wd = [_planar_column(n_v, i, point - c[i], d) for d in (t, -t)]
+        if j is not None:
+            wn -= _planar_column(n_v, j, point - c[j], normal)
+            wd = [a - _planar_column(n_v, j, point - c[j], d) for a, d in zip(wd, (t, -t))]
+        cols_n.append(wn)
+        cols_d.extend(wd)
+        gaps.append(gap)
+
+    for i in range(n_disks):
+        for j in range(i + 1, n_disks):
+            d = c[i] - c[j]
+            dist = np.linalg.norm(d)
+            gap = dist - r[i] - r[j]
+            if gap <= delta:
+                n = d / dist  # pushes i away from j
+                add(i, j, c[j] + n * r[j], n, max(gap, 0.0))
+        for point, normal, gap in (((c[i, 0], 0.0), (0.0, 1.0), c[i, 1] - r[i]),
+                                   ((0.0, c[i, 1]), (1.0, 0.0), c[i, 0] - r[i]),
+                                   ((right, c[i, 1]), (-1.0, 0.0), right - c[i, 0] - r[i])):
+            if gap <= delta:
+                add(i, None, np.array(point), np.array(normal), max(gap, 0.0))
+    n_c = len(cols_n)
+    Wn = np.array(cols_n).T
+    D = np.array(cols_d).T
+    E = np.kron(np.eye(n_c), np.ones((2, 1)))
+    v = speed * rng.standard_normal(n_v)
+    p_ext = np.zeros(n_v)
+    p_ext[1::3] = -9.81 * h
+    return Scene(M, Wn, D, E, np.full(n_c, float(mu)), v, h, p_ext, np.array(gaps))

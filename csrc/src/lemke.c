@@ -13,9 +13,11 @@
 #include "mbdcp/dense.h"
 #include "mbdcp/lemke.h"
 
-/* Ratios closer than this (relative to the largest basic value) are ties:
- * degenerate problems produce ties that rounding splits at this level. */
-#define TIE_TOL 1e-12
+/* Ratios closer than this (relative to the largest basic value) are ties: rounding in the
+ * basic values grows with the pivots (about 5e-15 * max|xbar| after dozens), and missing a
+ * tie can send Lemke onto a spurious ray; a larger value lets a tie chosen with a small
+ * pivot push other basic values below zero by TIE_TOL * max|xbar| * d_i / d_r. */
+#define TIE_TOL 1e-13
 
 MbdcpReturn mbdcp_lemke_default_settings(MbdcpLemkeSettings *s)
 {
