@@ -112,6 +112,13 @@ res = mbdcp.fixed_point(*s.args(), **s.kwargs(), algorithm=1, tol=1e-12, max_ite
 print(res.status.name, res.converged, res.iterations)
 
 # %% [markdown]
+# Algorithm 2's history can flatten near $10^{-11}$ (μ = 0.2 above) instead of reaching the
+# tolerance $10^{-12}$: its P2 subproblems have a singular matrix (opposite friction
+# directions give exactly dependent columns) and Lemke's method solves them to about that
+# accuracy. With the default `tol=1e-10` such runs converge; a dedicated convex QP solver for
+# P2 would remove the floor.
+
+# %% [markdown]
 # ## The non-convex solution set
 #
 # A block at rest on two coincident floor contacts (same normal). Both points below solve the
