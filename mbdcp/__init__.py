@@ -7,7 +7,10 @@ Anitescu–Potra time-stepping LCP).
 from mbdcp.status import Status
 from mbdcp.lemke import lemke, lcp_residual
 from mbdcp.step import step, friction_basis
-from mbdcp.results import LemkeResult, StepResult, LCPData, RelaxResult, FixedPointResult
+from mbdcp.results import (LemkeResult, StepResult, LCPData, RelaxResult, FixedPointResult,
+                           FullRankResult, InstantaneousResult)
+from mbdcp.full_rank import full_rank_step
+from mbdcp.instantaneous import instantaneous
 from mbdcp import relax
 from mbdcp.relax import fixed_point
 
@@ -20,6 +23,8 @@ __all__ = [
     "step",
     "friction_basis",
     "fixed_point",
+    "full_rank_step",
+    "instantaneous",
     "relax",
     "LemkeResult",
     "StepResult",

@@ -117,3 +117,30 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
     MbdcpReturn mbdcp_fixed_point(const MbdcpStepProblem *p, const MbdcpFixedPointSettings *s,
                                   MbdcpFixedPointOutput *out, MbdcpFixedPointInfo *info, void *work,
                                   size_t work_bytes)
+
+    ctypedef struct MbdcpFullRankProblem:
+        mbdcp_int n_v, n_c, n_d
+        mbdcp_float h
+        const mbdcp_float *M
+        const mbdcp_float *Wn
+        const mbdcp_float *Wt
+        const mbdcp_float *mu
+        const mbdcp_float *v
+        const mbdcp_float *p_ext
+        const mbdcp_float *psi_n
+        mbdcp_float rho
+
+    ctypedef struct MbdcpFullRankOutput:
+        mbdcp_float *v_next
+        mbdcp_float *p_t
+        mbdcp_float *z
+        mbdcp_float *w
+        mbdcp_float *F
+        mbdcp_float *f
+        mbdcp_float rho_used
+
+    mbdcp_int mbdcp_full_rank_lcp_size(const MbdcpFullRankProblem *p)
+    size_t mbdcp_full_rank_workspace_size(const MbdcpFullRankProblem *p)
+    MbdcpReturn mbdcp_full_rank_step(const MbdcpFullRankProblem *p, const MbdcpLemkeSettings *s,
+                                     MbdcpFullRankOutput *out, MbdcpLemkeInfo *info, void *work,
+                                     size_t work_bytes)

@@ -270,6 +270,48 @@ def sliding_speed(cnp.ndarray D, cnp.ndarray E, cnp.ndarray v):
     return lam
 
 
+def full_rank_step(cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray Wt, cnp.ndarray mu, cnp.ndarray v,
+                   double h, int n_d, double rho, cnp.ndarray p_ext, cnp.ndarray psi_n, bint return_lcp):
+    """(v_next, p_t, z, w, F, f, rho_used, status, pivots, residual)."""
+    cdef MbdcpFullRankProblem p
+    p.n_v = M.shape[0]
+    p.n_c = Wn.shape[1]
+    p.n_d = n_d
+    p.h = h
+    p.M = _data(M)
+    p.Wn = _data(Wn)
+    p.Wt = _data(Wt)
+    p.mu = _data(mu)
+    p.v = _data(v)
+    p.p_ext = _data(p_ext)
+    p.psi_n = _data(psi_n)
+    p.rho = rho
+    cdef MbdcpLemkeSettings s = _lemke_settings(0, 0.0)
+    cdef MbdcpLemkeInfo info
+    cdef mbdcp_int N = mbdcp_full_rank_lcp_size(&p)
+    cdef size_t nbytes = mbdcp_full_rank_workspace_size(&p)
+    cdef cnp.ndarray buf = np.zeros(p.n_v + 2 * p.n_c + 2 * N)
+    cdef double *bp = <double *>cnp.PyArray_DATA(buf)
+    cdef cnp.ndarray work = np.empty(nbytes // 8 + 1)
+    cdef MbdcpFullRankOutput out
+    out.v_next = bp
+    out.p_t = bp + p.n_v
+    out.z = bp + p.n_v + 2 * p.n_c
+    out.w = bp + p.n_v + 2 * p.n_c + N
+    F = np.zeros((N, N)) if return_lcp else None
+    f = np.zeros(N) if return_lcp else None
+    out.F = <double *>cnp.PyArray_DATA(F) if return_lcp and N else NULL
+    out.f = <double *>cnp.PyArray_DATA(f) if return_lcp and N else NULL
+    cdef void *wp = cnp.PyArray_DATA(work)
+    cdef MbdcpReturn rc
+    with nogil:
+        rc = mbdcp_full_rank_step(&p, &s, &out, &info, wp, nbytes)
+    _check(rc)
+    a, b = p.n_v, p.n_v + 2 * p.n_c
+    return (buf[:a], buf[a:b], buf[b:b + N], buf[b + N:], F, f, out.rho_used, <int>info.status,
+            info.pivots, info.residual)
+
+
 # ---- fast validation helpers (the public layer names the argument) -------------------------
 
 def all_finite(cnp.ndarray a):

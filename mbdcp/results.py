@@ -106,3 +106,38 @@ class FixedPointResult(_Result):
     history: np.ndarray
     pivots: int
     algorithm: int
+
+
+@dataclass(frozen=True, repr=False)
+class FullRankResult(_Result):
+    """Result of :func:`mbdcp.full_rank_step` (full-rank discretized friction)."""
+
+    success: bool
+    status: Status
+    message: str
+    v_next: np.ndarray
+    p_n: np.ndarray
+    p_t: np.ndarray
+    kappa_plus: np.ndarray
+    kappa_minus: np.ndarray
+    rho: float
+    pivots: int
+    residual: float
+    lcp: Optional[LCPData] = field(default=None)
+
+
+@dataclass(frozen=True, repr=False)
+class InstantaneousResult(_Result):
+    """Result of :func:`mbdcp.instantaneous` (acceleration-level contact model)."""
+
+    success: bool
+    status: Status
+    message: str
+    a: np.ndarray
+    c_n: np.ndarray
+    beta: np.ndarray
+    sigma: np.ndarray
+    sliding: np.ndarray
+    pivots: int
+    residual: float
+    lcp: Optional[LCPData] = field(default=None)

@@ -82,17 +82,18 @@ def _step_data(M, Wn, D, E, U, v, h, p_ext, psi_n, dpsi_n, dpsi_f, Wb, theta, dt
     return (M, Wn, D, E, mu, v, h, p_ext, psi_n, dpsi_n, dpsi_f, Wb, theta, dtheta, Dj, Ej, beta_max)
 
 
-def _call_core(fn, *args):
-    """Call a C wrapper, turning its argument errors into ValueErrors that name the argument."""
+def _call_core(fn, *args, rank_deficient="Wb"):
+    """Call a C wrapper, turning its argument errors into ValueErrors that name the argument
+    (``rank_deficient``: the Jacobian whose Schur complement the call factors)."""
     try:
         return fn(*args)
     except _core.CoreError as exc:
         if exc.code == _core.ERR_NOT_POSDEF:
             raise ValueError("M must be symmetric positive definite (its Cholesky factorization failed)") from None
         if exc.code == _core.ERR_RANK_DEFICIENT:
-            raise ValueError(
-                "Wb must have full column rank (Wb^T M^-1 Wb is singular: redundant joint equations)"
-            ) from None
+            J = rank_deficient
+            raise ValueError(f"{J} must have full column rank ({J}^T M^-1 {J} is singular: redundant "
+                             "constraints)") from None
         raise
 
 

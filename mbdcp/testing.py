@@ -48,6 +48,7 @@ class Scene:
     h: float
     p_ext: np.ndarray
     psi_n: np.ndarray
+    Wt: np.ndarray = None  # n_v x 2 n_c tangent pairs (u_i, w_i), when the generator knows them
 
     def args(self):
         return (self.M, self.Wn, self.D, self.E, self.U, self.v, self.h)
@@ -79,6 +80,7 @@ def random_scene(n_bodies, n_contacts, seed=None, n_d=(2, 8), mu=(0.0, 1.0), gro
         M[6 * b:6 * b + 3, 6 * b:6 * b + 3] = m * np.eye(3)
         M[6 * b + 3:6 * b + 6, 6 * b + 3:6 * b + 6] = random_spd(3, rng, cond=5.0) * m * 0.4
     Wn = np.zeros((n_v, n_contacts))
+    Wt = np.zeros((n_v, 2 * n_contacts))
     cols, owner, mus = [], [], []
     for c in range(n_contacts):
         normal = rng.standard_normal(3)
@@ -92,7 +94,8 @@ def random_scene(n_bodies, n_contacts, seed=None, n_d=(2, 8), mu=(0.0, 1.0), gro
         lo, hi = n_d
         nd = int(rng.integers(lo // 2, hi // 2 + 1)) * 2
         dirs = friction_basis(normal, nd)
-        for vec, col in [(normal, None)] + [(dirs[:, k], k) for k in range(nd)]:
+        pair = friction_basis(normal, 4)[:, :2]
+        for vec, col in [(normal, None)] + [(dirs[:, k], k) for k in range(nd)] + [(pair[:, 0], "u"), (pair[:, 1], "w")]:
             g = np.zeros(n_v)
             g[6 * a:6 * a + 3] = vec
             g[6 * a + 3:6 * a + 6] = _skew_cross(ra, vec)
@@ -101,6 +104,10 @@ def random_scene(n_bodies, n_contacts, seed=None, n_d=(2, 8), mu=(0.0, 1.0), gro
                 g[6 * b + 3:6 * b + 6] = -_skew_cross(rb, vec)
             if col is None:
                 Wn[:, c] = g
+            elif col == "u":
+                Wt[:, 2 * c] = g
+            elif col == "w":
+                Wt[:, 2 * c + 1] = g
             else:
                 cols.append(g)
                 owner.append(c)
@@ -113,7 +120,7 @@ def random_scene(n_bodies, n_contacts, seed=None, n_d=(2, 8), mu=(0.0, 1.0), gro
     p_ext = np.zeros(n_v)
     p_ext[2::6] = -9.81 * h * np.diag(M)[2::6]
     psi_n = rng.uniform(*gap, n_contacts)
-    return Scene(M, Wn, D, E, np.array(mus), v, h, p_ext, psi_n)
+    return Scene(M, Wn, D, E, np.array(mus), v, h, p_ext, psi_n, Wt)
 
 
 def stewart_trinkle_lcp(n_bodies, n_contacts, seed=None, **kw):

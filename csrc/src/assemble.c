@@ -51,9 +51,18 @@ MbdcpReturn mbdcp_reduce(const MbdcpStepProblem *p, MbdcpReduced *red, void *wor
 {
     MbdcpReturn rc = mbdcp_step_problem_check(p);
     if (rc != MBDCP_OK) return rc;
-    if (!red || !work) return MBDCP_ERR_NULL;
-    const mbdcp_int nv = p->n_v, nc = p->n_c, m = p->m, mj = p->m_j, nb = p->n_b;
-    const mbdcp_int nw = nc + m + mj;
+    const MbdcpReduceInput in = {p->n_v, p->n_b, p->h, p->M, p->v, p->p_ext, p->Wb, p->theta, p->dtheta,
+                                 3, {p->Wn, p->D, p->Dj, NULL}, {p->n_c, p->m, p->m_j, 0}};
+    return mbdcp_reduce_blocks(&in, red, work, work_bytes);
+}
+
+MbdcpReturn mbdcp_reduce_blocks(const MbdcpReduceInput *p, MbdcpReduced *red, void *work, size_t work_bytes)
+{
+    if (!p || !red || !work) return MBDCP_ERR_NULL;
+    if (p->n_blocks < 0 || p->n_blocks > MBDCP_MAX_BLOCKS) return MBDCP_ERR_DIMENSION;
+    const mbdcp_int nv = p->n_v, nb = p->n_b;
+    mbdcp_int nw = 0;
+    for (mbdcp_int k = 0; k < p->n_blocks; ++k) nw += p->widths[k];
     if (work_bytes < mbdcp_reduce_workspace_size(nv, nw, nb)) return MBDCP_ERR_WORKSPACE;
 
     mbdcp_float *w = (mbdcp_float *)work;
@@ -74,12 +83,14 @@ MbdcpReturn mbdcp_reduce(const MbdcpStepProblem *p, MbdcpReduced *red, void *wor
     memcpy(red->L, p->M, (size_t)nv * nv * sizeof(mbdcp_float));
     if (mbdcp_cholesky(nv, red->L, SPD_TOL) != MBDCP_OK) return MBDCP_ERR_NOT_POSDEF;
 
-    /* X = L^-1 [Wn D Dj] */
+    /* X = L^-1 W, W = the column blocks side by side */
     for (mbdcp_int i = 0; i < nv; ++i) {
         mbdcp_float *Xi = red->X + (size_t)i * nw;
-        if (nc) memcpy(Xi, p->Wn + (size_t)i * nc, (size_t)nc * sizeof(mbdcp_float));
-        if (m) memcpy(Xi + nc, p->D + (size_t)i * m, (size_t)m * sizeof(mbdcp_float));
-        if (mj) memcpy(Xi + nc + m, p->Dj + (size_t)i * mj, (size_t)mj * sizeof(mbdcp_float));
+        for (mbdcp_int k = 0; k < p->n_blocks; ++k) {
+            const mbdcp_int wk = p->widths[k];
+            if (wk) memcpy(Xi, p->W_blocks[k] + (size_t)i * wk, (size_t)wk * sizeof(mbdcp_float));
+            Xi += wk;
+        }
     }
     mbdcp_trsm_lower(nv, red->L, nw, red->X);
 

@@ -264,6 +264,33 @@ static void test_relax_block(void)
     free(work);
 }
 
+static void test_full_rank_incline(void)
+{
+    /* A unit particle on a 30 degree incline, mu = 0.3: slides with h g (sin - mu cos). */
+    const double th = 3.14159265358979323846 / 6, h = 0.01, g = 9.81, mu[1] = {0.3};
+    double M[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, v[3] = {0, 0, 0}, p_ext[3] = {0, 0, -g * h};
+    double Wn[3] = {-sin(th), 0, cos(th)};
+    double Wt[6] = {cos(th), 0, 0, 1, sin(th), 0}; /* columns u (up the slope) and w */
+    MbdcpFullRankProblem p = {3, 1, 2, h, M, Wn, Wt, mu, v, p_ext, NULL, 0.0};
+    const int N = mbdcp_full_rank_lcp_size(&p);
+    CHECK(N == 5);
+    double v_next[3], p_t[2], z[5], w[5];
+    MbdcpFullRankOutput out = {v_next, p_t, z, w, NULL, NULL, 0.0};
+    MbdcpLemkeSettings s;
+    MbdcpLemkeInfo info;
+    mbdcp_lemke_default_settings(&s);
+    size_t bytes = mbdcp_full_rank_workspace_size(&p);
+    void *work = malloc(bytes);
+    CHECK(mbdcp_full_rank_step(&p, &s, &out, &info, work, bytes) == MBDCP_OK && info.status == MBDCP_SOLVED);
+    const double speed = h * g * (sin(th) - 0.3 * cos(th));
+    CHECK(near(v_next[0], -speed * cos(th), 1e-14) && near(v_next[2], -speed * sin(th), 1e-14));
+    CHECK(out.rho_used > 0 && z[1] == 0.0 && z[3] > 0.0); /* kappa_minus along u: sliding down */
+    Wt[1] = 0; /* w := 0: rank deficient */
+    Wt[3] = 0;
+    CHECK(mbdcp_full_rank_step(&p, &s, &out, &info, work, bytes) == MBDCP_ERR_RANK_DEFICIENT);
+    free(work);
+}
+
 int main(void)
 {
     test_lemke_small();
@@ -273,6 +300,7 @@ int main(void)
     test_step_sphere();
     test_step_joint();
     test_relax_block();
+    test_full_rank_incline();
     printf("%d passed, %d failed\n", n_pass, n_fail);
     return n_fail ? 1 : 0;
 }

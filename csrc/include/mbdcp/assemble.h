@@ -64,9 +64,26 @@ typedef struct {
 /* Checks dimensions, pointers, h and finiteness of every input of p. */
 MbdcpReturn mbdcp_step_problem_check(const MbdcpStepProblem *p);
 
+/* What the reduction needs: the dynamics, the joints and W given as column blocks
+ * (W = [W_blocks[0] ... W_blocks[n_blocks - 1]], block k is n_v x widths[k]). */
+#define MBDCP_MAX_BLOCKS 4
+typedef struct {
+    mbdcp_int n_v, n_b;
+    mbdcp_float h;
+    const mbdcp_float *M, *v, *p_ext;                 /* p_ext may be NULL */
+    const mbdcp_float *Wb, *theta, *dtheta;           /* theta, dtheta may be NULL */
+    mbdcp_int n_blocks;
+    const mbdcp_float *W_blocks[MBDCP_MAX_BLOCKS];
+    mbdcp_int widths[MBDCP_MAX_BLOCKS];
+} MbdcpReduceInput;
+
 size_t mbdcp_reduce_workspace_size(mbdcp_int n_v, mbdcp_int n_w, mbdcp_int n_b);
 
-/* Factor and reduce; errors: MBDCP_ERR_NOT_POSDEF (M), MBDCP_ERR_RANK_DEFICIENT (Wb). */
+/* Factor and reduce (inputs already checked); errors: MBDCP_ERR_NOT_POSDEF (M),
+ * MBDCP_ERR_RANK_DEFICIENT (Wb). */
+MbdcpReturn mbdcp_reduce_blocks(const MbdcpReduceInput *in, MbdcpReduced *red, void *work, size_t work_bytes);
+
+/* mbdcp_reduce_blocks for a step problem, with W = [Wn D Dj], after mbdcp_step_problem_check. */
 MbdcpReturn mbdcp_reduce(const MbdcpStepProblem *p, MbdcpReduced *red, void *work, size_t work_bytes);
 
 /* From contact impulses x (n_w), the velocity v_next (n_v) and joint impulses p_b (n_b, may be

@@ -8,5 +8,6 @@
 #include "assemble.h"
 #include "step.h"
 #include "relax.h"
+#include "full_rank.h"
 
 #endif /* MBDCP_H */
