@@ -8,8 +8,9 @@ from mbdcp.status import Status
 from mbdcp.lemke import lemke, lcp_residual
 from mbdcp.step import step, friction_basis
 from mbdcp.results import (LemkeResult, StepResult, LCPData, RelaxResult, FixedPointResult,
-                           FullRankResult, InstantaneousResult)
+                           FullRankResult, InstantaneousResult, CCPResult)
 from mbdcp.full_rank import full_rank_step
+from mbdcp.ccp import ccp
 from mbdcp.instantaneous import instantaneous
 from mbdcp import relax
 from mbdcp.relax import fixed_point
@@ -24,6 +25,7 @@ __all__ = [
     "friction_basis",
     "fixed_point",
     "full_rank_step",
+    "ccp",
     "instantaneous",
     "relax",
     "LemkeResult",

@@ -144,3 +144,40 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
     MbdcpReturn mbdcp_full_rank_step(const MbdcpFullRankProblem *p, const MbdcpLemkeSettings *s,
                                      MbdcpFullRankOutput *out, MbdcpLemkeInfo *info, void *work,
                                      size_t work_bytes)
+
+    ctypedef enum MbdcpCcpMethod:
+        MBDCP_CCP_APGD
+        MBDCP_CCP_PJACOBI
+        MBDCP_CCP_PGS
+
+    ctypedef struct MbdcpCcpProblem:
+        mbdcp_int n_v, n_c, n_b
+        const mbdcp_int *P_colptr
+        const mbdcp_int *P_rowind
+        const mbdcp_float *P_val
+        const mbdcp_int *Q_colptr
+        const mbdcp_int *Q_rowind
+        const mbdcp_float *Q_val
+        const mbdcp_float *mu
+        const mbdcp_float *p
+
+    ctypedef struct MbdcpCcpSettings:
+        MbdcpCcpMethod method
+        mbdcp_float tol
+        mbdcp_int max_iter
+        mbdcp_float omega
+        int warm_start
+
+    ctypedef struct MbdcpCcpInfo:
+        MbdcpStatus status
+        mbdcp_int iterations
+        mbdcp_float residual
+        mbdcp_float lipschitz
+
+    MbdcpReturn mbdcp_ccp_default_settings(MbdcpCcpSettings *s)
+    MbdcpReturn mbdcp_ccp_check_settings(const MbdcpCcpSettings *s, const char **message)
+    size_t mbdcp_ccp_workspace_size(const MbdcpCcpProblem *p)
+    void mbdcp_cone_project(mbdcp_float mu, mbdcp_float *gamma)
+    MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s, mbdcp_float *nu,
+                                mbdcp_float *u, mbdcp_float *history, MbdcpCcpInfo *info, void *work,
+                                size_t work_bytes)

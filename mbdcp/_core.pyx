@@ -312,6 +312,66 @@ def full_rank_step(cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray Wt, cnp.ndarray mu
             info.pivots, info.residual)
 
 
+CCP_METHODS = {"apgd": MBDCP_CCP_APGD, "pjacobi": MBDCP_CCP_PJACOBI, "pgs": MBDCP_CCP_PGS}
+
+
+cdef const int *_idata(cnp.ndarray a) except? NULL:
+    if cnp.PyArray_TYPE(a) != cnp.NPY_INT or not cnp.PyArray_IS_C_CONTIGUOUS(a):
+        raise TypeError("internal: expected a C-contiguous int32 array")
+    return <const int *>cnp.PyArray_DATA(a)
+
+
+def ccp(int n_v, int n_c, int n_b, cnp.ndarray P_ptr, cnp.ndarray P_ind, cnp.ndarray P_val,
+        cnp.ndarray Q_ptr, cnp.ndarray Q_ind, cnp.ndarray Q_val, cnp.ndarray mu, cnp.ndarray p,
+        str method, double tol, int max_iter, double omega, cnp.ndarray nu0):
+    """(nu, u, history, status, iterations, residual); nu0 is None or the warm start."""
+    cdef MbdcpCcpProblem pr
+    pr.n_v = n_v
+    pr.n_c = n_c
+    pr.n_b = n_b
+    pr.P_colptr = _idata(P_ptr)
+    pr.P_rowind = _idata(P_ind) if P_ind.shape[0] else NULL
+    pr.P_val = _data(P_val)
+    pr.Q_colptr = _idata(Q_ptr)
+    pr.Q_rowind = _idata(Q_ind) if Q_ind.shape[0] else NULL
+    pr.Q_val = _data(Q_val)
+    pr.mu = _data(mu)
+    pr.p = _data(p)
+    cdef MbdcpCcpSettings s
+    cdef const char *msg = NULL
+    mbdcp_ccp_default_settings(&s)
+    s.method = CCP_METHODS[method]
+    s.tol = tol
+    s.max_iter = max_iter
+    s.omega = omega
+    s.warm_start = nu0 is not None
+    if mbdcp_ccp_check_settings(&s, &msg) != MBDCP_OK:
+        raise ValueError(msg.decode())
+    cdef Py_ssize_t np_ = 3 * n_c + n_b
+    nu = np.zeros(np_) if nu0 is None else np.array(nu0, dtype=np.float64)
+    u = np.zeros(n_v)
+    hist = np.zeros(max_iter)
+    cdef size_t nbytes = mbdcp_ccp_workspace_size(&pr)
+    cdef cnp.ndarray work = np.empty(nbytes // 8 + 1)
+    cdef double *nup = <double *>cnp.PyArray_DATA(nu)
+    cdef double *up = <double *>cnp.PyArray_DATA(u)
+    cdef double *hp = <double *>cnp.PyArray_DATA(hist)
+    cdef void *wp = cnp.PyArray_DATA(work)
+    cdef MbdcpCcpInfo info
+    cdef MbdcpReturn rc
+    with nogil:
+        rc = mbdcp_ccp_solve(&pr, &s, nup, up, hp, &info, wp, nbytes)
+    _check(rc)
+    return nu, u, hist[:info.iterations], <int>info.status, info.iterations, info.residual
+
+
+def cone_project(double mu, cnp.ndarray g):
+    """Project a contiguous float64 3-vector onto the friction cone (a copy)."""
+    out = np.array(g, dtype=np.float64)
+    mbdcp_cone_project(mu, <double *>cnp.PyArray_DATA(out))
+    return out
+
+
 # ---- fast validation helpers (the public layer names the argument) -------------------------
 
 def all_finite(cnp.ndarray a):

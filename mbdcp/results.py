@@ -141,3 +141,19 @@ class InstantaneousResult(_Result):
     pivots: int
     residual: float
     lcp: Optional[LCPData] = field(default=None)
+
+
+@dataclass(frozen=True, repr=False)
+class CCPResult(_Result):
+    """Result of :func:`mbdcp.ccp` (cone complementarity problem)."""
+
+    success: bool
+    status: Status
+    message: str
+    gamma: np.ndarray
+    p_b: np.ndarray
+    v_next: np.ndarray
+    iterations: int
+    residual: float
+    history: np.ndarray
+    method: str

@@ -198,3 +198,52 @@ def disk_pile(n_disks, seed=None, radius=0.5, jitter=0.02, width=None, delta=0.0
     p_ext = np.zeros(n_v)
     p_ext[1::3] = -9.81 * h
     return Scene(M, Wn, D, E, np.full(n_c, float(mu)), v, h, p_ext, np.array(gaps))
+
+
+def granular_pile(n_bodies, n_contacts, seed=None, mu=(0.1, 0.6), h=0.01, sparse=True):
+    """A random 3-D granular scene for the CCP: spheres (6 velocities each, M block diagonal)
+    with about ``n_contacts`` contacts, roughly half with the ground and half between random
+    neighbours (by index). Returns a dict of the arguments of :func:`mbdcp.ccp`
+    (M, Wn, Wt as scipy.sparse when ``sparse``)."""
+    import scipy.sparse as sp
+
+    rng = _rng(seed)
+    n_v = 6 * n_bodies
+    radius = rng.uniform(0.4, 0.6, n_bodies)
+    mass = rng.uniform(0.5, 2.0, n_bodies)
+    diag = np.repeat(mass, 6)
+    diag[3::6] = diag[4::6] = diag[5::6] = 0.4 * mass * radius ** 2
+    M = sp.diags(diag).tocsr()
+    rows, cols, vals = [], [], []
+
+    def add(col, body, r, vec, sign):
+        rows.extend(range(6 * body, 6 * body + 6))
+        cols.extend([col] * 6)
+        vals.extend(sign * np.r_[vec, np.cross(r, vec)])
+
+    ground = rng.uniform(size=n_contacts) < 0.5
+    for c in range(n_contacts):
+        a = int(rng.integers(n_bodies))
+        if ground[c] or n_bodies < 2:
+            n = np.array([0.0, 0.0, 1.0])
+            pair = [(a, -radius[a] * n, 1.0)]
+        else:
+            b = int((a + rng.integers(1, 4)) % n_bodies)
+            n = rng.standard_normal(3)
+            n /= np.linalg.norm(n)
+            pair = [(a, -radius[a] * n, 1.0), (b, radius[b] * n, -1.0)]
+        t1, t2 = friction_basis(n, 4)[:, 0], friction_basis(n, 4)[:, 1]
+        for k, vec in enumerate((n, t1, t2)):
+            for body, r, sign in pair:
+                add(3 * c + k, body, r, vec, sign)
+    J = sp.csc_matrix((vals, (rows, cols)), shape=(n_v, 3 * n_contacts))
+    Wn = J[:, 0::3]
+    Wt = J[:, sorted(list(range(1, 3 * n_contacts, 3)) + list(range(2, 3 * n_contacts, 3)))]
+    v = 0.5 * rng.standard_normal(n_v)
+    p_ext = np.zeros(n_v)
+    p_ext[2::6] = -9.81 * h * mass
+    out = dict(M=M, Wn=Wn, Wt=Wt, mu=rng.uniform(*mu, n_contacts), v=v, h=h, p_ext=p_ext,
+               phi=rng.uniform(0.0, 0.01, n_contacts))
+    if not sparse:
+        out.update(M=M.toarray(), Wn=Wn.toarray(), Wt=Wt.toarray())
+    return out

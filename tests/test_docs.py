@@ -7,7 +7,7 @@ import pytest
 import mbdcp
 
 
-@pytest.mark.parametrize("name", ["mbdcp.lemke", "mbdcp.step", "mbdcp.relax", "mbdcp.full_rank", "mbdcp.instantaneous"])
+@pytest.mark.parametrize("name", ["mbdcp.lemke", "mbdcp.step", "mbdcp.relax", "mbdcp.full_rank", "mbdcp.instantaneous", "mbdcp.ccp"])
 def test_docstring_examples(name):
     # importlib: the attribute mbdcp.lemke is the function, the module lives in sys.modules
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.NORMALIZE_WHITESPACE)

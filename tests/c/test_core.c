@@ -291,6 +291,44 @@ static void test_full_rank_incline(void)
     free(work);
 }
 
+static void test_ccp_particle(void)
+{
+    double g[3] = {1, 2, 0};
+    mbdcp_cone_project(0.5, g);
+    CHECK(near(g[0], 1.6, 1e-15) && near(g[1], 0.8, 1e-15));
+    double h0[3] = {-1, 0, 0};
+    mbdcp_cone_project(0.0, h0);
+    CHECK(h0[0] == 0.0);
+    /* unit particle sliding at 1 on the floor, mu = 0.5: v_z = mu v_x after the step */
+    const int colptr[4] = {0, 1, 2, 3}, rowind[3] = {2, 0, 1};
+    const double val[3] = {1, 1, 1}, mu[1] = {0.5};
+    const double pvec[3] = {-0.0981, 1.0, 0.0}; /* P^T (v + M^-1 p_ext) */
+    MbdcpCcpProblem p = {3, 1, 0, colptr, rowind, val, colptr, rowind, val, mu, pvec};
+    const MbdcpCcpMethod methods[3] = {MBDCP_CCP_APGD, MBDCP_CCP_PJACOBI, MBDCP_CCP_PGS};
+    size_t bytes = mbdcp_ccp_workspace_size(&p);
+    void *work = malloc(bytes);
+    for (int m = 0; m < 3; ++m) {
+        MbdcpCcpSettings s;
+        mbdcp_ccp_default_settings(&s);
+        s.method = methods[m];
+        s.tol = 1e-12;
+        double nu[3], u[3], hist[10000];
+        MbdcpCcpInfo info;
+        CHECK(mbdcp_ccp_solve(&p, &s, nu, u, hist, &info, work, bytes) == MBDCP_OK && info.status == MBDCP_SOLVED);
+        const double gn = (0.5 + 0.0981) / 1.25;
+        CHECK(near(nu[0], gn, 1e-10) && near(nu[1], -0.5 * gn, 1e-10) && near(u[2], nu[0], 1e-15));
+    }
+    MbdcpCcpSettings s;
+    mbdcp_ccp_default_settings(&s);
+    s.max_iter = 0;
+    double nu[3], u[3];
+    MbdcpCcpInfo info;
+    CHECK(mbdcp_ccp_solve(&p, &s, nu, u, NULL, &info, work, bytes) == MBDCP_ERR_SETTING);
+    s.max_iter = 10;
+    CHECK(mbdcp_ccp_solve(&p, &s, nu, u, NULL, &info, work, bytes - 8) == MBDCP_ERR_WORKSPACE);
+    free(work);
+}
+
 int main(void)
 {
     test_lemke_small();
@@ -301,6 +339,7 @@ int main(void)
     test_step_joint();
     test_relax_block();
     test_full_rank_incline();
+    test_ccp_particle();
     printf("%d passed, %d failed\n", n_pass, n_fail);
     return n_fail ? 1 : 0;
 }

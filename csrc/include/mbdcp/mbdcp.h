@@ -9,5 +9,6 @@
 #include "step.h"
 #include "relax.h"
 #include "full_rank.h"
+#include "ccp.h"
 
 #endif /* MBDCP_H */

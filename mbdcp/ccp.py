@@ -1,0 +1,214 @@
+r"""Cone complementarity problem (Anitescu & Tasora 2011; seed 004; DESIGN.md section 6).
+
+Contact i has the frame :math:`(n_i, u_i, w_i)` and the impulse
+:math:`\gamma_i = (\gamma_n, \gamma_u, \gamma_w) \in K_i = \{\gamma_n \ge 0,
+\|(\gamma_u, \gamma_w)\| \le \mu_i\gamma_n\}`. With :math:`P = [D_K\ W_b]` (three columns
+:math:`n_i, u_i, w_i` per contact, then the joints) and :math:`\nu = (\gamma, p_b)`:
+
+.. math::
+    \min_\nu\ \tfrac12 \nu^T N \nu + p^T\nu \quad \text{s.t. } \gamma_i \in K_i,\qquad
+    N = P^T M^{-1} P,
+
+:math:`p_i = (\Phi_i/h, 0, 0) + D_i^T(v + M^{-1}p_{ext})` per contact and
+:math:`\Theta_j/h + \partial_t\Theta_j + W_{b,j}^T(v + M^{-1}p_{ext})` per joint;
+:math:`v^{l+1} = v + M^{-1}(p_{ext} + P\nu)`. Optimality is
+:math:`K_i \ni \gamma_i \perp d_i \in K_i^*` with :math:`d = N\nu + p` and
+:math:`K_i^* = \{d_n \ge \mu_i\|d_t\|\}`: a convex relaxation of the Coulomb LCP. The
+constraint actually enforced is :math:`0 \le \gamma_n \perp \Phi/h + v_n - \mu v_T \ge 0`,
+so a body sliding at speed :math:`v_T` separates with normal speed :math:`\mu v_T`.
+
+The solvers never form N: :math:`N\nu = P^T(Q\nu)` with :math:`Q = M^{-1}P` (M is inverted
+block by block), so an iteration costs O(nonzeros): large granular systems stay cheap.
+"""
+import numpy as np
+import scipy.sparse as sp
+
+from mbdcp import _core
+from mbdcp import _validate as val
+from mbdcp.results import CCPResult
+from mbdcp.status import Status
+
+__all__ = ["ccp", "mass_inverse"]
+
+_STATUS = tuple(Status)
+
+
+def _sparse_or_dense(name, A, shape, symbols):
+    """A scipy.sparse matrix (CSC, finite) or a validated dense array of the given shape."""
+    if sp.issparse(A):
+        if (shape[0] is not None and A.shape[0] != shape[0]) or (shape[1] is not None and A.shape[1] != shape[1]):
+            want = "(" + ", ".join("any" if s is None else str(s) for s in shape) + ")"
+            raise ValueError(f"{name} must have shape ({', '.join(symbols)}) = {want}, got {A.shape}")
+        A = sp.csc_matrix(A, dtype=np.float64)
+        if not np.all(np.isfinite(A.data)):
+            raise ValueError(f"{name} must hold finite values (found NaN or infinity)")
+        return A
+    return sp.csc_matrix(val.matrix(name, A, shape, symbols))
+
+
+def _blocks(S):
+    """Boundaries of the consecutive diagonal blocks of a sparse square matrix's pattern."""
+    S = sp.coo_matrix(S)
+    n = S.shape[0]
+    reach = np.arange(n)  # farthest row/column index coupled to each index
+    np.maximum.at(reach, S.row, S.col)
+    np.maximum.at(reach, S.col, S.row)
+    ends = np.flatnonzero(np.maximum.accumulate(reach) == np.arange(n))
+    return np.concatenate([[0], ends + 1])
+
+
+def mass_inverse(M):
+    """M^-1 as a scipy.sparse matrix: a sparse M is inverted block by block (its consecutive
+    diagonal blocks, one per body), a dense M as a whole. Raises ValueError unless every block
+    is symmetric positive definite."""
+    if sp.issparse(M):
+        M = sp.csr_matrix(M, dtype=np.float64)
+        n = M.shape[0]
+        if M.shape != (n, n) or n == 0:
+            raise ValueError(f"M must be a non-empty square matrix, got shape {M.shape}")
+        if not np.all(np.isfinite(M.data)):
+            raise ValueError("M must hold finite values (found NaN or infinity)")
+        if abs(M - M.T).max() > 1e-10 * abs(M).max():
+            raise ValueError("M must be symmetric")
+        bounds = _blocks(M)
+        rows, cols, vals = [], [], []
+        sizes = np.diff(bounds)
+        for size in np.unique(sizes):
+            starts = bounds[:-1][sizes == size]
+            idx = starts[:, None] + np.arange(size)
+            stack = np.stack([M[s:s + size, s:s + size].toarray() for s in starts]) if size > 1 \
+                else M.diagonal()[starts].reshape(-1, 1, 1)
+            try:
+                np.linalg.cholesky(stack)
+            except np.linalg.LinAlgError:
+                raise ValueError("M must be symmetric positive definite (a diagonal block is not)") from None
+            inv = np.linalg.inv(stack)
+            rows.append(np.repeat(idx, size, axis=1).ravel())
+            cols.append(np.tile(idx, (1, size)).ravel())
+            vals.append(inv.ravel())
+        return sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(n, n))
+    M = val.as_array("M", M, 2)
+    n = M.shape[0]
+    if M.shape != (n, n) or n == 0:
+        raise ValueError(f"M must be a non-empty square matrix, got shape {M.shape}")
+    val.symmetric("M", M)
+    try:
+        L = np.linalg.cholesky(M)
+    except np.linalg.LinAlgError:
+        raise ValueError("M must be symmetric positive definite (its Cholesky factorization failed)") from None
+    Linv = np.linalg.solve(L, np.eye(n))
+    return sp.csr_matrix(Linv.T @ Linv)
+
+
+def ccp(M, Wn, Wt, mu, v, h, *, p_ext=None, phi=None, Wb=None, theta=None, dtheta=None,
+        method="apgd", tol=1e-8, max_iter=10_000, warm_start=None, omega=None):
+    r"""Solve one time step as a cone complementarity problem.
+
+    Parameters
+    ----------
+    M : (n_v, n_v) mass matrix, dense or scipy.sparse (block diagonal per body: each block is
+        inverted once).
+    Wn : (n_v, n_c) contact normals; Wt : (n_v, 2 n_c) tangent pairs (u_i, w_i) in columns
+        2i, 2i+1; Wb : (n_v, n_b) joints. Dense or scipy.sparse.
+    mu : (n_c,) friction coefficients >= 0 (a scalar applies to all).
+    v : (n_v,) velocity; h : time step > 0; p_ext : (n_v,) applied impulse.
+    phi : (n_c,) gaps :math:`\Phi_i` (stabilisation :math:`\Phi/h`); theta, dtheta : (n_b,).
+    method : "apgd" (default), "pjacobi" or "pgs".
+    tol : stop when the relative residual
+        :math:`\|\nu - \Pi_K(\nu - (N\nu + p)/L)\|_\infty L / \|p\|_\infty` (zero exactly at a
+        solution; L estimates the largest eigenvalue of N) is below it.
+    max_iter : iteration limit; reaching it gives status ``MAX_ITERATIONS`` (not an error).
+    warm_start : a previous :class:`CCPResult`, gamma (n_c, 3), or the full (3 n_c + n_b,) vector.
+    omega : relaxation for "pjacobi" (default 0.3) and "pgs" (default 1.0), in (0, 2).
+
+    Returns
+    -------
+    CCPResult
+        ``gamma`` (n_c, 3): (normal, u, w) impulses; ``p_b``; ``v_next``; ``iterations``;
+        ``residual``; ``history`` (residual per iteration); ``status``; ``success``.
+
+    Examples
+    --------
+    A unit particle sliding at 1 m/s on the floor (mu = 0.5): friction slows it, and it also
+    lifts off with normal speed mu times its new sliding speed (seed 004's "bowling ball"
+    artifact), v_z = 0.5 * v_x:
+
+    >>> import numpy as np, mbdcp
+    >>> res = mbdcp.ccp(np.eye(3), [[0.0], [0.0], [1.0]], [[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]], 0.5,
+    ...                 [1.0, 0.0, 0.0], 0.01, p_ext=[0, 0, -0.0981], tol=1e-12)
+    >>> bool(res.success), res.v_next.round(5).tolist()
+    (True, [0.76076, 0.0, 0.38038])
+    """
+    if method not in _core.CCP_METHODS:
+        raise ValueError(f"method must be one of 'apgd', 'pjacobi', 'pgs', got {method!r}")
+    Minv = mass_inverse(M)
+    n_v = Minv.shape[0]
+    Wn = _sparse_or_dense("Wn", Wn, (n_v, None), ("n_v", "n_c"))
+    n_c = Wn.shape[1]
+    Wt = _sparse_or_dense("Wt", Wt, (n_v, 2 * n_c), ("n_v", "2 n_c"))
+    mu_a = val.as_array("mu", mu)
+    mu_a = np.full(n_c, float(mu_a)) if mu_a.ndim == 0 else val.vector("mu", mu_a, n_c, symbol="n_c")
+    if n_c and mu_a.min() < 0:
+        raise ValueError("mu must be nonnegative")
+    v = val.vector("v", v, n_v, symbol="n_v")
+    h = val.positive_scalar("h", h)
+    p_ext = val.vector("p_ext", p_ext, n_v, optional=True, symbol="n_v")
+    phi = val.vector("phi", phi, n_c, optional=True, symbol="n_c")
+    if Wb is None:
+        if theta is not None or dtheta is not None:
+            raise ValueError("theta and dtheta need the joint Jacobian Wb")
+        Wb = sp.csc_matrix((n_v, 0))
+    else:
+        Wb = _sparse_or_dense("Wb", Wb, (n_v, None), ("n_v", "n_b"))
+    n_b = Wb.shape[1]
+    theta = val.vector("theta", theta, n_b, optional=True, symbol="n_b")
+    dtheta = val.vector("dtheta", dtheta, n_b, optional=True, symbol="n_b")
+    tol = val.positive_scalar("tol", tol)
+    max_iter = val.positive_int("max_iter", max_iter, allow_none=False)
+    omega = 0.0 if omega is None else val.positive_scalar("omega", omega)
+    if omega >= 2:
+        raise ValueError(f"omega must be in (0, 2), got {omega}")
+
+    # P: per contact the columns n_i, u_i, w_i, then the joints.
+    perm = np.empty(3 * n_c, dtype=np.intp)
+    perm[0::3] = np.arange(n_c)
+    perm[1::3] = n_c + 2 * np.arange(n_c)
+    perm[2::3] = n_c + 2 * np.arange(n_c) + 1
+    P = sp.hstack([sp.hstack([Wn, Wt], format="csc")[:, perm], Wb], format="csc")
+    Q = sp.csc_matrix(Minv @ P)
+    v_free = v + (Minv @ p_ext if p_ext.size else 0.0)
+    p = P.T @ v_free
+    if phi.size:
+        p[0:3 * n_c:3] += phi / h
+    if n_b:
+        p[3 * n_c:] += (theta / h if theta.size else 0.0) + (dtheta if dtheta.size else 0.0)
+
+    nu0 = None
+    if warm_start is not None:
+        w = warm_start
+        if isinstance(w, CCPResult):
+            w = np.concatenate([w.gamma.ravel(), w.p_b])
+        w = val.as_array("warm_start", w)
+        if w.shape == (n_c, 3) and n_b == 0:
+            w = w.ravel()
+        elif w.shape == (n_c, 3):
+            w = np.concatenate([w.ravel(), np.zeros(n_b)])
+        if w.shape != (3 * n_c + n_b,):
+            raise ValueError(f"warm_start must have shape (n_c, 3) = ({n_c}, 3) or (3 n_c + n_b,) = "
+                             f"({3 * n_c + n_b},), got {w.shape}")
+        nu0 = w
+
+    def csc_arrays(A):
+        A.sort_indices()
+        return (np.ascontiguousarray(A.indptr, dtype=np.intc), np.ascontiguousarray(A.indices, dtype=np.intc),
+                np.ascontiguousarray(A.data, dtype=np.float64))
+
+    nu, u, history, status, iterations, residual = _core.ccp(
+        n_v, n_c, n_b, *csc_arrays(P), *csc_arrays(Q), mu_a, np.ascontiguousarray(p), method, tol, max_iter,
+        omega, nu0)
+    status = _STATUS[status]
+    return CCPResult(
+        success=status == Status.SOLVED, status=status, message=status.message,
+        gamma=nu[:3 * n_c].reshape(n_c, 3), p_b=nu[3 * n_c:], v_next=v_free + u, iterations=int(iterations),
+        residual=float(residual), history=history, method=method,
+    )
