@@ -6,6 +6,8 @@
 #include "mbdcp/dense.h"
 
 #define POWER_ITERATIONS 30
+/* Projected gradient steps on a contact's 3 x 3 local problem in Gauss-Seidel. */
+#define LOCAL_ITERATIONS 20
 
 MbdcpReturn mbdcp_ccp_default_settings(MbdcpCcpSettings *s)
 {
@@ -39,11 +41,11 @@ static mbdcp_int n_p(const MbdcpCcpProblem *p)
     return 3 * p->n_c + p->n_b;
 }
 
-/* eta, g, y, prev, Nx, Ny, trial (n_p each); uy, ut (n_v each). */
+/* eta, g, y, prev, Nx, Ny, trial, Ngam (n_p each); Nii (9 per contact); ut (n_v). */
 size_t mbdcp_ccp_workspace_size(const MbdcpCcpProblem *p)
 {
     if (!p) return 0;
-    return (7 * (size_t)n_p(p) + 2 * (size_t)p->n_v) * sizeof(mbdcp_float);
+    return (8 * (size_t)n_p(p) + 9 * (size_t)p->n_c + (size_t)p->n_v) * sizeof(mbdcp_float);
 }
 
 void mbdcp_cone_project(mbdcp_float mu, mbdcp_float *g)
@@ -137,15 +139,20 @@ static void gradient(const MbdcpCcpProblem *p, const mbdcp_float *Nx, mbdcp_floa
     for (mbdcp_int j = 0; j < n_p(p); ++j) g[j] = Nx[j] + p->p[j];
 }
 
-/* eta per entry: 3 / trace(N_ii) for a contact's three entries, 1 / N_jj for a joint. */
-static void scaling(const MbdcpCcpProblem *p, mbdcp_float *eta, mbdcp_float *u)
+/* The 3 x 3 diagonal blocks N_ii (row-major, 9 per contact), and eta per entry:
+ * 3 / trace(N_ii) for a contact's three entries, 1 / N_jj for a joint. u must be zero. */
+static void scaling(const MbdcpCcpProblem *p, mbdcp_float *eta, mbdcp_float *Nii, mbdcp_float *u)
 {
     const mbdcp_int nc = p->n_c, np_ = n_p(p);
     mbdcp_float *diag = eta;
     for (mbdcp_int j = 0; j < np_; ++j) {
-        /* N_jj = P_j^T Q_j: scatter Q_j into u, dot with P_j, clear. */
+        /* column j of N restricted to its own block: scatter Q_j into u, dot with P, clear. */
         for (mbdcp_int k = p->Q_colptr[j]; k < p->Q_colptr[j + 1]; ++k) u[p->Q_rowind[k]] += p->Q_val[k];
         diag[j] = col_dot_P(p, j, u);
+        if (j < 3 * nc) {
+            const mbdcp_int i = j / 3, b = j % 3;
+            for (mbdcp_int a = 0; a < 3; ++a) Nii[9 * i + 3 * a + b] = col_dot_P(p, 3 * i + a, u);
+        }
         for (mbdcp_int k = p->Q_colptr[j]; k < p->Q_colptr[j + 1]; ++k) u[p->Q_rowind[k]] = 0.0;
     }
     for (mbdcp_int i = 0; i < nc; ++i) {
@@ -176,11 +183,11 @@ MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s,
 
     mbdcp_float *eta = (mbdcp_float *)work, *g = eta + np_, *y = g + np_, *prev = y + np_;
     mbdcp_float *Nx = prev + np_, *Ny = Nx + np_, *trial = Ny + np_;
-    mbdcp_float *uy = trial + np_, *ut = uy + nv;
+    mbdcp_float *Ngam = trial + np_, *Nii = Ngam + np_, *ut = Nii + 9 * (size_t)p->n_c;
     info->status = MBDCP_MAX_ITERATIONS;
     info->iterations = 0;
     info->residual = 0.0;
-    memset(uy, 0, (size_t)nv * sizeof(mbdcp_float));
+    memset(ut, 0, (size_t)nv * sizeof(mbdcp_float));
     memset(u, 0, (size_t)nv * sizeof(mbdcp_float));
     if (np_ == 0) {
         info->status = MBDCP_SOLVED;
@@ -194,7 +201,7 @@ MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s,
     info->lipschitz = L;
     const mbdcp_float pnorm = fmax(mbdcp_norm_inf((size_t)np_, p->p), 1e-300);
     const mbdcp_float omega = s->omega > 0.0 ? s->omega : (s->method == MBDCP_CCP_PJACOBI ? 0.3 : 1.0);
-    if (s->method != MBDCP_CCP_APGD) scaling(p, eta, ut);
+    if (s->method != MBDCP_CCP_APGD) scaling(p, eta, Nii, ut);
 
     apply_N(p, nu, u, Nx);
     gradient(p, Nx, g);
@@ -205,10 +212,10 @@ MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s,
         mbdcp_float Lk = L, theta = 1.0, best = res;
         memcpy(y, nu, (size_t)np_ * sizeof(mbdcp_float));
         memcpy(Ny, Nx, (size_t)np_ * sizeof(mbdcp_float));
-        memcpy(uy, u, (size_t)nv * sizeof(mbdcp_float));
         memcpy(prev, nu, (size_t)np_ * sizeof(mbdcp_float)); /* prev: the best iterate so far */
         mbdcp_float *gam = eta;                               /* gamma_k (eta is unused by APGD) */
         memcpy(gam, nu, (size_t)np_ * sizeof(mbdcp_float));
+        memcpy(Ngam, Nx, (size_t)np_ * sizeof(mbdcp_float));
         for (mbdcp_int k = 0; k < s->max_iter && res > s->tol; ++k) {
             gradient(p, Ny, g); /* g = N y + p */
             const mbdcp_float fy = 0.5 * dot(np_, y, Ny) + dot(np_, p->p, y);
@@ -232,10 +239,14 @@ MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s,
             /* gradient at the new iterate, its residual, and the restart test g_y . (gamma_new - gamma) > 0 */
             mbdcp_float restart = 0.0;
             for (mbdcp_int j = 0; j < np_; ++j) restart += g[j] * (trial[j] - gam[j]);
+            /* y = gamma_new + beta (gamma_new - gamma), and by linearity N y from N gamma_new and N gamma:
+             * one product with N per iteration when the line search accepts its first trial. */
             for (mbdcp_int j = 0; j < np_; ++j) {
                 const mbdcp_float step_ = trial[j] - gam[j];
                 gam[j] = trial[j];
                 y[j] = trial[j] + beta * step_;
+                Ny[j] = Nx[j] + beta * (Nx[j] - Ngam[j]);
+                Ngam[j] = Nx[j];
             }
             gradient(p, Nx, g);
             res = residual(p, gam, g, L, pnorm, trial);
@@ -247,12 +258,11 @@ MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s,
             }
             if (restart > 0.0) {
                 memcpy(y, gam, (size_t)np_ * sizeof(mbdcp_float));
+                memcpy(Ny, Ngam, (size_t)np_ * sizeof(mbdcp_float));
                 theta = 1.0;
             } else {
                 theta = theta_new;
             }
-            if (res <= s->tol) break;
-            apply_N(p, y, uy, Ny);
             Lk *= 0.9;
         }
         memcpy(nu, prev, (size_t)np_ * sizeof(mbdcp_float));
@@ -269,18 +279,41 @@ MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s,
             info->iterations = k + 1;
         }
     } else {
-        /* Gauss-Seidel: u = Q nu is kept current; contact i reads g_i = P_i^T u + p_i. */
+        /* Gauss-Seidel: u = Q nu is kept current; contact i reads g_i = P_i^T u + p_i and solves its
+         * local problem min 1/2 x^T N_ii x + (g_i - N_ii gamma_i)^T x over K_i by a few projected
+         * gradient steps (step 1 / ||N_ii||_F <= 1 / lambda_max), as nonsmooth Gauss-Seidel does. */
         for (mbdcp_int k = 0; k < s->max_iter && res > s->tol; ++k) {
             for (mbdcp_int i = 0; i < p->n_c + p->n_b; ++i) {
-                const mbdcp_int j0 = i < p->n_c ? 3 * i : 3 * p->n_c + (i - p->n_c);
-                const mbdcp_int w = i < p->n_c ? 3 : 1;
+                const int contact = i < p->n_c;
+                const mbdcp_int j0 = contact ? 3 * i : 3 * p->n_c + (i - p->n_c);
+                const mbdcp_int w = contact ? 3 : 1;
                 mbdcp_float old[3], gi[3];
                 for (mbdcp_int a = 0; a < w; ++a) {
                     old[a] = nu[j0 + a];
                     gi[a] = col_dot_P(p, j0 + a, u) + p->p[j0 + a];
-                    nu[j0 + a] -= omega * eta[j0 + a] * gi[a];
                 }
-                if (w == 3) mbdcp_cone_project(p->mu[i], nu + j0);
+                if (contact) {
+                    const mbdcp_float *B = Nii + 9 * (size_t)i;
+                    mbdcp_float fro = 0.0, b[3], x[3] = {old[0], old[1], old[2]};
+                    for (int q = 0; q < 9; ++q) fro += B[q] * B[q];
+                    const mbdcp_float step_ = fro > 0.0 ? 1.0 / sqrt(fro) : eta[j0];
+                    for (int a = 0; a < 3; ++a) b[a] = gi[a] - (B[3 * a] * old[0] + B[3 * a + 1] * old[1] + B[3 * a + 2] * old[2]);
+                    for (int inner = 0; inner < LOCAL_ITERATIONS; ++inner) {
+                        mbdcp_float y3[3], change = 0.0;
+                        for (int a = 0; a < 3; ++a)
+                            y3[a] = x[a] - step_ * (B[3 * a] * x[0] + B[3 * a + 1] * x[1] + B[3 * a + 2] * x[2] + b[a]);
+                        mbdcp_cone_project(p->mu[i], y3);
+                        for (int a = 0; a < 3; ++a) {
+                            change = fmax(change, fabs(y3[a] - x[a]));
+                            x[a] = y3[a];
+                        }
+                        if (change <= 1e-3 * s->tol * fmax(fabs(x[0]), 1e-300)) break;
+                    }
+                    for (int a = 0; a < 3; ++a) nu[j0 + a] = old[a] + omega * (x[a] - old[a]);
+                    mbdcp_cone_project(p->mu[i], nu + j0); /* relaxation may leave the cone when omega > 1 */
+                } else {
+                    nu[j0] -= omega * eta[j0] * gi[0];
+                }
                 for (mbdcp_int a = 0; a < w; ++a) {
                     const mbdcp_float dlt = nu[j0 + a] - old[a];
                     if (dlt == 0.0) continue;
