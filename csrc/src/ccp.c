@@ -41,11 +41,11 @@ static mbdcp_int n_p(const MbdcpCcpProblem *p)
     return 3 * p->n_c + p->n_b;
 }
 
-/* eta, g, y, prev, Nx, Ny, trial, Ngam (n_p each); Nii (9 per contact); ut (n_v). */
+/* eta, g, y, prev, Nx, Ny, trial, Ngam, gam, tmp (n_p each); Nii (9 per contact); ut (n_v). */
 size_t mbdcp_ccp_workspace_size(const MbdcpCcpProblem *p)
 {
     if (!p) return 0;
-    return (8 * (size_t)n_p(p) + 9 * (size_t)p->n_c + (size_t)p->n_v) * sizeof(mbdcp_float);
+    return (10 * (size_t)n_p(p) + 9 * (size_t)p->n_c + (size_t)p->n_v) * sizeof(mbdcp_float);
 }
 
 void mbdcp_cone_project(mbdcp_float mu, mbdcp_float *g)
@@ -98,6 +98,20 @@ static void apply_N(const MbdcpCcpProblem *p, const mbdcp_float *x, mbdcp_float 
     for (mbdcp_int j = 0; j < n_p(p); ++j) y[j] = col_dot_P(p, j, u);
 }
 
+/* y = S N S x for the diagonal scaling S (S = NULL: y = N x); tmp: n_p scratch. */
+static void apply_SNS(const MbdcpCcpProblem *p, const mbdcp_float *S, const mbdcp_float *x, mbdcp_float *u,
+                      mbdcp_float *y, mbdcp_float *tmp)
+{
+    const mbdcp_int np_ = n_p(p);
+    if (!S) {
+        apply_N(p, x, u, y);
+        return;
+    }
+    for (mbdcp_int j = 0; j < np_; ++j) tmp[j] = S[j] * x[j];
+    apply_N(p, tmp, u, y);
+    for (mbdcp_int j = 0; j < np_; ++j) y[j] *= S[j];
+}
+
 static mbdcp_float dot(mbdcp_int n, const mbdcp_float *a, const mbdcp_float *b)
 {
     mbdcp_float s = 0.0;
@@ -105,8 +119,9 @@ static mbdcp_float dot(mbdcp_int n, const mbdcp_float *a, const mbdcp_float *b)
     return s;
 }
 
-/* Largest eigenvalue of N (symmetric PSD) by power iteration from a fixed start. */
-static mbdcp_float lipschitz(const MbdcpCcpProblem *p, mbdcp_float *x, mbdcp_float *y, mbdcp_float *u)
+/* Largest eigenvalue of S N S (symmetric PSD; S = NULL: of N) by power iteration from a fixed start. */
+static mbdcp_float lipschitz(const MbdcpCcpProblem *p, const mbdcp_float *S, mbdcp_float *x, mbdcp_float *y,
+                             mbdcp_float *u, mbdcp_float *tmp)
 {
     const mbdcp_int np_ = n_p(p);
     for (mbdcp_int j = 0; j < np_; ++j) x[j] = 1.0 + 0.01 * (j % 7); /* not orthogonal to anything simple */
@@ -115,7 +130,7 @@ static mbdcp_float lipschitz(const MbdcpCcpProblem *p, mbdcp_float *x, mbdcp_flo
         const mbdcp_float nx = sqrt(dot(np_, x, x));
         if (!(nx > 0.0)) break;
         for (mbdcp_int j = 0; j < np_; ++j) x[j] /= nx;
-        apply_N(p, x, u, y);
+        apply_SNS(p, S, x, u, y, tmp);
         lam = dot(np_, x, y);
         memcpy(x, y, (size_t)np_ * sizeof(mbdcp_float));
     }
@@ -183,7 +198,8 @@ MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s,
 
     mbdcp_float *eta = (mbdcp_float *)work, *g = eta + np_, *y = g + np_, *prev = y + np_;
     mbdcp_float *Nx = prev + np_, *Ny = Nx + np_, *trial = Ny + np_;
-    mbdcp_float *Ngam = trial + np_, *Nii = Ngam + np_, *ut = Nii + 9 * (size_t)p->n_c;
+    mbdcp_float *Ngam = trial + np_, *gam = Ngam + np_, *tmp = gam + np_, *Nii = tmp + np_;
+    mbdcp_float *ut = Nii + 9 * (size_t)p->n_c;
     info->status = MBDCP_MAX_ITERATIONS;
     info->iterations = 0;
     info->residual = 0.0;
@@ -197,38 +213,45 @@ MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s,
     if (!mbdcp_all_finite((size_t)np_, nu)) return MBDCP_ERR_NONFINITE;
     project_all(p, nu);
 
-    const mbdcp_float L = lipschitz(p, y, Ny, ut);
+    const mbdcp_float L = lipschitz(p, NULL, y, Ny, ut, tmp);
     info->lipschitz = L;
     const mbdcp_float pnorm = fmax(mbdcp_norm_inf((size_t)np_, p->p), 1e-300);
     const mbdcp_float omega = s->omega > 0.0 ? s->omega : (s->method == MBDCP_CCP_PJACOBI ? 0.3 : 1.0);
-    if (s->method != MBDCP_CCP_APGD) scaling(p, eta, Nii, ut);
+    scaling(p, eta, Nii, ut);
 
     apply_N(p, nu, u, Nx);
     gradient(p, Nx, g);
     mbdcp_float res = residual(p, nu, g, L, pnorm, trial);
 
     if (s->method == MBDCP_CCP_APGD) {
-        /* Mazhar, Heyn, Negrut, Tasora (2015), Algorithm 2: Nesterov with adaptive step and restart. */
-        mbdcp_float Lk = L, theta = 1.0, best = res;
-        memcpy(y, nu, (size_t)np_ * sizeof(mbdcp_float));
-        memcpy(Ny, Nx, (size_t)np_ * sizeof(mbdcp_float));
-        memcpy(prev, nu, (size_t)np_ * sizeof(mbdcp_float)); /* prev: the best iterate so far */
-        mbdcp_float *gam = eta;                               /* gamma_k (eta is unused by APGD) */
-        memcpy(gam, nu, (size_t)np_ * sizeof(mbdcp_float));
-        memcpy(Ngam, Nx, (size_t)np_ * sizeof(mbdcp_float));
+        /* Mazhar, Heyn, Negrut, Tasora (2015), Algorithm 2 (Nesterov with adaptive step and
+         * restart), run on x = gamma / S with S = sqrt(eta): one scalar per contact keeps each
+         * cone and its Euclidean projection, and evens out the contacts' effective masses.
+         * Vectors below are in x-space; 'prev' keeps the best gamma found. */
+        mbdcp_float *S = eta, *ps = g; /* ps = S p */
+        for (mbdcp_int j = 0; j < np_; ++j) S[j] = sqrt(eta[j]);
+        for (mbdcp_int j = 0; j < np_; ++j) ps[j] = S[j] * p->p[j];
+        const mbdcp_float Ls = lipschitz(p, S, y, Ny, ut, tmp);
+        mbdcp_float Lk = Ls, theta = 1.0, best = res;
+        memcpy(prev, nu, (size_t)np_ * sizeof(mbdcp_float));
+        for (mbdcp_int j = 0; j < np_; ++j) gam[j] = nu[j] / S[j];
+        apply_SNS(p, S, gam, ut, Ngam, tmp);
+        memcpy(y, gam, (size_t)np_ * sizeof(mbdcp_float));
+        memcpy(Ny, Ngam, (size_t)np_ * sizeof(mbdcp_float));
         for (mbdcp_int k = 0; k < s->max_iter && res > s->tol; ++k) {
-            gradient(p, Ny, g); /* g = N y + p */
-            const mbdcp_float fy = 0.5 * dot(np_, y, Ny) + dot(np_, p->p, y);
+            /* Nx: the gradient at y; nu: scratch for the product with the trial point */
+            for (mbdcp_int j = 0; j < np_; ++j) Nx[j] = Ny[j] + ps[j];
+            const mbdcp_float fy = 0.5 * dot(np_, y, Ny) + dot(np_, ps, y);
             mbdcp_float fnew = 0.0;
             for (int ls = 0; ls < 60; ++ls) {
-                for (mbdcp_int j = 0; j < np_; ++j) trial[j] = y[j] - g[j] / Lk;
+                for (mbdcp_int j = 0; j < np_; ++j) trial[j] = y[j] - Nx[j] / Lk;
                 project_all(p, trial);
-                apply_N(p, trial, ut, Nx);
-                fnew = 0.5 * dot(np_, trial, Nx) + dot(np_, p->p, trial);
+                apply_SNS(p, S, trial, ut, nu, tmp);
+                fnew = 0.5 * dot(np_, trial, nu) + dot(np_, ps, trial);
                 mbdcp_float lin = 0.0, sq = 0.0;
                 for (mbdcp_int j = 0; j < np_; ++j) {
                     const mbdcp_float dlt = trial[j] - y[j];
-                    lin += g[j] * dlt;
+                    lin += Nx[j] * dlt;
                     sq += dlt * dlt;
                 }
                 if (fnew <= fy + lin + 0.5 * Lk * sq + 1e-14 * fabs(fy)) break;
@@ -236,25 +259,27 @@ MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s,
             }
             const mbdcp_float theta_new = 0.5 * (-theta * theta + theta * sqrt(theta * theta + 4.0));
             const mbdcp_float beta = theta * (1.0 - theta) / (theta * theta + theta_new);
-            /* gradient at the new iterate, its residual, and the restart test g_y . (gamma_new - gamma) > 0 */
             mbdcp_float restart = 0.0;
-            for (mbdcp_int j = 0; j < np_; ++j) restart += g[j] * (trial[j] - gam[j]);
-            /* y = gamma_new + beta (gamma_new - gamma), and by linearity N y from N gamma_new and N gamma:
-             * one product with N per iteration when the line search accepts its first trial. */
+            for (mbdcp_int j = 0; j < np_; ++j) restart += Nx[j] * (trial[j] - gam[j]);
+            /* y = x_new + beta (x_new - x); N y from the two products by linearity */
             for (mbdcp_int j = 0; j < np_; ++j) {
                 const mbdcp_float step_ = trial[j] - gam[j];
                 gam[j] = trial[j];
                 y[j] = trial[j] + beta * step_;
-                Ny[j] = Nx[j] + beta * (Nx[j] - Ngam[j]);
-                Ngam[j] = Nx[j];
+                Ny[j] = nu[j] + beta * (nu[j] - Ngam[j]);
+                Ngam[j] = nu[j];
             }
-            gradient(p, Nx, g);
-            res = residual(p, gam, g, L, pnorm, trial);
+            /* residual in gamma-space: gamma = S x, N gamma + p = (S N S x + S p) / S */
+            for (mbdcp_int j = 0; j < np_; ++j) {
+                trial[j] = S[j] * gam[j];
+                Nx[j] = (Ngam[j] + ps[j]) / S[j];
+            }
+            res = residual(p, trial, Nx, L, pnorm, tmp);
             if (history) history[k] = res;
             info->iterations = k + 1;
             if (res < best) {
                 best = res;
-                memcpy(prev, gam, (size_t)np_ * sizeof(mbdcp_float));
+                memcpy(prev, trial, (size_t)np_ * sizeof(mbdcp_float));
             }
             if (restart > 0.0) {
                 memcpy(y, gam, (size_t)np_ * sizeof(mbdcp_float));
