@@ -206,11 +206,15 @@ def friction_basis(normal, n_d):
         raise ValueError("normal must be a nonzero 3-vector")
     if isinstance(n_d, (bool, np.bool_)) or not isinstance(n_d, (int, np.integer)) or n_d < 0:
         raise ValueError(f"n_d must be a nonnegative integer, got {n_d!r}")
-    n = nrm / length
-    axis = np.zeros(3)
-    axis[np.argmin(np.abs(n))] = 1.0
-    t1 = axis - n * (n @ axis)
-    t1 /= np.linalg.norm(t1)
-    t2 = np.cross(n, t1)
+    return _friction_basis(nrm / length, int(n_d))
+
+
+def _friction_basis(n, n_d):
+    """friction_basis for a unit 3-vector n, without validation (hot loops of the mechanics layer)."""
+    k = min(range(3), key=lambda i: abs(n[i]))  # the world axis least aligned with n
+    t1 = -n[k] * np.asarray(n, dtype=float)
+    t1[k] += 1.0
+    t1 /= np.sqrt(t1 @ t1)
+    t2 = np.array([n[1] * t1[2] - n[2] * t1[1], n[2] * t1[0] - n[0] * t1[2], n[0] * t1[1] - n[1] * t1[0]])
     ang = 2.0 * np.pi * np.arange(n_d) / max(n_d, 1)
     return np.outer(t1, np.cos(ang)) + np.outer(t2, np.sin(ang))
