@@ -1,0 +1,53 @@
+# %% [markdown]
+# # 136 disks in a box with Anitescu–Potra algorithm 3 (seed 001)
+#
+# Seed 001 ran a 2-D pile of 136 bodies with algorithm 3 — one convex P1 solve and one convex
+# P2 solve per step — where the PATH solver failed on the non-convex LCP. Algorithm 3 is exact
+# for contacts that do not slide and errs by $O(\|U\lambda\|)$ otherwise; every step satisfies
+# non-penetration exactly (P2) and dissipates energy.
+#
+# The disks (m = 1, radius about 0.5) start on a loose square lattice, 17 to a row, and collapse
+# under gravity into a packing. Contacts within the activation distance $\delta = 0.1$ (seed 004)
+# enter each step with their gap, so fast disks are caught one step early.
+
+# %%
+import numpy as np
+import matplotlib.pyplot as plt
+import mbdcp
+from mbdcp.mechanics import disk_pile_scene, simulate
+
+scene = disk_pile_scene(136, width=17, mu=0.3)
+radius = 0.5
+traj = simulate(scene, 0.02, 0.6, method="fixed_point", algorithm=3)
+print(f"{traj.steps} steps in {traj.seconds:.1f} s; steps solved: "
+      f"{sum(s == mbdcp.Status.SOLVED for s in traj.statuses)} of {traj.steps}")
+
+# %%
+fig, ax = plt.subplots(1, 3, figsize=(14, 3.6))
+traj.plot_energy(ax[0])
+ax[0].set_title("energy")
+ax[1].semilogy(traj.times, np.maximum(traj.max_penetration / radius, 1e-17))
+ax[1].axhline(1e-3, color="0.6", ls=":", label="1e-3 radius")
+ax[1].set_title("largest penetration / radius")
+ax[1].legend()
+ax[2].plot(traj.times[1:], traj.contacts)
+ax[2].set_title("active contacts")
+for a in ax:
+    a.set_xlabel("t")
+plt.tight_layout()
+plt.show()
+
+# %%
+fig, ax = plt.subplots(figsize=(9, 4))
+for body in scene.bodies:
+    ax.add_patch(plt.Circle(body.position, body.radius, fill=False))
+ax.set_xlim(-0.2, 2.1 * 17 * radius + 0.3)
+ax.set_ylim(-0.2, 9)
+ax.set_aspect("equal")
+ax.set_title(f"the pile at t = {traj.times[-1]:.2f}")
+plt.show()
+
+# %% [markdown]
+# The collapse is still under way at $t = 0.6$ (a longer run settles it; the kinetic energy
+# decays once the packing has formed). Penetration stays at round-off level: the gaps enter
+# each step through $\Psi_n/h$ and P2 enforces non-penetration exactly.
