@@ -5,6 +5,11 @@
  * kept; the column of the entering variable is d = Binv a, with a = e_j for
  * w_j, -M[:, j] for z_j and -e for z0. Moving the entering variable by t
  * changes the basic values to xbar - t d, so rows with d_i > 0 block.
+ *
+ * Binv starts as I and a pivot on row r changes only column r away from the
+ * identity, so Binv = I + (dense columns for the set P of rows pivoted so far).
+ * Those columns are stored compactly (row i's entries for P are contiguous in
+ * Bc), and a pivot costs O(n |P|) instead of O(n^2).
  */
 #include <float.h>
 #include <math.h>
@@ -45,13 +50,13 @@ MbdcpReturn mbdcp_lemke_check_settings(const MbdcpLemkeSettings *s, const char *
     return msg ? MBDCP_ERR_SETTING : MBDCP_OK;
 }
 
-/* Layout: Binv, Mt (M transposed, so columns of M are contiguous), xbar, d, dnext, res
- * as doubles, then basis and candidate rows as ints. */
+/* Layout: Bc, Mt (M transposed, so columns of M are contiguous) as n x n; xbar, d, dnext, res, ag
+ * as n-vectors of doubles; then basis, cand, P, pos as n-vectors of ints. */
 size_t mbdcp_lemke_workspace_size(mbdcp_int n)
 {
     if (n < 0) return 0;
     const size_t nn = (size_t)n;
-    return (2 * nn * nn + 4 * nn) * sizeof(mbdcp_float) + 2 * nn * sizeof(mbdcp_int) + 16;
+    return (2 * nn * nn + 5 * nn) * sizeof(mbdcp_float) + 4 * nn * sizeof(mbdcp_int) + 16;
 }
 
 mbdcp_float mbdcp_lcp_residual(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q,
@@ -84,59 +89,95 @@ static mbdcp_float dot(mbdcp_int n, const mbdcp_float *x, const mbdcp_float *y)
     return (s0 + s1) + (s2 + s3);
 }
 
-/* Dot product of row Bi with the column a of variable `var` (no column for var < 0). */
-static mbdcp_float column_dot(mbdcp_int n, const mbdcp_float *Bi, mbdcp_int var, const mbdcp_float *Mt)
+/* Binv = I + the columns P[0..np) stored in Bc (row i: Bc[i * n + 0..np)); pos[c] is the slot
+ * of column c, or -1 while column c is still e_c. */
+typedef struct {
+    mbdcp_int n, np;
+    mbdcp_float *Bc;
+    mbdcp_int *P, *pos;
+    const mbdcp_float *Mt;
+} Inverse;
+
+static mbdcp_float binv_at(const Inverse *B, mbdcp_int i, mbdcp_int c)
 {
-    if (var < 0) return 0.0;
-    if (var < n) return Bi[var];
-    if (var < 2 * n) return -dot(n, Bi, Mt + (size_t)(var - n) * n);
-    mbdcp_float s = 0.0;
-    for (mbdcp_int k = 0; k < n; ++k) s -= Bi[k];
-    return s;
+    return B->pos[c] >= 0 ? B->Bc[(size_t)i * B->n + B->pos[c]] : (mbdcp_float)(i == c);
 }
 
-/* Pivot on row r with entering column d, then form dnext = Binv_new a_next in
- * the same pass over Binv (next_var < 0: no next column). */
-static void pivot(mbdcp_int n, mbdcp_float *Binv, mbdcp_float *xbar, const mbdcp_float *d, mbdcp_int r,
-                  mbdcp_int next_var, const mbdcp_float *Mt, mbdcp_float *dnext)
+/* ag[k] = a[P[k]] for the column a of variable var (w_j: e_j, z_j: -M[:, j], z0: -e), and the
+ * diagonal value a[i] needed by rows outside P is read through a_at. */
+static mbdcp_float a_at(const Inverse *B, mbdcp_int var, mbdcp_int i)
 {
-    mbdcp_float *Br = Binv + (size_t)r * n;
+    const mbdcp_int n = B->n;
+    if (var < n) return (mbdcp_float)(i == var);
+    if (var < 2 * n) return -B->Mt[(size_t)(var - n) * n + i];
+    return -1.0;
+}
+
+static void gather(const Inverse *B, mbdcp_int var, mbdcp_float *ag)
+{
+    for (mbdcp_int k = 0; k < B->np; ++k) ag[k] = a_at(B, var, B->P[k]);
+}
+
+/* (Binv a)_i from the gathered column ag. */
+static mbdcp_float row_dot(const Inverse *B, mbdcp_int i, mbdcp_int var, const mbdcp_float *ag)
+{
+    mbdcp_float s = dot(B->np, B->Bc + (size_t)i * B->n, ag);
+    return B->pos[i] < 0 ? s + a_at(B, var, i) : s;
+}
+
+/* Pivot on row r with entering column d, then form dnext = Binv_new a_next in the same pass
+ * over Bc (next_var < 0: no next column). ag: scratch of n doubles. */
+static void pivot(Inverse *B, mbdcp_float *xbar, const mbdcp_float *d, mbdcp_int r, mbdcp_int next_var,
+                  mbdcp_float *dnext, mbdcp_float *ag)
+{
+    const mbdcp_int n = B->n;
+    if (B->pos[r] < 0) { /* column r leaves the identity: give it a slot */
+        const mbdcp_int k = B->np++;
+        B->P[k] = r;
+        B->pos[r] = k;
+        for (mbdcp_int i = 0; i < n; ++i) B->Bc[(size_t)i * n + k] = (mbdcp_float)(i == r);
+    }
+    const mbdcp_int np = B->np;
+    mbdcp_float *Br = B->Bc + (size_t)r * n;
     const mbdcp_float inv = 1.0 / d[r];
-    for (mbdcp_int k = 0; k < n; ++k) Br[k] *= inv;
+    for (mbdcp_int k = 0; k < np; ++k) Br[k] *= inv;
     xbar[r] *= inv;
     const mbdcp_float xr = xbar[r];
+    if (next_var >= 0) gather(B, next_var, ag);
     for (mbdcp_int i = 0; i < n; ++i) {
         if (i == r) continue;
-        mbdcp_float *Bi = Binv + (size_t)i * n;
+        mbdcp_float *Bi = B->Bc + (size_t)i * n;
         const mbdcp_float f = d[i];
         if (f != 0.0) {
-            for (mbdcp_int k = 0; k < n; ++k) Bi[k] -= f * Br[k];
+            for (mbdcp_int k = 0; k < np; ++k) Bi[k] -= f * Br[k];
             xbar[i] -= f * xr;
         }
-        dnext[i] = column_dot(n, Bi, next_var, Mt);
+        if (next_var >= 0) dnext[i] = row_dot(B, i, next_var, ag);
     }
-    dnext[r] = column_dot(n, Br, next_var, Mt);
+    if (next_var >= 0) dnext[r] = row_dot(B, r, next_var, ag);
 }
 
 /* Among the candidate rows cand[0..nc-1] (tied for the minimum ratio), the row
  * whose Binv row divided by d is lexicographically smallest. Entries that are
  * zero in exact arithmetic carry rounding noise, so two entries compare equal
  * when they differ by less than TIE_TOL times the largest entry of the rows. */
-static mbdcp_int lexicographic_choice(mbdcp_int n, const mbdcp_float *Binv, const mbdcp_float *d,
-                                      mbdcp_int *cand, mbdcp_int nc)
+static mbdcp_int lexicographic_choice(const Inverse *B, const mbdcp_float *d, mbdcp_int *cand, mbdcp_int nc)
 {
+    const mbdcp_int n = B->n;
     mbdcp_float scale = 0.0;
     for (mbdcp_int c = 0; c < nc; ++c) {
-        const mbdcp_float *Bi = Binv + (size_t)cand[c] * n;
-        scale = fmax(scale, mbdcp_norm_inf((size_t)n, Bi) / d[cand[c]]);
+        const mbdcp_int i = cand[c];
+        mbdcp_float m = mbdcp_norm_inf((size_t)B->np, B->Bc + (size_t)i * n);
+        if (B->pos[i] < 0) m = fmax(m, 1.0);
+        scale = fmax(scale, m / d[i]);
     }
     const mbdcp_float eps = TIE_TOL * scale;
     for (mbdcp_int k = 0; k < n && nc > 1; ++k) {
         mbdcp_float vmin = INFINITY;
-        for (mbdcp_int c = 0; c < nc; ++c) vmin = fmin(vmin, Binv[(size_t)cand[c] * n + k] / d[cand[c]]);
+        for (mbdcp_int c = 0; c < nc; ++c) vmin = fmin(vmin, binv_at(B, cand[c], k) / d[cand[c]]);
         mbdcp_int kept = 0;
         for (mbdcp_int c = 0; c < nc; ++c)
-            if (Binv[(size_t)cand[c] * n + k] / d[cand[c]] <= vmin + eps) cand[kept++] = cand[c];
+            if (binv_at(B, cand[c], k) / d[cand[c]] <= vmin + eps) cand[kept++] = cand[c];
         nc = kept;
     }
     return cand[0];
@@ -168,9 +209,11 @@ static void finish(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q, cons
 }
 
 /* xbar += Binv (q - B xbar): one round of iterative refinement of the basic solution. */
-static void refine(mbdcp_int n, const mbdcp_float *Binv, const mbdcp_float *Mt, const mbdcp_float *q,
-                   const mbdcp_int *basis, mbdcp_float *xbar, mbdcp_float *res)
+static void refine(const Inverse *B, const mbdcp_float *q, const mbdcp_int *basis, mbdcp_float *xbar,
+                   mbdcp_float *res, mbdcp_float *ag)
 {
+    const mbdcp_int n = B->n;
+    const mbdcp_float *Mt = B->Mt;
     memcpy(res, q, (size_t)n * sizeof(mbdcp_float));
     for (mbdcp_int i = 0; i < n; ++i) {
         const mbdcp_int v = basis[i];
@@ -184,7 +227,11 @@ static void refine(mbdcp_int n, const mbdcp_float *Binv, const mbdcp_float *Mt, 
             for (mbdcp_int k = 0; k < n; ++k) res[k] += x;
         }
     }
-    for (mbdcp_int i = 0; i < n; ++i) xbar[i] += dot(n, Binv + (size_t)i * n, res);
+    for (mbdcp_int k = 0; k < B->np; ++k) ag[k] = res[B->P[k]];
+    for (mbdcp_int i = 0; i < n; ++i) {
+        const mbdcp_float s = dot(B->np, B->Bc + (size_t)i * n, ag);
+        xbar[i] += B->pos[i] < 0 ? s + res[i] : s;
+    }
 }
 
 MbdcpReturn mbdcp_lemke_solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q,
@@ -207,14 +254,16 @@ MbdcpReturn mbdcp_lemke_solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_flo
     if (!mbdcp_all_finite((size_t)n * n, M) || !mbdcp_all_finite((size_t)n, q)) return MBDCP_ERR_NONFINITE;
 
     const size_t nn = (size_t)n;
-    mbdcp_float *Binv = (mbdcp_float *)work;
-    mbdcp_float *Mt = Binv + nn * nn;
+    mbdcp_float *Bc = (mbdcp_float *)work;
+    mbdcp_float *Mt = Bc + nn * nn;
     mbdcp_float *xbar = Mt + nn * nn;
     mbdcp_float *d = xbar + nn;
     mbdcp_float *dnext = d + nn;
     mbdcp_float *res = dnext + nn;
-    mbdcp_int *basis = (mbdcp_int *)(res + nn);
+    mbdcp_float *ag = res + nn;
+    mbdcp_int *basis = (mbdcp_int *)(ag + nn);
     mbdcp_int *cand = basis + nn;
+    Inverse B = {n, 0, Bc, cand + nn, cand + 2 * nn, Mt};
     const mbdcp_int max_pivots = settings->max_pivots > 0 ? settings->max_pivots : 100 * (n + 1);
     const mbdcp_int z0 = 2 * n;
 
@@ -232,8 +281,7 @@ MbdcpReturn mbdcp_lemke_solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_flo
 
     for (mbdcp_int i = 0; i < n; ++i)
         for (mbdcp_int j = 0; j < n; ++j) Mt[(size_t)j * n + i] = M[(size_t)i * n + j];
-    memset(Binv, 0, nn * nn * sizeof(mbdcp_float));
-    for (mbdcp_int i = 0; i < n; ++i) Binv[(size_t)i * n + i] = 1.0;
+    for (mbdcp_int i = 0; i < n; ++i) B.pos[i] = -1;
 
     /* Initial pivot: z0 enters (column -e), the most negative q_r leaves. */
     for (mbdcp_int i = 0; i < n; ++i) d[i] = -1.0;
@@ -247,7 +295,7 @@ MbdcpReturn mbdcp_lemke_solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_flo
             info->trace_len++;
         }
         const mbdcp_int next = (leaving == z0) ? -1 : (leaving < n ? leaving + n : leaving - n);
-        pivot(n, Binv, xbar, d, r, next, Mt, dnext);
+        pivot(&B, xbar, d, r, next, dnext, ag);
         basis[r] = entering;
         info->pivots++;
         if (entering == z0) z0_row = r;
@@ -288,11 +336,11 @@ MbdcpReturn mbdcp_lemke_solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_flo
         if (z0_tied)
             r = z0_row; /* z0 leaves whenever it can: ends on a solution, never a spurious ray */
         else
-            r = nc == 1 ? cand[0] : lexicographic_choice(n, Binv, d, cand, nc);
+            r = nc == 1 ? cand[0] : lexicographic_choice(&B, d, cand, nc);
     }
 
     if (info->status == MBDCP_SOLVED)
-        for (mbdcp_int k = 0; k < settings->refine; ++k) refine(n, Binv, Mt, q, basis, xbar, res);
+        for (mbdcp_int k = 0; k < settings->refine; ++k) refine(&B, q, basis, xbar, res, ag);
     finish(n, M, q, xbar, basis, settings->tol, z, w, info, info->status == MBDCP_SOLVED);
     return MBDCP_OK;
 }
