@@ -31,5 +31,10 @@ __all__ = [
     "LemkeResult",
     "StepResult",
     "LCPData",
+    "RelaxResult",
+    "FixedPointResult",
+    "FullRankResult",
+    "InstantaneousResult",
+    "CCPResult",
     "__version__",
 ]

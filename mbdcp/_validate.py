@@ -78,6 +78,17 @@ def positive_int(name, x, allow_none=True):
     return int(x)
 
 
+def mass_matrix(name, M):
+    """A non-empty, square, symmetric float64 matrix (positive definiteness is checked by the
+    Cholesky factorization that every solver performs)."""
+    M = as_array(name, M, 2)
+    n = M.shape[0]
+    if M.shape != (n, n) or n == 0:
+        raise ValueError(f"{name} must be a non-empty square matrix, got shape {M.shape}")
+    symmetric(name, M)
+    return M
+
+
 def symmetric(name, a, rtol=1e-10):
     """Raise unless a square matrix is symmetric to rtol relative to its largest entry."""
     diff, scale = _core.asymmetry(a)

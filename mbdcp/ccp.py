@@ -87,11 +87,8 @@ def mass_inverse(M):
             cols.append(np.tile(idx, (1, size)).ravel())
             vals.append(inv.ravel())
         return sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(n, n))
-    M = val.as_array("M", M, 2)
+    M = val.mass_matrix("M", M)
     n = M.shape[0]
-    if M.shape != (n, n) or n == 0:
-        raise ValueError(f"M must be a non-empty square matrix, got shape {M.shape}")
-    val.symmetric("M", M)
     try:
         L = np.linalg.cholesky(M)
     except np.linalg.LinAlgError:

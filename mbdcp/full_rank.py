@@ -75,11 +75,8 @@ def full_rank_step(M, Wn, Wt, mu, v, h, *, n_d=2, rho=None, p_ext=None, psi_n=No
     >>> round(float(-res.v_next @ u), 8), round(float(h * g * (np.sin(th) - 0.3 * np.cos(th))), 8)
     (0.02356287, 0.02356287)
     """
-    M = val.as_array("M", M, 2)
+    M = val.mass_matrix("M", M)
     n_v = M.shape[0]
-    if M.shape != (n_v, n_v) or n_v == 0:
-        raise ValueError(f"M must be a non-empty square matrix, got shape {M.shape}")
-    val.symmetric("M", M)
     Wn = val.matrix("Wn", Wn, (n_v, None), ("n_v", "n_c"))
     n_c = Wn.shape[1]
     Wt = val.matrix("Wt", Wt, (n_v, 2 * n_c), ("n_v", "2 n_c"))

@@ -57,11 +57,8 @@ def instantaneous(M, Wn, D, E, U, v, k, *, dWn_v=None, dD_v=None, slide_tol=1e-9
     >>> bool(res.success), float(res.c_n[0]), res.a.tolist()
     (True, 19.62, [0.0, 0.0])
     """
-    M = val.as_array("M", M, 2)
+    M = val.mass_matrix("M", M)
     n_v = M.shape[0]
-    if M.shape != (n_v, n_v) or n_v == 0:
-        raise ValueError(f"M must be a non-empty square matrix, got shape {M.shape}")
-    val.symmetric("M", M)
     Wn = val.matrix("Wn", Wn, (n_v, None), ("n_v", "n_c"))
     n_c = Wn.shape[1]
     D = val.matrix("D", D, (n_v, None), ("n_v", "m"))
@@ -89,7 +86,6 @@ def instantaneous(M, Wn, D, E, U, v, k, *, dWn_v=None, dD_v=None, slide_tol=1e-9
             Wf[:, j] += mu[j] * D[:, cols[np.argmin(speeds[cols])]]
     rolling_dirs = ~sliding[owner] if m else np.zeros(0, dtype=bool)
     Dr, Er = D[:, rolling_dirs], E[np.ix_(rolling_dirs, ~sliding)]
-    mu_r = mu[~sliding]
     n_r, m_r = Er.shape[1], Dr.shape[1]
 
     # LCP in z = (c_n, beta_r, sigma_r): rows use the constraint normals, columns the forces.

@@ -1,6 +1,4 @@
 """Lemke's complementary pivoting method for the standard LCP (DESIGN.md section 2)."""
-import numpy as np
-
 from mbdcp import _core
 from mbdcp import _validate as val
 from mbdcp.results import LemkeResult

@@ -30,8 +30,6 @@ sliding-speed multiplier compatible with v).
 Both subproblems are solved by Lemke's method (both are copositive-plus, so ray termination
 proves infeasibility); the Cholesky factor and :math:`W^T A W` are computed once per call.
 """
-import numpy as np
-
 from mbdcp import _core
 from mbdcp import _validate as val
 from mbdcp.results import FixedPointResult, LCPData, RelaxResult

@@ -35,11 +35,8 @@ def _friction_coefficients(U, n_c):
 
 def _step_data(M, Wn, D, E, U, v, h, p_ext, psi_n, dpsi_n, dpsi_f, Wb, theta, dtheta, Dj, Ej, beta_max):
     """Validated, C-contiguous float64 arrays for the C core (absent data as empty arrays)."""
-    M = val.as_array("M", M, 2)
+    M = val.mass_matrix("M", M)
     n_v = M.shape[0]
-    if M.shape != (n_v, n_v) or n_v == 0:
-        raise ValueError(f"M must be a non-empty square matrix, got shape {M.shape}")
-    val.symmetric("M", M)
     Wn = val.matrix("Wn", Wn, (n_v, None), ("n_v", "n_c"))
     n_c = Wn.shape[1]
     D = val.matrix("D", D, (n_v, None), ("n_v", "m"))

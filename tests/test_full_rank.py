@@ -167,7 +167,7 @@ def test_zero_contacts_and_bad_input():
 
 # ---- instantaneous model ----------------------------------------------------------------------
 
-def painleve_rod(theta, mu, m=1.0, l=1.0):
+def painleve_rod(theta, mu, m=1.0, l=1.0):  # noqa: E741 (the rod's half-length, as in the literature)
     """A rod of length 2 l resting on its lower end, sliding toward -x, at angle theta."""
     M = np.diag([m, m, m * l * l / 3.0])
     Wn = np.array([[0.0], [1.0], [-l * np.cos(theta)]])

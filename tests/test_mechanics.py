@@ -2,7 +2,6 @@
 import numpy as np
 import pytest
 
-import mbdcp
 from mbdcp.examples import sphere_closed_form
 from mbdcp.mechanics import Body2D, Body3D, Line, Plane, Scene, disk_pile_scene, simulate
 

@@ -1,4 +1,4 @@
-/* Cone complementarity: APGD, projected Jacobi and Gauss-Seidel, matrix-free (see ccp.h). */
+/* Cone complementarity: APGD, projected Jacobi and Gauss-Seidel, without forming N; see ccp.h. */
 #include <math.h>
 #include <string.h>
 

@@ -213,27 +213,21 @@ MbdcpReturn mbdcp_fixed_point(const MbdcpStepProblem *p, const MbdcpFixedPointSe
     info->residual = 0.0;
     memset(W.gamma, 0, (size_t)nc * sizeof(mbdcp_float));
     memcpy(W.v_prev, p->v, (size_t)nv * sizeof(mbdcp_float));
-    MbdcpLemkeInfo li;
     for (mbdcp_int it = 0; it < s->max_iter; ++it) {
-        rc = solve_sub(p, &W, 1, W.gamma, &s->lemke, out->v_next, out->p_b, &li);
-        if (rc != MBDCP_OK) return rc;
-        info->pivots += li.pivots;
-        info->residual = li.residual;
-        if (li.status != MBDCP_SOLVED) {
-            info->status = li.status;
-            break;
-        }
-        mbdcp_sliding_speed(nv, nc, m, p->D, p->E, out->v_next, W.lam);
-        if (s->algorithm >= 2) {
-            rc = solve_sub(p, &W, 2, W.lam, &s->lemke, out->v_next, out->p_b, &li);
+        /* v = P1(Gamma), lam = Lambda(v); algorithms 2, 3: v = P2(lam), lam = Lambda(v) */
+        MbdcpStatus st = MBDCP_SOLVED;
+        for (int which = 1; which <= (s->algorithm >= 2 ? 2 : 1) && st == MBDCP_SOLVED; ++which) {
+            MbdcpLemkeInfo li;
+            rc = solve_sub(p, &W, which, which == 1 ? W.gamma : W.lam, &s->lemke, out->v_next, out->p_b, &li);
             if (rc != MBDCP_OK) return rc;
             info->pivots += li.pivots;
             info->residual = li.residual;
-            if (li.status != MBDCP_SOLVED) {
-                info->status = li.status;
-                break;
-            }
-            mbdcp_sliding_speed(nv, nc, m, p->D, p->E, out->v_next, W.lam);
+            st = li.status;
+            if (st == MBDCP_SOLVED) mbdcp_sliding_speed(nv, nc, m, p->D, p->E, out->v_next, W.lam);
+        }
+        if (st != MBDCP_SOLVED) {
+            info->status = st;
+            break;
         }
         for (mbdcp_int c = 0; c < nc; ++c) W.gamma[c] = p->mu[c] * W.lam[c];
         mbdcp_float change = 0.0;
