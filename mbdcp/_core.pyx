@@ -374,6 +374,48 @@ def cone_project(double mu, cnp.ndarray g):
 
 # ---- fast validation helpers (the public layer names the argument) -------------------------
 
+cdef inline bint _plain(object a, int ndim):
+    """A float64, C-contiguous ndarray of that ndim."""
+    return (type(a) is np.ndarray and cnp.PyArray_TYPE(<cnp.ndarray>a) == cnp.NPY_DOUBLE
+            and cnp.PyArray_NDIM(<cnp.ndarray>a) == ndim and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>a))
+
+
+cdef inline bint _finite(cnp.ndarray a):
+    return mbdcp_all_finite(<size_t>cnp.PyArray_SIZE(a), <const double *>cnp.PyArray_DATA(a)) != 0
+
+
+def step_args_valid(object M, object Wn, object D, object E, object U, object v, object p_ext,
+                    object psi_n):
+    """True when the common arguments of a time step pass every check of the public layer
+    (shapes, finiteness, M symmetric, E grouping, U >= 0) and need no conversion. False means:
+    take the slow path, which converts or raises the precise error."""
+    if not (_plain(M, 2) and _plain(Wn, 2) and _plain(D, 2) and _plain(E, 2) and _plain(U, 1) and _plain(v, 1)):
+        return False
+    if not ((p_ext is None or _plain(p_ext, 1)) and (psi_n is None or _plain(psi_n, 1))):
+        return False
+    cdef Py_ssize_t n_v = M.shape[0], n_c = Wn.shape[1], m = D.shape[1]
+    if n_v == 0 or M.shape[1] != n_v or Wn.shape[0] != n_v or D.shape[0] != n_v:
+        return False
+    if E.shape[0] != m or E.shape[1] != n_c or U.shape[0] != n_c or v.shape[0] != n_v:
+        return False
+    if (p_ext is not None and p_ext.shape[0] != n_v) or (psi_n is not None and psi_n.shape[0] != n_c):
+        return False
+    for a in (M, Wn, D, E, U, v):
+        if not _finite(a):
+            return False
+    if (p_ext is not None and not _finite(p_ext)) or (psi_n is not None and not _finite(psi_n)):
+        return False
+    cdef const double *u = <const double *>cnp.PyArray_DATA(<cnp.ndarray>U)
+    cdef Py_ssize_t i
+    for i in range(n_c):
+        if u[i] < 0:
+            return False
+    diff, scale = asymmetry(M)
+    if diff > 1e-10 * scale:
+        return False
+    return grouping_error(E) == 0
+
+
 def all_finite(cnp.ndarray a):
     """True when every entry of a C-contiguous float64 array is finite."""
     cdef const double *p = <const double *>cnp.PyArray_DATA(a)

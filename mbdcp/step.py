@@ -156,7 +156,16 @@ def step(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi_f=No
     """
     if solver != "lemke":
         raise ValueError(f"solver must be 'lemke', got {solver!r}")
-    data = _step_data(M, Wn, D, E, U, v, h, p_ext, psi_n, dpsi_n, dpsi_f, Wb, theta, dtheta, Dj, Ej, beta_max)
+    if (type(h) is float and 0.0 < h < np.inf and dpsi_n is None and dpsi_f is None and Wb is None and theta is None
+            and dtheta is None and Dj is None and Ej is None and beta_max is None
+            and _core.step_args_valid(M, Wn, D, E, U, v, p_ext, psi_n)):
+        # the common case, checked in one pass by the C layer (same checks as _step_data)
+        empty = val._EMPTY
+        n_v = M.shape[0]
+        data = (M, Wn, D, E, U, v, h, empty if p_ext is None else p_ext, empty if psi_n is None else psi_n,
+                empty, empty, np.zeros((n_v, 0)), empty, empty, np.zeros((n_v, 0)), np.zeros((0, 0)), empty)
+    else:
+        data = _step_data(M, Wn, D, E, U, v, h, p_ext, psi_n, dpsi_n, dpsi_f, Wb, theta, dtheta, Dj, Ej, beta_max)
     v_next, p_b, z, w, F, f, status, pivots, residual = _call_core(
         _core.step, *data, 0, 0.0, bool(return_lcp)
     )

@@ -378,3 +378,36 @@ def test_friction_basis_bad_input():
         mbdcp.friction_basis([0, 1], 4)
     with pytest.raises(ValueError, match="n_d must be"):
         mbdcp.friction_basis([0, 0, 1], -2)
+
+
+def test_fast_validation_never_accepts_what_the_slow_path_rejects():
+    # step() checks plain float64 arrays in one C pass; that pass must be at least as strict
+    # as the Python validator (_step_data), which stays the authority for error messages.
+    import importlib
+
+    from mbdcp import _core
+
+    step_mod = importlib.import_module("mbdcp.step")
+    base = dict(M=np.eye(3), Wn=np.array([[0.0], [1.0], [0.0]]), D=np.array([[1.0, -1.0], [0, 0], [0, 0]]),
+                E=np.ones((2, 1)), U=np.array([0.5]), v=np.zeros(3), p_ext=np.zeros(3), psi_n=np.zeros(1))
+    bad = [
+        dict(M=np.diag([1.0, np.nan, 1.0])), dict(M=np.array([[1.0, 0.5, 0], [0, 1, 0], [0, 0, 1]])),
+        dict(M=np.eye(2)), dict(Wn=np.zeros((2, 1))), dict(D=np.zeros((3, 3))), dict(E=np.array([[1.0], [0.0]])),
+        dict(E=np.array([[2.0], [1.0]])), dict(U=np.array([-0.1])), dict(U=np.array([0.1, 0.2])),
+        dict(v=np.zeros(2)), dict(v=np.array([0.0, np.inf, 0.0])), dict(p_ext=np.zeros(2)),
+        dict(psi_n=np.array([np.nan])), dict(E=np.ones((2, 2)) * np.array([1.0, 0.0])),
+    ]
+    assert _core.step_args_valid(*base.values())
+    for change in bad:
+        kw = dict(base, **change)
+        with pytest.raises(ValueError):
+            step_mod._step_data(kw["M"], kw["Wn"], kw["D"], kw["E"], kw["U"], kw["v"], 0.1, kw["p_ext"], kw["psi_n"],
+                                None, None, None, None, None, None, None, None)
+        assert not _core.step_args_valid(*kw.values()), change
+        with pytest.raises(ValueError):
+            mbdcp.step(kw["M"], kw["Wn"], kw["D"], kw["E"], kw["U"], kw["v"], 0.1, p_ext=kw["p_ext"], psi_n=kw["psi_n"])
+    # both paths give the same result on valid input
+    s = random_scene(3, 6, 5)
+    fast = mbdcp.step(*s.args(), **s.kwargs())
+    slow = mbdcp.step(*s.args(), **s.kwargs(), dpsi_n=np.zeros(6))  # forces the Python path
+    np.testing.assert_array_equal(fast.v_next, slow.v_next)
