@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 
+from mbdcp import Status
 from mbdcp.examples import sphere_closed_form
 from mbdcp.mechanics import Body2D, Body3D, Line, Plane, Scene, disk_pile_scene, simulate
 
@@ -116,3 +117,14 @@ def test_bad_scene_input():
         simulate(Scene([Body2D(1.0, [0, 0])]), 0.1, 1.0, method="euler", progress=False)
     with pytest.raises(ValueError, match="h must be positive"):
         simulate(Scene([Body2D(1.0, [0, 0])]), 0.0, 1.0, progress=False)
+
+
+def test_136_disk_pile_settles_with_algorithm_3():
+    # Seed 001's scene: 136 disks (radius about 0.5) collapse from a lattice into a packing.
+    scene = disk_pile_scene(136, width=17)
+    tr = simulate(scene, 0.02, 2.4, method="fixed_point", algorithm=3, progress=False)
+    assert all(s == Status.SOLVED for s in tr.statuses)
+    assert tr.max_penetration.max() < 1e-3 * 0.5 * 0.9       # below 1e-3 of the smallest radius
+    ke = tr.kinetic_energy
+    assert ke[-1] < 1e-2 * ke.max()                          # settled
+    assert ke[-20:].mean() < ke[-40:-20].mean()              # and still decaying
