@@ -1,8 +1,15 @@
 """mbdcp: multibody dynamics with contact and friction as complementarity problems.
 
-A C99 core with a thin Cython layer. See DESIGN notes in the docstrings of
-:func:`lemke` (Lemke's method) and :func:`step` (the Stewart–Trinkle /
-Anitescu–Potra time-stepping LCP).
+A C99 core with a thin Cython layer over NumPy arrays. Each formulation states itself, in the
+papers' notation, in its docstring:
+
+- :func:`lemke` — Lemke's method for LCP(M, q), verified results;
+- :func:`step` — one Stewart–Trinkle / Anitescu–Potra time step (contacts, friction, joints);
+- :func:`fixed_point`, :mod:`mbdcp.relax` — Anitescu–Potra relaxations P1, P2, algorithms 1–3;
+- :func:`full_rank_step` — Peiret–Kövecses–Font-Llagunes full-rank friction LCP;
+- :func:`ccp` — Anitescu–Tasora cone complementarity (APGD, Jacobi, Gauss–Seidel), sparse;
+- :func:`instantaneous` — the acceleration-level model (Painlevé);
+- :mod:`mbdcp.mechanics` — rigid bodies, contacts and whole simulations.
 """
 from mbdcp.status import Status
 from mbdcp.lemke import lemke, lcp_residual

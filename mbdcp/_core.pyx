@@ -58,12 +58,6 @@ cdef MbdcpLemkeSettings _lemke_settings(int max_pivots, double tol) except *:
     return s
 
 
-def default_lemke_tol():
-    cdef MbdcpLemkeSettings s
-    mbdcp_lemke_default_settings(&s)
-    return s.tol
-
-
 def lemke(const double[:, ::1] M, const double[::1] q, int max_pivots, double tol, bint trace):
     """(z, w, status, pivots, residual, tol_used, trace array (k, 2) or None)."""
     cdef mbdcp_int n = q.shape[0]
