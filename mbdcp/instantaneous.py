@@ -24,7 +24,7 @@ import scipy.linalg
 from mbdcp import _validate as val
 from mbdcp.lemke import lemke
 from mbdcp.results import InstantaneousResult, LCPData
-from mbdcp.step import _friction_coefficients
+from mbdcp.step import _contact_data
 
 __all__ = ["instantaneous"]
 
@@ -57,15 +57,8 @@ def instantaneous(M, Wn, D, E, U, v, k, *, dWn_v=None, dD_v=None, slide_tol=1e-9
     >>> bool(res.success), float(res.c_n[0]), res.a.tolist()
     (True, 19.62, [0.0, 0.0])
     """
-    M = val.mass_matrix("M", M)
-    n_v = M.shape[0]
-    Wn = val.matrix("Wn", Wn, (n_v, None), ("n_v", "n_c"))
-    n_c = Wn.shape[1]
-    D = val.matrix("D", D, (n_v, None), ("n_v", "m"))
-    m = D.shape[1]
-    E = val.grouping("E", E, m, n_c, ("m", "n_c"))
-    mu = _friction_coefficients(U, n_c)
-    v = val.vector("v", v, n_v, symbol="n_v")
+    M, Wn, D, E, mu, v = _contact_data(M, Wn, D, E, U, v)
+    n_v, n_c, m = M.shape[0], Wn.shape[1], D.shape[1]
     k = val.vector("k", k, n_v, symbol="n_v")
     dWn_v = np.zeros(n_c) if dWn_v is None else val.vector("dWn_v", dWn_v, n_c, symbol="n_c")
     dD_v = np.zeros(m) if dD_v is None else val.vector("dD_v", dD_v, m, symbol="m")

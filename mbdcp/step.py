@@ -33,17 +33,21 @@ def _friction_coefficients(U, n_c):
     return mu
 
 
-def _step_data(M, Wn, D, E, U, v, h, p_ext, psi_n, dpsi_n, dpsi_f, Wb, theta, dtheta, Dj, Ej, beta_max):
-    """Validated, C-contiguous float64 arrays for the C core (absent data as empty arrays)."""
+def _contact_data(M, Wn, D, E, U, v):
+    """The validated (M, Wn, D, E, mu, v) shared by the contact formulations."""
     M = val.mass_matrix("M", M)
     n_v = M.shape[0]
     Wn = val.matrix("Wn", Wn, (n_v, None), ("n_v", "n_c"))
     n_c = Wn.shape[1]
     D = val.matrix("D", D, (n_v, None), ("n_v", "m"))
-    m = D.shape[1]
-    E = val.grouping("E", E, m, n_c, ("m", "n_c"))
-    mu = _friction_coefficients(U, n_c)
-    v = val.vector("v", v, n_v, symbol="n_v")
+    E = val.grouping("E", E, D.shape[1], n_c, ("m", "n_c"))
+    return M, Wn, D, E, _friction_coefficients(U, n_c), val.vector("v", v, n_v, symbol="n_v")
+
+
+def _step_data(M, Wn, D, E, U, v, h, p_ext, psi_n, dpsi_n, dpsi_f, Wb, theta, dtheta, Dj, Ej, beta_max):
+    """Validated, C-contiguous float64 arrays for the C core (absent data as empty arrays)."""
+    M, Wn, D, E, mu, v = _contact_data(M, Wn, D, E, U, v)
+    n_v, n_c, m = M.shape[0], Wn.shape[1], D.shape[1]
     h = val.positive_scalar("h", h)
     p_ext = val.vector("p_ext", p_ext, n_v, optional=True, symbol="n_v")
     psi_n = val.vector("psi_n", psi_n, n_c, optional=True, symbol="n_c")
