@@ -8,6 +8,8 @@ and returns plain values; the public layer builds the result objects.
 import numpy as np
 cimport numpy as cnp
 
+from libc.string cimport memset
+
 from mbdcp._core cimport *
 
 cnp.import_array()
@@ -156,10 +158,11 @@ def step(cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray D, cnp.ndarray E, cnp.ndarra
     cdef MbdcpLemkeInfo info
     cdef mbdcp_int N = mbdcp_step_lcp_size(&p)
     cdef size_t nbytes = mbdcp_step_workspace_size(&p)
-    # one allocation for the outputs (views into it) and one for the workspace
-    cdef cnp.ndarray out_buf = np.zeros(p.n_v + p.n_b + 2 * N)
+    # one allocation: the outputs (returned as views) followed by the workspace
+    cdef Py_ssize_t n_out = p.n_v + p.n_b + 2 * N
+    cdef cnp.ndarray out_buf = np.empty(n_out + <Py_ssize_t>(nbytes // 8) + 1)
     cdef double *ob = <double *>cnp.PyArray_DATA(out_buf)
-    cdef cnp.ndarray work = np.empty(nbytes // 8 + 1)
+    memset(ob, 0, n_out * sizeof(double))
     cdef MbdcpStepOutput out
     out.v_next = ob
     out.p_b = ob + p.n_v if p.n_b else NULL
@@ -169,13 +172,13 @@ def step(cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray D, cnp.ndarray E, cnp.ndarra
     f = np.zeros(N) if return_lcp else None
     out.F = <double *>cnp.PyArray_DATA(F) if return_lcp and N else NULL
     out.f = <double *>cnp.PyArray_DATA(f) if return_lcp and N else NULL
-    cdef void *wp = cnp.PyArray_DATA(work)
+    cdef void *wp = ob + n_out
     cdef MbdcpReturn rc
     with nogil:
         rc = mbdcp_step_solve(&p, &s, &out, &info, wp, nbytes)
     _check(rc)
     a, b = p.n_v, p.n_v + p.n_b
-    return (out_buf[:a], out_buf[a:b], out_buf[b:b + N], out_buf[b + N:], F, f, <int>info.status,
+    return (out_buf[:a], out_buf[a:b], out_buf[b:b + N], out_buf[b + N:b + 2 * N], F, f, <int>info.status,
             info.pivots, info.residual)
 
 

@@ -9,6 +9,8 @@ from mbdcp.status import Status
 __all__ = ["step", "friction_basis"]
 
 _STATUS = tuple(Status)  # index by the C status code
+_NO_COLUMNS = np.zeros((0, 0))  # absent Wb, Dj, Ej (the C layer reads only their column counts)
+_NO_COLUMNS.setflags(write=False)
 _MESSAGE = {s: s.message for s in Status}
 
 
@@ -164,10 +166,9 @@ def step(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi_f=No
             and dtheta is None and Dj is None and Ej is None and beta_max is None
             and _core.step_args_valid(M, Wn, D, E, U, v, p_ext, psi_n)):
         # the common case, checked in one pass by the C layer (same checks as _step_data)
-        empty = val._EMPTY
-        n_v = M.shape[0]
+        empty, none = val._EMPTY, _NO_COLUMNS
         data = (M, Wn, D, E, U, v, h, empty if p_ext is None else p_ext, empty if psi_n is None else psi_n,
-                empty, empty, np.zeros((n_v, 0)), empty, empty, np.zeros((n_v, 0)), np.zeros((0, 0)), empty)
+                empty, empty, none, empty, empty, none, none, empty)
     else:
         data = _step_data(M, Wn, D, E, U, v, h, p_ext, psi_n, dpsi_n, dpsi_f, Wb, theta, dtheta, Dj, Ej, beta_max)
     v_next, p_b, z, w, F, f, status, pivots, residual = _call_core(
