@@ -146,6 +146,33 @@ cdef MbdcpStepProblem _problem(cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray D, cnp
     return p
 
 
+cdef tuple _step_buffers(MbdcpStepOutput *out, Py_ssize_t n_v, Py_ssize_t n_b, Py_ssize_t N,
+                         size_t work_bytes, bint return_lcp):
+    """One allocation holding v_next, p_b, z, w (returned as views) and then the workspace; F and f
+    when the LCP is asked for. Returns (buffer, F, f)."""
+    cdef Py_ssize_t n_out = n_v + n_b + 2 * N
+    cdef cnp.ndarray buf = np.empty(n_out + <Py_ssize_t>(work_bytes // 8) + 1)
+    cdef double *ob = <double *>cnp.PyArray_DATA(buf)
+    memset(ob, 0, n_out * sizeof(double))
+    out.v_next = ob
+    out.p_b = ob + n_v if n_b else NULL
+    out.z = ob + n_v + n_b if N else NULL
+    out.w = ob + n_v + n_b + N if N else NULL
+    F = np.zeros((N, N)) if return_lcp else None
+    f = np.zeros(N) if return_lcp else None
+    out.F = <double *>cnp.PyArray_DATA(F) if return_lcp and N else NULL
+    out.f = <double *>cnp.PyArray_DATA(f) if return_lcp and N else NULL
+    return buf, F, f
+
+
+cdef tuple _step_results(cnp.ndarray buf, Py_ssize_t n_v, Py_ssize_t n_b, Py_ssize_t N, F, f,
+                         MbdcpLemkeInfo info):
+    """(v_next, p_b, z, w, F, f, status, pivots, residual) from the buffer of _step_buffers."""
+    cdef Py_ssize_t a = n_v, b = n_v + n_b
+    return (buf[:a], buf[a:b], buf[b:b + N], buf[b + N:b + 2 * N], F, f, <int>info.status, info.pivots,
+            info.residual)
+
+
 def step(cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray D, cnp.ndarray E, cnp.ndarray mu,
          cnp.ndarray v, double h, cnp.ndarray p_ext, cnp.ndarray psi_n, cnp.ndarray dpsi_n,
          cnp.ndarray dpsi_f, cnp.ndarray Wb, cnp.ndarray theta, cnp.ndarray dtheta,
@@ -158,28 +185,14 @@ def step(cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray D, cnp.ndarray E, cnp.ndarra
     cdef MbdcpLemkeInfo info
     cdef mbdcp_int N = mbdcp_step_lcp_size(&p)
     cdef size_t nbytes = mbdcp_step_workspace_size(&p)
-    # one allocation: the outputs (returned as views) followed by the workspace
-    cdef Py_ssize_t n_out = p.n_v + p.n_b + 2 * N
-    cdef cnp.ndarray out_buf = np.empty(n_out + <Py_ssize_t>(nbytes // 8) + 1)
-    cdef double *ob = <double *>cnp.PyArray_DATA(out_buf)
-    memset(ob, 0, n_out * sizeof(double))
     cdef MbdcpStepOutput out
-    out.v_next = ob
-    out.p_b = ob + p.n_v if p.n_b else NULL
-    out.z = ob + p.n_v + p.n_b if N else NULL
-    out.w = ob + p.n_v + p.n_b + N if N else NULL
-    F = np.zeros((N, N)) if return_lcp else None
-    f = np.zeros(N) if return_lcp else None
-    out.F = <double *>cnp.PyArray_DATA(F) if return_lcp and N else NULL
-    out.f = <double *>cnp.PyArray_DATA(f) if return_lcp and N else NULL
-    cdef void *wp = ob + n_out
+    buf, F, f = _step_buffers(&out, p.n_v, p.n_b, N, nbytes, return_lcp)
+    cdef void *wp = <double *>cnp.PyArray_DATA(buf) + p.n_v + p.n_b + 2 * N
     cdef MbdcpReturn rc
     with nogil:
         rc = mbdcp_step_solve(&p, &s, &out, &info, wp, nbytes)
     _check(rc)
-    a, b = p.n_v, p.n_v + p.n_b
-    return (out_buf[:a], out_buf[a:b], out_buf[b:b + N], out_buf[b + N:b + 2 * N], F, f, <int>info.status,
-            info.pivots, info.residual)
+    return _step_results(buf, p.n_v, p.n_b, N, F, f, info)
 
 
 def relax(int which, cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray D, cnp.ndarray E, cnp.ndarray mu,
@@ -194,20 +207,10 @@ def relax(int which, cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray D, cnp.ndarray E
     cdef MbdcpLemkeInfo info
     cdef mbdcp_int N = (2 * p.n_c + p.m) if which == 1 else (p.n_c + p.m)
     cdef size_t nbytes = mbdcp_relax_workspace_size(&p)
-    cdef cnp.ndarray out_buf = np.zeros(p.n_v + p.n_b + 2 * N)
-    cdef double *ob = <double *>cnp.PyArray_DATA(out_buf)
-    cdef cnp.ndarray work = np.empty(nbytes // 8 + 1)
     cdef MbdcpStepOutput out
-    out.v_next = ob
-    out.p_b = ob + p.n_v if p.n_b else NULL
-    out.z = ob + p.n_v + p.n_b if N else NULL
-    out.w = ob + p.n_v + p.n_b + N if N else NULL
-    F = np.zeros((N, N)) if return_lcp else None
-    f = np.zeros(N) if return_lcp else None
-    out.F = <double *>cnp.PyArray_DATA(F) if return_lcp and N else NULL
-    out.f = <double *>cnp.PyArray_DATA(f) if return_lcp and N else NULL
+    buf, F, f = _step_buffers(&out, p.n_v, p.n_b, N, nbytes, return_lcp)
+    cdef void *wp = <double *>cnp.PyArray_DATA(buf) + p.n_v + p.n_b + 2 * N
     cdef const double *dp = _data(data)
-    cdef void *wp = cnp.PyArray_DATA(work)
     cdef MbdcpReturn rc
     with nogil:
         if which == 1:
@@ -215,9 +218,7 @@ def relax(int which, cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray D, cnp.ndarray E
         else:
             rc = mbdcp_relax_p2(&p, dp, &s, &out, &info, wp, nbytes)
     _check(rc)
-    a, b = p.n_v, p.n_v + p.n_b
-    return (out_buf[:a], out_buf[a:b], out_buf[b:b + N], out_buf[b + N:], F, f, <int>info.status,
-            info.pivots, info.residual)
+    return _step_results(buf, p.n_v, p.n_b, N, F, f, info)
 
 
 def fixed_point(cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray D, cnp.ndarray E, cnp.ndarray mu,

@@ -8,10 +8,6 @@ import mbdcp
 from mbdcp.examples import particle_above_wall, simulate_sphere, sphere_closed_form, sphere_on_plane
 
 
-def _name(var, n):
-    return "z0" if var == 2 * n else (f"w{var + 1}" if var < n else f"z{var - n + 1}")
-
-
 def demo_sphere(out, plot=True):
     """Seed 000 section 4: a unit sphere released sliding at 2 m/s on a plane (mu = 0.2)
     slides, then rolls at 5/7 of its speed; the time-stepping LCP matches the closed form."""

@@ -315,12 +315,14 @@ class Scene:
                     out.append(Contact(round_[ia], round_[ib], point, n, float(gaps[k]), zero))
         return out
 
-    def assemble(self, h, sparse=False):
+    def assemble(self, h, sparse=False, contacts=None):
         """Arguments of one step: a dict with M, Wn, D, E, U, Wt, v, p_ext, psi_n, dpsi_n, dpsi_f
-        and the contacts; M, Wn, D, Wt are scipy.sparse (M block diagonal) when ``sparse``."""
+        and the contacts (``contacts``: those of the current configuration, if already known);
+        M, Wn, D, E, Wt are scipy.sparse (M block diagonal) when ``sparse``."""
         import scipy.sparse as sp
 
-        n_v, contacts = self.n_v, self.contacts()
+        n_v = self.n_v
+        contacts = self.contacts() if contacts is None else contacts
         n_c, n_d = len(contacts), self.n_d
         v = np.zeros(n_v)
         p_ext = np.zeros(n_v)
@@ -361,11 +363,11 @@ class Scene:
             dpsi_f[c * n_d:(c + 1) * n_d] = -dirs.T @ ct.wall_velocity
         widths = {"Wn": n_c, "D": n_c * n_d, "Wt": 2 * n_c}
         mats = {k: sp.csc_matrix((x, (r, c)), shape=(n_v, widths[k])) for k, (r, c, x) in trip.items()}
-        E = np.kron(np.eye(n_c), np.ones((n_d, 1)))
+        mats["E"] = sp.kron(sp.eye(n_c), np.ones((n_d, 1)), format="csc")
         if not sparse:
             M = M.toarray()
             mats = {k: m.toarray() for k, m in mats.items()}
-        return dict(M=M, Wn=mats["Wn"], D=mats["D"], E=E, U=np.full(n_c, float(self.mu)), Wt=mats["Wt"], v=v,
+        return dict(M=M, Wn=mats["Wn"], D=mats["D"], E=mats["E"], U=np.full(n_c, float(self.mu)), Wt=mats["Wt"], v=v,
                     p_ext=p_ext, psi_n=psi, dpsi_n=dpsi_n, dpsi_f=dpsi_f, contacts=contacts)
 
     def kinetic_energy(self):
@@ -374,8 +376,8 @@ class Scene:
     def potential_energy(self):
         return -sum(b.mass * (self.gravity @ b.position) for b in self.bodies)
 
-    def max_penetration(self):
-        gaps = [c.gap for c in self.contacts()]
+    def max_penetration(self, contacts=None):
+        gaps = [c.gap for c in (self.contacts() if contacts is None else contacts)]
         return max(0.0, -min(gaps)) if gaps else 0.0
 
 
@@ -462,11 +464,12 @@ def simulate(scene, h, T, method="lcp", progress=True, algorithm=3, ccp_tol=1e-8
         iterator = tqdm(iterator, desc=f"simulate ({method})", unit="step")
     q = [np.concatenate([b.q() for b in scene.bodies])]
     vel = [np.concatenate([b.v() for b in scene.bodies])]
-    ke, pe, pen = [scene.kinetic_energy()], [scene.potential_energy()], [scene.max_penetration()]
+    contacts = scene.contacts()  # of the current configuration: used for its penetration and next step
+    ke, pe, pen = [scene.kinetic_energy()], [scene.potential_energy()], [scene.max_penetration(contacts)]
     impulses, n_contacts, statuses = [], [], []
     t0 = time.perf_counter()
     for _ in iterator:
-        a = scene.assemble(h, sparse=method == "ccp")
+        a = scene.assemble(h, sparse=method == "ccp", contacts=contacts)
         args = (a["M"], a["Wn"], a["D"], a["E"], a["U"], a["v"], h)
         if method == "lcp":
             res = mbdcp.step(*args, p_ext=a["p_ext"], psi_n=a["psi_n"], dpsi_n=a["dpsi_n"], dpsi_f=a["dpsi_f"])
@@ -493,7 +496,8 @@ def simulate(scene, h, T, method="lcp", progress=True, algorithm=3, ccp_tol=1e-8
         vel.append(res.v_next.copy())
         ke.append(scene.kinetic_energy())
         pe.append(scene.potential_energy())
-        pen.append(scene.max_penetration())
+        contacts = scene.contacts()
+        pen.append(scene.max_penetration(contacts))
         impulses.append(np.array(p_n))
         n_contacts.append(len(a["contacts"]))
         statuses.append(res.status)

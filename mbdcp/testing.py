@@ -57,10 +57,6 @@ class Scene:
         return {"p_ext": self.p_ext, "psi_n": self.psi_n}
 
 
-def _skew_cross(r, n):
-    return np.cross(r, n)
-
-
 def random_scene(n_bodies, n_contacts, seed=None, n_d=(2, 8), mu=(0.0, 1.0), ground_fraction=0.5,
                  h=0.01, gap=(0.0, 0.01)):
     """A random spatial scene: rigid bodies (6 velocities each: linear, angular in the world
@@ -98,10 +94,10 @@ def random_scene(n_bodies, n_contacts, seed=None, n_d=(2, 8), mu=(0.0, 1.0), gro
         for vec, col in [(normal, None)] + [(dirs[:, k], k) for k in range(nd)] + [(pair[:, 0], "u"), (pair[:, 1], "w")]:
             g = np.zeros(n_v)
             g[6 * a:6 * a + 3] = vec
-            g[6 * a + 3:6 * a + 6] = _skew_cross(ra, vec)
+            g[6 * a + 3:6 * a + 6] = np.cross(ra, vec)
             if b is not None:
                 g[6 * b:6 * b + 3] = -vec
-                g[6 * b + 3:6 * b + 6] = -_skew_cross(rb, vec)
+                g[6 * b + 3:6 * b + 6] = -np.cross(rb, vec)
             if col is None:
                 Wn[:, c] = g
             elif col == "u":

@@ -2,7 +2,7 @@
 
 Usage: /usr/bin/python3 siconos_runner.py IN.npz OUT.npz SOLVER [REPEAT]
 IN holds arrays M0, q0, M1, q1, ...; OUT gets z0, w0, info0, t0, ... (t: best of REPEAT runs,
-seconds). SOLVER: lexicolemke | lemke (Siconos LCP solver names).
+seconds). SOLVER: lexicolemke (Siconos' SICONOS_LCP_LEMKE, lexicographic Lemke).
 """
 import sys
 import time
@@ -14,7 +14,7 @@ import siconos.numerics as sn
 def main():
     src, dst, solver = sys.argv[1:4]
     repeat = int(sys.argv[4]) if len(sys.argv) > 4 else 1
-    ids = {"lexicolemke": sn.SICONOS_LCP_LEMKE, "lemke": sn.SICONOS_LCP_LEMKE}
+    ids = {"lexicolemke": sn.SICONOS_LCP_LEMKE}
     data = np.load(src)
     out = {}
     k = 0
