@@ -19,6 +19,14 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
         MBDCP_RAY_TERMINATION
         MBDCP_MAX_ITERATIONS
         MBDCP_NUMERICAL_ERROR
+        MBDCP_INTERRUPTED
+
+    ctypedef int (*mbdcp_monitor_fn)(void *ctx, mbdcp_int iteration, mbdcp_int entering, mbdcp_int leaving,
+                                     double value) noexcept nogil
+
+    ctypedef struct MbdcpMonitor:
+        mbdcp_monitor_fn fn
+        void *ctx
 
     const char *mbdcp_return_message(MbdcpReturn code)
     const char *mbdcp_status_message(MbdcpStatus status)
@@ -28,23 +36,34 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
         mbdcp_float tol
         mbdcp_float pivot_tol
         mbdcp_int refine
+        mbdcp_int scale
+        MbdcpMonitor monitor
 
     ctypedef struct MbdcpLemkeInfo:
         MbdcpStatus status
         mbdcp_int pivots
         mbdcp_float residual
-        mbdcp_float tol_used
-        mbdcp_int trace_len
+        mbdcp_int refactorizations
+        mbdcp_int certified
+        mbdcp_int warm
+
+    ctypedef struct MbdcpLemkeOutput:
+        mbdcp_float *z
+        mbdcp_float *w
+        mbdcp_int *basis
+        mbdcp_float *ray
 
     MbdcpReturn mbdcp_lemke_default_settings(MbdcpLemkeSettings *s)
     MbdcpReturn mbdcp_lemke_check_settings(const MbdcpLemkeSettings *s, const char **message)
     size_t mbdcp_lemke_workspace_size(mbdcp_int n)
     MbdcpReturn mbdcp_lemke_solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q,
-                                  const MbdcpLemkeSettings *settings, mbdcp_float *z, mbdcp_float *w,
-                                  mbdcp_int *trace, mbdcp_int trace_capacity, MbdcpLemkeInfo *info,
-                                  void *work, size_t work_bytes)
+                                  const MbdcpLemkeSettings *settings, const mbdcp_int *start,
+                                  const MbdcpLemkeOutput *out, MbdcpLemkeInfo *info, void *work,
+                                  size_t work_bytes)
     mbdcp_float mbdcp_lcp_residual(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q,
                                    const mbdcp_float *z, mbdcp_float *w)
+    int mbdcp_lcp_verify(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q, const mbdcp_float *z,
+                         mbdcp_float tol, mbdcp_float *w, mbdcp_float *s)
 
     int mbdcp_all_finite(size_t n, const mbdcp_float *x)
 
@@ -101,7 +120,6 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
         mbdcp_float *p_n
         mbdcp_float *beta
         mbdcp_float *lam
-        mbdcp_float *history
 
     MbdcpReturn mbdcp_fixed_point_default_settings(MbdcpFixedPointSettings *s)
     MbdcpReturn mbdcp_fixed_point_check_settings(const MbdcpFixedPointSettings *s, const char **message)
@@ -167,6 +185,7 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
         mbdcp_int max_iter
         mbdcp_float omega
         int warm_start
+        MbdcpMonitor monitor
 
     ctypedef struct MbdcpCcpInfo:
         MbdcpStatus status
@@ -179,5 +198,4 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
     size_t mbdcp_ccp_workspace_size(const MbdcpCcpProblem *p)
     void mbdcp_cone_project(mbdcp_float mu, mbdcp_float *gamma)
     MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s, mbdcp_float *nu,
-                                mbdcp_float *u, mbdcp_float *history, MbdcpCcpInfo *info, void *work,
-                                size_t work_bytes)
+                                mbdcp_float *u, MbdcpCcpInfo *info, void *work, size_t work_bytes)

@@ -8,9 +8,14 @@ and returns plain values; the public layer builds the result objects.
 import numpy as np
 cimport numpy as cnp
 
-from libc.string cimport memset
+from libc.stdlib cimport free, realloc
+from libc.string cimport memcpy, memset
 
 from mbdcp._core cimport *
+
+cdef extern from "Python.h":
+    int PyErr_CheckSignals()  # declared without `except`: a raised KeyboardInterrupt stays pending
+    void *PyErr_Occurred()
 
 cnp.import_array()
 
@@ -18,6 +23,7 @@ SOLVED = MBDCP_SOLVED
 RAY_TERMINATION = MBDCP_RAY_TERMINATION
 MAX_ITERATIONS = MBDCP_MAX_ITERATIONS
 NUMERICAL_ERROR = MBDCP_NUMERICAL_ERROR
+INTERRUPTED = MBDCP_INTERRUPTED
 
 ERR_NOT_POSDEF = MBDCP_ERR_NOT_POSDEF
 ERR_RANK_DEFICIENT = MBDCP_ERR_RANK_DEFICIENT
@@ -48,6 +54,97 @@ cdef inline const double *_ptr2(const double[:, ::1] a):
     return &a[0, 0] if a is not None and a.shape[0] > 0 and a.shape[1] > 0 else NULL
 
 
+# ---- monitor: pivot traces and residual histories of any length, and Ctrl-C ---------------
+
+cdef struct Recorder:
+    long check_every     # look for a pending signal (Ctrl-C) every so many calls
+    long count
+    int interrupted
+    int keep_pairs       # record (entering, leaving) of pivots (calls with entering >= 0)
+    int keep_values      # record the value of iterations (calls with entering < 0)
+    int nomem
+    int *pairs
+    double *values
+    Py_ssize_t n_pairs, cap_pairs, n_values, cap_values
+
+
+cdef int _record(void *ctx, mbdcp_int it, mbdcp_int a, mbdcp_int b, double value) noexcept nogil:
+    cdef Recorder *R = <Recorder *>ctx
+    cdef void *p
+    if R.keep_pairs and a >= 0:
+        if R.n_pairs == R.cap_pairs:
+            p = realloc(R.pairs, 2 * (2 * R.cap_pairs + 64) * sizeof(int))
+            if p == NULL:
+                R.nomem = 1
+                return 1
+            R.pairs = <int *>p
+            R.cap_pairs = 2 * R.cap_pairs + 64
+        R.pairs[2 * R.n_pairs] = a
+        R.pairs[2 * R.n_pairs + 1] = b
+        R.n_pairs += 1
+    if R.keep_values and a < 0:
+        if R.n_values == R.cap_values:
+            p = realloc(R.values, (2 * R.cap_values + 64) * sizeof(double))
+            if p == NULL:
+                R.nomem = 1
+                return 1
+            R.values = <double *>p
+            R.cap_values = 2 * R.cap_values + 64
+        R.values[R.n_values] = value
+        R.n_values += 1
+    R.count += 1
+    if R.count % R.check_every == 0:
+        with gil:
+            if PyErr_CheckSignals() != 0:
+                R.interrupted = 1
+                return 1
+    return 0
+
+
+cdef MbdcpMonitor _monitor(Recorder *R, double cost, bint pairs, bint values):
+    """A monitor that records what is asked and looks for Ctrl-C about every 1e7 flops
+    (``cost``: flops per call)."""
+    memset(R, 0, sizeof(Recorder))
+    R.check_every = max(1, <long>(1e7 / max(cost, 1.0)))
+    R.keep_pairs = pairs
+    R.keep_values = values
+    cdef MbdcpMonitor m
+    m.fn = _record
+    m.ctx = R
+    return m
+
+
+cdef int _reraise() except -1:
+    return -1  # the exception PyErr_CheckSignals raised is pending
+
+
+cdef tuple _recorded(Recorder *R):
+    """(pairs (k, 2) int array or None, values (k,) array or None); frees the buffers and raises
+    what interrupted the solver."""
+    pairs = values = None
+    try:
+        if R.interrupted:
+            if PyErr_Occurred() != NULL:
+                _reraise()
+            raise KeyboardInterrupt
+        if R.nomem:
+            raise MemoryError("no memory left for the solver's trace or history")
+        if R.keep_pairs:
+            pairs = np.empty((R.n_pairs, 2), dtype=np.intc)
+            if R.n_pairs:
+                memcpy(<void *>cnp.PyArray_DATA(pairs), R.pairs, 2 * R.n_pairs * sizeof(int))
+        if R.keep_values:
+            values = np.empty(R.n_values)
+            if R.n_values:
+                memcpy(<void *>cnp.PyArray_DATA(values), R.values, R.n_values * sizeof(double))
+    finally:
+        free(R.pairs)
+        free(R.values)
+        R.pairs = NULL
+        R.values = NULL
+    return pairs, values
+
+
 cdef MbdcpLemkeSettings _lemke_settings(int max_pivots, double tol) except *:
     cdef MbdcpLemkeSettings s
     cdef const char *msg = NULL
@@ -60,35 +157,57 @@ cdef MbdcpLemkeSettings _lemke_settings(int max_pivots, double tol) except *:
     return s
 
 
-def lemke(const double[:, ::1] M, const double[::1] q, int max_pivots, double tol, bint trace):
-    """(z, w, status, pivots, residual, tol_used, trace array (k, 2) or None)."""
+def lemke(const double[:, ::1] M, const double[::1] q, int max_pivots, double tol, bint trace, start):
+    """(z, w, status, pivots, residual, trace (k, 2) or None, basis (bool), certificate or None,
+    refactorizations, warm); ``start`` is None or an int32 array of n flags."""
     cdef mbdcp_int n = q.shape[0]
     cdef MbdcpLemkeSettings s = _lemke_settings(max_pivots, tol)
     cdef MbdcpLemkeInfo info
+    cdef Recorder R
+    s.monitor = _monitor(&R, 4.0 * n * n, trace, False)
     z = np.zeros(n)
     w = np.zeros(n)
-    cdef double[::1] zv = z, wv = w
+    ray = np.zeros(n)
+    basis = np.zeros(n, dtype=np.intc)
+    cdef MbdcpLemkeOutput out
+    out.z = <double *>cnp.PyArray_DATA(z)
+    out.w = <double *>cnp.PyArray_DATA(w)
+    out.ray = <double *>cnp.PyArray_DATA(ray)
+    out.basis = <int *>cnp.PyArray_DATA(basis)
+    cdef const int *sp = NULL
+    if start is not None:
+        sp = _idata(start)
     cdef size_t nbytes = mbdcp_lemke_workspace_size(n)
-    work = np.empty(nbytes // 8 + 1)
-    cdef double[::1] workv = work
-    cdef mbdcp_int cap = 0
-    tr = None
-    if trace:
-        cap = s.max_pivots if s.max_pivots > 0 else 100 * (n + 1)
-        tr = np.zeros((cap, 2), dtype=np.intc)
-    cdef int[:, ::1] trv = tr
+    cdef cnp.ndarray work = np.empty(nbytes // 8 + 1)
+    cdef void *wk = cnp.PyArray_DATA(work)
     cdef MbdcpReturn rc
     cdef const double *Mp = _ptr2(M)
     cdef const double *qp = _ptr(q)
-    cdef double *zp = &zv[0] if n else NULL
-    cdef double *wp = &wv[0] if n else NULL
-    cdef int *tp = &trv[0, 0] if cap > 0 else NULL
     with nogil:
-        rc = mbdcp_lemke_solve(n, Mp, qp, &s, zp, wp, tp, cap, &info, &workv[0], nbytes)
+        rc = mbdcp_lemke_solve(n, Mp, qp, &s, sp, &out, &info, wk, nbytes)
+    tr, _ = _recorded(&R)
     _check(rc)
-    if trace:
-        tr = tr[:info.trace_len].copy()
-    return z, w, <int>info.status, info.pivots, info.residual, info.tol_used, tr
+    del work
+    return (z, w, <int>info.status, info.pivots, info.residual, tr, basis.astype(bool),
+            ray if info.certified else None, info.refactorizations, bool(info.warm))
+
+
+def lcp_verify(const double[:, ::1] M, const double[::1] q, const double[::1] z, double tol):
+    """True when z passes the componentwise verification of LCP(M, q) (lemke.h)."""
+    cdef mbdcp_int n = q.shape[0]
+    if n == 0:
+        return True
+    w = np.empty(n)
+    s = np.empty(n)
+    cdef int ok
+    cdef const double *Mp = &M[0, 0]
+    cdef const double *qp = &q[0]
+    cdef const double *zp = &z[0]
+    cdef double *wp = <double *>cnp.PyArray_DATA(w)
+    cdef double *sp = <double *>cnp.PyArray_DATA(s)
+    with nogil:
+        ok = mbdcp_lcp_verify(n, Mp, qp, zp, tol, wp, sp)
+    return ok != 0
 
 
 def lcp_residual(const double[:, ::1] M, const double[::1] q, const double[::1] z):
@@ -147,13 +266,11 @@ cdef MbdcpStepProblem _problem(cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray D, cnp
 
 
 cdef tuple _step_buffers(MbdcpStepOutput *out, Py_ssize_t n_v, Py_ssize_t n_b, Py_ssize_t N,
-                         size_t work_bytes, bint return_lcp):
-    """One allocation holding v_next, p_b, z, w (returned as views) and then the workspace; F and f
-    when the LCP is asked for. Returns (buffer, F, f)."""
-    cdef Py_ssize_t n_out = n_v + n_b + 2 * N
-    cdef cnp.ndarray buf = np.empty(n_out + <Py_ssize_t>(work_bytes // 8) + 1)
+                         bint return_lcp):
+    """The outputs v_next, p_b, z, w (zeroed, returned as views of one small buffer that holds
+    nothing else) and F, f when the LCP is asked for. Returns (buffer, F, f)."""
+    cdef cnp.ndarray buf = np.zeros(n_v + n_b + 2 * N)
     cdef double *ob = <double *>cnp.PyArray_DATA(buf)
-    memset(ob, 0, n_out * sizeof(double))
     out.v_next = ob
     out.p_b = ob + n_v if n_b else NULL
     out.z = ob + n_v + n_b if N else NULL
@@ -184,13 +301,17 @@ def step(cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray D, cnp.ndarray E, cnp.ndarra
     cdef MbdcpLemkeSettings s = _lemke_settings(max_pivots, tol)
     cdef MbdcpLemkeInfo info
     cdef mbdcp_int N = mbdcp_step_lcp_size(&p)
+    cdef Recorder R
+    s.monitor = _monitor(&R, 4.0 * N * N, False, False)
     cdef size_t nbytes = mbdcp_step_workspace_size(&p)
     cdef MbdcpStepOutput out
-    buf, F, f = _step_buffers(&out, p.n_v, p.n_b, N, nbytes, return_lcp)
-    cdef void *wp = <double *>cnp.PyArray_DATA(buf) + p.n_v + p.n_b + 2 * N
+    buf, F, f = _step_buffers(&out, p.n_v, p.n_b, N, return_lcp)
+    cdef cnp.ndarray work = np.empty(nbytes // 8 + 1)
+    cdef void *wp = cnp.PyArray_DATA(work)
     cdef MbdcpReturn rc
     with nogil:
         rc = mbdcp_step_solve(&p, &s, &out, &info, wp, nbytes)
+    _recorded(&R)
     _check(rc)
     return _step_results(buf, p.n_v, p.n_b, N, F, f, info)
 
@@ -206,10 +327,13 @@ def relax(int which, cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray D, cnp.ndarray E
     cdef MbdcpLemkeSettings s = _lemke_settings(0, 0.0)
     cdef MbdcpLemkeInfo info
     cdef mbdcp_int N = (2 * p.n_c + p.m) if which == 1 else (p.n_c + p.m)
+    cdef Recorder R
+    s.monitor = _monitor(&R, 4.0 * N * N, False, False)
     cdef size_t nbytes = mbdcp_relax_workspace_size(&p)
     cdef MbdcpStepOutput out
-    buf, F, f = _step_buffers(&out, p.n_v, p.n_b, N, nbytes, return_lcp)
-    cdef void *wp = <double *>cnp.PyArray_DATA(buf) + p.n_v + p.n_b + 2 * N
+    buf, F, f = _step_buffers(&out, p.n_v, p.n_b, N, return_lcp)
+    cdef cnp.ndarray work = np.empty(nbytes // 8 + 1)
+    cdef void *wp = cnp.PyArray_DATA(work)
     cdef const double *dp = _data(data)
     cdef MbdcpReturn rc
     with nogil:
@@ -217,6 +341,7 @@ def relax(int which, cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray D, cnp.ndarray E
             rc = mbdcp_relax_p1(&p, dp, &s, &out, &info, wp, nbytes)
         else:
             rc = mbdcp_relax_p2(&p, dp, &s, &out, &info, wp, nbytes)
+    _recorded(&R)
     _check(rc)
     return _step_results(buf, p.n_v, p.n_b, N, F, f, info)
 
@@ -236,28 +361,30 @@ def fixed_point(cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray D, cnp.ndarray E, cnp
     s.max_iter = max_iter
     if mbdcp_fixed_point_check_settings(&s, &msg) != MBDCP_OK:
         raise ValueError(msg.decode())
+    cdef Py_ssize_t N = 2 * p.n_c + p.m
+    cdef Recorder R
+    s.lemke.monitor = _monitor(&R, 4.0 * N * N, False, True)
     cdef MbdcpFixedPointInfo info
     cdef size_t nbytes = mbdcp_relax_workspace_size(&p)
     cdef cnp.ndarray work = np.empty(nbytes // 8 + 1)
-    cdef cnp.ndarray buf = np.zeros(p.n_v + p.n_b + 2 * p.n_c + p.m + max_iter)
+    cdef cnp.ndarray buf = np.zeros(p.n_v + p.n_b + 2 * p.n_c + p.m)
     cdef double *bp = <double *>cnp.PyArray_DATA(buf)
     cdef MbdcpFixedPointOutput out
     cdef Py_ssize_t o_b = p.n_v, o_n = p.n_v + p.n_b, o_d = o_n + p.n_c, o_l = o_d + p.m
-    cdef Py_ssize_t o_h = o_l + p.n_c
+    cdef Py_ssize_t o_e = o_l + p.n_c
     out.v_next = bp
     out.p_b = bp + o_b
     out.p_n = bp + o_n
     out.beta = bp + o_d
     out.lam = bp + o_l
-    out.history = bp + o_h
     cdef void *wp = cnp.PyArray_DATA(work)
     cdef MbdcpReturn rc
     with nogil:
         rc = mbdcp_fixed_point(&p, &s, &out, &info, wp, nbytes)
+    _, history = _recorded(&R)
     _check(rc)
-    return (buf[:o_b], buf[o_b:o_n], buf[o_n:o_d], buf[o_d:o_l], buf[o_l:o_h],
-            buf[o_h:o_h + info.iterations], <int>info.status, info.iterations, bool(info.converged),
-            info.pivots, info.residual)
+    return (buf[:o_b], buf[o_b:o_n], buf[o_n:o_d], buf[o_d:o_l], buf[o_l:o_e], history, <int>info.status,
+            info.iterations, bool(info.converged), info.pivots, info.residual)
 
 
 def sliding_speed(cnp.ndarray D, cnp.ndarray E, cnp.ndarray v):
@@ -287,6 +414,8 @@ def full_rank_step(cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray Wt, cnp.ndarray mu
     cdef MbdcpLemkeSettings s = _lemke_settings(0, 0.0)
     cdef MbdcpLemkeInfo info
     cdef mbdcp_int N = mbdcp_full_rank_lcp_size(&p)
+    cdef Recorder R
+    s.monitor = _monitor(&R, 4.0 * N * N, False, False)
     cdef size_t nbytes = mbdcp_full_rank_workspace_size(&p)
     cdef cnp.ndarray buf = np.zeros(p.n_v + 2 * p.n_c + 2 * N)
     cdef double *bp = <double *>cnp.PyArray_DATA(buf)
@@ -304,6 +433,7 @@ def full_rank_step(cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray Wt, cnp.ndarray mu
     cdef MbdcpReturn rc
     with nogil:
         rc = mbdcp_full_rank_step(&p, &s, &out, &info, wp, nbytes)
+    _recorded(&R)
     _check(rc)
     a, b = p.n_v, p.n_v + 2 * p.n_c
     return (buf[:a], buf[a:b], buf[b:b + N], buf[b + N:], F, f, out.rho_used, <int>info.status,
@@ -343,24 +473,25 @@ def ccp(int n_v, int n_c, int n_b, cnp.ndarray P_ptr, cnp.ndarray P_ind, cnp.nda
     s.max_iter = max_iter
     s.omega = omega
     s.warm_start = nu0 is not None
+    cdef Recorder R
+    s.monitor = _monitor(&R, 20.0 * (P_val.shape[0] + Q_val.shape[0]) + 1.0, False, True)
     if mbdcp_ccp_check_settings(&s, &msg) != MBDCP_OK:
         raise ValueError(msg.decode())
     cdef Py_ssize_t np_ = 3 * n_c + n_b
     nu = np.zeros(np_) if nu0 is None else np.array(nu0, dtype=np.float64)
     u = np.zeros(n_v)
-    hist = np.zeros(max_iter)
     cdef size_t nbytes = mbdcp_ccp_workspace_size(&pr)
     cdef cnp.ndarray work = np.empty(nbytes // 8 + 1)
     cdef double *nup = <double *>cnp.PyArray_DATA(nu)
     cdef double *up = <double *>cnp.PyArray_DATA(u)
-    cdef double *hp = <double *>cnp.PyArray_DATA(hist)
     cdef void *wp = cnp.PyArray_DATA(work)
     cdef MbdcpCcpInfo info
     cdef MbdcpReturn rc
     with nogil:
-        rc = mbdcp_ccp_solve(&pr, &s, nup, up, hp, &info, wp, nbytes)
+        rc = mbdcp_ccp_solve(&pr, &s, nup, up, &info, wp, nbytes)
+    _, hist = _recorded(&R)
     _check(rc)
-    return nu, u, hist[:info.iterations], <int>info.status, info.iterations, info.residual
+    return nu, u, hist, <int>info.status, info.iterations, info.residual
 
 
 def cone_project(double mu, cnp.ndarray g):

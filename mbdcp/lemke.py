@@ -1,4 +1,6 @@
 """Lemke's complementary pivoting method for the standard LCP (DESIGN.md section 2)."""
+import numpy as np
+
 from mbdcp import _core
 from mbdcp import _validate as val
 from mbdcp.results import LemkeResult
@@ -13,7 +15,7 @@ def _name(var, n):
     return f"w{var + 1}" if var < n else f"z{var - n + 1}"
 
 
-def lemke(M, q, *, max_pivots=None, tol=None, trace=False):
+def lemke(M, q, *, max_pivots=None, tol=None, trace=False, basis=None):
     r"""Solve the linear complementarity problem LCP(M, q) by Lemke's method.
 
     Find :math:`z` such that
@@ -71,7 +73,17 @@ def lemke(M, q, *, max_pivots=None, tol=None, trace=False):
     tol = None if tol is None else val.positive_scalar("tol", tol)
     if tol is not None and tol >= 1:
         raise ValueError(f"tol must be below 1, got {tol}")
-    z, w, status, pivots, residual, _, tr = _core.lemke(M, q, max_pivots or 0, tol or 0.0, bool(trace))
+    start = None
+    if basis is not None:
+        if isinstance(basis, LemkeResult):
+            basis = basis.basis
+        start = np.asarray(basis)
+        if start.dtype != bool or start.shape != (n,):
+            raise ValueError(f"basis must be a boolean array of shape (n,) = ({n},) (True where z_i is basic), "
+                             f"or a LemkeResult; got dtype {start.dtype} and shape {start.shape}")
+        start = start.astype(np.intc)
+    z, w, status, pivots, residual, tr, basis_out, certificate, _, warm = _core.lemke(
+        M, q, max_pivots or 0, tol or 0.0, bool(trace), start)
     status = Status(status)
     names = None
     if trace:
@@ -85,6 +97,9 @@ def lemke(M, q, *, max_pivots=None, tol=None, trace=False):
         pivots=int(pivots),
         residual=float(residual),
         trace=names,
+        basis=basis_out,
+        certificate=certificate,
+        warm_started=warm,
     )
 
 

@@ -41,6 +41,9 @@ class LemkeResult(_Result):
     pivots: int
     residual: float
     trace: Optional[List[Tuple[str, str]]] = None
+    basis: Optional[np.ndarray] = None
+    certificate: Optional[np.ndarray] = None
+    warm_started: bool = False
 
 
 @dataclass(frozen=True, repr=False)

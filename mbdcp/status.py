@@ -19,6 +19,8 @@ class Status(enum.IntEnum):
     """The pivot or iteration limit was reached."""
     NUMERICAL_ERROR = _core.NUMERICAL_ERROR
     """Singular pivot, breakdown, non-finite values, or a result that failed verification."""
+    INTERRUPTED = _core.INTERRUPTED
+    """The solve was interrupted (Ctrl-C); the Python functions raise KeyboardInterrupt instead."""
 
     @property
     def message(self) -> str:

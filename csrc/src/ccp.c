@@ -17,6 +17,8 @@ MbdcpReturn mbdcp_ccp_default_settings(MbdcpCcpSettings *s)
     s->max_iter = 10000;
     s->omega = 0.0;
     s->warm_start = 0;
+    s->monitor.fn = NULL;
+    s->monitor.ctx = NULL;
     return MBDCP_OK;
 }
 
@@ -179,8 +181,7 @@ static void scaling(const MbdcpCcpProblem *p, mbdcp_float *eta, mbdcp_float *Nii
 }
 
 MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s, mbdcp_float *nu,
-                            mbdcp_float *u, mbdcp_float *history, MbdcpCcpInfo *info, void *work,
-                            size_t work_bytes)
+                            mbdcp_float *u, MbdcpCcpInfo *info, void *work, size_t work_bytes)
 {
     if (!p || !s || !info || !work) return MBDCP_ERR_NULL;
     MbdcpReturn rc = mbdcp_ccp_check_settings(s, NULL);
@@ -222,6 +223,7 @@ MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s,
     apply_N(p, nu, u, Nx);
     gradient(p, Nx, g);
     mbdcp_float res = residual(p, nu, g, L, pnorm, trial);
+    int interrupted = 0;
 
     if (s->method == MBDCP_CCP_APGD) {
         /* Mazhar, Heyn, Negrut, Tasora (2015), Algorithm 2 (Nesterov with adaptive step and
@@ -238,7 +240,7 @@ MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s,
         apply_SNS(p, S, gam, ut, Ngam, tmp);
         memcpy(y, gam, (size_t)np_ * sizeof(mbdcp_float));
         memcpy(Ny, Ngam, (size_t)np_ * sizeof(mbdcp_float));
-        for (mbdcp_int k = 0; k < s->max_iter && res > s->tol; ++k) {
+        for (mbdcp_int k = 0; k < s->max_iter && res > s->tol && !interrupted; ++k) {
             /* Nx: the gradient at y; nu: scratch for the product with the trial point */
             for (mbdcp_int j = 0; j < np_; ++j) Nx[j] = Ny[j] + ps[j];
             const mbdcp_float fy = 0.5 * dot(np_, y, Ny) + dot(np_, ps, y);
@@ -275,8 +277,8 @@ MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s,
                 Nx[j] = (Ngam[j] + ps[j]) / S[j];
             }
             res = residual(p, trial, Nx, L, pnorm, tmp);
-            if (history) history[k] = res;
             info->iterations = k + 1;
+            if (mbdcp_monitor_call(&s->monitor, k + 1, -1, -1, res)) interrupted = 1;
             if (res < best) {
                 best = res;
                 memcpy(prev, trial, (size_t)np_ * sizeof(mbdcp_float));
@@ -294,20 +296,20 @@ MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s,
         res = best;
         apply_Q(p, nu, u);
     } else if (s->method == MBDCP_CCP_PJACOBI) {
-        for (mbdcp_int k = 0; k < s->max_iter && res > s->tol; ++k) {
+        for (mbdcp_int k = 0; k < s->max_iter && res > s->tol && !interrupted; ++k) {
             for (mbdcp_int j = 0; j < np_; ++j) nu[j] -= omega * eta[j] * g[j];
             project_all(p, nu);
             apply_N(p, nu, u, Nx);
             gradient(p, Nx, g);
             res = residual(p, nu, g, L, pnorm, trial);
-            if (history) history[k] = res;
             info->iterations = k + 1;
+            if (mbdcp_monitor_call(&s->monitor, k + 1, -1, -1, res)) interrupted = 1;
         }
     } else {
         /* Gauss-Seidel: u = Q nu is kept current; contact i reads g_i = P_i^T u + p_i and solves its
          * local problem min 1/2 x^T N_ii x + (g_i - N_ii gamma_i)^T x over K_i by a few projected
          * gradient steps (step 1 / ||N_ii||_F <= 1 / lambda_max), as nonsmooth Gauss-Seidel does. */
-        for (mbdcp_int k = 0; k < s->max_iter && res > s->tol; ++k) {
+        for (mbdcp_int k = 0; k < s->max_iter && res > s->tol && !interrupted; ++k) {
             for (mbdcp_int i = 0; i < p->n_c + p->n_b; ++i) {
                 const int contact = i < p->n_c;
                 const mbdcp_int j0 = contact ? 3 * i : 3 * p->n_c + (i - p->n_c);
@@ -349,12 +351,14 @@ MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s,
             apply_N(p, nu, u, Nx); /* also refreshes u, against drift */
             gradient(p, Nx, g);
             res = residual(p, nu, g, L, pnorm, trial);
-            if (history) history[k] = res;
             info->iterations = k + 1;
+            if (mbdcp_monitor_call(&s->monitor, k + 1, -1, -1, res)) interrupted = 1;
         }
     }
     info->residual = res;
-    if (!isfinite(res) || !mbdcp_all_finite((size_t)np_, nu))
+    if (interrupted)
+        info->status = MBDCP_INTERRUPTED;
+    else if (!isfinite(res) || !mbdcp_all_finite((size_t)np_, nu))
         info->status = MBDCP_NUMERICAL_ERROR;
     else if (res <= s->tol)
         info->status = MBDCP_SOLVED;

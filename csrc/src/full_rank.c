@@ -141,7 +141,8 @@ MbdcpReturn mbdcp_full_rank_step(const MbdcpFullRankProblem *p, const MbdcpLemke
     if (out->F) memcpy(out->F, F, (size_t)N * N * sizeof(mbdcp_float));
     if (out->f) memcpy(out->f, f, (size_t)N * sizeof(mbdcp_float));
 
-    rc = mbdcp_lemke_solve(N, F, f, s, out->z, out->w, NULL, 0, info, lemke_work, mbdcp_lemke_workspace_size(N));
+    const MbdcpLemkeOutput lout = {out->z, out->w, NULL, NULL};
+    rc = mbdcp_lemke_solve(N, F, f, s, NULL, &lout, info, lemke_work, mbdcp_lemke_workspace_size(N));
     if (rc != MBDCP_OK) return rc;
 
     /* p_t = S^-1 (E (kappa_plus - kappa_minus) - b_t - A_tn p_n); then v_next from (p_n, p_t). */

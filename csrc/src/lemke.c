@@ -1,28 +1,41 @@
 /*
  * Lemke's method with the lexicographic minimum-ratio rule (see lemke.h).
  *
- * Revised form: the basis inverse Binv (n x n) and the basic values xbar are
- * kept; the column of the entering variable is d = Binv a, with a = e_j for
- * w_j, -M[:, j] for z_j and -e for z0. Moving the entering variable by t
- * changes the basic values to xbar - t d, so rows with d_i > 0 block.
+ * Revised form on the scaled problem LCP(M', q'): the basis inverse Binv (n x n) and the basic
+ * values xbar are kept; the column of the entering variable is d = Binv a, with a = e_j for
+ * w_j, -M'[:, j] for z_j and -cov for z0. Moving the entering variable by t changes the basic
+ * values to xbar - t d, so rows with d_i > 0 block.
  *
- * Binv starts as I and a pivot on row r changes only column r away from the
- * identity, so Binv = I + (dense columns for the set P of rows pivoted so far).
- * Those columns are stored compactly (row i's entries for P are contiguous in
- * Bc), and a pivot costs O(n |P|) instead of O(n^2).
+ * Binv starts as I and a pivot on row r changes only column r away from the identity, so
+ * Binv = I + (dense columns for a set P of rows). Those columns are stored compactly (row i's
+ * entries for P are contiguous in Bc), and a pivot costs O(n |P|) instead of O(n^2). A
+ * refactorization puts each basic w_j in row j; the others form a set S, and
+ * B = [[B_SS, 0], [B_NS, I]] gives Binv = [[B_SS^-1, 0], [-B_NS B_SS^-1, I]]: again I plus the
+ * columns S, so both forms share one storage.
  */
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 
 #include "mbdcp/dense.h"
 #include "mbdcp/lemke.h"
 
-/* Ratios closer than this (relative to the largest basic value) are ties: rounding in the
- * basic values grows with the pivots (about 5e-15 * max|xbar| after dozens), and missing a
- * tie can send Lemke onto a spurious ray; a larger value lets a tie chosen with a small
- * pivot push other basic values below zero by TIE_TOL * max|xbar| * d_i / d_r. */
-#define TIE_TOL 1e-13
+/* Ratios closer than TIGHT_TIE (relative to the largest basic value) are ties; closer than
+ * LOOSE_TIE they are too close to call with a rank-one-updated inverse, which is then
+ * recomputed from the basis before deciding. Missing a tie can send Lemke onto a spurious
+ * ray; taking a false one pushes basic values below zero by about TIGHT_TIE max|xbar|. */
+#define TIGHT_TIE 1e-13
+#define LOOSE_TIE 1e-7
+/* A pivot smaller than this fraction of its column's largest entry amplifies rounding in the
+ * updated inverse: refactor before the next decision. */
+#define SMALL_PIVOT 1e-5
+/* Ruiz equilibration rounds, and the row/column norm spread (log2) below which the data are
+ * only scaled as a whole (so that the pivot path is exactly that of the given data). */
+#define RUIZ_ROUNDS 8
+#define SPREAD_LOG2 10
+/* Scaled data stay below 2^LIMIT_LOG2 in magnitude. */
+#define LIMIT_LOG2 960
 
 MbdcpReturn mbdcp_lemke_default_settings(MbdcpLemkeSettings *s)
 {
@@ -31,6 +44,9 @@ MbdcpReturn mbdcp_lemke_default_settings(MbdcpLemkeSettings *s)
     s->tol = 1e-9;
     s->pivot_tol = 1e-11;
     s->refine = 2;
+    s->scale = 1;
+    s->monitor.fn = NULL;
+    s->monitor.ctx = NULL;
     return MBDCP_OK;
 }
 
@@ -46,17 +62,19 @@ MbdcpReturn mbdcp_lemke_check_settings(const MbdcpLemkeSettings *s, const char *
         msg = "pivot_tol must be in (0, 1)";
     else if (s->refine < 0 || s->refine > 10)
         msg = "refine must be between 0 and 10";
+    else if (s->scale != 0 && s->scale != 1)
+        msg = "scale must be 0 or 1";
     if (message) *message = msg;
     return msg ? MBDCP_ERR_SETTING : MBDCP_OK;
 }
 
-/* Layout: Bc, Mt (M transposed, so columns of M are contiguous) as n x n; xbar, d, dnext, res, ag
- * as n-vectors of doubles; then basis, cand, P, pos as n-vectors of ints. */
+/* Layout: Bc, Mt (scaled M transposed: columns of M' contiguous) as n x n; xbar, d, dnext, res,
+ * ag, qs, cov, rs, cs as n-vectors of doubles; then basis, cand, P, pos, flags as n-vectors of ints. */
 size_t mbdcp_lemke_workspace_size(mbdcp_int n)
 {
     if (n < 0) return 0;
     const size_t nn = (size_t)n;
-    return (2 * nn * nn + 5 * nn) * sizeof(mbdcp_float) + 4 * nn * sizeof(mbdcp_int) + 16;
+    return (2 * nn * nn + 9 * nn) * sizeof(mbdcp_float) + 5 * nn * sizeof(mbdcp_int) + 16;
 }
 
 mbdcp_float mbdcp_lcp_residual(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q,
@@ -71,6 +89,43 @@ mbdcp_float mbdcp_lcp_residual(mbdcp_int n, const mbdcp_float *M, const mbdcp_fl
         res = fmax(res, fabs(fmin(z[i], s)));
     }
     return res;
+}
+
+int mbdcp_lcp_verify(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q, const mbdcp_float *z,
+                     mbdcp_float tol, mbdcp_float *w, mbdcp_float *s)
+{
+    mbdcp_float smax = 0.0;
+    for (mbdcp_int j = 0; j < n; ++j)
+        if (!(z[j] >= 0.0) || !isfinite(z[j])) return 0;
+    for (mbdcp_int i = 0; i < n; ++i) {
+        const mbdcp_float *Mi = M + (size_t)i * n;
+        mbdcp_float wi = q[i], si = fabs(q[i]);
+        for (mbdcp_int j = 0; j < n; ++j) {
+            const mbdcp_float t = Mi[j] * z[j];
+            wi += t;
+            si += fabs(t);
+        }
+        w[i] = wi;
+        s[i] = si;
+        if (!isfinite(wi) || !isfinite(si)) return 0;
+        smax = fmax(smax, si);
+    }
+    /* rows whose data are themselves rounding noise of the larger terms are judged to that level */
+    const mbdcp_float floor_ = 4.0 * n * DBL_EPSILON * smax;
+    for (mbdcp_int i = 0; i < n; ++i)
+        if (w[i] < -(tol * s[i] + floor_)) return 0;
+    for (mbdcp_int j = 0; j < n; ++j) {
+        if (z[j] == 0.0 || w[j] <= tol * s[j] + floor_) continue;
+        /* w_j is not negligible: z_j must be, in every row it enters */
+        int any = 0;
+        for (mbdcp_int i = 0; i < n; ++i) {
+            const mbdcp_float a = fabs(M[(size_t)i * n + j]) * z[j];
+            if (a > tol * s[i] + floor_) return 0;
+            any |= a > 0.0;
+        }
+        if (!any && z[j] > 0.0 && M[(size_t)j * n + j] == 0.0 && z[j] * DBL_MIN > tol) return 0;
+    }
+    return 1;
 }
 
 /* x . y with four independent partial sums: a single running sum is one long dependency
@@ -89,258 +144,656 @@ static mbdcp_float dot(mbdcp_int n, const mbdcp_float *x, const mbdcp_float *y)
     return (s0 + s1) + (s2 + s3);
 }
 
-/* Binv = I + the columns P[0..np) stored in Bc (row i: Bc[i * n + 0..np)); pos[c] is the slot
- * of column c, or -1 while column c is still e_c. */
+/* The solver's state on the scaled problem. Binv = I + the columns P[0..np) stored in Bc
+ * (row i: Bc[i * n + 0..np)); pos[c] is the slot of column c, or -1 while column c is e_c. */
 typedef struct {
     mbdcp_int n, np;
     mbdcp_float *Bc;
     mbdcp_int *P, *pos;
-    const mbdcp_float *Mt;
-} Inverse;
+    mbdcp_float *Mt, *qs, *cov, *rs, *cs;
+    mbdcp_float *xbar, *d, *dnext, *res, *ag;
+    mbdcp_int *basis, *cand, *flags;
+    mbdcp_int z0_row;      /* row of z0 while it is basic, else -1 */
+    mbdcp_int since;       /* pivots since the last refactorization */
+    int stale;             /* refactor before the next decision */
+    mbdcp_int entering;    /* the unblocked variable after a ray termination */
+    mbdcp_int refactorizations;
+} Lemke;
 
-static mbdcp_float binv_at(const Inverse *B, mbdcp_int i, mbdcp_int c)
+static mbdcp_float binv_at(const Lemke *L, mbdcp_int i, mbdcp_int c)
 {
-    return B->pos[c] >= 0 ? B->Bc[(size_t)i * B->n + B->pos[c]] : (mbdcp_float)(i == c);
+    return L->pos[c] >= 0 ? L->Bc[(size_t)i * L->n + L->pos[c]] : (mbdcp_float)(i == c);
 }
 
-/* ag[k] = a[P[k]] for the column a of variable var (w_j: e_j, z_j: -M[:, j], z0: -e), and the
- * diagonal value a[i] needed by rows outside P is read through a_at. */
-static mbdcp_float a_at(const Inverse *B, mbdcp_int var, mbdcp_int i)
+/* Entry i of the column of variable var in [I, -M', -cov]. */
+static mbdcp_float a_at(const Lemke *L, mbdcp_int var, mbdcp_int i)
 {
-    const mbdcp_int n = B->n;
+    const mbdcp_int n = L->n;
     if (var < n) return (mbdcp_float)(i == var);
-    if (var < 2 * n) return -B->Mt[(size_t)(var - n) * n + i];
-    return -1.0;
+    if (var < 2 * n) return -L->Mt[(size_t)(var - n) * n + i];
+    return -L->cov[i];
 }
 
-static void gather(const Inverse *B, mbdcp_int var, mbdcp_float *ag)
+static mbdcp_int complement(mbdcp_int var, mbdcp_int n)
 {
-    for (mbdcp_int k = 0; k < B->np; ++k) ag[k] = a_at(B, var, B->P[k]);
+    return var < n ? var + n : var - n;
+}
+
+static void gather(const Lemke *L, mbdcp_int var, mbdcp_float *ag)
+{
+    for (mbdcp_int k = 0; k < L->np; ++k) ag[k] = a_at(L, var, L->P[k]);
 }
 
 /* (Binv a)_i from the gathered column ag. */
-static mbdcp_float row_dot(const Inverse *B, mbdcp_int i, mbdcp_int var, const mbdcp_float *ag)
+static mbdcp_float row_dot(const Lemke *L, mbdcp_int i, mbdcp_int var, const mbdcp_float *ag)
 {
-    mbdcp_float s = dot(B->np, B->Bc + (size_t)i * B->n, ag);
-    return B->pos[i] < 0 ? s + a_at(B, var, i) : s;
+    mbdcp_float s = dot(L->np, L->Bc + (size_t)i * L->n, ag);
+    return L->pos[i] < 0 ? s + a_at(L, var, i) : s;
+}
+
+/* d = Binv a for variable var. */
+static void column(Lemke *L, mbdcp_int var, mbdcp_float *d)
+{
+    gather(L, var, L->ag);
+    for (mbdcp_int i = 0; i < L->n; ++i) d[i] = row_dot(L, i, var, L->ag);
+}
+
+/* xbar = Binv q'. */
+static void basic_values(Lemke *L)
+{
+    for (mbdcp_int k = 0; k < L->np; ++k) L->ag[k] = L->qs[L->P[k]];
+    for (mbdcp_int i = 0; i < L->n; ++i) {
+        const mbdcp_float s = dot(L->np, L->Bc + (size_t)i * L->n, L->ag);
+        L->xbar[i] = L->pos[i] < 0 ? s + L->qs[i] : s;
+    }
 }
 
 /* Pivot on row r with entering column d, then form dnext = Binv_new a_next in the same pass
- * over Bc (next_var < 0: no next column). ag: scratch of n doubles. */
-static void pivot(Inverse *B, mbdcp_float *xbar, const mbdcp_float *d, mbdcp_int r, mbdcp_int next_var,
-                  mbdcp_float *dnext, mbdcp_float *ag)
+ * over Bc (next_var < 0: no next column). */
+static void pivot(Lemke *L, const mbdcp_float *d, mbdcp_int r, mbdcp_int next_var, mbdcp_float *dnext)
 {
-    const mbdcp_int n = B->n;
-    if (B->pos[r] < 0) { /* column r leaves the identity: give it a slot */
-        const mbdcp_int k = B->np++;
-        B->P[k] = r;
-        B->pos[r] = k;
-        for (mbdcp_int i = 0; i < n; ++i) B->Bc[(size_t)i * n + k] = (mbdcp_float)(i == r);
+    const mbdcp_int n = L->n;
+    if (L->pos[r] < 0) { /* column r leaves the identity: give it a slot */
+        const mbdcp_int k = L->np++;
+        L->P[k] = r;
+        L->pos[r] = k;
+        for (mbdcp_int i = 0; i < n; ++i) L->Bc[(size_t)i * n + k] = (mbdcp_float)(i == r);
     }
-    const mbdcp_int np = B->np;
-    mbdcp_float *Br = B->Bc + (size_t)r * n;
+    const mbdcp_int np = L->np;
+    mbdcp_float *Br = L->Bc + (size_t)r * n;
     const mbdcp_float inv = 1.0 / d[r];
     for (mbdcp_int k = 0; k < np; ++k) Br[k] *= inv;
-    xbar[r] *= inv;
-    const mbdcp_float xr = xbar[r];
-    if (next_var >= 0) gather(B, next_var, ag);
+    L->xbar[r] *= inv;
+    const mbdcp_float xr = L->xbar[r];
+    if (next_var >= 0) gather(L, next_var, L->ag);
     for (mbdcp_int i = 0; i < n; ++i) {
         if (i == r) continue;
-        mbdcp_float *Bi = B->Bc + (size_t)i * n;
+        mbdcp_float *Bi = L->Bc + (size_t)i * n;
         const mbdcp_float f = d[i];
         if (f != 0.0) {
             for (mbdcp_int k = 0; k < np; ++k) Bi[k] -= f * Br[k];
-            xbar[i] -= f * xr;
+            L->xbar[i] -= f * xr;
         }
-        if (next_var >= 0) dnext[i] = row_dot(B, i, next_var, ag);
+        if (next_var >= 0) dnext[i] = row_dot(L, i, next_var, L->ag);
     }
-    if (next_var >= 0) dnext[r] = row_dot(B, r, next_var, ag);
+    if (next_var >= 0) dnext[r] = row_dot(L, r, next_var, L->ag);
 }
 
-/* Among the candidate rows cand[0..nc-1] (tied for the minimum ratio), the row
- * whose Binv row divided by d is lexicographically smallest. Entries that are
- * zero in exact arithmetic carry rounding noise, so two entries compare equal
- * when they differ by less than TIE_TOL times the largest entry of the rows. */
-static mbdcp_int lexicographic_choice(const Inverse *B, const mbdcp_float *d, mbdcp_int *cand, mbdcp_int nc)
+/* Recompute Binv from the basis (Gauss-Jordan with partial pivoting on B_SS), after moving
+ * each basic w_j to row j, then xbar = Binv q'. A pivot of B_SS at or below sing_tol times
+ * its largest entry means singular: returns 0 and leaves the state unusable. */
+static int refactor(Lemke *L, mbdcp_float sing_tol)
 {
-    const mbdcp_int n = B->n;
+    const mbdcp_int n = L->n;
+    mbdcp_int *nb = L->cand;
+    for (mbdcp_int i = 0; i < n; ++i) nb[i] = -1;
+    for (mbdcp_int i = 0; i < n; ++i)
+        if (L->basis[i] < n) nb[L->basis[i]] = L->basis[i];
+    mbdcp_int k = 0, s = 0;
+    for (mbdcp_int i = 0; i < n; ++i) {
+        if (L->basis[i] < n) continue;
+        while (nb[k] != -1) ++k;
+        nb[k] = L->basis[i];
+    }
+    L->z0_row = -1;
+    for (mbdcp_int i = 0; i < n; ++i) {
+        L->basis[i] = nb[i];
+        L->pos[i] = -1;
+        if (nb[i] == 2 * n) L->z0_row = i;
+    }
+    for (mbdcp_int i = 0; i < n; ++i)
+        if (L->basis[i] >= n) {
+            L->P[s] = i;
+            L->pos[i] = s++;
+        }
+    L->np = s;
+    L->since = 0;
+    L->stale = 0;
+    L->refactorizations++;
+
+    /* B_SS: row a of the block (constraint S[a]) in Bc's row S[a], column b = position S[b]. */
+    mbdcp_float amax = 0.0;
+    for (mbdcp_int b = 0; b < s; ++b) {
+        const mbdcp_int var = L->basis[L->P[b]];
+        for (mbdcp_int a = 0; a < s; ++a) {
+            const mbdcp_float v = a_at(L, var, L->P[a]);
+            L->Bc[(size_t)L->P[a] * n + b] = v;
+            amax = fmax(amax, fabs(v));
+        }
+    }
+    mbdcp_int *perm = L->cand;
+    for (mbdcp_int c = 0; c < s; ++c) {
+        mbdcp_int p = c;
+        mbdcp_float best = -1.0;
+        for (mbdcp_int a = c; a < s; ++a) {
+            const mbdcp_float v = fabs(L->Bc[(size_t)L->P[a] * n + c]);
+            if (v > best) {
+                best = v;
+                p = a;
+            }
+        }
+        if (!(best > sing_tol * amax) || !isfinite(best)) return 0;
+        perm[c] = p;
+        mbdcp_float *Rc = L->Bc + (size_t)L->P[c] * n;
+        if (p != c) {
+            mbdcp_float *Rp = L->Bc + (size_t)L->P[p] * n;
+            for (mbdcp_int j = 0; j < s; ++j) {
+                const mbdcp_float t = Rc[j];
+                Rc[j] = Rp[j];
+                Rp[j] = t;
+            }
+        }
+        const mbdcp_float inv = 1.0 / Rc[c];
+        Rc[c] = 1.0;
+        for (mbdcp_int j = 0; j < s; ++j) Rc[j] *= inv;
+        for (mbdcp_int a = 0; a < s; ++a) {
+            if (a == c) continue;
+            mbdcp_float *Ra = L->Bc + (size_t)L->P[a] * n;
+            const mbdcp_float f = Ra[c];
+            if (f == 0.0) continue;
+            Ra[c] = 0.0;
+            for (mbdcp_int j = 0; j < s; ++j) Ra[j] -= f * Rc[j];
+        }
+    }
+    for (mbdcp_int c = s - 1; c >= 0; --c) /* undo the row interchanges on the columns */
+        if (perm[c] != c)
+            for (mbdcp_int a = 0; a < s; ++a) {
+                mbdcp_float *Ra = L->Bc + (size_t)L->P[a] * n;
+                const mbdcp_float t = Ra[c];
+                Ra[c] = Ra[perm[c]];
+                Ra[perm[c]] = t;
+            }
+    /* Rows outside S: -B_NS B_SS^-1. */
+    mbdcp_float *g = L->ag;
+    for (mbdcp_int i = 0; i < n; ++i) {
+        if (L->pos[i] >= 0) continue;
+        mbdcp_float *Bi = L->Bc + (size_t)i * n;
+        for (mbdcp_int b = 0; b < s; ++b) g[b] = a_at(L, L->basis[L->P[b]], i);
+        for (mbdcp_int a = 0; a < s; ++a) Bi[a] = 0.0;
+        for (mbdcp_int b = 0; b < s; ++b) {
+            if (g[b] == 0.0) continue;
+            const mbdcp_float *Xb = L->Bc + (size_t)L->P[b] * n;
+            for (mbdcp_int a = 0; a < s; ++a) Bi[a] -= g[b] * Xb[a];
+        }
+    }
+    basic_values(L);
+    return 1;
+}
+
+/* x += Binv (a - B x): one round of iterative refinement of x = Binv a, for the basic values
+ * (var < 0: a = q') or the column of variable var. */
+static void refine(Lemke *L, mbdcp_int var, mbdcp_float *x)
+{
+    const mbdcp_int n = L->n;
+    mbdcp_float *res = L->res;
+    if (var < 0)
+        memcpy(res, L->qs, (size_t)n * sizeof(mbdcp_float));
+    else
+        for (mbdcp_int k = 0; k < n; ++k) res[k] = a_at(L, var, k);
+    for (mbdcp_int i = 0; i < n; ++i) {
+        const mbdcp_int v = L->basis[i];
+        const mbdcp_float xi = x[i];
+        if (xi == 0.0) continue;
+        if (v < n) {
+            res[v] -= xi;
+        } else {
+            const mbdcp_float *col = v < 2 * n ? L->Mt + (size_t)(v - n) * n : L->cov;
+            for (mbdcp_int k = 0; k < n; ++k) res[k] += xi * col[k];
+        }
+    }
+    for (mbdcp_int k = 0; k < L->np; ++k) L->ag[k] = res[L->P[k]];
+    for (mbdcp_int i = 0; i < n; ++i) {
+        const mbdcp_float c = dot(L->np, L->Bc + (size_t)i * n, L->ag);
+        x[i] += L->pos[i] < 0 ? c + res[i] : c;
+    }
+}
+
+/* Among the candidate rows cand[0..nc-1] (tied for the minimum ratio), the row whose Binv row
+ * divided by d is lexicographically smallest. Entries that are zero in exact arithmetic carry
+ * rounding noise, so two entries compare equal when they differ by less than TIGHT_TIE times
+ * the largest entry of the rows. */
+static mbdcp_int lexicographic_choice(const Lemke *L, const mbdcp_float *d, mbdcp_int *cand, mbdcp_int nc)
+{
+    const mbdcp_int n = L->n;
     mbdcp_float scale = 0.0;
     for (mbdcp_int c = 0; c < nc; ++c) {
         const mbdcp_int i = cand[c];
-        mbdcp_float m = mbdcp_norm_inf((size_t)B->np, B->Bc + (size_t)i * n);
-        if (B->pos[i] < 0) m = fmax(m, 1.0);
+        mbdcp_float m = mbdcp_norm_inf((size_t)L->np, L->Bc + (size_t)i * n);
+        if (L->pos[i] < 0) m = fmax(m, 1.0);
         scale = fmax(scale, m / d[i]);
     }
-    const mbdcp_float eps = TIE_TOL * scale;
+    const mbdcp_float eps = TIGHT_TIE * scale;
     for (mbdcp_int k = 0; k < n && nc > 1; ++k) {
         mbdcp_float vmin = INFINITY;
-        for (mbdcp_int c = 0; c < nc; ++c) vmin = fmin(vmin, binv_at(B, cand[c], k) / d[cand[c]]);
+        for (mbdcp_int c = 0; c < nc; ++c) vmin = fmin(vmin, binv_at(L, cand[c], k) / d[cand[c]]);
         mbdcp_int kept = 0;
         for (mbdcp_int c = 0; c < nc; ++c)
-            if (binv_at(B, cand[c], k) / d[cand[c]] <= vmin + eps) cand[kept++] = cand[c];
+            if (binv_at(L, cand[c], k) / d[cand[c]] <= vmin + eps) cand[kept++] = cand[c];
         nc = kept;
     }
     return cand[0];
 }
 
-/* Put the basic values into z (clipped at 0: they are nonnegative up to
- * rounding), recompute w = M z + q, and verify the LCP conditions. */
-static void finish(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q, const mbdcp_float *xbar,
-                   const mbdcp_int *basis, mbdcp_float tol_rel, mbdcp_float *z, mbdcp_float *w,
-                   MbdcpLemkeInfo *info, int verify)
-{
-    memset(z, 0, (size_t)n * sizeof(mbdcp_float));
-    for (mbdcp_int i = 0; i < n; ++i)
-        if (basis[i] >= n && basis[i] < 2 * n) z[basis[i] - n] = fmax(xbar[i], 0.0);
-    info->residual = mbdcp_lcp_residual(n, M, q, z, w);
-    mbdcp_float row_max = 0.0;
-    for (mbdcp_int i = 0; i < n; ++i) {
-        mbdcp_float s = 0.0;
-        for (mbdcp_int j = 0; j < n; ++j) s += fabs(M[(size_t)i * n + j]);
-        row_max = fmax(row_max, s);
-    }
-    mbdcp_float scale = fmax(mbdcp_norm_inf((size_t)n, q), row_max * mbdcp_norm_inf((size_t)n, z));
-    if (!(scale > 0.0)) scale = 1.0;
-    info->tol_used = tol_rel * scale;
-    if (!verify) return;
-    int ok = isfinite(info->residual) && info->residual <= info->tol_used;
-    for (mbdcp_int i = 0; i < n && ok; ++i) ok = w[i] >= -info->tol_used;
-    info->status = ok ? MBDCP_SOLVED : MBDCP_NUMERICAL_ERROR;
-}
+enum { RATIO_ROW, RATIO_RAY, RATIO_UNCLEAR, RATIO_NONFINITE };
 
-/* xbar += Binv (q - B xbar): one round of iterative refinement of the basic solution. */
-static void refine(const Inverse *B, const mbdcp_float *q, const mbdcp_int *basis, mbdcp_float *xbar,
-                   mbdcp_float *res, mbdcp_float *ag)
+/* Minimum-ratio test for the entering column d; on RATIO_ROW *r is the leaving row. With
+ * `fresh` false, a comparison too close to call gives RATIO_UNCLEAR (refactor and retry). */
+static int ratio_test(Lemke *L, const mbdcp_float *d, mbdcp_float pivot_tol, int fresh, mbdcp_int *r)
 {
-    const mbdcp_int n = B->n;
-    const mbdcp_float *Mt = B->Mt;
-    memcpy(res, q, (size_t)n * sizeof(mbdcp_float));
+    const mbdcp_int n = L->n;
+    const mbdcp_float *xbar = L->xbar;
+    mbdcp_float dmax = 0.0, xmax = 0.0;
     for (mbdcp_int i = 0; i < n; ++i) {
-        const mbdcp_int v = basis[i];
-        const mbdcp_float x = xbar[i];
-        if (v < n) {
-            res[v] -= x;
-        } else if (v < 2 * n) {
-            const mbdcp_float *col = Mt + (size_t)(v - n) * n;
-            for (mbdcp_int k = 0; k < n; ++k) res[k] += x * col[k];
-        } else {
-            for (mbdcp_int k = 0; k < n; ++k) res[k] += x;
+        dmax = fmax(dmax, fabs(d[i]));
+        xmax = fmax(xmax, fabs(xbar[i]));
+    }
+    if (!isfinite(dmax) || !isfinite(xmax)) return RATIO_NONFINITE;
+    const mbdcp_float ptol = pivot_tol * dmax;
+    mbdcp_float theta = INFINITY;
+    mbdcp_int imin = -1;
+    for (mbdcp_int i = 0; i < n; ++i)
+        if (d[i] > ptol) {
+            const mbdcp_float t = fmax(xbar[i], 0.0) / d[i];
+            if (t < theta) {
+                theta = t;
+                imin = i;
+            }
+        }
+    if (imin < 0) return RATIO_RAY;
+    /* ties: how far each blocking row's basic value would be from zero at the step theta */
+    const mbdcp_float tight = TIGHT_TIE * xmax, loose = LOOSE_TIE * xmax;
+    mbdcp_int nc = 0, z0_tied = 0, unclear = 0;
+    for (mbdcp_int i = 0; i < n; ++i) {
+        if (!(d[i] > ptol)) continue;
+        const mbdcp_float gap = fmax(xbar[i], 0.0) - theta * d[i];
+        if (i == imin || gap <= tight) {
+            L->cand[nc++] = i;
+            if (i == L->z0_row) z0_tied = 1;
+        } else if (gap <= loose) {
+            unclear = 1;
         }
     }
-    for (mbdcp_int k = 0; k < B->np; ++k) ag[k] = res[B->P[k]];
-    for (mbdcp_int i = 0; i < n; ++i) {
-        const mbdcp_float s = dot(B->np, B->Bc + (size_t)i * n, ag);
-        xbar[i] += B->pos[i] < 0 ? s + res[i] : s;
+    if (unclear && !fresh) return RATIO_UNCLEAR;
+    if (z0_tied)
+        *r = L->z0_row; /* z0 leaves whenever it can: ends on a solution, never a spurious ray */
+    else
+        *r = nc == 1 ? L->cand[0] : lexicographic_choice(L, d, L->cand, nc);
+    return RATIO_ROW;
+}
+
+/* Nearest power of two to x > 0, capped at 2^LIMIT_LOG2. */
+static mbdcp_float pow2_near(mbdcp_float x)
+{
+    int e;
+    const mbdcp_float m = frexp(x, &e); /* x = m 2^e, m in [0.5, 1) */
+    if (m < 0.70710678118654752) --e;
+    if (e > LIMIT_LOG2) e = LIMIT_LOG2;
+    if (e < -LIMIT_LOG2) e = -LIMIT_LOG2;
+    return ldexp(1.0, e);
+}
+
+/* Row and column scales (powers of two), the scaled M transposed and the scaled q. */
+static void equilibrate(Lemke *L, const mbdcp_float *M, const mbdcp_float *q, int scale)
+{
+    const mbdcp_int n = L->n;
+    mbdcp_float *rs = L->rs, *cs = L->cs, *tmp = L->res;
+    for (mbdcp_int i = 0; i < n; ++i) rs[i] = cs[i] = 1.0;
+    mbdcp_float amax = 0.0, qmax = mbdcp_norm_inf((size_t)n, q);
+    for (size_t t = 0; t < (size_t)n * n; ++t) amax = fmax(amax, fabs(M[t]));
+    if (scale && amax > 0.0) {
+        for (int round = 0; round < RUIZ_ROUNDS; ++round) {
+            int changed = 0;
+            for (mbdcp_int i = 0; i < n; ++i) {
+                mbdcp_float m = 0.0;
+                for (mbdcp_int j = 0; j < n; ++j) m = fmax(m, fabs(M[(size_t)i * n + j]) * cs[j]);
+                m *= rs[i];
+                if (m > 0.0) {
+                    const mbdcp_float f = pow2_near(1.0 / sqrt(m));
+                    changed |= f != 1.0;
+                    rs[i] *= f;
+                }
+            }
+            for (mbdcp_int j = 0; j < n; ++j) tmp[j] = 0.0;
+            for (mbdcp_int i = 0; i < n; ++i)
+                for (mbdcp_int j = 0; j < n; ++j) tmp[j] = fmax(tmp[j], fabs(M[(size_t)i * n + j]) * rs[i]);
+            for (mbdcp_int j = 0; j < n; ++j) {
+                const mbdcp_float m = tmp[j] * cs[j];
+                if (m > 0.0) {
+                    const mbdcp_float f = pow2_near(1.0 / sqrt(m));
+                    changed |= f != 1.0;
+                    cs[j] *= f;
+                }
+            }
+            if (!changed) break;
+        }
+        int lo_r = INT_MAX, hi_r = INT_MIN, lo_c = INT_MAX, hi_c = INT_MIN, e;
+        for (mbdcp_int i = 0; i < n; ++i) {
+            frexp(rs[i], &e);
+            lo_r = e < lo_r ? e : lo_r;
+            hi_r = e > hi_r ? e : hi_r;
+            frexp(cs[i], &e);
+            lo_c = e < lo_c ? e : lo_c;
+            hi_c = e > hi_c ? e : hi_c;
+        }
+        if (hi_r - lo_r <= SPREAD_LOG2 && hi_c - lo_c <= SPREAD_LOG2) {
+            /* well scaled: one factor for the whole problem keeps the pivot path */
+            const mbdcp_float f = pow2_near(1.0 / amax);
+            for (mbdcp_int i = 0; i < n; ++i) {
+                rs[i] = f;
+                cs[i] = 1.0;
+            }
+        }
+        /* keep q' representable */
+        for (mbdcp_int i = 0; i < n; ++i)
+            if (qmax > 0.0 && rs[i] * qmax > ldexp(1.0, LIMIT_LOG2)) rs[i] = pow2_near(ldexp(1.0, LIMIT_LOG2) / qmax);
     }
+    for (mbdcp_int i = 0; i < n; ++i) {
+        L->qs[i] = rs[i] * q[i];
+        for (mbdcp_int j = 0; j < n; ++j) L->Mt[(size_t)j * n + i] = rs[i] * M[(size_t)i * n + j] * cs[j];
+    }
+}
+
+/* Basis inverse I, basic variables w, covering vector cov. */
+static void cold_basis(Lemke *L)
+{
+    for (mbdcp_int i = 0; i < L->n; ++i) {
+        L->basis[i] = i;
+        L->pos[i] = -1;
+        L->xbar[i] = L->qs[i];
+    }
+    L->np = 0;
+    L->z0_row = -1;
+    L->since = 0;
+    L->stale = 0;
+}
+
+/* The most negative basic value (ties: the largest index, which keeps the tableau
+ * lexicographically positive on a cold start), or -1 if none is negative. */
+static mbdcp_int most_negative(const Lemke *L)
+{
+    mbdcp_int r = -1;
+    for (mbdcp_int i = 0; i < L->n; ++i)
+        if (L->xbar[i] < 0.0 && (r < 0 || L->xbar[i] <= L->xbar[r])) r = i;
+    return r;
+}
+
+/* Complementary pivoting from the current basis with z0 entering at row r (L->d = its column).
+ * Returns the status; counts pivots in *pivots up to limit. On a ray, L->entering is the
+ * unblocked variable and L->d its column. */
+static MbdcpStatus run(Lemke *L, const MbdcpLemkeSettings *s, mbdcp_int r, mbdcp_int *pivots, mbdcp_int limit)
+{
+    const mbdcp_int n = L->n, z0 = 2 * n, period = n > 64 ? n : 64;
+    mbdcp_int entering = z0;
+    for (;;) {
+        const mbdcp_int leaving = L->basis[r];
+        const mbdcp_int next = leaving == z0 ? -1 : complement(leaving, n);
+        mbdcp_float dmax = 0.0;
+        for (mbdcp_int i = 0; i < n; ++i) dmax = fmax(dmax, fabs(L->d[i]));
+        const int small = fabs(L->d[r]) < SMALL_PIVOT * dmax;
+        pivot(L, L->d, r, next, L->dnext);
+        L->basis[r] = entering;
+        ++*pivots;
+        ++L->since;
+        L->z0_row = entering == z0 ? r : (leaving == z0 ? -1 : L->z0_row);
+        if (mbdcp_monitor_call(&s->monitor, *pivots, entering, leaving, NAN)) return MBDCP_INTERRUPTED;
+        if (leaving == z0) return MBDCP_SOLVED; /* a complementary basis */
+        if (*pivots >= limit) return MBDCP_MAX_ITERATIONS;
+        entering = next;
+        mbdcp_float *t = L->d;
+        L->d = L->dnext;
+        L->dnext = t;
+        if (small || L->since >= period) L->stale = 1;
+        if (L->stale) {
+            if (!refactor(L, 0.0)) return MBDCP_NUMERICAL_ERROR;
+            column(L, entering, L->d);
+            refine(L, -1, L->xbar);
+            refine(L, entering, L->d);
+        }
+        int rt = ratio_test(L, L->d, s->pivot_tol, L->since == 0, &r);
+        if ((rt == RATIO_UNCLEAR || rt == RATIO_RAY) && L->since > 0) {
+            /* decide with a basis inverse recomputed from the basis, not updated */
+            if (!refactor(L, 0.0)) return MBDCP_NUMERICAL_ERROR;
+            column(L, entering, L->d);
+            refine(L, -1, L->xbar);
+            refine(L, entering, L->d);
+            rt = ratio_test(L, L->d, s->pivot_tol, 1, &r);
+        }
+        if (rt == RATIO_NONFINITE) return MBDCP_NUMERICAL_ERROR;
+        if (rt == RATIO_RAY) {
+            L->entering = entering;
+            return MBDCP_RAY_TERMINATION;
+        }
+    }
+}
+
+/* z = C max(z', 0) from the basic values; 1 if the result verifies on the original data. */
+static int extract(Lemke *L, const mbdcp_float *M, const mbdcp_float *q, mbdcp_float tol, const MbdcpLemkeOutput *out)
+{
+    const mbdcp_int n = L->n;
+    memset(out->z, 0, (size_t)n * sizeof(mbdcp_float));
+    for (mbdcp_int i = 0; i < n; ++i) {
+        const mbdcp_int v = L->basis[i];
+        if (v >= n && v < 2 * n) out->z[v - n] = L->cs[v - n] * fmax(L->xbar[i], 0.0);
+    }
+    return mbdcp_lcp_verify(n, M, q, out->z, tol, out->w, L->res);
+}
+
+/* y = the ray's z-part (entering variable `entering` unbounded, column d) in original units;
+ * 1 if y >= 0, M^T y <= 0 and q^T y < 0 hold to tol (a Farkas certificate of infeasibility). */
+static int ray_certificate(Lemke *L, mbdcp_int entering, const mbdcp_float *M, const mbdcp_float *q,
+                           mbdcp_float tol, mbdcp_float *y)
+{
+    const mbdcp_int n = L->n;
+    memset(y, 0, (size_t)n * sizeof(mbdcp_float));
+    if (entering >= n && entering < 2 * n) y[entering - n] = 1.0;
+    for (mbdcp_int i = 0; i < n; ++i) {
+        const mbdcp_int v = L->basis[i];
+        if (v >= n && v < 2 * n) y[v - n] = fmax(-L->d[i], 0.0);
+    }
+    mbdcp_float ymax = 0.0;
+    for (mbdcp_int j = 0; j < n; ++j) {
+        y[j] *= L->cs[j];
+        ymax = fmax(ymax, y[j]);
+    }
+    if (!(ymax > 0.0) || !isfinite(ymax)) return 0;
+    for (mbdcp_int j = 0; j < n; ++j) y[j] /= ymax;
+    mbdcp_float *mty = L->res, *aty = L->ag, qy = 0.0, aqy = 0.0;
+    for (mbdcp_int j = 0; j < n; ++j) mty[j] = aty[j] = 0.0;
+    for (mbdcp_int i = 0; i < n; ++i) {
+        if (y[i] == 0.0) continue;
+        const mbdcp_float *Mi = M + (size_t)i * n;
+        for (mbdcp_int j = 0; j < n; ++j) {
+            mty[j] += Mi[j] * y[i];
+            aty[j] += fabs(Mi[j]) * y[i];
+        }
+        qy += q[i] * y[i];
+        aqy += fabs(q[i]) * y[i];
+    }
+    for (mbdcp_int j = 0; j < n; ++j)
+        if (mty[j] > tol * aty[j]) return 0;
+    return qy < -tol * aqy;
+}
+
+/* Is (M + M^T)/2 + delta I positive definite for a tiny delta (M positive semidefinite, so
+ * copositive-plus)? Uses scratch (n x n). */
+static int semidefinite(mbdcp_int n, const mbdcp_float *M, mbdcp_float *scratch)
+{
+    mbdcp_float dmax = 0.0;
+    for (mbdcp_int i = 0; i < n; ++i)
+        for (mbdcp_int j = 0; j < n; ++j) {
+            const mbdcp_float h = 0.5 * (M[(size_t)i * n + j] + M[(size_t)j * n + i]);
+            scratch[(size_t)i * n + j] = h;
+            if (i == j) dmax = fmax(dmax, fabs(h));
+        }
+    const mbdcp_float delta = 1e-10 * dmax + DBL_MIN;
+    for (mbdcp_int i = 0; i < n; ++i) scratch[(size_t)i * n + i] += delta;
+    return mbdcp_cholesky(n, scratch, 0.0) == MBDCP_OK;
+}
+
+/* Warm start from the hint: factor, and if infeasible let z0 (covering vector B 1_I over the
+ * infeasible rows I) repair it. Returns the status of the warm phase; MBDCP_NUMERICAL_ERROR
+ * when the hint cannot be used. */
+static MbdcpStatus warm(Lemke *L, const MbdcpLemkeSettings *s, const mbdcp_int *start, mbdcp_int *pivots,
+                        mbdcp_int limit)
+{
+    const mbdcp_int n = L->n;
+    for (mbdcp_int i = 0; i < n; ++i) {
+        L->basis[i] = start[i] ? n + i : i;
+        L->cov[i] = 1.0;
+    }
+    if (!refactor(L, 1e-12)) return MBDCP_NUMERICAL_ERROR;
+    const mbdcp_int r = most_negative(L);
+    if (r < 0) return MBDCP_SOLVED;
+    for (mbdcp_int k = 0; k < n; ++k) L->cov[k] = 0.0;
+    for (mbdcp_int i = 0; i < n; ++i) {
+        L->d[i] = 0.0;
+        if (!(L->xbar[i] < 0.0)) continue;
+        L->d[i] = -1.0;
+        const mbdcp_int v = L->basis[i];
+        if (v < n)
+            L->cov[v] += 1.0;
+        else
+            for (mbdcp_int k = 0; k < n; ++k) L->cov[k] -= L->Mt[(size_t)(v - n) * n + k];
+    }
+    return run(L, s, r, pivots, limit);
+}
+
+/* Refine and verify the basic solution of a complementary basis; once more after a
+ * refactorization if needed. A basis whose solution still fails (typically a degenerate
+ * basic variable at -1e-16 where data was computed with rounding) is repaired by a warm
+ * start from it: z0 takes the negative rows out. 1 if z verifies. */
+static int polish(Lemke *L, const mbdcp_float *M, const mbdcp_float *q, const MbdcpLemkeSettings *s,
+                  const MbdcpLemkeOutput *out, mbdcp_int *pivots, mbdcp_int limit)
+{
+    for (mbdcp_int k = 0; k < s->refine; ++k) refine(L, -1, L->xbar);
+    if (extract(L, M, q, s->tol, out)) return 1;
+    if (L->since > 0 && refactor(L, 0.0)) {
+        for (mbdcp_int k = 0; k < s->refine; ++k) refine(L, -1, L->xbar);
+        if (extract(L, M, q, s->tol, out)) return 1;
+    }
+    for (int round = 0; round < 2 && *pivots < limit; ++round) {
+        for (mbdcp_int i = 0; i < L->n; ++i) L->flags[i] = 0;
+        for (mbdcp_int i = 0; i < L->n; ++i)
+            if (L->basis[i] >= L->n && L->basis[i] < 2 * L->n) L->flags[L->basis[i] - L->n] = 1;
+        const mbdcp_int budget = *pivots + L->n + 10 < limit ? *pivots + L->n + 10 : limit;
+        if (warm(L, s, L->flags, pivots, budget) != MBDCP_SOLVED) return 0;
+        for (mbdcp_int k = 0; k < s->refine; ++k) refine(L, -1, L->xbar);
+        if (extract(L, M, q, s->tol, out)) return 1;
+    }
+    return 0;
 }
 
 MbdcpReturn mbdcp_lemke_solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q,
-                              const MbdcpLemkeSettings *settings, mbdcp_float *z, mbdcp_float *w,
-                              mbdcp_int *trace, mbdcp_int trace_capacity, MbdcpLemkeInfo *info,
-                              void *work, size_t work_bytes)
+                              const MbdcpLemkeSettings *settings, const mbdcp_int *start,
+                              const MbdcpLemkeOutput *out, MbdcpLemkeInfo *info, void *work,
+                              size_t work_bytes)
 {
-    if (!settings || !info) return MBDCP_ERR_NULL;
-    if (n < 0 || trace_capacity < 0) return MBDCP_ERR_DIMENSION;
+    if (!settings || !info || !out) return MBDCP_ERR_NULL;
+    if (n < 0) return MBDCP_ERR_DIMENSION;
     MbdcpReturn rc = mbdcp_lemke_check_settings(settings, NULL);
     if (rc != MBDCP_OK) return rc;
     info->status = MBDCP_SOLVED;
     info->pivots = 0;
     info->residual = 0.0;
-    info->tol_used = 0.0;
-    info->trace_len = 0;
+    info->refactorizations = 0;
+    info->certified = 0;
+    info->warm = 0;
     if (n == 0) return MBDCP_OK;
-    if (!M || !q || !z || !w || !work) return MBDCP_ERR_NULL;
+    if (!M || !q || !out->z || !out->w || !work) return MBDCP_ERR_NULL;
     if (work_bytes < mbdcp_lemke_workspace_size(n)) return MBDCP_ERR_WORKSPACE;
     if (!mbdcp_all_finite((size_t)n * n, M) || !mbdcp_all_finite((size_t)n, q)) return MBDCP_ERR_NONFINITE;
 
     const size_t nn = (size_t)n;
-    mbdcp_float *Bc = (mbdcp_float *)work;
-    mbdcp_float *Mt = Bc + nn * nn;
-    mbdcp_float *xbar = Mt + nn * nn;
-    mbdcp_float *d = xbar + nn;
-    mbdcp_float *dnext = d + nn;
-    mbdcp_float *res = dnext + nn;
-    mbdcp_float *ag = res + nn;
-    mbdcp_int *basis = (mbdcp_int *)(ag + nn);
-    mbdcp_int *cand = basis + nn;
-    Inverse B = {n, 0, Bc, cand + nn, cand + 2 * nn, Mt};
-    const mbdcp_int max_pivots = settings->max_pivots > 0 ? settings->max_pivots : 100 * (n + 1);
-    const mbdcp_int z0 = 2 * n;
+    Lemke L;
+    L.n = n;
+    L.Bc = (mbdcp_float *)work;
+    L.Mt = L.Bc + nn * nn;
+    L.xbar = L.Mt + nn * nn;
+    L.d = L.xbar + nn;
+    L.dnext = L.d + nn;
+    L.res = L.dnext + nn;
+    L.ag = L.res + nn;
+    L.qs = L.ag + nn;
+    L.cov = L.qs + nn;
+    L.rs = L.cov + nn;
+    L.cs = L.rs + nn;
+    L.basis = (mbdcp_int *)(L.cs + nn);
+    L.cand = L.basis + nn;
+    L.P = L.cand + nn;
+    L.pos = L.P + nn;
+    L.flags = L.pos + nn;
+    L.refactorizations = 0;
+    L.entering = -1;
+    const mbdcp_int limit = settings->max_pivots > 0 ? settings->max_pivots : 100 * (n + 1);
+    if (out->ray) memset(out->ray, 0, nn * sizeof(mbdcp_float));
+    equilibrate(&L, M, q, settings->scale);
 
-    for (mbdcp_int i = 0; i < n; ++i) basis[i] = i;
-    memcpy(xbar, q, nn * sizeof(mbdcp_float));
-
-    /* Trivial exit: q >= 0 gives z = 0, w = q. */
-    mbdcp_int r = 0;
-    for (mbdcp_int i = 1; i < n; ++i)
-        if (q[i] <= q[r]) r = i; /* ties: the largest index keeps the tableau lexico-positive */
-    if (q[r] >= 0.0) {
-        finish(n, M, q, xbar, basis, settings->tol, z, w, info, 1);
-        return MBDCP_OK;
+    MbdcpStatus st = MBDCP_NUMERICAL_ERROR;
+    int verified = 0;
+    if (start) {
+        /* the warm phase may take about as many pivots as a cold solve usually needs */
+        const mbdcp_int warm_limit = limit < 2 * n + 10 ? limit : 2 * n + 10;
+        st = warm(&L, settings, start, &info->pivots, warm_limit);
+        if (st == MBDCP_SOLVED) verified = info->warm = polish(&L, M, q, settings, out, &info->pivots, limit);
     }
-
-    for (mbdcp_int i = 0; i < n; ++i)
-        for (mbdcp_int j = 0; j < n; ++j) Mt[(size_t)j * n + i] = M[(size_t)i * n + j];
-    for (mbdcp_int i = 0; i < n; ++i) B.pos[i] = -1;
-
-    /* Initial pivot: z0 enters (column -e), the most negative q_r leaves. */
-    for (mbdcp_int i = 0; i < n; ++i) d[i] = -1.0;
-    mbdcp_int entering = z0;
-    mbdcp_int z0_row = -1;
-    for (;;) {
-        const mbdcp_int leaving = basis[r];
-        if (trace && info->trace_len < trace_capacity) {
-            trace[2 * info->trace_len] = entering;
-            trace[2 * info->trace_len + 1] = leaving;
-            info->trace_len++;
-        }
-        const mbdcp_int next = (leaving == z0) ? -1 : (leaving < n ? leaving + n : leaving - n);
-        pivot(&B, xbar, d, r, next, dnext, ag);
-        basis[r] = entering;
-        info->pivots++;
-        if (entering == z0) z0_row = r;
-        if (leaving == z0) break; /* a complementary basis: solution found */
-        if (info->pivots >= max_pivots) {
-            info->status = MBDCP_MAX_ITERATIONS;
-            break;
-        }
-        entering = next;
-        memcpy(d, dnext, nn * sizeof(mbdcp_float));
-
-        /* Minimum-ratio test over the blocking rows (d_i > 0). */
-        mbdcp_float dmax = 0.0, xmax = 0.0;
-        for (mbdcp_int i = 0; i < n; ++i) {
-            dmax = fmax(dmax, fabs(d[i]));
-            xmax = fmax(xmax, fabs(xbar[i]));
-        }
-        if (!isfinite(dmax) || !isfinite(xmax)) {
-            info->status = MBDCP_NUMERICAL_ERROR;
-            break;
-        }
-        const mbdcp_float ptol = settings->pivot_tol * dmax;
-        mbdcp_float theta = INFINITY;
+    /* cold start; once more with another covering vector after a ray without certificate */
+    for (int attempt = 0; attempt < 2 && !verified && st != MBDCP_INTERRUPTED && info->pivots < limit; ++attempt) {
+        cold_basis(&L);
         for (mbdcp_int i = 0; i < n; ++i)
-            if (d[i] > ptol) theta = fmin(theta, xbar[i] / d[i]);
-        if (theta == INFINITY) {
-            info->status = MBDCP_RAY_TERMINATION;
+            L.cov[i] = attempt == 0 ? 1.0 : 1.0 + 0.5 * fmod(0.6180339887498949 * (i + 1), 1.0);
+        mbdcp_int r = -1; /* z0 enters; the most negative q_i / cov_i leaves (ties: the largest i) */
+        for (mbdcp_int i = 0; i < n; ++i)
+            if (q[i] < 0.0 && (r < 0 || L.qs[i] / L.cov[i] <= L.qs[r] / L.cov[r])) r = i;
+        if (r < 0) { /* trivial: q >= 0 gives z = 0, w = q */
+            st = MBDCP_SOLVED;
+            verified = extract(&L, M, q, settings->tol, out);
             break;
         }
-        const mbdcp_float tie = TIE_TOL * fmax(xmax, DBL_MIN);
-        mbdcp_int nc = 0, z0_tied = 0;
-        for (mbdcp_int i = 0; i < n; ++i) {
-            if (d[i] > ptol && xbar[i] - theta * d[i] <= tie) {
-                cand[nc++] = i;
-                if (i == z0_row) z0_tied = 1;
-            }
+        for (mbdcp_int i = 0; i < n; ++i) L.d[i] = -L.cov[i];
+        st = run(&L, settings, r, &info->pivots, limit);
+        if (st == MBDCP_SOLVED) {
+            verified = polish(&L, M, q, settings, out, &info->pivots, limit);
+            break;
         }
-        if (z0_tied)
-            r = z0_row; /* z0 leaves whenever it can: ends on a solution, never a spurious ray */
-        else
-            r = nc == 1 ? cand[0] : lexicographic_choice(&B, d, cand, nc);
+        if (st != MBDCP_RAY_TERMINATION) break;
+        mbdcp_float *y = out->ray ? out->ray : L.dnext;
+        if (ray_certificate(&L, L.entering, M, q, settings->tol, y)) {
+            info->certified = 1;
+            break;
+        }
+        if (out->ray) memset(out->ray, 0, nn * sizeof(mbdcp_float));
     }
-
-    if (info->status == MBDCP_SOLVED)
-        for (mbdcp_int k = 0; k < settings->refine; ++k) refine(&B, q, basis, xbar, res, ag);
-    finish(n, M, q, xbar, basis, settings->tol, z, w, info, info->status == MBDCP_SOLVED);
+    if (st == MBDCP_SOLVED && !verified) st = MBDCP_NUMERICAL_ERROR;
+    if (st != MBDCP_SOLVED) extract(&L, M, q, settings->tol, out); /* the last basic point */
+    if (st == MBDCP_RAY_TERMINATION && !info->certified && semidefinite(n, M, L.Bc))
+        st = MBDCP_NUMERICAL_ERROR; /* copositive-plus: a ray would claim infeasibility */
+    info->status = st;
+    info->residual = mbdcp_lcp_residual(n, M, q, out->z, out->w);
+    info->refactorizations = L.refactorizations;
+    if (out->basis) {
+        for (mbdcp_int i = 0; i < n; ++i) out->basis[i] = 0;
+        for (mbdcp_int i = 0; i < n; ++i)
+            if (L.basis[i] >= n && L.basis[i] < 2 * n) out->basis[L.basis[i] - n] = 1;
+    }
     return MBDCP_OK;
 }

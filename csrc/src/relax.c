@@ -151,7 +151,8 @@ static MbdcpReturn solve_sub(const MbdcpStepProblem *p, Work *W, int which, cons
         assemble_p1(p, &W->red, data, W->F, W->f);
     else
         assemble_p2(p, &W->red, data, W->F, W->f);
-    MbdcpReturn rc = mbdcp_lemke_solve(N, W->F, W->f, s, W->z, W->w, NULL, 0, info, W->lemke_work, W->lemke_bytes);
+    const MbdcpLemkeOutput lout = {W->z, W->w, NULL, NULL};
+    MbdcpReturn rc = mbdcp_lemke_solve(N, W->F, W->f, s, NULL, &lout, info, W->lemke_work, W->lemke_bytes);
     if (rc != MBDCP_OK) return rc;
     return mbdcp_reduced_recover(&W->red, W->z, v_next, p_b);
 }
@@ -235,8 +236,11 @@ MbdcpReturn mbdcp_fixed_point(const MbdcpStepProblem *p, const MbdcpFixedPointSe
             change = fmax(change, fabs(out->v_next[i] - W.v_prev[i]));
             W.v_prev[i] = out->v_next[i];
         }
-        if (out->history) out->history[it] = change;
         info->iterations = it + 1;
+        if (mbdcp_monitor_call(&s->lemke.monitor, it + 1, -1, -1, change)) {
+            info->status = MBDCP_INTERRUPTED;
+            break;
+        }
         /* Algorithm 3 is one pass by definition; 1 and 2 compare two iterates (v_0 is the old v). */
         const mbdcp_float scale = fmax(1.0, mbdcp_norm_inf((size_t)nv, out->v_next));
         if (s->algorithm == 3 || (it > 0 && change <= s->tol * scale)) {

@@ -24,6 +24,7 @@ const char *mbdcp_status_message(MbdcpStatus status)
         "ray termination: no blocking variable (the LCP is infeasible if its matrix is copositive-plus)",
         "iteration or pivot limit reached",
         "numerical error: singular pivot, breakdown or a result that failed verification",
+        "interrupted by the caller",
     };
     if ((int)status < 0 || (int)status >= MBDCP_N_STATUSES) return "unknown status";
     return text[status];

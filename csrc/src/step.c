@@ -86,8 +86,8 @@ MbdcpReturn mbdcp_step_solve(const MbdcpStepProblem *p, const MbdcpLemkeSettings
     if (out->F) memcpy(out->F, F, (size_t)N * N * sizeof(mbdcp_float));
     if (out->f) memcpy(out->f, f, (size_t)N * sizeof(mbdcp_float));
 
-    rc = mbdcp_lemke_solve(N, F, f, settings, out->z, out->w, NULL, 0, info, lemke_work,
-                           mbdcp_lemke_workspace_size(N));
+    const MbdcpLemkeOutput lout = {out->z, out->w, NULL, NULL};
+    rc = mbdcp_lemke_solve(N, F, f, settings, NULL, &lout, info, lemke_work, mbdcp_lemke_workspace_size(N));
     if (rc != MBDCP_OK) return rc;
     /* z starts with the contact impulses x = (p_n, beta, beta_j). */
     return mbdcp_reduced_recover(&red, out->z, out->v_next, out->p_b);

@@ -24,15 +24,40 @@ static int near(double a, double b, double tol)
     return fabs(a - b) <= tol;
 }
 
+/* A monitor that records up to 16 pivots and asks to stop after `stop_after` calls (0: never). */
+typedef struct {
+    int pairs[32];
+    int len, calls, stop_after;
+} Trace;
+
+static int record(void *ctx, mbdcp_int it, mbdcp_int entering, mbdcp_int leaving, double value)
+{
+    Trace *t = (Trace *)ctx;
+    (void)it;
+    (void)value;
+    if (t->len < 16) {
+        t->pairs[2 * t->len] = entering;
+        t->pairs[2 * t->len + 1] = leaving;
+        t->len++;
+    }
+    t->calls++;
+    return t->stop_after > 0 && t->calls >= t->stop_after;
+}
+
 /* Solve with an exactly sized heap workspace so that ASan sees any overrun. */
-static MbdcpReturn solve(int n, const double *M, const double *q, double *z, double *w, int *trace,
-                         int cap, MbdcpLemkeInfo *info)
+static MbdcpReturn solve(int n, const double *M, const double *q, const int *start, double *z, double *w,
+                         int *basis, double *ray, Trace *trace, MbdcpLemkeInfo *info)
 {
     MbdcpLemkeSettings s;
     mbdcp_lemke_default_settings(&s);
+    if (trace) {
+        s.monitor.fn = record;
+        s.monitor.ctx = trace;
+    }
     size_t bytes = mbdcp_lemke_workspace_size(n);
     void *work = malloc(bytes);
-    MbdcpReturn rc = mbdcp_lemke_solve(n, M, q, &s, z, w, trace, cap, info, work, bytes);
+    const MbdcpLemkeOutput out = {z, w, basis, ray};
+    MbdcpReturn rc = mbdcp_lemke_solve(n, M, q, &s, start, &out, info, work, bytes);
     free(work);
     return rc;
 }
@@ -41,28 +66,48 @@ static void test_lemke_small(void)
 {
     const double M[4] = {2, 1, 1, 2}, q[2] = {-5, -6};
     double z[2], w[2];
-    int trace[6];
+    int basis[2];
+    Trace trace = {{0}, 0, 0, 0};
     MbdcpLemkeInfo info;
-    CHECK(solve(2, M, q, z, w, trace, 3, &info) == MBDCP_OK);
+    CHECK(solve(2, M, q, NULL, z, w, basis, NULL, &trace, &info) == MBDCP_OK);
     CHECK(info.status == MBDCP_SOLVED);
     CHECK(near(z[0], 4.0 / 3.0, 1e-14) && near(z[1], 7.0 / 3.0, 1e-14));
     CHECK(near(w[0], 0, 1e-14) && near(w[1], 0, 1e-14));
-    CHECK(info.pivots == 3 && info.trace_len == 3);
+    CHECK(info.pivots == 3 && trace.len == 3 && basis[0] == 1 && basis[1] == 1);
     /* z0 enters, w2 leaves; z2 enters, w1 leaves; z1 enters, z0 leaves */
-    CHECK(trace[0] == 4 && trace[1] == 1 && trace[2] == 3 && trace[3] == 0 && trace[4] == 2 && trace[5] == 4);
+    const int *t = trace.pairs;
+    CHECK(t[0] == 4 && t[1] == 1 && t[2] == 3 && t[3] == 0 && t[4] == 2 && t[5] == 4);
+    /* warm start from the solution's basis: no pivot */
+    CHECK(solve(2, M, q, basis, z, w, NULL, NULL, NULL, &info) == MBDCP_OK);
+    CHECK(info.status == MBDCP_SOLVED && info.warm && info.pivots == 0 && near(z[1], 7.0 / 3.0, 1e-14));
+    /* a wrong hint (only z1 basic) is repaired */
+    const int wrong[2] = {1, 0};
+    CHECK(solve(2, M, q, wrong, z, w, NULL, NULL, NULL, &info) == MBDCP_OK);
+    CHECK(info.status == MBDCP_SOLVED && near(z[0], 4.0 / 3.0, 1e-13) && near(z[1], 7.0 / 3.0, 1e-13));
+    /* the monitor can stop the solve */
+    Trace stop = {{0}, 0, 0, 2};
+    CHECK(solve(2, M, q, NULL, z, w, NULL, NULL, &stop, &info) == MBDCP_OK);
+    CHECK(info.status == MBDCP_INTERRUPTED && info.pivots == 2);
 }
 
 static void test_lemke_ray_and_trivial(void)
 {
     const double M1[1] = {-1}, q1[1] = {-1};
-    double z[3], w[3];
+    double z[3], w[3], ray[3];
     MbdcpLemkeInfo info;
-    CHECK(solve(1, M1, q1, z, w, NULL, 0, &info) == MBDCP_OK);
-    CHECK(info.status == MBDCP_RAY_TERMINATION);
+    CHECK(solve(1, M1, q1, NULL, z, w, NULL, ray, NULL, &info) == MBDCP_OK);
+    CHECK(info.status == MBDCP_RAY_TERMINATION && info.certified && ray[0] > 0); /* -z - 1 >= 0 is infeasible */
     const double M3[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, q3[3] = {0, 1, 2};
-    CHECK(solve(3, M3, q3, z, w, NULL, 0, &info) == MBDCP_OK);
+    CHECK(solve(3, M3, q3, NULL, z, w, NULL, NULL, NULL, &info) == MBDCP_OK);
     CHECK(info.status == MBDCP_SOLVED && info.pivots == 0 && z[0] == 0 && w[2] == 2);
-    CHECK(solve(0, NULL, NULL, NULL, NULL, NULL, 0, &info) == MBDCP_OK && info.status == MBDCP_SOLVED);
+    CHECK(solve(0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &info) == MBDCP_OK && info.status == MBDCP_SOLVED);
+    /* a finite LCP whose ratio test underflows (1e-130 / 1e200) neither crashes nor claims success */
+    const double Mb[1] = {1e200}, qb[1] = {-1e-130};
+    CHECK(solve(1, Mb, qb, NULL, z, w, NULL, NULL, NULL, &info) == MBDCP_OK && info.status != MBDCP_SOLVED);
+    /* scale: 1e-11 I with q = (-1, -2, -3) has the solution (1, 2, 3) 1e11 */
+    const double Ms[9] = {1e-11, 0, 0, 0, 1e-11, 0, 0, 0, 1e-11}, qs[3] = {-1, -2, -3};
+    CHECK(solve(3, Ms, qs, NULL, z, w, NULL, NULL, NULL, &info) == MBDCP_OK && info.status == MBDCP_SOLVED);
+    CHECK(near(z[0], 1e11, 1e-3) && near(z[2], 3e11, 1e-3));
 }
 
 static void test_lemke_limit_and_errors(void)
@@ -75,20 +120,21 @@ static void test_lemke_limit_and_errors(void)
     mbdcp_lemke_default_settings(&s);
     size_t bytes = mbdcp_lemke_workspace_size(3);
     void *work = malloc(bytes);
-    CHECK(mbdcp_lemke_solve(3, M, q, &s, z, w, NULL, 0, &info, work, bytes) == MBDCP_OK);
+    const MbdcpLemkeOutput out = {z, w, NULL, NULL};
+    CHECK(mbdcp_lemke_solve(3, M, q, &s, NULL, &out, &info, work, bytes) == MBDCP_OK);
     CHECK(info.status == MBDCP_SOLVED && info.pivots == 8);
     s.max_pivots = 4;
-    CHECK(mbdcp_lemke_solve(3, M, q, &s, z, w, NULL, 0, &info, work, bytes) == MBDCP_OK);
+    CHECK(mbdcp_lemke_solve(3, M, q, &s, NULL, &out, &info, work, bytes) == MBDCP_OK);
     CHECK(info.status == MBDCP_MAX_ITERATIONS && info.pivots == 4);
-    CHECK(mbdcp_lemke_solve(3, M, q, &s, z, w, NULL, 0, &info, work, bytes - 64) == MBDCP_ERR_WORKSPACE);
+    CHECK(mbdcp_lemke_solve(3, M, q, &s, NULL, &out, &info, work, bytes - 64) == MBDCP_ERR_WORKSPACE);
     const char *msg = NULL;
     s.tol = -1;
     CHECK(mbdcp_lemke_check_settings(&s, &msg) == MBDCP_ERR_SETTING && msg && strstr(msg, "tol"));
-    CHECK(mbdcp_lemke_solve(3, M, q, &s, z, w, NULL, 0, &info, work, bytes) == MBDCP_ERR_SETTING);
+    CHECK(mbdcp_lemke_solve(3, M, q, &s, NULL, &out, &info, work, bytes) == MBDCP_ERR_SETTING);
     mbdcp_lemke_default_settings(&s);
-    CHECK(mbdcp_lemke_solve(3, NULL, q, &s, z, w, NULL, 0, &info, work, bytes) == MBDCP_ERR_NULL);
+    CHECK(mbdcp_lemke_solve(3, NULL, q, &s, NULL, &out, &info, work, bytes) == MBDCP_ERR_NULL);
     const double bad[3] = {-1, NAN, 0};
-    CHECK(mbdcp_lemke_solve(3, M, bad, &s, z, w, NULL, 0, &info, work, bytes) == MBDCP_ERR_NONFINITE);
+    CHECK(mbdcp_lemke_solve(3, M, bad, &s, NULL, &out, &info, work, bytes) == MBDCP_ERR_NONFINITE);
     free(work);
     CHECK(strlen(mbdcp_status_message(MBDCP_RAY_TERMINATION)) > 0);
     CHECK(strcmp(mbdcp_return_message((MbdcpReturn)99), "unknown return code") == 0);
@@ -248,8 +294,8 @@ static void test_relax_block(void)
     /* Algorithm 2 converges to the LCP velocity 1 - mu g h */
     MbdcpFixedPointSettings fs;
     mbdcp_fixed_point_default_settings(&fs);
-    double p_n[1], beta[2], hist[100];
-    MbdcpFixedPointOutput fo = {v_next, NULL, p_n, beta, lam, hist};
+    double p_n[1], beta[2];
+    MbdcpFixedPointOutput fo = {v_next, NULL, p_n, beta, lam};
     MbdcpFixedPointInfo fi;
     CHECK(mbdcp_fixed_point(&p, &fs, &fo, &fi, work, bytes) == MBDCP_OK);
     CHECK(fi.status == MBDCP_SOLVED && fi.converged && near(v_next[0], 0.9019, 1e-12) && near(p_n[0], 0.981, 1e-12));
@@ -312,9 +358,9 @@ static void test_ccp_particle(void)
         mbdcp_ccp_default_settings(&s);
         s.method = methods[m];
         s.tol = 1e-12;
-        double nu[3], u[3], hist[10000];
+        double nu[3], u[3];
         MbdcpCcpInfo info;
-        CHECK(mbdcp_ccp_solve(&p, &s, nu, u, hist, &info, work, bytes) == MBDCP_OK && info.status == MBDCP_SOLVED);
+        CHECK(mbdcp_ccp_solve(&p, &s, nu, u, &info, work, bytes) == MBDCP_OK && info.status == MBDCP_SOLVED);
         const double gn = (0.5 + 0.0981) / 1.25;
         CHECK(near(nu[0], gn, 1e-10) && near(nu[1], -0.5 * gn, 1e-10) && near(u[2], nu[0], 1e-15));
     }
@@ -323,9 +369,9 @@ static void test_ccp_particle(void)
     s.max_iter = 0;
     double nu[3], u[3];
     MbdcpCcpInfo info;
-    CHECK(mbdcp_ccp_solve(&p, &s, nu, u, NULL, &info, work, bytes) == MBDCP_ERR_SETTING);
+    CHECK(mbdcp_ccp_solve(&p, &s, nu, u, &info, work, bytes) == MBDCP_ERR_SETTING);
     s.max_iter = 10;
-    CHECK(mbdcp_ccp_solve(&p, &s, nu, u, NULL, &info, work, bytes - 8) == MBDCP_ERR_WORKSPACE);
+    CHECK(mbdcp_ccp_solve(&p, &s, nu, u, &info, work, bytes - 8) == MBDCP_ERR_WORKSPACE);
     free(work);
 }
 

@@ -41,6 +41,7 @@ typedef struct {
     mbdcp_float omega;                 /* relaxation of Jacobi / Gauss-Seidel in (0, 2); 0: default
                                           (0.3 for Jacobi, 1.0 for Gauss-Seidel) */
     int warm_start;                    /* use nu as the initial guess */
+    MbdcpMonitor monitor;              /* called after every iteration with the residual */
 } MbdcpCcpSettings;
 
 typedef struct {
@@ -60,10 +61,8 @@ void mbdcp_cone_project(mbdcp_float mu, mbdcp_float *gamma);
 /*
  * nu (n_p): in: the warm start when settings->warm_start, out: the solution.
  * u (n_v): out: Q nu = M^-1 P nu (v_next = v + M^-1 p_ext + u).
- * history: NULL or max_iter entries of the residual per iteration.
  */
 MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s, mbdcp_float *nu,
-                            mbdcp_float *u, mbdcp_float *history, MbdcpCcpInfo *info, void *work,
-                            size_t work_bytes);
+                            mbdcp_float *u, MbdcpCcpInfo *info, void *work, size_t work_bytes);
 
 #endif /* MBDCP_CCP_H */

@@ -3,19 +3,36 @@
  *
  *     find z >= 0 with w = M z + q >= 0 and z^T w = 0            (LCP(M, q))
  *
- * Pivoting on [I, -M, -e] with covering vector e = (1, ..., 1) and the
- * artificial variable z0 (Lemke 1965; DESIGN.md section 2). Degeneracy is
- * resolved by the lexicographic minimum-ratio rule, and z0 leaves whenever it
- * ties for the minimum ratio. The basis inverse is kept explicitly; a pivot is
- * one pass over it that applies the rank-one update and, in the same pass,
- * forms the next entering column.
+ * Pivoting on [I, -M, -e] with covering vector e and the artificial variable z0
+ * (Lemke 1965; DESIGN.md section 2). Degeneracy is resolved by the lexicographic
+ * minimum-ratio rule, and z0 leaves whenever it ties for the minimum ratio.
  *
- * A result is reported MBDCP_SOLVED only after verification: w = M z + q is
- * recomputed and z >= -tol, w >= -tol, |min(z_i, w_i)| <= tol must hold with
- * tol = settings.tol * max(||q||_inf, ||M||_inf ||z||_inf).
+ * Numerics (why a result can be trusted on badly scaled and degenerate data):
+ *   - Equilibration. A badly scaled M (row or column norms spread over more than a
+ *     factor 2^10) is replaced by R M C with R, C positive diagonal powers of two (Ruiz
+ *     iteration), q by R q; solutions map one-to-one (z = C z'). Otherwise M and q are
+ *     multiplied by one power of two so that max|M_ij| is about 1: the pivot path is
+ *     then exactly that of Lemke's method on the given data. e = (1, ..., 1) is the
+ *     covering vector of the scaled problem. Scaling by powers of two is exact.
+ *   - The basis inverse is updated by rank-one pivots and refactored from the basis
+ *     itself (Gauss-Jordan with partial pivoting) periodically, after a small pivot,
+ *     when a ratio comparison is too close to call with the updated inverse, and before
+ *     a ray is reported.
+ *   - Ray termination is checked: y = the ray's z-part is an infeasibility certificate
+ *     when y >= 0, M^T y <= 0 and q^T y < 0 (Farkas). A ray without certificate is
+ *     retried with another covering vector; if M + M^T is positive semidefinite (so a
+ *     ray would claim infeasibility) and still no certificate is found, the status is
+ *     MBDCP_NUMERICAL_ERROR, never a false ray.
+ *   - A result is MBDCP_SOLVED only after componentwise verification on the original
+ *     data (mbdcp_lcp_verify).
  *
- * Variables are numbered 0..n-1 for w_1..w_n, n..2n-1 for z_1..z_n and 2n
- * for z0 (the trace uses these numbers).
+ * Warm start: a hint of which z_i are basic (e.g. the basis of a neighbouring problem)
+ * is factored; a feasible hint is a solution at once, otherwise z0 repairs the
+ * infeasible rows (covering vector B 1_infeasible). A hint that is singular or leads
+ * nowhere falls back to the cold start, so a wrong hint costs time, never correctness.
+ *
+ * Variables are numbered 0..n-1 for w_1..w_n, n..2n-1 for z_1..z_n and 2n for z0
+ * (the monitor receives these numbers).
  */
 #ifndef MBDCP_LEMKE_H
 #define MBDCP_LEMKE_H
@@ -23,21 +40,34 @@
 #include "mbdcp_types.h"
 
 typedef struct {
-    mbdcp_int max_pivots;  /* pivot limit; 0 means 100 * (n + 1) */
-    mbdcp_float tol;       /* relative verification tolerance (> 0) */
+    mbdcp_int max_pivots;  /* pivot limit (cold and warm phases together); 0 means 100 * (n + 1) */
+    mbdcp_float tol;       /* componentwise verification tolerance (> 0, < 1) */
     mbdcp_float pivot_tol; /* entries of the entering column below pivot_tol * max|column| do not block */
-    mbdcp_int refine;      /* rounds of iterative refinement of the final basic solution (>= 0) */
+    mbdcp_int refine;      /* rounds of iterative refinement of the final basic solution (0..10) */
+    mbdcp_int scale;       /* 1: equilibrate badly scaled data (default); 0: never */
+    MbdcpMonitor monitor;  /* called after every pivot; may be {NULL, NULL} */
 } MbdcpLemkeSettings;
 
 typedef struct {
     MbdcpStatus status;
-    mbdcp_int pivots;     /* pivots taken, the initial one (z0 entering) included */
-    mbdcp_float residual; /* max_i |min(z_i, w_i)| of the returned z, w */
-    mbdcp_float tol_used; /* absolute tolerance used in the verification */
-    mbdcp_int trace_len;  /* number of (entering, leaving) pairs written to the trace */
+    mbdcp_int pivots;          /* pivots taken, the initial one (z0 entering) included */
+    mbdcp_float residual;      /* max_i |min(z_i, w_i)| of the returned z, w (original data) */
+    mbdcp_int refactorizations; /* times the basis inverse was recomputed from the basis */
+    mbdcp_int certified;       /* on RAY_TERMINATION: 1 if the ray certifies infeasibility */
+    mbdcp_int warm;            /* 1 if the result was reached from the warm-start hint */
 } MbdcpLemkeInfo;
 
-/* Fill s with the defaults: max_pivots 0 (automatic), tol 1e-9, pivot_tol 1e-11, refine 2. */
+/* Caller-provided outputs. z and w are required (n each); on a status other than SOLVED
+ * they hold the last basic point reached (w = M z + q). */
+typedef struct {
+    mbdcp_float *z;
+    mbdcp_float *w;
+    mbdcp_int *basis; /* NULL, or n flags: 1 where z_i is basic at the end */
+    mbdcp_float *ray; /* NULL, or n: on a certified ray, y >= 0 with M^T y <= 0, q^T y < 0 */
+} MbdcpLemkeOutput;
+
+/* Fill s with the defaults: max_pivots 0 (automatic), tol 1e-9, pivot_tol 1e-11, refine 2,
+ * scale 1, no monitor. */
 MbdcpReturn mbdcp_lemke_default_settings(MbdcpLemkeSettings *s);
 
 /* MBDCP_OK, or MBDCP_ERR_SETTING with *message naming the bad setting. */
@@ -51,22 +81,31 @@ size_t mbdcp_lemke_workspace_size(mbdcp_int n);
  *   n            size (n = 0 is a valid, solved problem)
  *   M            n x n, row-major (input)
  *   q            n (input)
- *   z, w         n each (output); on a status other than SOLVED they hold the
- *                last basic point reached (z from the basis, w = M z + q)
- *   trace        NULL, or room for 2 * trace_capacity ints (output): pairs
- *                (entering, leaving) of variable numbers, one per pivot
- *   work         workspace of at least mbdcp_lemke_workspace_size(n) bytes,
- *                aligned for double
- * Returns MBDCP_ERR_* for bad arguments; otherwise MBDCP_OK with the outcome
- * in info->status.
+ *   start        NULL, or n flags (input): nonzero where z_i should start basic (warm start)
+ *   out          outputs (see MbdcpLemkeOutput)
+ *   work         workspace of at least mbdcp_lemke_workspace_size(n) bytes, aligned for double
+ * Returns MBDCP_ERR_* for bad arguments; otherwise MBDCP_OK with the outcome in info->status.
  */
 MbdcpReturn mbdcp_lemke_solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q,
-                              const MbdcpLemkeSettings *settings, mbdcp_float *z, mbdcp_float *w,
-                              mbdcp_int *trace, mbdcp_int trace_capacity, MbdcpLemkeInfo *info,
-                              void *work, size_t work_bytes);
+                              const MbdcpLemkeSettings *settings, const mbdcp_int *start,
+                              const MbdcpLemkeOutput *out, MbdcpLemkeInfo *info, void *work,
+                              size_t work_bytes);
 
 /* max_i |min(z_i, (M z + q)_i)|; writes w = M z + q when w is not NULL. */
 mbdcp_float mbdcp_lcp_residual(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q,
                                const mbdcp_float *z, mbdcp_float *w);
+
+/*
+ * Componentwise verification of z for LCP(M, q): with s_i = |q_i| + sum_j |M_ij| |z_j| (the
+ * magnitude of the terms that make up w_i) and the rounding floor e = 4 n eps max_i s_i,
+ *     z >= 0,   w_i >= -(tol s_i + e),   and for every j:  w_j <= tol s_j + e
+ *     or z_j is negligible: |M_ij| z_j <= tol s_i + e in every row i
+ * (each complementary pair has one member that is zero to within its own row's data). The
+ * floor e only matters for rows whose data are themselves rounding noise of the larger terms
+ * (e.g. a friction row of a rolling contact assembled as 1 - 1); it is eps-level, normwise.
+ * Outputs (n each, required): w = M z + q and s. Returns 1 if z passes, else 0.
+ */
+int mbdcp_lcp_verify(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q, const mbdcp_float *z,
+                     mbdcp_float tol, mbdcp_float *w, mbdcp_float *s);
 
 #endif /* MBDCP_LEMKE_H */

@@ -37,11 +37,33 @@ typedef enum {
     MBDCP_SOLVED = 0,          /* result verified to satisfy the definition */
     MBDCP_RAY_TERMINATION = 1, /* Lemke: no blocking variable */
     MBDCP_MAX_ITERATIONS = 2,  /* pivot or iteration limit reached */
-    MBDCP_NUMERICAL_ERROR = 3  /* singular pivot, breakdown, failed verification */
+    MBDCP_NUMERICAL_ERROR = 3, /* singular pivot, breakdown, failed verification */
+    MBDCP_INTERRUPTED = 4      /* the caller's monitor asked the solver to stop */
 } MbdcpStatus;
 
 #define MBDCP_N_RETURN_CODES 8
-#define MBDCP_N_STATUSES 4
+#define MBDCP_N_STATUSES 5
+
+/*
+ * Optional progress callback of the iterative and pivoting solvers. Lemke calls it after every
+ * pivot with (pivots so far, entering, leaving, NAN); the CCP solvers and the fixed-point
+ * algorithms after every iteration with (iterations so far, -1, -1, residual or change). A
+ * nonzero return stops the solver with status MBDCP_INTERRUPTED. Callers use it for pivot
+ * traces and residual histories of any length and to let a user interrupt a long solve.
+ */
+typedef int (*mbdcp_monitor_fn)(void *ctx, mbdcp_int iteration, mbdcp_int entering, mbdcp_int leaving,
+                                double value);
+
+typedef struct {
+    mbdcp_monitor_fn fn; /* NULL: no monitoring */
+    void *ctx;
+} MbdcpMonitor;
+
+/* Call a monitor; nonzero means stop. */
+static inline int mbdcp_monitor_call(const MbdcpMonitor *m, mbdcp_int it, mbdcp_int a, mbdcp_int b, double value)
+{
+    return m && m->fn ? m->fn(m->ctx, it, a, b, value) : 0;
+}
 
 /* Static, human-readable text for a code; never NULL. */
 const char *mbdcp_return_message(MbdcpReturn code);

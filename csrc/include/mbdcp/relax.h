@@ -30,7 +30,8 @@ typedef struct {
     mbdcp_int algorithm;       /* 1, 2 or 3 */
     mbdcp_float tol;           /* stop when ||v_k - v_{k-1}||_inf <= tol * max(1, ||v_k||_inf) */
     mbdcp_int max_iter;        /* >= 1 */
-    MbdcpLemkeSettings lemke;  /* for the subproblems */
+    MbdcpLemkeSettings lemke;  /* for the subproblems; lemke.monitor also receives every outer
+                                  iteration (entering = -1, value = ||v_k - v_{k-1}||_inf, v_0 = v) */
 } MbdcpFixedPointSettings;
 
 typedef struct {
@@ -48,7 +49,6 @@ typedef struct {
     mbdcp_float *p_n;          /* n_c */
     mbdcp_float *beta;         /* m */
     mbdcp_float *lam;          /* n_c: Lambda(v_next) */
-    mbdcp_float *history;      /* max_iter, or NULL: ||v_k - v_{k-1}||_inf (v_0 = v) */
 } MbdcpFixedPointOutput;
 
 MbdcpReturn mbdcp_fixed_point_default_settings(MbdcpFixedPointSettings *s);
