@@ -461,46 +461,55 @@ static void equilibrate(Lemke *L, const mbdcp_float *M, const mbdcp_float *q, in
     mbdcp_float amax = 0.0, qmax = mbdcp_norm_inf((size_t)n, q);
     for (size_t t = 0; t < (size_t)n * n; ++t) amax = fmax(amax, fabs(M[t]));
     if (scale && amax > 0.0) {
-        for (int round = 0; round < RUIZ_ROUNDS; ++round) {
-            int changed = 0;
-            for (mbdcp_int i = 0; i < n; ++i) {
-                mbdcp_float m = 0.0;
-                for (mbdcp_int j = 0; j < n; ++j) m = fmax(m, fabs(M[(size_t)i * n + j]) * cs[j]);
-                m *= rs[i];
-                if (m > 0.0) {
-                    const mbdcp_float f = pow2_near(1.0 / sqrt(m));
-                    changed |= f != 1.0;
-                    rs[i] *= f;
-                }
-            }
-            for (mbdcp_int j = 0; j < n; ++j) tmp[j] = 0.0;
-            for (mbdcp_int i = 0; i < n; ++i)
-                for (mbdcp_int j = 0; j < n; ++j) tmp[j] = fmax(tmp[j], fabs(M[(size_t)i * n + j]) * rs[i]);
-            for (mbdcp_int j = 0; j < n; ++j) {
-                const mbdcp_float m = tmp[j] * cs[j];
-                if (m > 0.0) {
-                    const mbdcp_float f = pow2_near(1.0 / sqrt(m));
-                    changed |= f != 1.0;
-                    cs[j] *= f;
-                }
-            }
-            if (!changed) break;
-        }
-        int lo_r = INT_MAX, hi_r = INT_MIN, lo_c = INT_MAX, hi_c = INT_MIN, e;
+        /* rows and columns within a factor 2^SPREAD_LOG2 of each other: one factor for all */
+        mbdcp_float rlo = INFINITY, rhi = 0.0, clo = INFINITY, chi = 0.0;
+        for (mbdcp_int j = 0; j < n; ++j) tmp[j] = 0.0;
         for (mbdcp_int i = 0; i < n; ++i) {
-            frexp(rs[i], &e);
-            lo_r = e < lo_r ? e : lo_r;
-            hi_r = e > hi_r ? e : hi_r;
-            frexp(cs[i], &e);
-            lo_c = e < lo_c ? e : lo_c;
-            hi_c = e > hi_c ? e : hi_c;
+            mbdcp_float m = 0.0;
+            for (mbdcp_int j = 0; j < n; ++j) {
+                const mbdcp_float a = fabs(M[(size_t)i * n + j]);
+                m = fmax(m, a);
+                tmp[j] = fmax(tmp[j], a);
+            }
+            if (m > 0.0) {
+                rlo = fmin(rlo, m);
+                rhi = fmax(rhi, m);
+            }
         }
-        if (hi_r - lo_r <= SPREAD_LOG2 && hi_c - lo_c <= SPREAD_LOG2) {
-            /* well scaled: one factor for the whole problem keeps the pivot path */
-            const mbdcp_float f = pow2_near(1.0 / amax);
-            for (mbdcp_int i = 0; i < n; ++i) {
-                rs[i] = f;
-                cs[i] = 1.0;
+        for (mbdcp_int j = 0; j < n; ++j)
+            if (tmp[j] > 0.0) {
+                clo = fmin(clo, tmp[j]);
+                chi = fmax(chi, tmp[j]);
+            }
+        const mbdcp_float spread = ldexp(1.0, SPREAD_LOG2);
+        if (rhi <= spread * rlo && chi <= spread * clo) {
+            const mbdcp_float f = pow2_near(1.0 / amax); /* keeps the pivot path of the given data */
+            for (mbdcp_int i = 0; i < n; ++i) rs[i] = f;
+        } else {
+            for (int round = 0; round < RUIZ_ROUNDS; ++round) {
+                int changed = 0;
+                for (mbdcp_int i = 0; i < n; ++i) {
+                    mbdcp_float m = 0.0;
+                    for (mbdcp_int j = 0; j < n; ++j) m = fmax(m, fabs(M[(size_t)i * n + j]) * cs[j]);
+                    m *= rs[i];
+                    if (m > 0.0) {
+                        const mbdcp_float f = pow2_near(1.0 / sqrt(m));
+                        changed |= f != 1.0;
+                        rs[i] *= f;
+                    }
+                }
+                for (mbdcp_int j = 0; j < n; ++j) tmp[j] = 0.0;
+                for (mbdcp_int i = 0; i < n; ++i)
+                    for (mbdcp_int j = 0; j < n; ++j) tmp[j] = fmax(tmp[j], fabs(M[(size_t)i * n + j]) * rs[i]);
+                for (mbdcp_int j = 0; j < n; ++j) {
+                    const mbdcp_float m = tmp[j] * cs[j];
+                    if (m > 0.0) {
+                        const mbdcp_float f = pow2_near(1.0 / sqrt(m));
+                        changed |= f != 1.0;
+                        cs[j] *= f;
+                    }
+                }
+                if (!changed) break;
             }
         }
         /* keep q' representable */
