@@ -9,7 +9,8 @@ papers' notation, in its docstring:
 - :func:`full_rank_step` — Peiret–Kövecses–Font-Llagunes full-rank friction LCP;
 - :func:`ccp` — Anitescu–Tasora cone complementarity (APGD, Jacobi, Gauss–Seidel), sparse;
 - :func:`instantaneous` — the acceleration-level model (Painlevé);
-- :mod:`mbdcp.mechanics` — rigid bodies, contacts and whole simulations.
+- :mod:`mbdcp.mechanics` — rigid bodies, contacts and whole simulations;
+- :mod:`mbdcp.io` — FCLib (HDF5) and Siconos problem files.
 """
 from mbdcp.status import Status
 from mbdcp.lemke import lemke, lcp_residual
@@ -20,6 +21,7 @@ from mbdcp.full_rank import full_rank_step
 from mbdcp.ccp import ccp
 from mbdcp.instantaneous import instantaneous
 from mbdcp import relax
+from mbdcp import io
 from mbdcp.relax import fixed_point
 
 __version__ = "0.1.0"
@@ -35,6 +37,7 @@ __all__ = [
     "ccp",
     "instantaneous",
     "relax",
+    "io",
     "LemkeResult",
     "StepResult",
     "LCPData",
