@@ -11,6 +11,7 @@ papers' notation, in its docstring:
 - :func:`instantaneous` — the acceleration-level model (Painlevé);
 - :mod:`mbdcp.mechanics` — rigid bodies, contacts and whole simulations;
 - :mod:`mbdcp.study` — parameter studies (local cores or Dask) and performance profiles.
+- :mod:`mbdcp.io` — FCLib (HDF5) and Siconos problem files.
 """
 from mbdcp.status import Status
 from mbdcp.lemke import lemke, lcp_residual
@@ -22,6 +23,7 @@ from mbdcp.ccp import ccp
 from mbdcp.instantaneous import instantaneous
 from mbdcp import relax
 from mbdcp import study  # imports pandas and dask only when called
+from mbdcp import io
 from mbdcp.relax import fixed_point
 
 __version__ = "0.1.0"
@@ -38,6 +40,7 @@ __all__ = [
     "instantaneous",
     "relax",
     "study",
+    "io",
     "LemkeResult",
     "StepResult",
     "LCPData",
