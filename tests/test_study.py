@@ -329,11 +329,12 @@ def test_profile_of_two_ccp_methods_end_to_end():
 
     problems = {f"pile{n}": granular_pile(n, 2 * n, seed=n) for n in (10, 20, 30)}
     tol = 1e-8
-    solvers = {m: (lambda p, m=m: mbdcp.ccp(**p, method=m, tol=tol, max_iter=2000)) for m in ("apgd", "pgs")}
+    limit = {"apgd": 2000, "pjacobi": 60}  # Jacobi with a tight iteration limit fails on some piles
+    solvers = {m: (lambda p, m=m: mbdcp.ccp(**p, method=m, tol=tol, max_iter=limit[m])) for m in limit}
     prof = study.profile(problems, solvers, tol=tol, progress=False)
-    solved = {(p, m): mbdcp.ccp(**problems[p], method=m, tol=tol, max_iter=2000).residual <= tol
+    solved = {(p, m): mbdcp.ccp(**problems[p], method=m, tol=tol, max_iter=limit[m]).residual <= tol
               for p in problems for m in solvers}
-    assert 0 < sum(solved.values()) < len(solved)  # both branches are exercised (pgs stalls on pile10)
+    assert 0 < sum(solved.values()) < len(solved)  # both branches are exercised
     for (p, m), ok in solved.items():
         assert np.isfinite(prof.times.loc[p, m]) == ok and (prof.errors.loc[p, m] is None) == ok
         assert (prof.times.loc[p, m] > 0) if ok else np.isinf(prof.ratios.loc[p, m])
@@ -347,7 +348,7 @@ def test_profile_of_two_ccp_methods_end_to_end():
     fig, ax = plt.subplots()
     assert prof.plot(ax) is ax
     lines = ax.get_lines()
-    assert [ln.get_label() for ln in lines] == ["apgd", "pgs"]
+    assert [ln.get_label() for ln in lines] == ["apgd", "pjacobi"]
     for ln, m in zip(lines, solvers):
         x, y = ln.get_data()
         assert x[0] == 1.0 and np.all(np.diff(y) >= 0) and y[-1] == prof.rho(math.inf)[m]

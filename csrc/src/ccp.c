@@ -1,4 +1,5 @@
 /* Cone complementarity: APGD, projected Jacobi and Gauss-Seidel, without forming N; see ccp.h. */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -6,8 +7,8 @@
 #include "mbdcp/dense.h"
 
 #define POWER_ITERATIONS 30
-/* Projected gradient steps on a contact's 3 x 3 local problem in Gauss-Seidel. */
-#define LOCAL_ITERATIONS 20
+/* Angles sampled on the cone's surface (where it descends) before refining a contact's minimiser. */
+#define LOCAL_SAMPLES 16
 
 MbdcpReturn mbdcp_ccp_default_settings(MbdcpCcpSettings *s)
 {
@@ -43,11 +44,11 @@ static mbdcp_int n_p(const MbdcpCcpProblem *p)
     return 3 * p->n_c + p->n_b;
 }
 
-/* eta, g, y, prev, Nx, Ny, trial, Ngam, gam, tmp (n_p each); Nii (9 per contact); ut (n_v). */
+/* eta, g, y, prev, Nx, Ny, trial, Ngam, gam, tmp, sc (n_p each); Nii (9 per contact); ut, au (n_v). */
 size_t mbdcp_ccp_workspace_size(const MbdcpCcpProblem *p)
 {
     if (!p) return 0;
-    return (10 * (size_t)n_p(p) + 9 * (size_t)p->n_c + (size_t)p->n_v) * sizeof(mbdcp_float);
+    return (11 * (size_t)n_p(p) + 9 * (size_t)p->n_c + 2 * (size_t)p->n_v) * sizeof(mbdcp_float);
 }
 
 void mbdcp_cone_project(mbdcp_float mu, mbdcp_float *g)
@@ -139,7 +140,8 @@ static mbdcp_float lipschitz(const MbdcpCcpProblem *p, const mbdcp_float *S, mbd
     return lam > 0.0 ? 1.05 * lam : 1.0; /* a little above: the power method approaches from below */
 }
 
-/* Relative natural-map residual of nu with gradient g = N nu + p (scratch: np entries). */
+/* Normwise relative natural-map residual of nu with gradient g = N nu + p (scratch: n_p
+ * entries); NAN if anything is not finite, so that a diverged iterate never looks converged. */
 static mbdcp_float residual(const MbdcpCcpProblem *p, const mbdcp_float *nu, const mbdcp_float *g,
                             mbdcp_float L, mbdcp_float pnorm, mbdcp_float *scratch)
 {
@@ -147,8 +149,49 @@ static mbdcp_float residual(const MbdcpCcpProblem *p, const mbdcp_float *nu, con
     for (mbdcp_int j = 0; j < np_; ++j) scratch[j] = nu[j] - g[j] / L;
     project_all(p, scratch);
     mbdcp_float r = 0.0;
-    for (mbdcp_int j = 0; j < np_; ++j) r = fmax(r, fabs(nu[j] - scratch[j]));
+    for (mbdcp_int j = 0; j < np_; ++j) {
+        const mbdcp_float d = fabs(nu[j] - scratch[j]);
+        if (!isfinite(d)) return NAN;
+        r = fmax(r, d);
+    }
     return r * L / pnorm;
+}
+
+/* Componentwise relative residual: per contact (per joint entry) the natural-map residual over the
+ * magnitude of the terms that make up its gradient, s_j = |p_j| + (|P|^T |Q| |nu|)_j, with a
+ * rounding floor 4 n_p eps max_j s_j. au (n_v), s and scratch (n_p): scratch. NAN if not finite. */
+static mbdcp_float componentwise(const MbdcpCcpProblem *p, const mbdcp_float *nu, const mbdcp_float *g,
+                                 mbdcp_float L, mbdcp_float *au, mbdcp_float *s, mbdcp_float *scratch)
+{
+    const mbdcp_int np_ = n_p(p), nc = p->n_c;
+    memset(au, 0, (size_t)p->n_v * sizeof(mbdcp_float));
+    for (mbdcp_int j = 0; j < np_; ++j) {
+        const mbdcp_float a = fabs(nu[j]);
+        if (a == 0.0) continue;
+        for (mbdcp_int k = p->Q_colptr[j]; k < p->Q_colptr[j + 1]; ++k) au[p->Q_rowind[k]] += fabs(p->Q_val[k]) * a;
+    }
+    mbdcp_float smax = 0.0;
+    for (mbdcp_int j = 0; j < np_; ++j) {
+        mbdcp_float t = fabs(p->p[j]);
+        for (mbdcp_int k = p->P_colptr[j]; k < p->P_colptr[j + 1]; ++k) t += fabs(p->P_val[k]) * au[p->P_rowind[k]];
+        s[j] = t;
+        smax = fmax(smax, t);
+    }
+    for (mbdcp_int j = 0; j < np_; ++j) scratch[j] = nu[j] - g[j] / L;
+    project_all(p, scratch);
+    const mbdcp_float floor_ = 4.0 * np_ * DBL_EPSILON * smax;
+    mbdcp_float r = 0.0;
+    for (mbdcp_int b = 0; b < nc + p->n_b; ++b) {
+        const mbdcp_int j0 = b < nc ? 3 * b : 3 * nc + (b - nc), w = b < nc ? 3 : 1;
+        mbdcp_float num = 0.0, den = 0.0;
+        for (mbdcp_int a = 0; a < w; ++a) {
+            num = fmax(num, fabs(nu[j0 + a] - scratch[j0 + a]) * L);
+            den = fmax(den, s[j0 + a]);
+        }
+        if (!isfinite(num) || !isfinite(den)) return NAN;
+        if (num > 0.0) r = fmax(r, num / (den + floor_));
+    }
+    return r;
 }
 
 static void gradient(const MbdcpCcpProblem *p, const mbdcp_float *Nx, mbdcp_float *g)
@@ -157,7 +200,8 @@ static void gradient(const MbdcpCcpProblem *p, const mbdcp_float *Nx, mbdcp_floa
 }
 
 /* The 3 x 3 diagonal blocks N_ii (row-major, 9 per contact), and eta per entry:
- * 3 / trace(N_ii) for a contact's three entries, 1 / N_jj for a joint. u must be zero. */
+ * 3 / trace(N_ii) for a contact's three entries, 1 / N_jj for a joint. u must be zero on entry
+ * (it is zero again on return). */
 static void scaling(const MbdcpCcpProblem *p, mbdcp_float *eta, mbdcp_float *Nii, mbdcp_float *u)
 {
     const mbdcp_int nc = p->n_c, np_ = n_p(p);
@@ -180,6 +224,323 @@ static void scaling(const MbdcpCcpProblem *p, mbdcp_float *eta, mbdcp_float *Nii
     for (mbdcp_int j = 3 * nc; j < np_; ++j) eta[j] = diag[j] > 0.0 ? 1.0 / diag[j] : 1.0;
 }
 
+/* ---- a contact's local problem: min 1/2 x^T B x + b^T x over K_mu (B 3 x 3 symmetric PSD) ---- */
+
+static mbdcp_float local_value(const mbdcp_float *B, const mbdcp_float *b, const mbdcp_float *x)
+{
+    mbdcp_float f = 0.0;
+    for (int a = 0; a < 3; ++a) f += x[a] * (0.5 * (B[3 * a] * x[0] + B[3 * a + 1] * x[1] + B[3 * a + 2] * x[2]) + b[a]);
+    return f;
+}
+
+/* On the surface x = t (1, mu cos phi, mu sin phi), t >= 0, the best t gives the value
+ * -min(0, b.a)^2 / (2 a^T B a); returns that value (0 when no descent) and t. */
+static mbdcp_float surface_value(const mbdcp_float *B, const mbdcp_float *b, mbdcp_float mu, mbdcp_float phi,
+                                 mbdcp_float *t)
+{
+    const mbdcp_float a[3] = {1.0, mu * cos(phi), mu * sin(phi)};
+    mbdcp_float ba = 0.0, aBa = 0.0;
+    for (int i = 0; i < 3; ++i) {
+        ba += b[i] * a[i];
+        aBa += a[i] * (B[3 * i] * a[0] + B[3 * i + 1] * a[1] + B[3 * i + 2] * a[2]);
+    }
+    *t = 0.0;
+    if (!(ba < 0.0) || !(aBa > 0.0)) return 0.0;
+    *t = -ba / aBa;
+    return -0.5 * ba * ba / aBa;
+}
+
+static mbdcp_float quad(const mbdcp_float *B, const mbdcp_float *x, const mbdcp_float *y)
+{
+    mbdcp_float s = 0.0;
+    for (int i = 0; i < 3; ++i) s += x[i] * (B[3 * i] * y[0] + B[3 * i + 1] * y[1] + B[3 * i + 2] * y[2]);
+    return s;
+}
+
+/* Newton's method on F(t, phi) = 1/2 t^2 a^T B a + t b.a, a = (1, mu cos phi, mu sin phi), from a
+ * point near the minimiser; keeps a step only if it does not raise F beyond rounding (fs: F at
+ * (t, phi)). */
+static void surface_newton(const mbdcp_float *B, const mbdcp_float *b, mbdcp_float mu, mbdcp_float *t,
+                           mbdcp_float *phi, mbdcp_float *fs)
+{
+    for (int it = 0; it < 8; ++it) {
+        const mbdcp_float c = cos(*phi), sn = sin(*phi), T = *t;
+        const mbdcp_float a[3] = {1.0, mu * c, mu * sn}, a1[3] = {0.0, -mu * sn, mu * c}, a2[3] = {0.0, -mu * c, -mu * sn};
+        const mbdcp_float aBa = quad(B, a, a), aBa1 = quad(B, a, a1), a1Ba1 = quad(B, a1, a1), aBa2 = quad(B, a, a2);
+        const mbdcp_float ba = b[0] * a[0] + b[1] * a[1] + b[2] * a[2];
+        const mbdcp_float ba1 = b[1] * a1[1] + b[2] * a1[2], ba2 = b[1] * a2[1] + b[2] * a2[2];
+        const mbdcp_float Ft = T * aBa + ba, Fp = T * T * aBa1 + T * ba1;
+        const mbdcp_float Ftt = aBa, Ftp = 2.0 * T * aBa1 + ba1, Fpp = T * T * (a1Ba1 + aBa2) + T * ba2;
+        const mbdcp_float det = Ftt * Fpp - Ftp * Ftp;
+        if (!(det > 0.0) || !(Ftt > 0.0)) return;
+        const mbdcp_float dt = -(Fpp * Ft - Ftp * Fp) / det, dp = -(Ftt * Fp - Ftp * Ft) / det;
+        const mbdcp_float tn = T + dt, pn = *phi + dp;
+        if (!(tn > 0.0)) return;
+        const mbdcp_float an[3] = {1.0, mu * cos(pn), mu * sin(pn)};
+        const mbdcp_float fn = 0.5 * tn * tn * quad(B, an, an) + tn * (b[0] + b[1] * an[1] + b[2] * an[2]);
+        if (!(fn <= *fs + 64.0 * DBL_EPSILON * (fabs(*fs) + fabs(T * ba)))) return; /* rounding-level ties: go on */
+        *t = tn;
+        *phi = pn;
+        *fs = fn;
+        if (fabs(dp) <= 1e-16 && fabs(dt) <= 1e-16 * tn) return;
+    }
+}
+
+/* The exact minimiser (to rounding) by cases: the apex when b is in the dual cone, the unconstrained
+ * minimiser when it lies in K, else the best point of the cone's surface (sampled, then refined by
+ * golden-section search on the angle). x: in, the current value; out, the minimiser, never worse. */
+static void local_solve(const mbdcp_float *B, const mbdcp_float *b, mbdcp_float mu, mbdcp_float *x)
+{
+    mbdcp_float best[3] = {x[0], x[1], x[2]}, fbest = local_value(B, b, x);
+    /* Near the minimiser the values of two points differ by rounding only: the computed minimiser
+     * replaces the current point unless it is worse by more than that (else Gauss-Seidel would
+     * stall where rounding hides the last sqrt(eps) of progress). */
+    const mbdcp_float slack = 64.0 * DBL_EPSILON * (fabs(fbest) + fabs(b[0] * x[0]) + fabs(b[1] * x[1]) + fabs(b[2] * x[2]));
+    fbest += slack;
+    const mbdcp_float bt = sqrt(b[1] * b[1] + b[2] * b[2]);
+    if (b[0] >= mu * bt) { /* b in K*: the apex is optimal */
+        x[0] = x[1] = x[2] = 0.0;
+        return;
+    }
+    /* unconstrained minimiser (3 x 3 Cholesky) */
+    const mbdcp_float tr = B[0] + B[4] + B[8];
+    mbdcp_float l00 = B[0], l10, l11, l20, l21, l22;
+    if (l00 > 1e-14 * tr) {
+        l00 = sqrt(l00);
+        l10 = B[3] / l00;
+        l20 = B[6] / l00;
+        l11 = B[4] - l10 * l10;
+        if (l11 > 1e-14 * tr) {
+            l11 = sqrt(l11);
+            l21 = (B[7] - l20 * l10) / l11;
+            l22 = B[8] - l20 * l20 - l21 * l21;
+            if (l22 > 1e-14 * tr) {
+                l22 = sqrt(l22);
+                mbdcp_float y0 = -b[0] / l00, y1 = (-b[1] - l10 * y0) / l11, y2 = (-b[2] - l20 * y0 - l21 * y1) / l22;
+                mbdcp_float c[3];
+                c[2] = y2 / l22;
+                c[1] = (y1 - l21 * c[2]) / l11;
+                c[0] = (y0 - l10 * c[1] - l20 * c[2]) / l00;
+                if (c[0] >= 0.0 && sqrt(c[1] * c[1] + c[2] * c[2]) <= mu * c[0]) {
+                    const mbdcp_float f = local_value(B, b, c);
+                    if (f <= fbest) memcpy(x, c, sizeof c);
+                    return;
+                }
+            }
+        }
+    }
+    /* the surface (mu = 0: the ray x_t = 0) */
+    mbdcp_float phi = 0.0, t = 0.0, fs;
+    if (mu == 0.0) {
+        fs = B[0] > 0.0 && b[0] < 0.0 ? -0.5 * b[0] * b[0] / B[0] : 0.0;
+        t = fs < 0.0 ? -b[0] / B[0] : 0.0;
+    } else {
+        /* descent needs b.a < 0, i.e. |phi - phi0| < delta around the direction opposite b_t */
+        const mbdcp_float phi0 = atan2(-b[2], -b[1]);
+        const mbdcp_float delta = acos(fmax(-1.0, fmin(1.0, b[0] / (mu * bt))));
+        const mbdcp_float step = 2.0 * delta / LOCAL_SAMPLES;
+        fs = INFINITY;
+        for (int k = 0; k <= LOCAL_SAMPLES; ++k) {
+            mbdcp_float tk;
+            const mbdcp_float ang = phi0 - delta + k * step, f = surface_value(B, b, mu, ang, &tk);
+            if (f < fs) {
+                fs = f;
+                phi = ang;
+            }
+        }
+        mbdcp_float lo = phi - step, hi = phi + step; /* golden section on the bracket */
+        const mbdcp_float g = 0.6180339887498949;
+        mbdcp_float x1 = hi - g * (hi - lo), x2 = lo + g * (hi - lo), tk;
+        mbdcp_float f1 = surface_value(B, b, mu, x1, &tk), f2 = surface_value(B, b, mu, x2, &tk);
+        for (int it = 0; it < 80 && hi - lo > 1e-15 * (1.0 + fabs(phi)); ++it) {
+            if (f1 <= f2) {
+                hi = x2;
+                x2 = x1;
+                f2 = f1;
+                x1 = hi - g * (hi - lo);
+                f1 = surface_value(B, b, mu, x1, &tk);
+            } else {
+                lo = x1;
+                x1 = x2;
+                f1 = f2;
+                x2 = lo + g * (hi - lo);
+                f2 = surface_value(B, b, mu, x2, &tk);
+            }
+        }
+        const mbdcp_float mid = 0.5 * (lo + hi);
+        if (surface_value(B, b, mu, mid, &tk) <= fs) phi = mid;
+        fs = surface_value(B, b, mu, phi, &t);
+        /* comparisons locate phi only to sqrt(eps): finish with Newton on (t, phi) */
+        if (t > 0.0) surface_newton(B, b, mu, &t, &phi, &fs);
+    }
+    const mbdcp_float c[3] = {t, t * mu * cos(phi), t * mu * sin(phi)};
+    if (fs <= fbest) {
+        memcpy(best, c, sizeof c);
+        fbest = fs;
+    }
+    if (0.0 < fbest - slack) best[0] = best[1] = best[2] = 0.0; /* the apex is never worse than a positive value */
+    memcpy(x, best, sizeof best);
+}
+
+/* ---- the three methods ------------------------------------------------------------------------ */
+
+typedef struct {
+    const MbdcpCcpProblem *p;
+    const MbdcpCcpSettings *s;
+    mbdcp_float *eta, *g, *y, *prev, *Nx, *Ny, *trial, *Ngam, *gam, *tmp, *sc, *Nii, *ut, *au;
+    mbdcp_float L, pnorm, omega;
+    MbdcpCcpInfo *info;
+    int interrupted;
+} Ccp;
+
+/* Called after every iteration with the normwise residual res of the iterate nu (gradient g):
+ * returns 1 to stop (converged: normwise and then componentwise below tol; interrupted). */
+static int converged(Ccp *C, mbdcp_int k, mbdcp_float res, const mbdcp_float *nu, const mbdcp_float *g,
+                     mbdcp_float *cw)
+{
+    C->info->iterations = k + 1;
+    if (mbdcp_monitor_call(&C->s->monitor, k + 1, -1, -1, res)) {
+        C->interrupted = 1;
+        return 1;
+    }
+    if (!(res <= C->s->tol)) return !isfinite(res);
+    *cw = componentwise(C->p, nu, g, C->L, C->au, C->sc, C->tmp);
+    return *cw <= C->s->tol || !isfinite(*cw);
+}
+
+/* Mazhar, Heyn, Negrut, Tasora (2015), Algorithm 2 (Nesterov with adaptive step and restart), run
+ * on x = gamma / S with S = sqrt(eta): one scalar per contact keeps each cone and its Euclidean
+ * projection, and evens out the contacts' effective masses. Vectors are in x-space; 'prev' keeps
+ * the best gamma found (by the normwise residual). Returns its componentwise residual. */
+static mbdcp_float apgd(Ccp *C, mbdcp_float *nu, mbdcp_float *u, mbdcp_float res)
+{
+    const MbdcpCcpProblem *p = C->p;
+    const mbdcp_int np_ = n_p(p);
+    mbdcp_float *S = C->eta, *ps = C->g, *y = C->y, *Ny = C->Ny, *gam = C->gam, *Ngam = C->Ngam;
+    mbdcp_float *trial = C->trial, *Nx = C->Nx, *tmp = C->tmp, *ut = C->ut, *prev = C->prev;
+    for (mbdcp_int j = 0; j < np_; ++j) S[j] = sqrt(S[j]);
+    for (mbdcp_int j = 0; j < np_; ++j) ps[j] = S[j] * p->p[j];
+    const mbdcp_float Ls = lipschitz(p, S, y, Ny, ut, tmp);
+    mbdcp_float Lk = Ls, theta = 1.0, best = res, cw = INFINITY, best_cw = INFINITY;
+    memcpy(prev, nu, (size_t)np_ * sizeof(mbdcp_float));
+    for (mbdcp_int j = 0; j < np_; ++j) gam[j] = nu[j] / S[j];
+    apply_SNS(p, S, gam, ut, Ngam, tmp);
+    memcpy(y, gam, (size_t)np_ * sizeof(mbdcp_float));
+    memcpy(Ny, Ngam, (size_t)np_ * sizeof(mbdcp_float));
+    for (mbdcp_int k = 0; k < C->s->max_iter; ++k) {
+        /* Nx: the gradient at y; nu: scratch for the product with the trial point */
+        for (mbdcp_int j = 0; j < np_; ++j) Nx[j] = Ny[j] + ps[j];
+        const mbdcp_float fy = 0.5 * dot(np_, y, Ny) + dot(np_, ps, y);
+        for (int ls = 0; ls < 60; ++ls) {
+            for (mbdcp_int j = 0; j < np_; ++j) trial[j] = y[j] - Nx[j] / Lk;
+            project_all(p, trial);
+            apply_SNS(p, S, trial, ut, nu, tmp);
+            const mbdcp_float fnew = 0.5 * dot(np_, trial, nu) + dot(np_, ps, trial);
+            mbdcp_float lin = 0.0, sq = 0.0;
+            for (mbdcp_int j = 0; j < np_; ++j) {
+                const mbdcp_float dlt = trial[j] - y[j];
+                lin += Nx[j] * dlt;
+                sq += dlt * dlt;
+            }
+            if (fnew <= fy + lin + 0.5 * Lk * sq + 1e-14 * fabs(fy)) break;
+            Lk *= 2.0;
+        }
+        const mbdcp_float theta_new = 0.5 * (-theta * theta + theta * sqrt(theta * theta + 4.0));
+        const mbdcp_float beta = theta * (1.0 - theta) / (theta * theta + theta_new);
+        mbdcp_float restart = 0.0;
+        for (mbdcp_int j = 0; j < np_; ++j) restart += Nx[j] * (trial[j] - gam[j]);
+        /* y = x_new + beta (x_new - x); N y from the two products by linearity */
+        for (mbdcp_int j = 0; j < np_; ++j) {
+            const mbdcp_float step_ = trial[j] - gam[j];
+            gam[j] = trial[j];
+            y[j] = trial[j] + beta * step_;
+            Ny[j] = nu[j] + beta * (nu[j] - Ngam[j]);
+            Ngam[j] = nu[j];
+        }
+        /* residual in gamma-space: gamma = S x, N gamma + p = (S N S x + S p) / S */
+        for (mbdcp_int j = 0; j < np_; ++j) {
+            trial[j] = S[j] * gam[j];
+            Nx[j] = (Ngam[j] + ps[j]) / S[j];
+        }
+        res = residual(p, trial, Nx, C->L, C->pnorm, tmp);
+        const int stop = converged(C, k, res, trial, Nx, &cw);
+        if (res < best || (res <= C->s->tol && cw < best_cw) || !isfinite(res)) {
+            best = res;
+            best_cw = cw;
+            memcpy(prev, trial, (size_t)np_ * sizeof(mbdcp_float));
+        }
+        if (stop) break;
+        if (restart > 0.0) {
+            memcpy(y, gam, (size_t)np_ * sizeof(mbdcp_float));
+            memcpy(Ny, Ngam, (size_t)np_ * sizeof(mbdcp_float));
+            theta = 1.0;
+        } else {
+            theta = theta_new;
+        }
+        Lk *= 0.9;
+    }
+    memcpy(nu, prev, (size_t)np_ * sizeof(mbdcp_float));
+    apply_N(p, nu, u, C->Nx);
+    gradient(p, C->Nx, C->g);
+    return componentwise(p, nu, C->g, C->L, C->au, C->sc, C->tmp);
+}
+
+static mbdcp_float jacobi(Ccp *C, mbdcp_float *nu, mbdcp_float *u)
+{
+    const MbdcpCcpProblem *p = C->p;
+    const mbdcp_int np_ = n_p(p);
+    mbdcp_float cw = INFINITY;
+    for (mbdcp_int k = 0; k < C->s->max_iter; ++k) {
+        for (mbdcp_int j = 0; j < np_; ++j) nu[j] -= C->omega * C->eta[j] * C->g[j];
+        project_all(p, nu);
+        apply_N(p, nu, u, C->Nx);
+        gradient(p, C->Nx, C->g);
+        if (converged(C, k, residual(p, nu, C->g, C->L, C->pnorm, C->trial), nu, C->g, &cw)) break;
+    }
+    return componentwise(p, nu, C->g, C->L, C->au, C->sc, C->tmp);
+}
+
+/* Block Gauss-Seidel: u = Q nu is kept current; contact i reads g_i = P_i^T u + p_i and minimises
+ * 1/2 x^T N_ii x + (g_i - N_ii gamma_i)^T x over K_i exactly (local_solve): every update lowers
+ * the objective, so the sweeps descend monotonically. */
+static mbdcp_float gauss_seidel(Ccp *C, mbdcp_float *nu, mbdcp_float *u)
+{
+    const MbdcpCcpProblem *p = C->p;
+    mbdcp_float cw = INFINITY;
+    for (mbdcp_int k = 0; k < C->s->max_iter; ++k) {
+        for (mbdcp_int i = 0; i < p->n_c + p->n_b; ++i) {
+            const int contact = i < p->n_c;
+            const mbdcp_int j0 = contact ? 3 * i : 3 * p->n_c + (i - p->n_c);
+            const mbdcp_int w = contact ? 3 : 1;
+            mbdcp_float old[3], gi[3];
+            for (mbdcp_int a = 0; a < w; ++a) {
+                old[a] = nu[j0 + a];
+                gi[a] = col_dot_P(p, j0 + a, u) + p->p[j0 + a];
+            }
+            if (contact) {
+                const mbdcp_float *B = C->Nii + 9 * (size_t)i;
+                mbdcp_float b[3], x[3] = {old[0], old[1], old[2]};
+                for (int a = 0; a < 3; ++a) b[a] = gi[a] - (B[3 * a] * old[0] + B[3 * a + 1] * old[1] + B[3 * a + 2] * old[2]);
+                local_solve(B, b, p->mu[i], x);
+                for (int a = 0; a < 3; ++a) nu[j0 + a] = old[a] + C->omega * (x[a] - old[a]);
+                if (C->omega != 1.0) mbdcp_cone_project(p->mu[i], nu + j0); /* over-relaxation may leave K */
+            } else {
+                nu[j0] -= C->omega * C->eta[j0] * gi[0];
+            }
+            for (mbdcp_int a = 0; a < w; ++a) {
+                const mbdcp_float dlt = nu[j0 + a] - old[a];
+                if (dlt == 0.0) continue;
+                for (mbdcp_int q = p->Q_colptr[j0 + a]; q < p->Q_colptr[j0 + a + 1]; ++q)
+                    u[p->Q_rowind[q]] += p->Q_val[q] * dlt;
+            }
+        }
+        apply_N(p, nu, u, C->Nx); /* also refreshes u, against drift */
+        gradient(p, C->Nx, C->g);
+        if (converged(C, k, residual(p, nu, C->g, C->L, C->pnorm, C->trial), nu, C->g, &cw)) break;
+    }
+    return componentwise(p, nu, C->g, C->L, C->au, C->sc, C->tmp);
+}
+
 MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s, mbdcp_float *nu,
                             mbdcp_float *u, MbdcpCcpInfo *info, void *work, size_t work_bytes)
 {
@@ -197,14 +558,23 @@ MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s,
     for (mbdcp_int j = 0; j < np_; ++j)
         if (p->P_colptr[j + 1] < p->P_colptr[j] || p->Q_colptr[j + 1] < p->Q_colptr[j]) return MBDCP_ERR_DIMENSION;
 
-    mbdcp_float *eta = (mbdcp_float *)work, *g = eta + np_, *y = g + np_, *prev = y + np_;
-    mbdcp_float *Nx = prev + np_, *Ny = Nx + np_, *trial = Ny + np_;
-    mbdcp_float *Ngam = trial + np_, *gam = Ngam + np_, *tmp = gam + np_, *Nii = tmp + np_;
-    mbdcp_float *ut = Nii + 9 * (size_t)p->n_c;
+    Ccp C;
+    C.p = p;
+    C.s = s;
+    C.info = info;
+    C.interrupted = 0;
+    mbdcp_float *w = (mbdcp_float *)work;
+    mbdcp_float **slots[] = {&C.eta, &C.g, &C.y, &C.prev, &C.Nx, &C.Ny, &C.trial, &C.Ngam, &C.gam, &C.tmp, &C.sc};
+    for (size_t k = 0; k < sizeof slots / sizeof slots[0]; ++k) {
+        *slots[k] = w;
+        w += np_;
+    }
+    C.Nii = w;
+    C.ut = C.Nii + 9 * (size_t)p->n_c;
+    C.au = C.ut + nv;
     info->status = MBDCP_MAX_ITERATIONS;
     info->iterations = 0;
     info->residual = 0.0;
-    memset(ut, 0, (size_t)nv * sizeof(mbdcp_float));
     memset(u, 0, (size_t)nv * sizeof(mbdcp_float));
     if (np_ == 0) {
         info->status = MBDCP_SOLVED;
@@ -214,153 +584,32 @@ MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s,
     if (!mbdcp_all_finite((size_t)np_, nu)) return MBDCP_ERR_NONFINITE;
     project_all(p, nu);
 
-    const mbdcp_float L = lipschitz(p, NULL, y, Ny, ut, tmp);
-    info->lipschitz = L;
-    const mbdcp_float pnorm = fmax(mbdcp_norm_inf((size_t)np_, p->p), 1e-300);
-    const mbdcp_float omega = s->omega > 0.0 ? s->omega : (s->method == MBDCP_CCP_PJACOBI ? 0.3 : 1.0);
-    scaling(p, eta, Nii, ut);
+    memset(C.ut, 0, (size_t)nv * sizeof(mbdcp_float));
+    C.L = lipschitz(p, NULL, C.y, C.Ny, C.ut, C.tmp);
+    info->lipschitz = C.L;
+    memset(C.ut, 0, (size_t)nv * sizeof(mbdcp_float)); /* scaling() accumulates into a zero u */
+    C.pnorm = fmax(mbdcp_norm_inf((size_t)np_, p->p), 1e-300);
+    C.omega = s->omega > 0.0 ? s->omega : (s->method == MBDCP_CCP_PJACOBI ? 0.3 : 1.0);
+    scaling(p, C.eta, C.Nii, C.ut);
 
-    apply_N(p, nu, u, Nx);
-    gradient(p, Nx, g);
-    mbdcp_float res = residual(p, nu, g, L, pnorm, trial);
-    int interrupted = 0;
-
-    if (s->method == MBDCP_CCP_APGD) {
-        /* Mazhar, Heyn, Negrut, Tasora (2015), Algorithm 2 (Nesterov with adaptive step and
-         * restart), run on x = gamma / S with S = sqrt(eta): one scalar per contact keeps each
-         * cone and its Euclidean projection, and evens out the contacts' effective masses.
-         * Vectors below are in x-space; 'prev' keeps the best gamma found. */
-        mbdcp_float *S = eta, *ps = g; /* ps = S p */
-        for (mbdcp_int j = 0; j < np_; ++j) S[j] = sqrt(eta[j]);
-        for (mbdcp_int j = 0; j < np_; ++j) ps[j] = S[j] * p->p[j];
-        const mbdcp_float Ls = lipschitz(p, S, y, Ny, ut, tmp);
-        mbdcp_float Lk = Ls, theta = 1.0, best = res;
-        memcpy(prev, nu, (size_t)np_ * sizeof(mbdcp_float));
-        for (mbdcp_int j = 0; j < np_; ++j) gam[j] = nu[j] / S[j];
-        apply_SNS(p, S, gam, ut, Ngam, tmp);
-        memcpy(y, gam, (size_t)np_ * sizeof(mbdcp_float));
-        memcpy(Ny, Ngam, (size_t)np_ * sizeof(mbdcp_float));
-        for (mbdcp_int k = 0; k < s->max_iter && res > s->tol && !interrupted; ++k) {
-            /* Nx: the gradient at y; nu: scratch for the product with the trial point */
-            for (mbdcp_int j = 0; j < np_; ++j) Nx[j] = Ny[j] + ps[j];
-            const mbdcp_float fy = 0.5 * dot(np_, y, Ny) + dot(np_, ps, y);
-            mbdcp_float fnew = 0.0;
-            for (int ls = 0; ls < 60; ++ls) {
-                for (mbdcp_int j = 0; j < np_; ++j) trial[j] = y[j] - Nx[j] / Lk;
-                project_all(p, trial);
-                apply_SNS(p, S, trial, ut, nu, tmp);
-                fnew = 0.5 * dot(np_, trial, nu) + dot(np_, ps, trial);
-                mbdcp_float lin = 0.0, sq = 0.0;
-                for (mbdcp_int j = 0; j < np_; ++j) {
-                    const mbdcp_float dlt = trial[j] - y[j];
-                    lin += Nx[j] * dlt;
-                    sq += dlt * dlt;
-                }
-                if (fnew <= fy + lin + 0.5 * Lk * sq + 1e-14 * fabs(fy)) break;
-                Lk *= 2.0;
-            }
-            const mbdcp_float theta_new = 0.5 * (-theta * theta + theta * sqrt(theta * theta + 4.0));
-            const mbdcp_float beta = theta * (1.0 - theta) / (theta * theta + theta_new);
-            mbdcp_float restart = 0.0;
-            for (mbdcp_int j = 0; j < np_; ++j) restart += Nx[j] * (trial[j] - gam[j]);
-            /* y = x_new + beta (x_new - x); N y from the two products by linearity */
-            for (mbdcp_int j = 0; j < np_; ++j) {
-                const mbdcp_float step_ = trial[j] - gam[j];
-                gam[j] = trial[j];
-                y[j] = trial[j] + beta * step_;
-                Ny[j] = nu[j] + beta * (nu[j] - Ngam[j]);
-                Ngam[j] = nu[j];
-            }
-            /* residual in gamma-space: gamma = S x, N gamma + p = (S N S x + S p) / S */
-            for (mbdcp_int j = 0; j < np_; ++j) {
-                trial[j] = S[j] * gam[j];
-                Nx[j] = (Ngam[j] + ps[j]) / S[j];
-            }
-            res = residual(p, trial, Nx, L, pnorm, tmp);
-            info->iterations = k + 1;
-            if (mbdcp_monitor_call(&s->monitor, k + 1, -1, -1, res)) interrupted = 1;
-            if (res < best) {
-                best = res;
-                memcpy(prev, trial, (size_t)np_ * sizeof(mbdcp_float));
-            }
-            if (restart > 0.0) {
-                memcpy(y, gam, (size_t)np_ * sizeof(mbdcp_float));
-                memcpy(Ny, Ngam, (size_t)np_ * sizeof(mbdcp_float));
-                theta = 1.0;
-            } else {
-                theta = theta_new;
-            }
-            Lk *= 0.9;
-        }
-        memcpy(nu, prev, (size_t)np_ * sizeof(mbdcp_float));
-        res = best;
-        apply_Q(p, nu, u);
-    } else if (s->method == MBDCP_CCP_PJACOBI) {
-        for (mbdcp_int k = 0; k < s->max_iter && res > s->tol && !interrupted; ++k) {
-            for (mbdcp_int j = 0; j < np_; ++j) nu[j] -= omega * eta[j] * g[j];
-            project_all(p, nu);
-            apply_N(p, nu, u, Nx);
-            gradient(p, Nx, g);
-            res = residual(p, nu, g, L, pnorm, trial);
-            info->iterations = k + 1;
-            if (mbdcp_monitor_call(&s->monitor, k + 1, -1, -1, res)) interrupted = 1;
-        }
-    } else {
-        /* Gauss-Seidel: u = Q nu is kept current; contact i reads g_i = P_i^T u + p_i and solves its
-         * local problem min 1/2 x^T N_ii x + (g_i - N_ii gamma_i)^T x over K_i by a few projected
-         * gradient steps (step 1 / ||N_ii||_F <= 1 / lambda_max), as nonsmooth Gauss-Seidel does. */
-        for (mbdcp_int k = 0; k < s->max_iter && res > s->tol && !interrupted; ++k) {
-            for (mbdcp_int i = 0; i < p->n_c + p->n_b; ++i) {
-                const int contact = i < p->n_c;
-                const mbdcp_int j0 = contact ? 3 * i : 3 * p->n_c + (i - p->n_c);
-                const mbdcp_int w = contact ? 3 : 1;
-                mbdcp_float old[3], gi[3];
-                for (mbdcp_int a = 0; a < w; ++a) {
-                    old[a] = nu[j0 + a];
-                    gi[a] = col_dot_P(p, j0 + a, u) + p->p[j0 + a];
-                }
-                if (contact) {
-                    const mbdcp_float *B = Nii + 9 * (size_t)i;
-                    mbdcp_float fro = 0.0, b[3], x[3] = {old[0], old[1], old[2]};
-                    for (int q = 0; q < 9; ++q) fro += B[q] * B[q];
-                    const mbdcp_float step_ = fro > 0.0 ? 1.0 / sqrt(fro) : eta[j0];
-                    for (int a = 0; a < 3; ++a) b[a] = gi[a] - (B[3 * a] * old[0] + B[3 * a + 1] * old[1] + B[3 * a + 2] * old[2]);
-                    for (int inner = 0; inner < LOCAL_ITERATIONS; ++inner) {
-                        mbdcp_float y3[3], change = 0.0;
-                        for (int a = 0; a < 3; ++a)
-                            y3[a] = x[a] - step_ * (B[3 * a] * x[0] + B[3 * a + 1] * x[1] + B[3 * a + 2] * x[2] + b[a]);
-                        mbdcp_cone_project(p->mu[i], y3);
-                        for (int a = 0; a < 3; ++a) {
-                            change = fmax(change, fabs(y3[a] - x[a]));
-                            x[a] = y3[a];
-                        }
-                        if (change <= 1e-3 * s->tol * fmax(fabs(x[0]), 1e-300)) break;
-                    }
-                    for (int a = 0; a < 3; ++a) nu[j0 + a] = old[a] + omega * (x[a] - old[a]);
-                    mbdcp_cone_project(p->mu[i], nu + j0); /* relaxation may leave the cone when omega > 1 */
-                } else {
-                    nu[j0] -= omega * eta[j0] * gi[0];
-                }
-                for (mbdcp_int a = 0; a < w; ++a) {
-                    const mbdcp_float dlt = nu[j0 + a] - old[a];
-                    if (dlt == 0.0) continue;
-                    for (mbdcp_int q = p->Q_colptr[j0 + a]; q < p->Q_colptr[j0 + a + 1]; ++q)
-                        u[p->Q_rowind[q]] += p->Q_val[q] * dlt;
-                }
-            }
-            apply_N(p, nu, u, Nx); /* also refreshes u, against drift */
-            gradient(p, Nx, g);
-            res = residual(p, nu, g, L, pnorm, trial);
-            info->iterations = k + 1;
-            if (mbdcp_monitor_call(&s->monitor, k + 1, -1, -1, res)) interrupted = 1;
-        }
+    apply_N(p, nu, u, C.Nx);
+    gradient(p, C.Nx, C.g);
+    const mbdcp_float res = residual(p, nu, C.g, C.L, C.pnorm, C.trial);
+    mbdcp_float cw = componentwise(p, nu, C.g, C.L, C.au, C.sc, C.tmp);
+    if (!(res <= s->tol && cw <= s->tol)) {
+        if (s->method == MBDCP_CCP_APGD)
+            cw = apgd(&C, nu, u, res);
+        else if (s->method == MBDCP_CCP_PJACOBI)
+            cw = jacobi(&C, nu, u);
+        else
+            cw = gauss_seidel(&C, nu, u);
     }
-    info->residual = res;
-    if (interrupted)
+    info->residual = cw;
+    if (C.interrupted)
         info->status = MBDCP_INTERRUPTED;
-    else if (!isfinite(res) || !mbdcp_all_finite((size_t)np_, nu))
+    else if (!isfinite(cw) || !mbdcp_all_finite((size_t)np_, nu))
         info->status = MBDCP_NUMERICAL_ERROR;
-    else if (res <= s->tol)
+    else if (cw <= s->tol)
         info->status = MBDCP_SOLVED;
     return MBDCP_OK;
 }
