@@ -88,10 +88,10 @@ class _Ends:
         self.mask = np.stack([np.ones_like(self.two), self.two], axis=1)
         self.n_v, self.dof = pos.shape[0] * dof, dof
 
-    def jacobian(self, dirs):
-        """The columns of K directions per contact (dirs: (n_c, dim, K)), contact after contact,
-        as a CSC matrix (n_v, K n_c) built directly in its storage: per column, body a's rows
-        then body b's (a < b for pairs)."""
+    def jacobian(self, dirs, dense=False):
+        """The columns of K directions per contact (dirs: (n_c, dim, K)), contact after contact:
+        an (n_v, K n_c) array, or a CSC matrix built directly in its storage (per column, body
+        a's rows then body b's; a < b for pairs)."""
         n_c, dim, K = dirs.shape
         d = np.swapaxes(dirs, 1, 2)[:, :, None, :]              # (n_c, K, 1, dim)
         r = self.r[:, None, :, :]                                # (n_c, 1, 2, dim)
@@ -102,10 +102,14 @@ class _Ends:
                             r[..., 0] * d[..., 1] - r[..., 1] * d[..., 0]], axis=-1)
         d = np.broadcast_to(d, ang.shape[:-1] + (dim,))
         vals = np.concatenate([d, ang], axis=-1) * np.array([1.0, -1.0])[:, None]               # (n_c, K, 2, dof)
-        rows = self.dof * self.body[:, None, :, None] + np.arange(self.dof)                     # (n_c, 1, 2, dof)
         mask = np.broadcast_to(self.mask[:, None, :, None], vals.shape)
+        rows = np.broadcast_to(self.dof * self.body[:, None, :, None] + np.arange(self.dof), vals.shape)[mask]
+        if dense:
+            W = np.zeros((self.n_v, K * n_c))
+            W[rows, np.broadcast_to(((K * np.arange(n_c))[:, None] + np.arange(K))[:, :, None, None], vals.shape)[mask]] = vals[mask]
+            return W
         indptr = np.r_[0, np.cumsum(np.repeat(self.dof * (1 + self.two), K))]
-        return sp.csc_matrix((vals[mask], np.broadcast_to(rows, vals.shape)[mask], indptr), shape=(self.n_v, K * n_c))
+        return sp.csc_matrix((vals[mask], rows, indptr), shape=(self.n_v, K * n_c))
 
 
 def assemble(fields, planar, gravity, mu, n_d, h, contacts, form="dense", parts=("Wn", "D", "Wt")):
@@ -128,21 +132,22 @@ def assemble(fields, planar, gravity, mu, n_d, h, contacts, form="dense", parts=
     out = dict(U=np.full(n_c, float(mu)), v=velocity(fields, planar), p_ext=applied_impulse(fields, planar, gravity, h, J),
                psi_n=contacts.gap.copy(), dpsi_n=-np.einsum("ij,ij->i", normal, contacts.wall_velocity),
                dpsi_f=-np.einsum("cdk,cd->ck", dirs, contacts.wall_velocity).ravel(), contacts=contacts)
+    dense = form == "dense"
     mats = {}
     if "Wn" in parts:
-        mats["Wn"] = ends.jacobian(normal[:, :, None])
+        mats["Wn"] = ends.jacobian(normal[:, :, None], dense)
     if "D" in parts:
-        mats["D"] = ends.jacobian(dirs)
+        mats["D"] = ends.jacobian(dirs, dense)
         mats["E"] = sp.csc_matrix((np.ones(n_c * n_d), np.arange(n_c * n_d), n_d * np.arange(n_c + 1)), shape=(n_c * n_d, n_c))
+        mats["E"] = mats["E"].toarray() if dense else mats["E"]
     if "Wt" in parts:
-        mats["Wt"] = ends.jacobian(pair)
-    if form == "dense":
+        mats["Wt"] = ends.jacobian(pair, dense)
+    n = blocks.shape[0]
+    if dense:
         M = np.zeros((n_v, n_v))
-        n = np.arange(blocks.shape[0])
-        M.reshape(n.size, dof, n.size, dof)[n, :, n, :] = blocks
-        mats = {k: m.toarray() for k, m in mats.items()}
+        M.reshape(n, dof, n, dof)[np.arange(n), :, np.arange(n), :] = blocks
     elif form == "sparse":
-        M = sp.bsr_matrix((blocks, np.arange(blocks.shape[0]), np.arange(blocks.shape[0] + 1)), shape=(n_v, n_v)).tocsr()
+        M = sp.bsr_matrix((blocks, np.arange(n), np.arange(n + 1)), shape=(n_v, n_v)).tocsr()
         M.eliminate_zeros()
     else:
         M = blocks

@@ -15,6 +15,10 @@ from scipy.spatial import cKDTree
 from mbdcp.mechanics.bodies import box_corners
 
 
+class CoincidentCentres(ValueError):
+    """Two round bodies share a centre: their contact normal is undefined."""
+
+
 @dataclass(frozen=True)
 class Contact:
     """One active contact: body a (index), body b (index or None for a wall), the point, the
@@ -67,8 +71,7 @@ class Contacts:
 def find_contacts(fields, planar, walls, delta):
     """The active contacts (gap <= delta) of bodies given by their field arrays."""
     pos, rad = fields["position"], fields["radius"]
-    n, dim = pos.shape
-    box = np.zeros(n, dtype=bool) if planar else fields["half_extents"][:, 0] > 0
+    box = np.zeros(len(pos), dtype=bool) if planar else fields["half_extents"][:, 0] > 0
     round_, boxes = np.flatnonzero(~box), np.flatnonzero(box)
     wall = _wall_contacts(fields, pos, rad, round_, boxes, walls, delta)
     pair = _pair_contacts(pos, rad, round_, delta)
@@ -108,10 +111,14 @@ def _pair_contacts(pos, rad, round_, delta):
         i, j = round_[pairs[:, 0]], round_[pairs[:, 1]]
     d = pos[i] - pos[j]
     dist = np.linalg.norm(d, axis=1)
+    tiny = np.flatnonzero((dist == 0) & np.any(d != 0, axis=1))  # |d|^2 underflowed: rescale
+    if tiny.size:
+        big = np.abs(d[tiny]).max(axis=1)
+        dist[tiny] = big * np.linalg.norm(d[tiny] / big[:, None], axis=1)
     if np.any(dist == 0):
         k = np.flatnonzero(dist == 0)[0]
         a, b = sorted((int(i[k]), int(j[k])))
-        raise ValueError(f"bodies {a} and {b} have coincident centres at {pos[a].tolist()}: the contact normal is undefined")
+        raise CoincidentCentres(f"bodies {a} and {b} have coincident centres at {pos[a].tolist()}: the contact normal is undefined")
     gap = dist - rad[i] - rad[j]
     keep = np.flatnonzero(gap <= delta)
     keep = keep[np.lexsort((j[keep], i[keep]))]

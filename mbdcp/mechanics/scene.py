@@ -109,12 +109,13 @@ class Scene:
         f = self.fields()
         V = v.reshape(len(self.bodies), -1)
         vel, w = V[:, :self.dim].copy(), V[:, self.dim:].copy()
-        new = dict(velocity=vel, position=f["position"] + h * vel)
-        if self.planar:
-            new.update(omega=w[:, 0], theta=f["theta"] + h * w[:, 0])
-        else:
-            e = f["quaternion"] + h * np.einsum("nij,nj->ni", B_matrix(f["quaternion"]), w)
-            new.update(omega=w, quaternion=e / np.linalg.norm(e, axis=1)[:, None])
+        with np.errstate(over="ignore", invalid="ignore"):  # a non-finite result is the caller's to detect
+            new = dict(velocity=vel, position=f["position"] + h * vel)
+            if self.planar:
+                new.update(omega=w[:, 0], theta=f["theta"] + h * w[:, 0])
+            else:
+                e = f["quaternion"] + h * np.einsum("nij,nj->ni", B_matrix(f["quaternion"]), w)
+                new.update(omega=w, quaternion=e / np.linalg.norm(e, axis=1)[:, None])
         return new
 
     def update(self, new):

@@ -7,6 +7,7 @@ import numpy as np
 
 import mbdcp
 from mbdcp.mechanics import assembly, checks
+from mbdcp.mechanics.contacts import CoincidentCentres
 from mbdcp.results import _Result
 
 
@@ -14,7 +15,8 @@ from mbdcp.results import _Result
 class Failure:
     """The first reason a trajectory is not a success: at time index ``step`` (for a non-finite
     state, the index it would have had), ``reason`` "solver" (a status other than SOLVED),
-    "non-finite" or "penetration", and a message."""
+    "non-finite", "penetration" or "coincident" (two round bodies on one centre: no contact
+    normal), and a message."""
 
     step: int
     reason: str
@@ -27,7 +29,8 @@ class Trajectory(_Result):
 
     ``success`` is True only if every step reached the solver's status SOLVED, every state is
     finite and no penetration exceeds ``penetration_tolerance``; ``first_failure`` says where
-    and why not. A step giving a non-finite state ends the run before it (``finite`` False).
+    and why not. A step giving a non-finite state (``finite`` False) or two round bodies on one
+    centre ends the run before it.
     """
 
     times: np.ndarray
@@ -55,7 +58,7 @@ class Trajectory(_Result):
 
     @property
     def success(self):
-        return all(s == mbdcp.Status.SOLVED for s in self.statuses) and self.finite and self.penetration_ok
+        return self.first_failure is None
 
     def plot_energy(self, ax=None):
         import matplotlib.pyplot as plt
@@ -137,8 +140,9 @@ def simulate(scene, h, T, method="lcp", progress=True, algorithm=3, ccp_tol=1e-8
     -------
     Trajectory
         A step not reaching the status SOLVED is recorded in ``statuses`` and the run goes on
-        with the solver's last iterate; a step giving a non-finite state stops the run, the
-        bodies keeping the last finite state. ``success`` and ``first_failure`` summarise.
+        with the solver's last iterate; a step giving a non-finite state, or two round bodies
+        on one centre, stops the run before that state (the bodies keep the last state).
+        ``success`` (no failure at all) and ``first_failure`` summarise.
 
     Examples
     --------
@@ -190,10 +194,18 @@ def simulate(scene, h, T, method="lcp", progress=True, algorithm=3, ccp_tol=1e-8
             finite = False
             fail(k, "non-finite", f"step {k} gave a non-finite state (solver status {res.status.name}); the run stopped before it")
             break
+        before = ({k: scene.fields()[k] for k in new}, [w.point for w in scene.walls])
         scene.update(new)
         for wall in scene.walls:  # prescribed motion of the walls
             wall.point = wall.point + h * wall.velocity
-        contacts = scene.contacts()
+        try:
+            contacts = scene.contacts()
+        except CoincidentCentres as exc:  # e.g. two particles landing on one spot: no next step
+            scene.update(before[0])
+            for wall, point in zip(scene.walls, before[1]):
+                wall.point = point
+            fail(k, "coincident", f"step {k}: {exc}; the run stopped before it")
+            break
         q.append(scene.configuration())
         vel.append(res.v_next.copy())
         ke.append(scene.kinetic_energy())
