@@ -1,0 +1,155 @@
+r"""One step's arguments from the scene's arrays, in one vectorised pass.
+
+Planar bodies have :math:`v = (\dot x, \dot y, \omega)`, :math:`M = \mathrm{diag}(m, m, J)` and a
+direction :math:`\hat d` applied at offset :math:`r` from the centre contributes the column
+:math:`(\hat d, (r \times \hat d)_z)`; spatial bodies have :math:`v = (\dot x, \omega)`,
+:math:`M = \mathrm{blockdiag}(m I_3, R J_B R^T)`, the column :math:`(\hat d, r \times \hat d)` and
+the gyroscopic impulse :math:`-h\,\omega \times J\omega`. The other body of a pair gets the
+negated column at its own offset. Friction directions are those of :func:`mbdcp.friction_basis`
+(3-D) or :math:`\pm t` with :math:`t = (-n_y, n_x)` (2-D); the CCP's tangent pair is the first
+two of the four 3-D directions, or :math:`(t, 0)` in 2-D.
+"""
+import numpy as np
+import scipy.sparse as sp
+
+from mbdcp.mechanics.bodies import quaternion_to_matrix
+
+
+def world_inertia(fields):
+    """World-frame inertias R J_B R^T, (n, 3, 3)."""
+    R = quaternion_to_matrix(fields["quaternion"])
+    return R @ fields["inertia"] @ np.swapaxes(R, 1, 2)
+
+
+def mass_blocks(fields, planar, J=None):
+    """The diagonal blocks of M, one per body: (n, 3, 3) or (n, 6, 6)."""
+    m = fields["mass"]
+    k = 3 if planar else 6
+    blocks = np.zeros((m.size, k, k))
+    idx = np.arange(2 if planar else 3)
+    blocks[:, idx, idx] = m[:, None]
+    if planar:
+        blocks[:, 2, 2] = fields["inertia"]
+    else:
+        blocks[:, 3:, 3:] = world_inertia(fields) if J is None else J
+    return blocks
+
+
+def velocity(fields, planar):
+    """The generalised velocity v, body after body."""
+    omega = fields["omega"][:, None] if planar else fields["omega"]
+    return np.concatenate([fields["velocity"], omega], axis=1).ravel()
+
+
+def applied_impulse(fields, planar, gravity, h, J=None):
+    """h times gravity and, for spatial bodies, the gyroscopic term -omega x J omega."""
+    force = fields["mass"][:, None] * gravity
+    if planar:
+        torque = np.zeros((force.shape[0], 1))
+    else:
+        w = fields["omega"]
+        J = world_inertia(fields) if J is None else J
+        torque = -np.cross(w, np.einsum("nij,nj->ni", J, w))
+    return (h * np.concatenate([force, torque], axis=1)).ravel()
+
+
+def kinetic_energy(fields, planar, J=None):
+    v, w, m = fields["velocity"], fields["omega"], fields["mass"]
+    if planar:
+        rot = fields["inertia"] * w * w
+    else:
+        J = world_inertia(fields) if J is None else J
+        rot = np.einsum("ni,nij,nj->n", w, J, w)
+    return 0.5 * float(np.sum(m * np.einsum("ni,ni->n", v, v) + rot))
+
+
+def friction_directions(normals, n_d):
+    """n_d unit directions (n, 3, n_d) in each tangent plane, as :func:`mbdcp.friction_basis`."""
+    n = normals
+    rows = np.arange(n.shape[0])
+    k = np.argmin(np.abs(n), axis=1)  # the world axis least aligned with n
+    t1 = -n[rows, k][:, None] * n
+    t1[rows, k] += 1.0
+    t1 /= np.sqrt(np.einsum("ij,ij->i", t1, t1))[:, None]
+    t2 = np.stack([n[:, 1] * t1[:, 2] - n[:, 2] * t1[:, 1], n[:, 2] * t1[:, 0] - n[:, 0] * t1[:, 2],
+                   n[:, 0] * t1[:, 1] - n[:, 1] * t1[:, 0]], axis=1)
+    ang = 2.0 * np.pi * np.arange(n_d) / max(n_d, 1)
+    return t1[:, :, None] * np.cos(ang) + t2[:, :, None] * np.sin(ang)
+
+
+class _Ends:
+    """The bodies touching each contact: a (sign +1) and, for a pair, b (sign -1), with the
+    offsets r of the contact point from their centres."""
+
+    def __init__(self, contacts, pos, dof):
+        self.two = contacts.b >= 0
+        self.body = np.stack([contacts.a, np.where(self.two, contacts.b, contacts.a)], axis=1)    # (n_c, 2)
+        self.r = contacts.point[:, None, :] - pos[self.body]                                       # (n_c, 2, dim)
+        self.mask = np.stack([np.ones_like(self.two), self.two], axis=1)
+        self.n_v, self.dof = pos.shape[0] * dof, dof
+
+    def jacobian(self, dirs, dense=False):
+        """The columns of K directions per contact (dirs: (n_c, dim, K)), contact after contact:
+        an (n_v, K n_c) array, or a CSC matrix built directly in its storage (per column, body
+        a's rows then body b's; a < b for pairs)."""
+        n_c, dim, K = dirs.shape
+        d = np.swapaxes(dirs, 1, 2)[:, :, None, :]              # (n_c, K, 1, dim)
+        r = self.r[:, None, :, :]                                # (n_c, 1, 2, dim)
+        if self.dof == 3:
+            ang = (r[..., 0] * d[..., 1] - r[..., 1] * d[..., 0])[..., None]
+        else:
+            ang = np.stack([r[..., 1] * d[..., 2] - r[..., 2] * d[..., 1], r[..., 2] * d[..., 0] - r[..., 0] * d[..., 2],
+                            r[..., 0] * d[..., 1] - r[..., 1] * d[..., 0]], axis=-1)
+        d = np.broadcast_to(d, ang.shape[:-1] + (dim,))
+        vals = np.concatenate([d, ang], axis=-1) * np.array([1.0, -1.0])[:, None]               # (n_c, K, 2, dof)
+        mask = np.broadcast_to(self.mask[:, None, :, None], vals.shape)
+        rows = np.broadcast_to(self.dof * self.body[:, None, :, None] + np.arange(self.dof), vals.shape)[mask]
+        if dense:
+            W = np.zeros((self.n_v, K * n_c))
+            W[rows, np.broadcast_to(((K * np.arange(n_c))[:, None] + np.arange(K))[:, :, None, None], vals.shape)[mask]] = vals[mask]
+            return W
+        indptr = np.r_[0, np.cumsum(np.repeat(self.dof * (1 + self.two), K))]
+        return sp.csc_matrix((vals[mask], rows, indptr), shape=(self.n_v, K * n_c))
+
+
+def assemble(fields, planar, gravity, mu, n_d, h, contacts, form="dense", parts=("Wn", "D", "Wt")):
+    """Arguments of one step: a dict with M, Wn, D, E, U, Wt, v, p_ext, psi_n, dpsi_n, dpsi_f and
+    the contacts. ``form``: "dense" (NumPy arrays), "sparse" (scipy.sparse; M block diagonal)
+    or "blocks" (sparse Jacobians and M as its diagonal blocks (n, k, k)). Only the Jacobians in
+    ``parts`` are built (E goes with D)."""
+    dof = 3 if planar else 6
+    J = None if planar else world_inertia(fields)
+    blocks = mass_blocks(fields, planar, J)
+    n_c, n_v = len(contacts), blocks.shape[0] * dof
+    normal = contacts.normal
+    if planar:
+        t = np.stack([-normal[:, 1], normal[:, 0]], axis=1)[:, :, None]
+        dirs, pair = np.concatenate([t, -t], axis=2)[:, :, :n_d], np.concatenate([t, np.zeros_like(t)], axis=2)
+    else:
+        four = friction_directions(normal, 4)
+        dirs, pair = (four if n_d == 4 else friction_directions(normal, n_d)), four[:, :, :2]
+    ends = _Ends(contacts, fields["position"], dof)
+    out = dict(U=np.full(n_c, float(mu)), v=velocity(fields, planar), p_ext=applied_impulse(fields, planar, gravity, h, J),
+               psi_n=contacts.gap.copy(), dpsi_n=-np.einsum("ij,ij->i", normal, contacts.wall_velocity),
+               dpsi_f=-np.einsum("cdk,cd->ck", dirs, contacts.wall_velocity).ravel(), contacts=contacts)
+    dense = form == "dense"
+    mats = {}
+    if "Wn" in parts:
+        mats["Wn"] = ends.jacobian(normal[:, :, None], dense)
+    if "D" in parts:
+        mats["D"] = ends.jacobian(dirs, dense)
+        mats["E"] = sp.csc_matrix((np.ones(n_c * n_d), np.arange(n_c * n_d), n_d * np.arange(n_c + 1)), shape=(n_c * n_d, n_c))
+        mats["E"] = mats["E"].toarray() if dense else mats["E"]
+    if "Wt" in parts:
+        mats["Wt"] = ends.jacobian(pair, dense)
+    n = blocks.shape[0]
+    if dense:
+        M = np.zeros((n_v, n_v))
+        M.reshape(n, dof, n, dof)[np.arange(n), :, np.arange(n), :] = blocks
+    elif form == "sparse":
+        M = sp.bsr_matrix((blocks, np.arange(n), np.arange(n + 1)), shape=(n_v, n_v)).tocsr()
+        M.eliminate_zeros()
+    else:
+        M = blocks
+    out.update(mats, M=M)
+    return out

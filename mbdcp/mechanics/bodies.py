@@ -1,0 +1,206 @@
+"""Rigid bodies whose fields live in rows of shared arrays.
+
+A body made alone keeps its fields in one-row arrays; a :class:`~mbdcp.mechanics.Scene` gathers
+its bodies' rows into arrays with one row per body and rebinds every body to its row, so
+``body.position`` is a view of the scene's state and the scene works on whole arrays.
+"""
+import numpy as np
+
+from mbdcp.mechanics import checks
+
+
+def quaternion_to_matrix(e):
+    """Rotation matrix of a unit quaternion e = (e0, e1, e2, e3); for an array of quaternions
+    (..., 4), the matrices (..., 3, 3).
+
+    >>> import numpy as np
+    >>> quaternion_to_matrix([np.cos(np.pi / 4), 0, 0, np.sin(np.pi / 4)]).round(12) + 0.0
+    array([[ 0., -1.,  0.],
+           [ 1.,  0.,  0.],
+           [ 0.,  0.,  1.]])
+    """
+    e = np.asarray(e, dtype=float)
+    e0, e1, e2, e3 = np.moveaxis(e, -1, 0)
+    R = np.empty(e.shape[:-1] + (3, 3))
+    R[..., 0, 0], R[..., 0, 1], R[..., 0, 2] = 1 - 2 * (e2 * e2 + e3 * e3), 2 * (e1 * e2 - e0 * e3), 2 * (e1 * e3 + e0 * e2)
+    R[..., 1, 0], R[..., 1, 1], R[..., 1, 2] = 2 * (e1 * e2 + e0 * e3), 1 - 2 * (e1 * e1 + e3 * e3), 2 * (e2 * e3 - e0 * e1)
+    R[..., 2, 0], R[..., 2, 1], R[..., 2, 2] = 2 * (e1 * e3 - e0 * e2), 2 * (e2 * e3 + e0 * e1), 1 - 2 * (e1 * e1 + e2 * e2)
+    return R
+
+
+def B_matrix(e):
+    """B(e) with de/dt = B(e) omega for omega in the world frame (DESIGN.md section 7); for an
+    array of quaternions (..., 4), the matrices (..., 4, 3)."""
+    e = np.asarray(e, dtype=float)
+    e0, e1, e2, e3 = np.moveaxis(e, -1, 0)
+    rows = [[-e1, -e2, -e3], [e0, e3, -e2], [-e3, e0, e1], [e2, -e1, e0]]
+    return 0.5 * np.moveaxis(np.array(rows), (0, 1), (-2, -1))
+
+
+class BodyRows:
+    """Fields of bodies as arrays, one row per body (a scene's state, or a lone body's)."""
+
+    def __init__(self, fields):
+        self.fields = fields
+        self.detached = False  # set when one of these bodies is gathered into another scene
+
+    @classmethod
+    def gather(cls, bodies):
+        """New arrays holding the bodies' current fields; each body is rebound to its row."""
+        rows = cls({k: np.stack([b._rows.fields[k][b._i] for b in bodies]) for k in bodies[0]._rows.fields})
+        for i, b in enumerate(bodies):
+            b._rows.detached = True
+            b._rows, b._i = rows, i
+        return rows
+
+
+class _Field:
+    """A body attribute stored in row ``body._i`` of an array; values are validated by ``check``."""
+
+    def __init__(self, check, shape=()):
+        self.check, self.shape = check, shape
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, body, owner=None):
+        if body is None:
+            return self
+        x = body._rows.fields[self.name][body._i]
+        return float(x) if np.ndim(x) == 0 else x
+
+    def __set__(self, body, value):
+        body._rows.fields[self.name][body._i] = self.check(self.name, value)
+
+
+class _HalfExtents(_Field):
+    """A box's half extents; zeros in the array stand for None (not a box)."""
+
+    def __get__(self, body, owner=None):
+        x = super().__get__(body, owner)
+        return x if body is None or x[0] > 0 else None
+
+    @staticmethod
+    def validate(name, x):
+        if x is None:
+            return np.zeros(3)
+        a = checks.vector(name, x, 3)
+        if np.any(a <= 0):
+            raise ValueError(f"{name} must be positive, got {a}")
+        return a
+
+
+class _Body:
+    """Shared behaviour: fields in one-row arrays until a scene gathers them."""
+
+    def _start(self):
+        self._rows = BodyRows({name: np.zeros((1,) + f.shape) for name, f in type(self)._fields()})
+        self._i = 0
+
+    @classmethod
+    def _fields(cls):
+        return [(k, f) for k, f in vars(cls).items() if isinstance(f, _Field)]
+
+    def __repr__(self):
+        return f"{type(self).__name__}(" + ", ".join(f"{k}={getattr(self, k)!r}" for k, _ in self._fields()) + ")"
+
+    def v(self):
+        return np.r_[self.velocity, self.omega]
+
+
+class Body2D(_Body):
+    """A planar rigid body: a disk of ``radius`` (0: a particle) with mass and inertia J.
+
+    ``inertia`` defaults to a uniform disk, m r^2 / 2 (1 for a particle). In a scene, the
+    attributes read and write the scene's arrays.
+    """
+
+    mass = _Field(checks.positive)
+    position = _Field(lambda name, x: checks.vector(name, x, 2), (2,))
+    theta = _Field(checks.real)
+    velocity = _Field(lambda name, x: checks.vector(name, x, 2), (2,))
+    omega = _Field(checks.real)
+    radius = _Field(checks.nonnegative)
+    inertia = _Field(checks.positive)
+    dof = 3
+
+    def __init__(self, mass, position, theta=0.0, velocity=(0.0, 0.0), omega=0.0, radius=0.0, inertia=None):
+        self._start()
+        self.mass, self.radius = mass, radius
+        if inertia is None:
+            inertia = 0.5 * self.mass * self.radius ** 2 if self.radius > 0 else 1.0
+        self.inertia = inertia
+        self.position, self.theta, self.velocity, self.omega = position, theta, velocity, omega
+
+    def q(self):
+        return np.r_[self.position, self.theta]
+
+    def mass_matrix(self):
+        return np.diag([self.mass, self.mass, self.inertia])
+
+
+class Body3D(_Body):
+    """A spatial rigid body: a sphere (``radius``), a box (``half_extents``) or a particle.
+
+    ``omega`` is in the world frame; ``inertia`` is the body-frame J_B, a 3-vector (principal
+    moments) or an SPD 3x3 matrix, by default that of a uniform box or ball (identity for a
+    particle). The quaternion is normalised. In a scene, the attributes read and write the
+    scene's arrays.
+    """
+
+    mass = _Field(checks.positive)
+    position = _Field(lambda name, x: checks.vector(name, x, 3), (3,))
+    quaternion = _Field(lambda name, x: checks.unit(name, x, 4), (4,))
+    velocity = _Field(lambda name, x: checks.vector(name, x, 3), (3,))
+    omega = _Field(lambda name, x: checks.vector(name, x, 3), (3,))
+    radius = _Field(checks.nonnegative)
+    half_extents = _HalfExtents(_HalfExtents.validate, (3,))
+    inertia = _Field(checks.inertia3, (3, 3))
+    dof = 6
+
+    def __init__(self, mass, position, quaternion=(1.0, 0.0, 0.0, 0.0), velocity=(0.0, 0.0, 0.0),
+                 omega=(0.0, 0.0, 0.0), radius=0.0, half_extents=None, inertia=None):
+        self._start()
+        self.mass = mass
+        self.position, self.velocity, self.omega, self.quaternion = position, velocity, omega, quaternion
+        self.radius, self.half_extents = radius, half_extents
+        if inertia is None:
+            if self.half_extents is not None:
+                a, b, c = 2 * self.half_extents
+                inertia = self.mass / 12 * np.array([b * b + c * c, a * a + c * c, a * a + b * b])
+            elif self.radius > 0:
+                inertia = np.full(3, 0.4 * self.mass * self.radius ** 2)
+            else:
+                inertia = np.ones(3)
+        self.inertia = inertia
+
+    def q(self):
+        return np.r_[self.position, self.quaternion]
+
+    def rotation(self):
+        return quaternion_to_matrix(self.quaternion)
+
+    def world_inertia(self):
+        R = self.rotation()
+        return R @ self.inertia @ R.T
+
+    def mass_matrix(self):
+        M = np.zeros((6, 6))
+        M[:3, :3] = self.mass * np.eye(3)
+        M[3:, 3:] = self.world_inertia()
+        return M
+
+    def corners(self):
+        """World positions of a box's corners, relative to its centre."""
+        if self.half_extents is None:
+            raise ValueError("corners: this body is not a box (half_extents is None)")
+        return box_corners(self.half_extents[None], self.quaternion[None])[0]
+
+
+_SIGNS = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], dtype=float)
+
+
+def box_corners(half_extents, quaternions):
+    """Corners (n, 8, 3) of n boxes relative to their centres, in the world frame."""
+    R = quaternion_to_matrix(quaternions)
+    return (_SIGNS * half_extents[:, None, :]) @ np.swapaxes(R, 1, 2)

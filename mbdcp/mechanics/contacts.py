@@ -1,0 +1,127 @@
+"""Contact generation, vectorised over bodies.
+
+Walls meet every body at its nearest point (disk, sphere, particle) or at every corner (box);
+disk–disk and sphere–sphere pairs come from a k-d tree (``scipy.spatial.cKDTree.query_pairs``
+within :math:`2 r_{max} + \\delta`) and are then filtered by their exact gap. A contact is
+active when its gap is at most the activation distance :math:`\\delta`. The order is fixed:
+wall contacts by (body, wall, corner), then pairs by (a, b) with a < b.
+"""
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+from scipy.spatial import cKDTree
+
+from mbdcp.mechanics.bodies import box_corners
+
+
+class CoincidentCentres(ValueError):
+    """Two round bodies share a centre: their contact normal is undefined."""
+
+
+@dataclass(frozen=True)
+class Contact:
+    """One active contact: body a (index), body b (index or None for a wall), the point, the
+    unit normal pointing into a, the gap, and the wall's velocity (zero for body pairs)."""
+
+    a: int
+    b: Optional[int]
+    point: np.ndarray
+    normal: np.ndarray
+    gap: float
+    wall_velocity: np.ndarray
+
+
+@dataclass(frozen=True)
+class Contacts:
+    """The active contacts of a configuration as arrays with one row per contact; ``b`` is -1
+    for a wall. ``contacts[k]`` is the :class:`Contact` k."""
+
+    a: np.ndarray
+    b: np.ndarray
+    point: np.ndarray
+    normal: np.ndarray
+    gap: np.ndarray
+    wall_velocity: np.ndarray
+
+    def __len__(self):
+        return len(self.gap)
+
+    def __getitem__(self, k):
+        b = int(self.b[k])
+        return Contact(int(self.a[k]), None if b < 0 else b, self.point[k], self.normal[k], float(self.gap[k]),
+                       self.wall_velocity[k])
+
+    def max_penetration(self):
+        """The deepest penetration, max(0, -min gap); 0 without contacts."""
+        return max(0.0, -float(self.gap.min())) if len(self) else 0.0
+
+    @classmethod
+    def of(cls, contacts, dim):
+        """Contacts from Contacts or from a sequence of Contact."""
+        if isinstance(contacts, cls):
+            return contacts
+        contacts = list(contacts)
+        rows = lambda name: np.array([getattr(c, name) for c in contacts], dtype=float).reshape(len(contacts), dim)
+        return cls(np.array([c.a for c in contacts], dtype=np.intp), np.array([-1 if c.b is None else c.b for c in contacts],
+                                                                               dtype=np.intp),
+                   rows("point"), rows("normal"), np.array([c.gap for c in contacts], dtype=float), rows("wall_velocity"))
+
+
+def find_contacts(fields, planar, walls, delta):
+    """The active contacts (gap <= delta) of bodies given by their field arrays."""
+    pos, rad = fields["position"], fields["radius"]
+    box = np.zeros(len(pos), dtype=bool) if planar else fields["half_extents"][:, 0] > 0
+    round_, boxes = np.flatnonzero(~box), np.flatnonzero(box)
+    wall = _wall_contacts(fields, pos, rad, round_, boxes, walls, delta)
+    pair = _pair_contacts(pos, rad, round_, delta)
+    return Contacts(*(np.concatenate([x, y]) for x, y in zip(wall, pair)))
+
+
+def _wall_contacts(fields, pos, rad, round_, boxes, walls, delta):
+    dim = pos.shape[1]
+    key, body, wall, point, gap = [np.zeros(0, dtype=np.intp)] * 3 + [np.zeros((0, dim)), np.zeros(0)]
+    parts = [(key, body, wall, point, gap)]
+    corners = box_corners(fields["half_extents"][boxes], fields["quaternion"][boxes]) if boxes.size else None
+    for w, wl in enumerate(walls):
+        g = (pos[round_] - wl.point) @ wl.normal - rad[round_]
+        k = np.flatnonzero(g <= delta)
+        i = round_[k]
+        parts.append((8 * (i * len(walls) + w), i, np.full(k.size, w), pos[i] - rad[i, None] * wl.normal, g[k]))
+        if corners is not None:
+            pts = pos[boxes, None, :] + corners
+            g = (pts - wl.point) @ wl.normal
+            kb, kc = np.nonzero(g <= delta)
+            i = boxes[kb]
+            parts.append((8 * (i * len(walls) + w) + kc, i, np.full(kb.size, w), pts[kb, kc], g[kb, kc]))
+    key, body, wall, point, gap = (np.concatenate(x) for x in zip(*parts))
+    order = np.argsort(key, kind="stable")
+    normals = np.array([wl.normal for wl in walls]).reshape(-1, dim)
+    velocities = np.array([wl.velocity for wl in walls]).reshape(-1, dim)
+    w = wall[order]
+    return body[order], np.full(order.size, -1), point[order], normals[w], gap[order], velocities[w]
+
+
+def _pair_contacts(pos, rad, round_, delta):
+    dim = pos.shape[1]
+    i = j = np.zeros(0, dtype=np.intp)
+    if round_.size > 1:
+        reach = 2 * rad[round_].max() + delta
+        pairs = cKDTree(pos[round_]).query_pairs(reach * (1 + 1e-9), output_type="ndarray")
+        i, j = round_[pairs[:, 0]], round_[pairs[:, 1]]
+    d = pos[i] - pos[j]
+    dist = np.linalg.norm(d, axis=1)
+    tiny = np.flatnonzero((dist == 0) & np.any(d != 0, axis=1))  # |d|^2 underflowed: rescale
+    if tiny.size:
+        big = np.abs(d[tiny]).max(axis=1)
+        dist[tiny] = big * np.linalg.norm(d[tiny] / big[:, None], axis=1)
+    if np.any(dist == 0):
+        k = np.flatnonzero(dist == 0)[0]
+        a, b = sorted((int(i[k]), int(j[k])))
+        raise CoincidentCentres(f"bodies {a} and {b} have coincident centres at {pos[a].tolist()}: the contact normal is undefined")
+    gap = dist - rad[i] - rad[j]
+    keep = np.flatnonzero(gap <= delta)
+    keep = keep[np.lexsort((j[keep], i[keep]))]
+    i, j, d, dist, gap = i[keep], j[keep], d[keep], dist[keep], gap[keep]
+    normal = d / dist[:, None]
+    return i, j, pos[j] + rad[j, None] * normal, normal, gap, np.zeros((i.size, dim))

@@ -1,0 +1,123 @@
+"""A scene: bodies (their fields gathered into arrays), walls, gravity and contact parameters."""
+import numpy as np
+
+from mbdcp.mechanics import assembly, checks
+from mbdcp.mechanics.bodies import B_matrix, Body2D, Body3D, BodyRows
+from mbdcp.mechanics.contacts import Contacts, find_contacts
+from mbdcp.mechanics.walls import Line, Plane
+
+
+class Scene:
+    """Bodies (all planar or all spatial), walls, gravity and contact parameters.
+
+    ``mu`` (>= 0) and ``n_d`` (friction directions per contact: 0 or 2 in 2-D, a nonnegative
+    even number in 3-D, default 2 or 4) apply to every contact; ``delta`` >= 0 is the activation
+    distance; ``gravity`` defaults to 9.81 downwards along the last axis. The scene gathers the
+    bodies' fields into arrays with one row per body; each body then reads and writes its row
+    (a body belongs to the last scene built with it). ``bodies`` and ``walls`` are tuples.
+
+    >>> from mbdcp.mechanics import Body2D, Line, Scene
+    >>> scene = Scene([Body2D(1.0, [0, 0.4], radius=0.5)], [Line([0, 0], [0, 1])])
+    >>> c = scene.contacts()[0]
+    >>> c.a, c.b, round(c.gap, 12)
+    (0, None, -0.1)
+    """
+
+    def __init__(self, bodies, walls=(), gravity=None, mu=0.5, n_d=None, delta=0.0):
+        bodies, walls = list(bodies), list(walls)
+        if not bodies:
+            raise ValueError("bodies must hold at least one body")
+        for k, b in enumerate(bodies):
+            if not isinstance(b, (Body2D, Body3D)):
+                raise TypeError(f"bodies[{k}] must be a Body2D or Body3D, got {type(b).__name__}")
+        if {type(b) for b in bodies} not in ({Body2D}, {Body3D}):
+            raise ValueError("bodies must be all Body2D or all Body3D")
+        if len({id(b) for b in bodies}) != len(bodies):
+            raise ValueError("bodies must be distinct objects (a body appears twice)")
+        self.planar = isinstance(bodies[0], Body2D)
+        wall_kind = Line if self.planar else Plane
+        for w in walls:
+            if not isinstance(w, wall_kind):
+                raise ValueError(f"walls must be {wall_kind.__name__} objects for {'planar' if self.planar else 'spatial'} bodies")
+        self.gravity = np.r_[np.zeros(self.dim - 1), -9.81] if gravity is None else gravity
+        self.mu, self.delta = mu, delta
+        self.n_d = (2 if self.planar else 4) if n_d is None else n_d
+        self.bodies, self.walls = tuple(bodies), tuple(walls)
+        self._rows = BodyRows.gather(bodies)
+        self.offsets = bodies[0].dof * np.arange(len(bodies) + 1)
+
+    dim = property(lambda self: 2 if self.planar else 3)
+    n_v = property(lambda self: int(self.offsets[-1]))
+    gravity = property(lambda self: self._gravity,
+                       lambda self, g: setattr(self, "_gravity", checks.vector("gravity", g, self.dim)))
+    mu = property(lambda self: self._mu, lambda self, x: setattr(self, "_mu", checks.nonnegative("mu", x)))
+    delta = property(lambda self: self._delta, lambda self, x: setattr(self, "_delta", checks.nonnegative("delta", x)))
+
+    @property
+    def n_d(self):
+        return self._n_d
+
+    @n_d.setter
+    def n_d(self, n_d):
+        if isinstance(n_d, (bool, np.bool_)) or not isinstance(n_d, (int, np.integer)):
+            raise TypeError(f"n_d must be an integer, got {n_d!r}")
+        if self.planar and n_d not in (0, 2):
+            raise ValueError("n_d must be 0 or 2 for planar scenes (directions t and -t)")
+        if not self.planar and (n_d < 0 or n_d % 2):
+            raise ValueError(f"n_d must be a nonnegative even number, got {n_d}")
+        self._n_d = int(n_d)
+
+    def fields(self):
+        """The bodies' fields: a dict of arrays with one row per body (the scene's state)."""
+        if self._rows.detached:
+            raise ValueError("a body of this scene was put into a newer Scene, which now holds its state")
+        return self._rows.fields
+
+    def contacts(self):
+        """The active contacts (gap <= delta) of the current configuration, as :class:`Contacts`."""
+        return find_contacts(self.fields(), self.planar, self.walls, self.delta)
+
+    def assemble(self, h, sparse=False, contacts=None, form=None, parts=("Wn", "D", "Wt")):
+        """Arguments of one step: a dict with M, Wn, D, E, U, Wt, v, p_ext, psi_n, dpsi_n, dpsi_f
+        and the contacts (``contacts``: those of the current configuration, if already known);
+        M, Wn, D, E, Wt are scipy.sparse (M block diagonal) when ``sparse``. ``form="blocks"``
+        gives M as its diagonal blocks (n_bodies, k, k) and sparse Jacobians."""
+        h = checks.positive("h", h)
+        contacts = self.contacts() if contacts is None else Contacts.of(contacts, self.dim)
+        form = form or ("sparse" if sparse else "dense")
+        return assembly.assemble(self.fields(), self.planar, self.gravity, self.mu, self.n_d, h, contacts, form, parts)
+
+    def kinetic_energy(self):
+        return assembly.kinetic_energy(self.fields(), self.planar)
+
+    def potential_energy(self):
+        f = self.fields()
+        return -float(np.sum(f["mass"] * (f["position"] @ self.gravity)))
+
+    def max_penetration(self, contacts=None):
+        return (self.contacts() if contacts is None else Contacts.of(contacts, self.dim)).max_penetration()
+
+    def configuration(self):
+        """q of every body, body after body: (x, y, theta) or (x, quaternion)."""
+        f = self.fields()
+        angle = f["theta"][:, None] if self.planar else f["quaternion"]
+        return np.concatenate([f["position"], angle], axis=1).ravel()
+
+    def advanced(self, v, h):
+        """The fields changed by one step with velocity v (not applied): positions move by h v,
+        the quaternions by h B(e) omega and are renormalised."""
+        f = self.fields()
+        V = v.reshape(len(self.bodies), -1)
+        vel, w = V[:, :self.dim].copy(), V[:, self.dim:].copy()
+        with np.errstate(over="ignore", invalid="ignore"):  # a non-finite result is the caller's to detect
+            new = dict(velocity=vel, position=f["position"] + h * vel)
+            if self.planar:
+                new.update(omega=w[:, 0], theta=f["theta"] + h * w[:, 0])
+            else:
+                e = f["quaternion"] + h * np.einsum("nij,nj->ni", B_matrix(f["quaternion"]), w)
+                new.update(omega=w, quaternion=e / np.linalg.norm(e, axis=1)[:, None])
+        return new
+
+    def update(self, new):
+        """Replace fields by new arrays (views held by the user keep the old values)."""
+        self.fields().update(new)

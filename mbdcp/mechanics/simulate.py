@@ -1,0 +1,224 @@
+"""The time-stepping loop and what it records."""
+import time
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+import mbdcp
+from mbdcp.mechanics import assembly, checks
+from mbdcp.mechanics.contacts import CoincidentCentres
+from mbdcp.results import _Result
+
+
+@dataclass(frozen=True)
+class Failure:
+    """The first reason a trajectory is not a success: at time index ``step`` (for a non-finite
+    state, the index it would have had), ``reason`` "solver" (a status other than SOLVED),
+    "non-finite", "penetration" or "coincident" (two round bodies on one centre: no contact
+    normal), and a message."""
+
+    step: int
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True, repr=False)
+class Trajectory(_Result):
+    """What :func:`simulate` recorded, one entry per time (index 0: the initial state).
+
+    ``success`` is True only if every step reached the solver's status SOLVED, every state is
+    finite and no penetration exceeds ``penetration_tolerance``; ``first_failure`` says where
+    and why not. A step giving a non-finite state (``finite`` False) or two round bodies on one
+    centre ends the run before it.
+    """
+
+    times: np.ndarray
+    positions: np.ndarray          # (steps + 1, n_q): per body q = (x, y, theta) or (x, quaternion)
+    velocities: np.ndarray         # (steps + 1, n_v)
+    impulses: list                 # per step: normal impulses of the active contacts
+    kinetic_energy: np.ndarray
+    potential_energy: np.ndarray
+    max_penetration: np.ndarray    # per time: the deepest penetration of the active contacts
+    contacts: np.ndarray           # per step: number of active contacts
+    statuses: list                 # per step: the solver's Status
+    seconds: float
+    solver_seconds: float = 0.0    # spent inside the solver calls
+    finite: bool = True
+    penetration_tolerance: float = np.inf
+    first_failure: Optional[Failure] = None
+
+    @property
+    def steps(self):
+        return len(self.times) - 1
+
+    @property
+    def penetration_ok(self):
+        return bool(np.all(self.max_penetration <= self.penetration_tolerance))
+
+    @property
+    def success(self):
+        return self.first_failure is None
+
+    def plot_energy(self, ax=None):
+        import matplotlib.pyplot as plt
+
+        ax = ax or plt.gca()
+        ax.plot(self.times, self.kinetic_energy, label="kinetic")
+        ax.plot(self.times, self.potential_energy - self.potential_energy[-1], label="potential (shifted)")
+        ax.set_xlabel("t")
+        ax.set_ylabel("energy")
+        ax.legend()
+        return ax
+
+    def plot_penetration(self, ax=None):
+        import matplotlib.pyplot as plt
+
+        ax = ax or plt.gca()
+        ax.plot(self.times, self.max_penetration)
+        ax.set_xlabel("t")
+        ax.set_ylabel("largest penetration")
+        return ax
+
+
+def default_penetration_tolerance(scene):
+    """10 % of the smallest body size (radius, or a box's smallest half extent); infinite when
+    every body is a particle."""
+    f = scene.fields()
+    sizes = f["radius"] if scene.planar else np.where(f["half_extents"][:, 0] > 0, f["half_extents"].min(axis=1), f["radius"])
+    sizes = sizes[sizes > 0]
+    return 0.1 * float(sizes.min()) if sizes.size else np.inf
+
+
+def _solver(scene, method, h, algorithm, ccp_tol, fp_tol, max_iter):
+    """(form, parts, solve) for the method; solve(args) -> (result, normal impulses)."""
+    iters = {"max_iter": max_iter} if max_iter else {}
+    if method == "lcp":
+        def solve(a):
+            res = mbdcp.step(a["M"], a["Wn"], a["D"], a["E"], a["U"], a["v"], h, p_ext=a["p_ext"], psi_n=a["psi_n"],
+                             dpsi_n=a["dpsi_n"], dpsi_f=a["dpsi_f"])
+            return res, res.p_n
+        return "dense", ("Wn", "D"), solve
+    if method == "fixed_point":
+        if any(np.any(w.velocity) for w in scene.walls):
+            raise ValueError("method 'fixed_point' supports fixed walls only")
+
+        def solve(a):
+            res = mbdcp.fixed_point(a["M"], a["Wn"], a["D"], a["E"], a["U"], a["v"], h, p_ext=a["p_ext"], psi_n=a["psi_n"],
+                                    algorithm=algorithm, tol=fp_tol, **iters)
+            return res, res.p_n
+        return "dense", ("Wn", "D"), solve
+    for w in scene.walls:
+        if np.linalg.norm(w.velocity - (w.velocity @ w.normal) * w.normal) > 1e-12 * np.linalg.norm(w.velocity):
+            raise ValueError("method 'ccp' supports walls moving along their normal only")
+
+    def solve(a):
+        res = mbdcp.ccp(a["M"], a["Wn"], a["Wt"], a["U"], a["v"], h, p_ext=a["p_ext"], phi=a["psi_n"] + h * a["dpsi_n"],
+                        tol=ccp_tol, **iters)
+        return res, res.gamma[:, 0]
+    return "blocks", ("Wn", "Wt"), solve
+
+
+def simulate(scene, h, T, method="lcp", progress=True, algorithm=3, ccp_tol=1e-8, fp_tol=1e-10, max_iter=None,
+             max_penetration=None):
+    """Time-step a scene from t = 0 to T with step h; the scene's bodies are advanced in place.
+
+    Parameters
+    ----------
+    scene : Scene
+    h, T : the step > 0 and the final time >= 0 (round(T / h) steps).
+    method : "lcp" (:func:`mbdcp.step`), "fixed_point" (:func:`mbdcp.fixed_point` with
+        ``algorithm``, ``fp_tol``; fixed walls only) or "ccp" (:func:`mbdcp.ccp` with ``ccp_tol``,
+        M passed as its diagonal blocks; walls may move along their normal only).
+    progress : show a tqdm progress bar (the results do not depend on it).
+    max_iter : iteration limit of the iterative solvers (their default if None).
+    max_penetration : the penetration (m) beyond which the run is not a success; None: 10 % of
+        the smallest body size (radius or smallest half extent; no check if all bodies are
+        particles), a size no stable run approaches; ``np.inf`` turns the check off.
+
+    Returns
+    -------
+    Trajectory
+        A step not reaching the status SOLVED is recorded in ``statuses`` and the run goes on
+        with the solver's last iterate; a step giving a non-finite state, or two round bodies
+        on one centre, stops the run before that state (the bodies keep the last state).
+        ``success`` (no failure at all) and ``first_failure`` summarise.
+
+    Examples
+    --------
+    With h = 1 s a 1 m box released 0.5 m above the floor sinks 9 m in one step; the
+    trajectory says so:
+
+    >>> from mbdcp.mechanics import Body3D, Plane, Scene, simulate
+    >>> box = Body3D(1.0, [0, 0, 1.0], half_extents=[0.5, 0.5, 0.5])
+    >>> tr = simulate(Scene([box], [Plane([0, 0, 0], [0, 0, 1])]), h=1.0, T=1.0, progress=False)
+    >>> tr.success, tr.first_failure.message
+    (False, 'the penetration 9.31 at step 1 exceeds max_penetration = 0.05')
+    """
+    if method not in ("lcp", "fixed_point", "ccp"):
+        raise ValueError(f"method must be 'lcp', 'fixed_point' or 'ccp', got {method!r}")
+    h, T = checks.positive("h", h), checks.nonnegative("T", T)
+    tol = default_penetration_tolerance(scene) if max_penetration is None else float(max_penetration)
+    if not tol >= 0:
+        raise ValueError(f"max_penetration must be nonnegative, got {max_penetration}")
+    for name, x in scene.fields().items():
+        if not np.all(np.isfinite(x)):
+            k = int(np.flatnonzero(~np.isfinite(x).reshape(len(x), -1).all(axis=1))[0])
+            raise ValueError(f"bodies[{k}].{name} must be finite, got {x[k]}")
+    form, parts, solve = _solver(scene, method, h, algorithm, ccp_tol, fp_tol, max_iter)
+    steps = int(round(T / h))
+    iterator = range(1, steps + 1)
+    if progress:
+        from tqdm.auto import tqdm
+
+        iterator = tqdm(iterator, desc=f"simulate ({method})", unit="step")
+    contacts = scene.contacts()  # of the current configuration: used for its penetration and next step
+    q, vel = [scene.configuration()], [assembly.velocity(scene.fields(), scene.planar)]
+    ke, pe, pen = [scene.kinetic_energy()], [scene.potential_energy()], [contacts.max_penetration()]
+    impulses, n_contacts, statuses, failure, finite, solver_seconds = [], [], [], None, True, 0.0
+
+    def fail(k, reason, message):
+        nonlocal failure
+        failure = failure or Failure(k, reason, message)
+
+    if pen[0] > tol:
+        fail(0, "penetration", f"the initial penetration {pen[0]:.3g} exceeds max_penetration = {tol:.3g}")
+    t0 = time.perf_counter()
+    for k in iterator:
+        a = scene.assemble(h, contacts=contacts, form=form, parts=parts)
+        t1 = time.perf_counter()
+        res, p_n = solve(a)
+        solver_seconds += time.perf_counter() - t1
+        new = scene.advanced(res.v_next, h)
+        if not (np.all(np.isfinite(p_n)) and all(np.all(np.isfinite(x)) for x in new.values())):
+            finite = False
+            fail(k, "non-finite", f"step {k} gave a non-finite state (solver status {res.status.name}); the run stopped before it")
+            break
+        before = ({k: scene.fields()[k] for k in new}, [w.point for w in scene.walls])
+        scene.update(new)
+        for wall in scene.walls:  # prescribed motion of the walls
+            wall.point = wall.point + h * wall.velocity
+        try:
+            contacts = scene.contacts()
+        except CoincidentCentres as exc:  # e.g. two particles landing on one spot: no next step
+            scene.update(before[0])
+            for wall, point in zip(scene.walls, before[1]):
+                wall.point = point
+            fail(k, "coincident", f"step {k}: {exc}; the run stopped before it")
+            break
+        q.append(scene.configuration())
+        vel.append(res.v_next.copy())
+        ke.append(scene.kinetic_energy())
+        pe.append(scene.potential_energy())
+        pen.append(contacts.max_penetration())
+        impulses.append(np.array(p_n))
+        n_contacts.append(len(a["contacts"]))
+        statuses.append(res.status)
+        if res.status != mbdcp.Status.SOLVED:
+            fail(k, "solver", f"step {k} ended with status {res.status.name}")
+        if pen[-1] > tol:
+            fail(k, "penetration", f"the penetration {pen[-1]:.3g} at step {k} exceeds max_penetration = {tol:.3g}")
+    return Trajectory(times=h * np.arange(len(q)), positions=np.array(q), velocities=np.array(vel), impulses=impulses,
+                      kinetic_energy=np.array(ke), potential_energy=np.array(pe), max_penetration=np.array(pen),
+                      contacts=np.array(n_contacts, dtype=int), statuses=statuses, seconds=time.perf_counter() - t0,
+                      solver_seconds=solver_seconds, finite=finite, penetration_tolerance=tol, first_failure=failure)
