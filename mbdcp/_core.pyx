@@ -226,8 +226,9 @@ def lcp_residual(const double[:, ::1] M, const double[::1] q, const double[::1] 
 cdef const double *_data(cnp.ndarray a) except? NULL:
     """Data pointer of a C-contiguous float64 array (NULL when empty); memoryviews cost
     ~0.4 us each, too much for a per-step call with twenty arguments."""
-    if cnp.PyArray_TYPE(a) != cnp.NPY_DOUBLE or not cnp.PyArray_IS_C_CONTIGUOUS(a):
-        raise TypeError("internal: expected a C-contiguous float64 array")
+    if (cnp.PyArray_TYPE(a) != cnp.NPY_DOUBLE or not cnp.PyArray_IS_C_CONTIGUOUS(a)
+            or not cnp.PyArray_ISNOTSWAPPED(a) or not cnp.PyArray_ISALIGNED(a)):
+        raise TypeError("internal: expected an aligned, native, C-contiguous float64 array")
     if cnp.PyArray_SIZE(a) == 0:
         return NULL
     return <const double *>cnp.PyArray_DATA(a)
@@ -506,7 +507,8 @@ def cone_project(double mu, cnp.ndarray g):
 cdef inline bint _plain(object a, int ndim):
     """A float64, C-contiguous ndarray of that ndim."""
     return (type(a) is np.ndarray and cnp.PyArray_TYPE(<cnp.ndarray>a) == cnp.NPY_DOUBLE
-            and cnp.PyArray_NDIM(<cnp.ndarray>a) == ndim and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>a))
+            and cnp.PyArray_NDIM(<cnp.ndarray>a) == ndim and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>a)
+            and cnp.PyArray_ISNOTSWAPPED(<cnp.ndarray>a) and cnp.PyArray_ISALIGNED(<cnp.ndarray>a))
 
 
 cdef inline bint _finite(cnp.ndarray a):

@@ -114,8 +114,9 @@ def mass_inverse(M):
             parts.append(_block_entries(bounds[members], _invert_blocks(stack)))
         rows, cols, vals = (np.concatenate(x) for x in zip(*parts))
         return sp.csr_matrix((vals, (rows, cols)), shape=(n, n))
-    if np.ndim(M) == 3:
-        stack = val.as_array("M", M, 3)
+    M = val.as_array("M", M)
+    if M.ndim == 3:
+        stack = M
         n, k, k2 = stack.shape
         if n == 0 or k == 0 or k != k2:
             raise ValueError(f"M given as diagonal blocks must have shape (n_bodies, k, k) with n_bodies, k >= 1, got {stack.shape}")

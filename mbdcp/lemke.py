@@ -66,9 +66,10 @@ def lemke(M, q, *, max_pivots=None, tol=None, trace=False, basis=None):
     >>> res.success, res.z.round(6).tolist(), res.trace
     (True, [1.333333, 2.333333], [('z0', 'w2'), ('z2', 'w1'), ('z1', 'z0')])
     """
-    q = val.as_array("q", q, 1)
-    n = q.shape[0]
-    M = val.matrix("M", M, (n, n))
+    M = val.as_array("M", M, 2)
+    n = M.shape[0]
+    M = val.matrix("M", M, (n, n), ("n", "n"))
+    q = val.vector("q", q, n, symbol="n")
     max_pivots = val.positive_int("max_pivots", max_pivots)
     tol = None if tol is None else val.positive_scalar("tol", tol)
     if tol is not None and tol >= 1:
@@ -113,8 +114,9 @@ def lcp_residual(M, q, z):
     >>> mbdcp.lcp_residual([[1.0]], [-1.0], [1.0])
     0.0
     """
-    q = val.as_array("q", q, 1)
-    n = q.shape[0]
-    M = val.matrix("M", M, (n, n))
-    z = val.vector("z", z, n)
+    M = val.as_array("M", M, 2)
+    n = M.shape[0]
+    M = val.matrix("M", M, (n, n), ("n", "n"))
+    q = val.vector("q", q, n, symbol="n")
+    z = val.vector("z", z, n, symbol="n")
     return float(_core.lcp_residual(M, q, z))

@@ -108,7 +108,7 @@ def sliding_speed(D, E, v):
     D = val.as_array("D", D, 2)
     n_v, m = D.shape
     E = val.grouping("E", E, m, None, ("m", "n_c"))
-    v = val.vector("v", v, n_v, symbol="n_v")
+    v = val.vector("v", v, n_v, symbol="n_v", where={"n_v": "D has n_v rows"})
     return _core.sliding_speed(D, E, v)
 
 
