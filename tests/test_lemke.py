@@ -229,11 +229,11 @@ def test_empty_problem():
     "M, q, kwargs, exc, words",
     [
         ([[1.0, 0.0]], [1.0], {}, ValueError, "M must have shape"),
-        (np.eye(2), [1.0, 2.0, 3.0], {}, ValueError, "M must have shape (3, 3)"),
+        (np.eye(2), [1.0, 2.0, 3.0], {}, ValueError, "q must have shape (n,) = (2,), got (3,) (M is n x n)"),
         (np.eye(2), [[1.0, 2.0]], {}, ValueError, "q must be 1-dimensional"),
         (np.eye(2), [np.nan, 1.0], {}, ValueError, "q must hold finite"),
         ([[np.inf, 0], [0, 1]], [1.0, 1.0], {}, ValueError, "M must hold finite"),
-        (np.eye(2), ["a", "b"], {}, TypeError, "q must be convertible"),
+        (np.eye(2), ["a", "b"], {}, TypeError, "q must hold real numbers"),
         (np.eye(2) * 1j, [1.0, 1.0], {}, TypeError, "M must be real"),
         (None, [1.0], {}, TypeError, "M is required"),
         (np.eye(1), [1.0], {"max_pivots": 0}, ValueError, "max_pivots"),
