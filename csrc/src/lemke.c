@@ -607,27 +607,18 @@ static int extract(Lemke *L, const mbdcp_float *M, const mbdcp_float *q, mbdcp_f
     return mbdcp_lcp_verify(n, M, q, out->z, tol, out->w, L->res);
 }
 
-/* y = the ray's z-part (entering variable `entering` unbounded, column d) in original units;
- * 1 if y >= 0, M^T y <= 0 and q^T y < 0 hold to tol (a Farkas certificate of infeasibility). */
-static int ray_certificate(Lemke *L, mbdcp_int entering, const mbdcp_float *M, const mbdcp_float *q,
-                           mbdcp_float tol, mbdcp_float *y)
+/* Is y >= 0 (n entries, scaled to max 1) a Farkas certificate of infeasibility of LCP(M, q):
+ * M^T y <= 0 and q^T y < 0, to tol componentwise (mty, aty: n scratch each)? */
+static int farkas(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q, mbdcp_float tol, mbdcp_float *y,
+                  mbdcp_float *mty, mbdcp_float *aty)
 {
-    const mbdcp_int n = L->n;
-    memset(y, 0, (size_t)n * sizeof(mbdcp_float));
-    if (entering >= n && entering < 2 * n) y[entering - n] = 1.0;
-    for (mbdcp_int i = 0; i < n; ++i) {
-        const mbdcp_int v = L->basis[i];
-        if (v >= n && v < 2 * n) y[v - n] = fmax(-L->d[i], 0.0);
-    }
-    mbdcp_float ymax = 0.0;
-    for (mbdcp_int j = 0; j < n; ++j) {
-        y[j] *= L->cs[j];
-        ymax = fmax(ymax, y[j]);
-    }
+    mbdcp_float ymax = 0.0, qy = 0.0, aqy = 0.0, amax = 0.0;
+    for (mbdcp_int j = 0; j < n; ++j) ymax = fmax(ymax, y[j]);
     if (!(ymax > 0.0) || !isfinite(ymax)) return 0;
-    for (mbdcp_int j = 0; j < n; ++j) y[j] /= ymax;
-    mbdcp_float *mty = L->res, *aty = L->ag, qy = 0.0, aqy = 0.0;
-    for (mbdcp_int j = 0; j < n; ++j) mty[j] = aty[j] = 0.0;
+    for (mbdcp_int j = 0; j < n; ++j) {
+        y[j] /= ymax;
+        mty[j] = aty[j] = 0.0;
+    }
     for (mbdcp_int i = 0; i < n; ++i) {
         if (y[i] == 0.0) continue;
         const mbdcp_float *Mi = M + (size_t)i * n;
@@ -638,9 +629,32 @@ static int ray_certificate(Lemke *L, mbdcp_int entering, const mbdcp_float *M, c
         qy += q[i] * y[i];
         aqy += fabs(q[i]) * y[i];
     }
+    for (mbdcp_int j = 0; j < n; ++j) amax = fmax(amax, aty[j]);
+    const mbdcp_float floor_ = 4.0 * n * DBL_EPSILON * amax;
     for (mbdcp_int j = 0; j < n; ++j)
-        if (mty[j] > tol * aty[j]) return 0;
+        if (mty[j] > tol * aty[j] + floor_) return 0;
     return qy < -tol * aqy;
+}
+
+/* A certificate of infeasibility from a ray (entering variable `entering` unbounded, column d):
+ * its z-part y' (in the scaled problem) certifies LCP(M', q') when M' is copositive-plus; mapped
+ * back, y = R y' certifies LCP(M, q) (M' = R M C), and when M itself is copositive-plus the
+ * z-part C y' in the original units does. Both are tried; 1 if one is a Farkas certificate. */
+static int ray_certificate(Lemke *L, mbdcp_int entering, const mbdcp_float *M, const mbdcp_float *q,
+                           mbdcp_float tol, mbdcp_float *y)
+{
+    const mbdcp_int n = L->n;
+    for (int map = 0; map < 2; ++map) {
+        memset(y, 0, (size_t)n * sizeof(mbdcp_float));
+        if (entering >= n && entering < 2 * n) y[entering - n] = 1.0;
+        for (mbdcp_int i = 0; i < n; ++i) {
+            const mbdcp_int v = L->basis[i];
+            if (v >= n && v < 2 * n) y[v - n] = fmax(-L->d[i], 0.0);
+        }
+        for (mbdcp_int j = 0; j < n; ++j) y[j] *= map == 0 ? L->cs[j] : L->rs[j];
+        if (farkas(n, M, q, tol, y, L->res, L->ag)) return 1;
+    }
+    return 0;
 }
 
 /* Is (M + M^T)/2 + delta I positive definite for a tiny delta (M positive semidefinite, so
