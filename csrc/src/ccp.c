@@ -53,21 +53,22 @@ size_t mbdcp_ccp_workspace_size(const MbdcpCcpProblem *p)
 
 void mbdcp_cone_project(mbdcp_float mu, mbdcp_float *g)
 {
-    const mbdcp_float t = sqrt(g[1] * g[1] + g[2] * g[2]);
+    if (mu == 0.0) { /* K is the ray g_t = 0, g_n >= 0 */
+        g[0] = fmax(g[0], 0.0);
+        g[1] = g[2] = 0.0;
+        return;
+    }
+    const mbdcp_float t = hypot(g[1], g[2]);
     if (g[0] >= 0.0 && t <= mu * g[0]) return; /* inside K */
     if (mu * t <= -g[0]) {                      /* inside the polar cone: the apex */
         g[0] = g[1] = g[2] = 0.0;
         return;
     }
-    if (mu == 0.0) {                            /* K is the ray g_t = 0, g_n >= 0 */
-        g[1] = g[2] = 0.0;
-        return;
-    }
     const mbdcp_float gn = (g[0] + mu * t) / (1.0 + mu * mu);
-    const mbdcp_float scale = mu * gn / t;
+    const mbdcp_float radius = mu * gn; /* the unit tangent times the radius: no subnormal factor */
     g[0] = gn;
-    g[1] *= scale;
-    g[2] *= scale;
+    g[1] = g[1] / t * radius;
+    g[2] = g[2] / t * radius;
 }
 
 static void project_all(const MbdcpCcpProblem *p, mbdcp_float *nu)
@@ -522,8 +523,8 @@ static mbdcp_float gauss_seidel(Ccp *C, mbdcp_float *nu, mbdcp_float *u)
                 mbdcp_float b[3], x[3] = {old[0], old[1], old[2]};
                 for (int a = 0; a < 3; ++a) b[a] = gi[a] - (B[3 * a] * old[0] + B[3 * a + 1] * old[1] + B[3 * a + 2] * old[2]);
                 local_solve(B, b, p->mu[i], x);
-                for (int a = 0; a < 3; ++a) nu[j0 + a] = old[a] + C->omega * (x[a] - old[a]);
-                if (C->omega != 1.0) mbdcp_cone_project(p->mu[i], nu + j0); /* over-relaxation may leave K */
+                for (int a = 0; a < 3; ++a) nu[j0 + a] = C->omega == 1.0 ? x[a] : old[a] + C->omega * (x[a] - old[a]);
+                mbdcp_cone_project(p->mu[i], nu + j0); /* over-relaxation (and rounding) may leave K */
             } else {
                 nu[j0] -= C->omega * C->eta[j0] * gi[0];
             }

@@ -1,0 +1,326 @@
+/* Fuzz target for the C core's entry points: Lemke, the time step (with joints and joint friction),
+ * the relaxations and fixed point, full-rank friction and the cone complementarity solvers.
+ *
+ * Each input is decoded into one problem of small size whose numbers are drawn from a palette that
+ * mixes ordinary values with the extremes (0, +-1e-300, +-1e300, denormals, huge ratios), settings
+ * (valid and invalid) and an exactly sized heap workspace, so that AddressSanitizer and UBSan see
+ * every overrun and undefined operation. Beyond "no crash", every SOLVED answer is checked: Lemke's
+ * z by the componentwise verification, a step's reduced LCP likewise, CCP impulses in their cones.
+ *
+ * Build with libFuzzer:  clang -fsanitize=fuzzer,address,undefined -DMBDCP_LIBFUZZER ...
+ * or without it (gcc): a driver that feeds seeded random inputs for a given number of seconds:
+ *     fuzz_core SECONDS [SEED]
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "mbdcp/mbdcp.h"
+
+typedef struct {
+    const uint8_t *data;
+    size_t size, at;
+} Reader;
+
+static unsigned byte(Reader *r)
+{
+    return r->at < r->size ? r->data[r->at++] : 0u;
+}
+
+static double number(Reader *r)
+{
+    static const double palette[] = {0.0, 1.0, -1.0, 2.0, -2.0, 0.5, 1e-300, -1e-300, 1e300, -1e300, 4.9e-324,
+                                     1e-12, 1e12, 3.0, -0.25, 1e-8, 1e8, 7.0};
+    const unsigned k = byte(r);
+    if (k < 128) return palette[k % (sizeof palette / sizeof palette[0])];
+    /* a mantissa from two bytes, an exponent from one, a sign from k */
+    const double m = 1.0 + (byte(r) * 256.0 + byte(r)) / 65536.0;
+    const int e = (int)byte(r) - 128;
+    return (k & 1 ? -1.0 : 1.0) * ldexp(m, e / 2);
+}
+
+static void fill(Reader *r, double *x, size_t n)
+{
+    for (size_t i = 0; i < n; ++i) x[i] = number(r);
+}
+
+/* A symmetric matrix made positive definite unless the input says otherwise (then anything). */
+static void spd(Reader *r, double *M, int n)
+{
+    fill(r, M, (size_t)n * n);
+    if (byte(r) % 8 == 0) return;
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j < i; ++j) M[i * n + j] = M[j * n + i] = 0.5 * (M[i * n + j] + M[j * n + i]);
+    for (int i = 0; i < n; ++i) {
+        double s = 1.0;
+        for (int j = 0; j < n; ++j) s += fabs(M[i * n + j]);
+        if (isfinite(s)) M[i * n + i] = s;
+    }
+}
+
+static void check(int ok, const char *what)
+{
+    if (!ok) {
+        fprintf(stderr, "fuzz: %s\n", what);
+        abort(); /* test harness only: the core itself never aborts */
+    }
+}
+
+static void *workspace(size_t bytes)
+{
+    return malloc(bytes ? bytes : 1);
+}
+
+static void fuzz_lemke(Reader *r)
+{
+    const int n = (int)(byte(r) % 12);
+    double *M = malloc(sizeof(double) * (n * n + 1)), *q = malloc(sizeof(double) * (n + 1));
+    double *z = malloc(sizeof(double) * (n + 1)), *w = malloc(sizeof(double) * (n + 1));
+    double *ray = malloc(sizeof(double) * (n + 1)), *s = malloc(sizeof(double) * (n + 1));
+    int *basis = malloc(sizeof(int) * (n + 1)), *start = malloc(sizeof(int) * (n + 1));
+    fill(r, M, (size_t)n * n);
+    fill(r, q, (size_t)n);
+    for (int i = 0; i < n; ++i) start[i] = byte(r) & 1;
+    MbdcpLemkeSettings st;
+    mbdcp_lemke_default_settings(&st);
+    const unsigned flags = byte(r);
+    if (flags & 1) st.max_pivots = (int)byte(r);
+    if (flags & 2) st.tol = number(r);
+    if (flags & 4) st.scale = (int)(byte(r) % 3);
+    if (flags & 8) st.refine = (int)(byte(r) % 12);
+    size_t bytes = mbdcp_lemke_workspace_size(n);
+    void *work = workspace(bytes);
+    const MbdcpLemkeOutput out = {z, w, basis, ray};
+    MbdcpLemkeInfo info;
+    MbdcpReturn rc = mbdcp_lemke_solve(n, M, q, &st, (flags & 16) ? start : NULL, &out, &info, work, bytes);
+    if (rc == MBDCP_OK && info.status == MBDCP_SOLVED && n > 0)
+        check(mbdcp_lcp_verify(n, M, q, z, st.tol, w, s), "Lemke SOLVED on a non-solution");
+    if (rc == MBDCP_OK && info.certified) {
+        double qy = 0.0;
+        for (int i = 0; i < n; ++i) qy += q[i] * ray[i];
+        check(qy < 0.0, "a ray certificate with q^T y >= 0");
+    }
+    free(M), free(q), free(z), free(w), free(ray), free(s), free(basis), free(start), free(work);
+}
+
+static void fuzz_step(Reader *r)
+{
+    MbdcpStepProblem p;
+    memset(&p, 0, sizeof p);
+    p.n_v = 1 + (int)(byte(r) % 6);
+    p.n_c = (int)(byte(r) % 4);
+    p.m = p.n_c ? (int)(byte(r) % 5) : 0;
+    p.n_b = (int)(byte(r) % 3);
+    p.n_j = (int)(byte(r) % 2);
+    p.m_j = p.n_j ? 1 + (int)(byte(r) % 2) : 0;
+    p.h = number(r);
+    const int nv = p.n_v, nc = p.n_c, m = p.m, nb = p.n_b, mj = p.m_j, nj = p.n_j;
+    double *buf = calloc((size_t)(nv * nv + nv * (nc + m + nb + mj) + m * nc + mj * nj + 4 * nv + 4 * nc + 2 * m + 3 * nb + nj + 8),
+                         sizeof(double));
+    double *b = buf;
+    double *M = b;      b += nv * nv;
+    double *Wn = b;     b += nv * nc;
+    double *D = b;      b += nv * m;
+    double *E = b;      b += m * nc;
+    double *Wb = b;     b += nv * nb;
+    double *Dj = b;     b += nv * mj;
+    double *Ej = b;     b += mj * nj;
+    double *mu = b;     b += nc;
+    double *v = b;      b += nv;
+    double *pe = b;     b += nv;
+    double *psi = b;    b += nc;
+    double *dpsi = b;   b += nc;
+    double *dpsif = b;  b += m;
+    double *theta = b;  b += nb;
+    double *dtheta = b; b += nb;
+    double *bmax = b;   b += nj;
+    spd(r, M, nv);
+    fill(r, Wn, (size_t)nv * nc);
+    fill(r, D, (size_t)nv * m);
+    for (int k = 0; k < m; ++k) E[k * nc + (nc ? k % nc : 0)] = 1.0; /* a grouping (maybe out of order) */
+    fill(r, Wb, (size_t)nv * nb);
+    fill(r, Dj, (size_t)nv * mj);
+    for (int k = 0; k < mj; ++k) Ej[k * nj] = 1.0;
+    fill(r, mu, (size_t)nc);
+    fill(r, v, (size_t)nv);
+    fill(r, pe, (size_t)nv);
+    fill(r, psi, (size_t)nc);
+    fill(r, dpsi, (size_t)nc);
+    fill(r, dpsif, (size_t)m);
+    fill(r, theta, (size_t)nb);
+    fill(r, dtheta, (size_t)nb);
+    fill(r, bmax, (size_t)nj);
+    p.M = M, p.Wn = Wn, p.D = D, p.E = E, p.mu = mu, p.v = v, p.p_ext = pe, p.psi_n = psi, p.dpsi_n = dpsi;
+    p.dpsi_f = dpsif, p.Wb = Wb, p.theta = theta, p.dtheta = dtheta, p.Dj = Dj, p.Ej = Ej, p.beta_max = bmax;
+    const unsigned which = byte(r) % 4;
+    MbdcpLemkeSettings st;
+    mbdcp_lemke_default_settings(&st);
+    const int N = mbdcp_step_lcp_size(&p), N1 = 2 * nc + m + 1;
+    const int NN = (N > N1 ? N : N1) + 1;
+    double *out_buf = calloc((size_t)(nv + nb + 2 * NN + NN * NN + NN + 1), sizeof(double));
+    MbdcpStepOutput out = {out_buf, out_buf + nv, out_buf + nv + nb, out_buf + nv + nb + NN,
+                           out_buf + nv + nb + 2 * NN, out_buf + nv + nb + 2 * NN + NN * NN};
+    MbdcpLemkeInfo info;
+    if (which == 0) {
+        size_t bytes = mbdcp_step_workspace_size(&p);
+        void *work = workspace(bytes);
+        MbdcpReturn rc = mbdcp_step_solve(&p, &st, &out, &info, work, bytes);
+        if (rc == MBDCP_OK && info.status == MBDCP_SOLVED && N > 0) {
+            double *w = calloc((size_t)N, sizeof(double)), *s = calloc((size_t)N, sizeof(double));
+            check(mbdcp_lcp_verify(N, out.F, out.f, out.z, st.tol, w, s), "step SOLVED on a non-solution");
+            free(w), free(s);
+        }
+        free(work);
+    } else {
+        p.m_j = p.n_j = 0; /* the relaxations have no joint friction */
+        size_t bytes = mbdcp_relax_workspace_size(&p);
+        void *work = workspace(bytes);
+        if (which == 1) {
+            mbdcp_relax_p1(&p, dpsi, &st, &out, &info, work, bytes);
+        } else if (which == 2) {
+            mbdcp_relax_p2(&p, psi, &st, &out, &info, work, bytes);
+        } else {
+            MbdcpFixedPointSettings fs;
+            mbdcp_fixed_point_default_settings(&fs);
+            fs.algorithm = 1 + (int)(byte(r) % 4);
+            fs.max_iter = (int)(byte(r) % 20);
+            double pn[8], beta[8], lam[8];
+            MbdcpFixedPointOutput fo = {out_buf, out_buf + nv, pn, beta, lam};
+            MbdcpFixedPointInfo fi;
+            mbdcp_fixed_point(&p, &fs, &fo, &fi, work, bytes);
+        }
+        free(work);
+    }
+    free(buf), free(out_buf);
+}
+
+static void fuzz_full_rank(Reader *r)
+{
+    MbdcpFullRankProblem p;
+    memset(&p, 0, sizeof p);
+    p.n_v = 1 + (int)(byte(r) % 6);
+    p.n_c = (int)(byte(r) % 3);
+    p.n_d = (int)(byte(r) % 5);
+    p.h = number(r);
+    p.rho = byte(r) & 1 ? number(r) : 0.0;
+    const int nv = p.n_v, nc = p.n_c;
+    double *M = malloc(sizeof(double) * nv * nv), *Wn = malloc(sizeof(double) * (nv * nc + 1));
+    double *Wt = malloc(sizeof(double) * (2 * nv * nc + 1)), *mu = malloc(sizeof(double) * (nc + 1));
+    double *v = malloc(sizeof(double) * nv), *pe = malloc(sizeof(double) * nv), *psi = malloc(sizeof(double) * (nc + 1));
+    spd(r, M, nv);
+    fill(r, Wn, (size_t)nv * nc);
+    fill(r, Wt, (size_t)2 * nv * nc);
+    fill(r, mu, (size_t)nc);
+    fill(r, v, (size_t)nv);
+    fill(r, pe, (size_t)nv);
+    fill(r, psi, (size_t)nc);
+    p.M = M, p.Wn = Wn, p.Wt = Wt, p.mu = mu, p.v = v, p.p_ext = pe, p.psi_n = psi;
+    const int N = mbdcp_full_rank_lcp_size(&p) + 1;
+    double *o = calloc((size_t)(nv + 2 * nc + 2 * N + 1), sizeof(double));
+    MbdcpFullRankOutput out = {o, o + nv, o + nv + 2 * nc, o + nv + 2 * nc + N, NULL, NULL, 0.0};
+    MbdcpLemkeSettings st;
+    mbdcp_lemke_default_settings(&st);
+    MbdcpLemkeInfo info;
+    size_t bytes = mbdcp_full_rank_workspace_size(&p);
+    void *work = workspace(bytes);
+    mbdcp_full_rank_step(&p, &st, &out, &info, work, bytes);
+    free(M), free(Wn), free(Wt), free(mu), free(v), free(pe), free(psi), free(o), free(work);
+}
+
+static void fuzz_ccp(Reader *r)
+{
+    /* P = Q = a random sparse n_v x n_p pattern (Q = M^-1 P with M = I) */
+    MbdcpCcpProblem p;
+    memset(&p, 0, sizeof p);
+    p.n_v = 1 + (int)(byte(r) % 8);
+    p.n_c = (int)(byte(r) % 5);
+    p.n_b = (int)(byte(r) % 2);
+    const int np = 3 * p.n_c + p.n_b, nv = p.n_v;
+    int *colptr = malloc(sizeof(int) * (np + 1)), *rowind = malloc(sizeof(int) * (np * nv + 1));
+    double *val = malloc(sizeof(double) * (np * nv + 1)), *mu = malloc(sizeof(double) * (p.n_c + 1));
+    double *pv = malloc(sizeof(double) * (np + 1)), *nu = malloc(sizeof(double) * (np + 1)), *u = malloc(sizeof(double) * nv);
+    int nnz = 0;
+    colptr[0] = 0;
+    for (int j = 0; j < np; ++j) {
+        for (int i = 0; i < nv; ++i)
+            if (byte(r) & 1) {
+                rowind[nnz] = i;
+                val[nnz++] = number(r);
+            }
+        colptr[j + 1] = nnz;
+    }
+    for (int i = 0; i < p.n_c; ++i) mu[i] = fabs(number(r));
+    fill(r, pv, (size_t)np);
+    fill(r, nu, (size_t)np);
+    p.P_colptr = p.Q_colptr = colptr;
+    p.P_rowind = p.Q_rowind = rowind;
+    p.P_val = p.Q_val = val;
+    p.mu = mu;
+    p.p = pv;
+    MbdcpCcpSettings st;
+    mbdcp_ccp_default_settings(&st);
+    st.method = (MbdcpCcpMethod)(byte(r) % 3);
+    st.max_iter = 1 + (int)(byte(r) % 200);
+    st.warm_start = byte(r) & 1;
+    if (byte(r) & 1) st.omega = fabs(number(r));
+    if (byte(r) & 1) st.tol = number(r);
+    size_t bytes = mbdcp_ccp_workspace_size(&p);
+    void *work = workspace(bytes);
+    MbdcpCcpInfo info;
+    MbdcpReturn rc = mbdcp_ccp_solve(&p, &st, nu, u, &info, work, bytes);
+    if (rc == MBDCP_OK && info.status == MBDCP_SOLVED)
+        for (int i = 0; i < p.n_c; ++i) {
+            const double *g = nu + 3 * i;
+            check(g[0] >= 0.0 && hypot(g[1], g[2]) <= mu[i] * g[0] * (1 + 1e-12) + 1e-300, "CCP impulse outside its cone");
+        }
+    free(colptr), free(rowind), free(val), free(mu), free(pv), free(nu), free(u), free(work);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    Reader r = {data, size, 0};
+    switch (byte(&r) % 4) {
+    case 0: fuzz_lemke(&r); break;
+    case 1: fuzz_step(&r); break;
+    case 2: fuzz_full_rank(&r); break;
+    default: fuzz_ccp(&r); break;
+    }
+    return 0;
+}
+
+#ifndef MBDCP_LIBFUZZER
+int main(int argc, char **argv)
+{
+    if (argc > 2 && strcmp(argv[1], "--replay") == 0) { /* run one saved input (e.g. a libFuzzer crash file) */
+        static uint8_t saved[1 << 16];
+        FILE *f = fopen(argv[2], "rb");
+        if (!f) return 2;
+        const size_t size = fread(saved, 1, sizeof saved, f);
+        fclose(f);
+        LLVMFuzzerTestOneInput(saved, size);
+        printf("fuzz_core: input replayed\n");
+        return 0;
+    }
+    const double seconds = argc > 1 ? atof(argv[1]) : 10.0;
+    unsigned long long state = argc > 2 ? strtoull(argv[2], NULL, 10) : 20261123ull;
+    uint8_t input[4096];
+    long runs = 0;
+    const clock_t t0 = clock();
+    while ((double)(clock() - t0) / CLOCKS_PER_SEC < seconds) {
+        size_t size = 0;
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        size = (size_t)((state >> 33) % sizeof input);
+        for (size_t i = 0; i < size; ++i) {
+            state = state * 6364136223846793005ull + 1442695040888963407ull;
+            input[i] = (uint8_t)(state >> 56);
+        }
+        LLVMFuzzerTestOneInput(input, size);
+        ++runs;
+    }
+    printf("fuzz_core: %ld inputs, no crash, every SOLVED answer verified\n", runs);
+    return 0;
+}
+#endif
