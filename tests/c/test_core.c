@@ -345,6 +345,14 @@ static void test_ccp_particle(void)
     double h0[3] = {-1, 0, 0};
     mbdcp_cone_project(0.0, h0);
     CHECK(h0[0] == 0.0);
+    /* found by the fuzzer: mu = 0 with an infinite tangential part kept a negative normal, and a
+     * subnormal mu made the tangential scale factor itself subnormal (lost precision) */
+    double h1[3] = {-8e268, INFINITY, 0};
+    mbdcp_cone_project(0.0, h1);
+    CHECK(h1[0] == 0.0 && h1[1] == 0.0 && h1[2] == 0.0);
+    double h2[3] = {1e300, 1e300, 1e300};
+    mbdcp_cone_project(4.9406564584124654e-324, h2);
+    CHECK(h2[0] > 0.0 && hypot(h2[1], h2[2]) <= 4.9406564584124654e-324 * h2[0] * (1 + 1e-12));
     /* unit particle sliding at 1 on the floor, mu = 0.5: v_z = mu v_x after the step */
     const int colptr[4] = {0, 1, 2, 3}, rowind[3] = {2, 0, 1};
     const double val[3] = {1, 1, 1}, mu[1] = {0.5};
