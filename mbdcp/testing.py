@@ -9,7 +9,8 @@ import numpy as np
 
 from mbdcp.step import friction_basis
 
-__all__ = ["random_spd", "lcp_with_solution", "Scene", "random_scene", "stewart_trinkle_lcp"]
+__all__ = ["random_spd", "lcp_with_solution", "Scene", "random_scene", "stewart_trinkle_lcp", "LCP_CLASSES",
+           "lcp_problem", "infeasible_lcp", "scaled_lcp", "solves_lcp"]
 
 
 def _rng(seed):
@@ -243,3 +244,112 @@ def granular_pile(n_bodies, n_contacts, seed=None, mu=(0.1, 0.6), h=0.01, sparse
     if not sparse:
         out.update(M=M.toarray(), Wn=Wn.toarray(), Wt=Wt.toarray())
     return out
+
+
+# ---- LCP classes for reliability tests and benchmarks --------------------------------------------
+
+def solves_lcp(M, q, z, tol=1e-8):
+    """True when z solves LCP(M, q) componentwise (a NumPy check, independent of the C core's).
+
+    Each row is judged against the magnitude of its own terms, s_i = |q_i| + sum_j |M_ij z_j|
+    (plus a floor of a few rounding errors of the largest row): z >= 0, w = M z + q >= -tol s,
+    and where w_j is not negligible, z_j must be negligible in every row it enters.
+    """
+    M, q, z = np.asarray(M, float), np.asarray(q, float), np.asarray(z, float)
+    if z.shape != q.shape or not np.all(np.isfinite(z)) or z.min(initial=0.0) < 0:
+        return False
+    w = M @ z + q
+    s = np.abs(q) + np.abs(M) @ z
+    slack = tol * s + 8 * len(q) * np.finfo(float).eps * s.max(initial=0.0)
+    if not np.all(np.isfinite(w)) or np.any(w < -slack):
+        return False
+    for j in np.flatnonzero((z > 0) & (w > slack)):
+        if np.any(np.abs(M[:, j]) * z[j] > slack):
+            return False
+    return True
+
+
+def _planted_q(rng, M, integer=False):
+    n = len(M)
+    if integer:
+        z = np.where(rng.uniform(size=n) < 0.5, rng.integers(0, 3, n), 0).astype(float)
+        w = np.where((z == 0) & (rng.uniform(size=n) < 0.5), rng.integers(0, 3, n), 0).astype(float)
+    else:
+        r = rng.standard_normal(n)
+        z, w = np.maximum(r, 0.0), np.maximum(-r, 0.0)
+    return w - M @ z
+
+
+def _p_matrix(rng, n):
+    K = rng.standard_normal((n, n))
+    return random_spd(n, rng, cond=10 ** rng.uniform(0, 6)) + rng.uniform(0, 1) * (K - K.T)
+
+
+def _psd(rng, n):
+    B = rng.standard_normal((n, int(rng.integers(1, n + 1))))
+    K = rng.standard_normal((n, n))
+    return B @ B.T + rng.uniform(0, 1) * (K - K.T)
+
+
+def _copositive(rng, n):
+    M = rng.uniform(0, 1, (n, n)) * (rng.uniform(size=(n, n)) < 0.5)
+    M[np.diag_indices(n)] = rng.uniform(0.1, 2.0, n)
+    return M
+
+
+def _degenerate(rng, n):
+    B = rng.integers(-2, 3, (n, int(rng.integers(1, 10)))).astype(float)
+    return B @ B.T
+
+
+LCP_CLASSES = {
+    "P": "positive definite (SPD, condition up to 1e6, plus a skew part): a P-matrix",
+    "PSD": "low-rank positive semidefinite plus a skew part: monotone, copositive-plus",
+    "copositive": "nonnegative with a positive diagonal: strictly copositive",
+    "degenerate": "integer B B^T of low rank with an integer planted solution: many ratio ties",
+    "frictional": "Stewart-Trinkle LCP of a random spatial scene (non-monotone, always solvable)",
+}
+
+
+def lcp_problem(kind, n, seed=None):
+    """A solvable LCP(M, q) of class ``kind`` (see LCP_CLASSES) and size about n, built around a
+    planted solution (the frictional class is solvable by Stewart and Trinkle's theorem)."""
+    rng = _rng(seed)
+    if kind == "frictional":
+        return stewart_trinkle_lcp(int(1 + n // 12), max(1, n // 6), seed=rng, n_d=(2, 4))
+    make = {"P": _p_matrix, "PSD": _psd, "copositive": _copositive, "degenerate": _degenerate}[kind]
+    M = make(rng, n)
+    return M, _planted_q(rng, M, integer=kind == "degenerate")
+
+
+def infeasible_lcp(n, seed=None):
+    """An infeasible monotone LCP: M = B B^T with B^T y = 0 for some y >= 0, and q^T y < 0, so
+    that y proves infeasibility (Farkas)."""
+    rng = _rng(seed)
+    y = np.where(rng.uniform(size=n) < 0.5, rng.uniform(0, 1, n), 0.0)
+    y[rng.integers(n)] = 1.0
+    B = rng.standard_normal((n, int(rng.integers(1, n))))
+    B -= np.outer(y, y @ B) / (y @ y)
+    q = rng.standard_normal(n)
+    q -= y * (q @ y + rng.uniform(0.1, 1.0)) / (y @ y)
+    return B @ B.T, q
+
+
+def scaled_lcp(M, q, how, seed=None):
+    """LCP(M, q) rescaled without changing its solutions (up to the column scaling of z):
+    "diagonal" (rows and columns by 1e-8..1e8), "symmetric" (D M D, D q: keeps PSD and
+    copositivity), "global" (both by one factor 1e-12..1e12) or "none"."""
+    rng = _rng(seed)
+    n = len(q)
+    if how == "diagonal":
+        r, c = 10 ** rng.uniform(-8, 8, n), 10 ** rng.uniform(-8, 8, n)
+        return r[:, None] * M * c[None, :], r * q
+    if how == "symmetric":
+        d = 10 ** rng.uniform(-8, 8, n)
+        return d[:, None] * M * d[None, :], d * q
+    if how == "global":
+        a = 10 ** rng.uniform(-12, 12)
+        return a * M, a * q
+    if how != "none":
+        raise ValueError(f"how must be 'none', 'diagonal', 'symmetric' or 'global', got {how!r}")
+    return M, q
