@@ -391,7 +391,7 @@ typedef struct {
     mbdcp_float *eta, *g, *y, *prev, *Nx, *Ny, *trial, *Ngam, *gam, *tmp, *sc, *Nii, *ut, *au;
     mbdcp_float L, pnorm, omega;
     MbdcpCcpInfo *info;
-    int interrupted;
+    int interrupted, diverged;
 } Ccp;
 
 /* Called after every iteration with the normwise residual res of the iterate nu (gradient g):
@@ -486,17 +486,32 @@ static mbdcp_float apgd(Ccp *C, mbdcp_float *nu, mbdcp_float *u, mbdcp_float res
     return componentwise(p, nu, C->g, C->L, C->au, C->sc, C->tmp);
 }
 
+/* Projected Jacobi is not monotone: when its residual grows a million-fold past the best one seen
+ * (or stops being finite) it has diverged; the best iterate is kept and returned. */
 static mbdcp_float jacobi(Ccp *C, mbdcp_float *nu, mbdcp_float *u)
 {
     const MbdcpCcpProblem *p = C->p;
     const mbdcp_int np_ = n_p(p);
-    mbdcp_float cw = INFINITY;
+    mbdcp_float cw = INFINITY, best = INFINITY;
     for (mbdcp_int k = 0; k < C->s->max_iter; ++k) {
         for (mbdcp_int j = 0; j < np_; ++j) nu[j] -= C->omega * C->eta[j] * C->g[j];
         project_all(p, nu);
         apply_N(p, nu, u, C->Nx);
         gradient(p, C->Nx, C->g);
-        if (converged(C, k, residual(p, nu, C->g, C->L, C->pnorm, C->trial), nu, C->g, &cw)) break;
+        const mbdcp_float res = residual(p, nu, C->g, C->L, C->pnorm, C->trial);
+        if (res < best) {
+            best = res;
+            memcpy(C->prev, nu, (size_t)np_ * sizeof(mbdcp_float));
+        } else if (!(res <= 1e6 * best)) {
+            C->diverged = 1;
+            break;
+        }
+        if (converged(C, k, res, nu, C->g, &cw)) break;
+    }
+    if (C->diverged) {
+        memcpy(nu, C->prev, (size_t)np_ * sizeof(mbdcp_float));
+        apply_N(p, nu, u, C->Nx);
+        gradient(p, C->Nx, C->g);
     }
     return componentwise(p, nu, C->g, C->L, C->au, C->sc, C->tmp);
 }
@@ -564,6 +579,7 @@ MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s,
     C.s = s;
     C.info = info;
     C.interrupted = 0;
+    C.diverged = 0;
     mbdcp_float *w = (mbdcp_float *)work;
     mbdcp_float **slots[] = {&C.eta, &C.g, &C.y, &C.prev, &C.Nx, &C.Ny, &C.trial, &C.Ngam, &C.gam, &C.tmp, &C.sc};
     for (size_t k = 0; k < sizeof slots / sizeof slots[0]; ++k) {
@@ -608,7 +624,7 @@ MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s,
     info->residual = cw;
     if (C.interrupted)
         info->status = MBDCP_INTERRUPTED;
-    else if (!isfinite(cw) || !mbdcp_all_finite((size_t)np_, nu))
+    else if (C.diverged || !isfinite(cw) || !mbdcp_all_finite((size_t)np_, nu))
         info->status = MBDCP_NUMERICAL_ERROR;
     else if (cw <= s->tol)
         info->status = MBDCP_SOLVED;
