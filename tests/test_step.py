@@ -292,7 +292,7 @@ def _ok():
     (dict(h=0.0), ValueError, "h must be positive"),
     (dict(h=-1.0), ValueError, "h must be positive"),
     (dict(h="0.1"), TypeError, "h must be a real number"),
-    (dict(v=["a", "b"]), TypeError, "v must be convertible"),
+    (dict(v=["a", "b"]), TypeError, "v must hold real numbers"),
 ])
 def test_bad_input(change, exc, words):
     kw = _ok()
