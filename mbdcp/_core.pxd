@@ -94,11 +94,12 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
         mbdcp_float *w
         mbdcp_float *F
         mbdcp_float *f
+        mbdcp_int *basis
 
     mbdcp_int mbdcp_step_lcp_size(const MbdcpStepProblem *p)
     size_t mbdcp_step_workspace_size(const MbdcpStepProblem *p)
     MbdcpReturn mbdcp_step_solve(const MbdcpStepProblem *p, const MbdcpLemkeSettings *settings,
-                                 MbdcpStepOutput *out, MbdcpLemkeInfo *info, void *work,
+                                 const mbdcp_int *start, MbdcpStepOutput *out, MbdcpLemkeInfo *info, void *work,
                                  size_t work_bytes)
 
     ctypedef struct MbdcpFixedPointSettings:

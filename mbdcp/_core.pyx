@@ -280,6 +280,7 @@ cdef tuple _step_buffers(MbdcpStepOutput *out, Py_ssize_t n_v, Py_ssize_t n_b, P
     f = np.zeros(N) if return_lcp else None
     out.F = <double *>cnp.PyArray_DATA(F) if return_lcp and N else NULL
     out.f = <double *>cnp.PyArray_DATA(f) if return_lcp and N else NULL
+    out.basis = NULL
     return buf, F, f
 
 
@@ -295,8 +296,9 @@ def step(cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray D, cnp.ndarray E, cnp.ndarra
          cnp.ndarray v, double h, cnp.ndarray p_ext, cnp.ndarray psi_n, cnp.ndarray dpsi_n,
          cnp.ndarray dpsi_f, cnp.ndarray Wb, cnp.ndarray theta, cnp.ndarray dtheta,
          cnp.ndarray Dj, cnp.ndarray Ej, cnp.ndarray beta_max, int max_pivots, double tol,
-         bint return_lcp):
-    """(v_next, p_b, z, w, F, f, status, pivots, residual); arrays validated by the caller."""
+         bint return_lcp, start=None):
+    """(v_next, p_b, z, w, F, f, status, pivots, residual, basis); arrays validated by the caller;
+    start: None or an int32 array of N warm-start flags."""
     cdef MbdcpStepProblem p = _problem(M, Wn, D, E, mu, v, h, p_ext, psi_n, dpsi_n, dpsi_f, Wb, theta,
                                        dtheta, Dj, Ej, beta_max)
     cdef MbdcpLemkeSettings s = _lemke_settings(max_pivots, tol)
@@ -307,14 +309,17 @@ def step(cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray D, cnp.ndarray E, cnp.ndarra
     cdef size_t nbytes = mbdcp_step_workspace_size(&p)
     cdef MbdcpStepOutput out
     buf, F, f = _step_buffers(&out, p.n_v, p.n_b, N, return_lcp)
+    cdef cnp.ndarray basis = np.zeros(N, dtype=np.intc)
+    out.basis = <int *>cnp.PyArray_DATA(basis) if N else NULL
+    cdef const int *sp = _idata(start) if start is not None and N else NULL
     cdef cnp.ndarray work = np.empty(nbytes // 8 + 1)
     cdef void *wp = cnp.PyArray_DATA(work)
     cdef MbdcpReturn rc
     with nogil:
-        rc = mbdcp_step_solve(&p, &s, &out, &info, wp, nbytes)
+        rc = mbdcp_step_solve(&p, &s, sp, &out, &info, wp, nbytes)
     _recorded(&R)
     _check(rc)
-    return _step_results(buf, p.n_v, p.n_b, N, F, f, info)
+    return _step_results(buf, p.n_v, p.n_b, N, F, f, info) + (basis.astype(bool),)
 
 
 def relax(int which, cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray D, cnp.ndarray E, cnp.ndarray mu,

@@ -73,6 +73,7 @@ class StepResult(_Result):
     pivots: int
     residual: float
     lcp: Optional[LCPData] = field(default=None)
+    basis: Optional[np.ndarray] = None  # Lemke's final basis of the reduced LCP (True: z_i basic)
 
 
 @dataclass(frozen=True, repr=False)

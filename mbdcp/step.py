@@ -101,7 +101,8 @@ def _call_core(fn, *args, rank_deficient="Wb"):
 
 
 def step(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi_f=None, Wb=None,
-         theta=None, dtheta=None, Dj=None, Ej=None, beta_max=None, solver="lemke", return_lcp=False):
+         theta=None, dtheta=None, Dj=None, Ej=None, beta_max=None, solver="lemke", return_lcp=False,
+         warm_start=None):
     r"""One time step of the Stewart–Trinkle / Anitescu–Potra contact LCP.
 
     Solves the mixed LCP (Stewart & Trinkle 1996; Anitescu & Potra 1997;
@@ -143,12 +144,16 @@ def step(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi_f=No
     Dj, Ej, beta_max : joint dry friction (n_v, m_j), (m_j, n_j), (n_j,).
     solver : "lemke" (the only pivoting solver; the relaxations are :func:`mbdcp.fixed_point`).
     return_lcp : also return the reduced LCP (F, f, z, w) as ``res.lcp``.
+    warm_start : a previous :class:`StepResult` (or a boolean array of the LCP's size): Lemke starts
+        from its final basis (``res.basis``) — in a simulation, the last step's. A hint of another
+        size (the contacts changed) is ignored; a wrong one only costs pivots, never correctness.
 
     Returns
     -------
     StepResult
         ``v_next``, ``p_n``, ``beta``, ``sigma``, ``p_b``, ``beta_j``, ``sigma_j``,
-        ``status``, ``success``, ``pivots``, ``residual`` (of the reduced LCP), ``lcp``.
+        ``status``, ``success``, ``pivots``, ``residual`` (of the reduced LCP), ``lcp``, and
+        ``basis`` (Lemke's final basis, for ``warm_start``).
 
     Examples
     --------
@@ -171,11 +176,12 @@ def step(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi_f=No
                 empty, empty, none, empty, empty, none, none, empty)
     else:
         data = _step_data(M, Wn, D, E, U, v, h, p_ext, psi_n, dpsi_n, dpsi_f, Wb, theta, dtheta, Dj, Ej, beta_max)
-    v_next, p_b, z, w, F, f, status, pivots, residual = _call_core(
-        _core.step, *data, 0, 0.0, bool(return_lcp)
-    )
     n_c, m = data[1].shape[1], data[2].shape[1]
     m_j, n_j = data[14].shape[1], data[15].shape[1]
+    start = _warm_start(warm_start, 2 * n_c + m + m_j + n_j)
+    v_next, p_b, z, w, F, f, status, pivots, residual, basis = _call_core(
+        _core.step, *data, 0, 0.0, bool(return_lcp), start
+    )
     o = (0, n_c, n_c + m, n_c + m + m_j, 2 * n_c + m + m_j, 2 * n_c + m + m_j + n_j)
     status = _STATUS[status]
     return StepResult(
@@ -192,7 +198,22 @@ def step(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi_f=No
         pivots=int(pivots),
         residual=float(residual),
         lcp=LCPData(F=F, f=f, z=z, w=w) if return_lcp else None,
+        basis=basis,
     )
+
+
+def _warm_start(hint, N):
+    """int32 flags of a warm-start hint for an LCP of size N: from a result with a ``basis`` or a
+    boolean array; None when there is none or its size is not N."""
+    if hint is None:
+        return None
+    basis = getattr(hint, "basis", hint)
+    if basis is None:
+        return None
+    a = np.asarray(basis)
+    if a.dtype != bool or a.ndim != 1:
+        raise TypeError("warm_start must be a previous result (with a basis) or a boolean array of the LCP's size")
+    return np.ascontiguousarray(a, dtype=np.intc) if a.shape[0] == N else None
 
 
 def friction_basis(normal, n_d):

@@ -69,12 +69,13 @@ MbdcpReturn mbdcp_lemke_check_settings(const MbdcpLemkeSettings *s, const char *
 }
 
 /* Layout: Bc, Mt (scaled M transposed: columns of M' contiguous) as n x n; xbar, d, dnext, res,
- * ag, qs, cov, rs, cs as n-vectors of doubles; then basis, cand, P, pos, flags as n-vectors of ints. */
+ * ag, qs, cov, rs, cs as n-vectors of doubles; then basis, cand, P, pos, flags as n-vectors of ints,
+ * and 4 ints of state (magic, n, np, valid: what mbdcp_lemke_resolve may start from). */
 size_t mbdcp_lemke_workspace_size(mbdcp_int n)
 {
     if (n < 0) return 0;
     const size_t nn = (size_t)n;
-    return (2 * nn * nn + 9 * nn) * sizeof(mbdcp_float) + 5 * nn * sizeof(mbdcp_int) + 16;
+    return (2 * nn * nn + 9 * nn) * sizeof(mbdcp_float) + (5 * nn + 4) * sizeof(mbdcp_int) + 16;
 }
 
 mbdcp_float mbdcp_lcp_residual(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q,
@@ -95,9 +96,8 @@ int mbdcp_lcp_verify(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q, co
                      mbdcp_float tol, mbdcp_float *w, mbdcp_float *s)
 {
     mbdcp_float smax = 0.0;
-    for (mbdcp_int j = 0; j < n; ++j)
-        if (!(z[j] >= 0.0) || !isfinite(z[j])) return 0;
-    for (mbdcp_int i = 0; i < n; ++i) {
+    int finite = 1;
+    for (mbdcp_int i = 0; i < n; ++i) { /* w and s in full first: callers read w whatever the verdict */
         const mbdcp_float *Mi = M + (size_t)i * n;
         mbdcp_float wi = q[i], si = fabs(q[i]);
         for (mbdcp_int j = 0; j < n; ++j) {
@@ -107,9 +107,12 @@ int mbdcp_lcp_verify(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q, co
         }
         w[i] = wi;
         s[i] = si;
-        if (!isfinite(wi) || !isfinite(si)) return 0;
+        finite &= isfinite(wi) && isfinite(si);
         smax = fmax(smax, si);
     }
+    if (!finite) return 0;
+    for (mbdcp_int j = 0; j < n; ++j)
+        if (!(z[j] >= 0.0) || !isfinite(z[j])) return 0;
     /* rows whose data are themselves rounding noise of the larger terms are judged to that level */
     const mbdcp_float floor_ = 4.0 * n * DBL_EPSILON * smax;
     for (mbdcp_int i = 0; i < n; ++i)
@@ -579,8 +582,15 @@ static MbdcpStatus run(Lemke *L, const MbdcpLemkeSettings *s, mbdcp_int r, mbdcp
             refine(L, entering, L->d);
         }
         int rt = ratio_test(L, L->d, s->pivot_tol, L->since == 0, &r);
-        if ((rt == RATIO_UNCLEAR || rt == RATIO_RAY) && L->since > 0) {
-            /* decide with a basis inverse recomputed from the basis, not updated */
+        if (rt == RATIO_UNCLEAR) {
+            /* decide on refined values: one round of refinement with the updated inverse
+             * costs a product, not a factorization */
+            refine(L, -1, L->xbar);
+            refine(L, entering, L->d);
+            rt = ratio_test(L, L->d, s->pivot_tol, 1, &r);
+        }
+        if (rt == RATIO_RAY && L->since > 0) {
+            /* before reporting a ray: a basis inverse recomputed from the basis, not updated */
             if (!refactor(L, 0.0)) return MBDCP_NUMERICAL_ERROR;
             column(L, entering, L->d);
             refine(L, -1, L->xbar);
@@ -676,15 +686,11 @@ static int semidefinite(mbdcp_int n, const mbdcp_float *M, mbdcp_float *scratch)
 /* Warm start from the hint: factor, and if infeasible let z0 (covering vector B 1_I over the
  * infeasible rows I) repair it. Returns the status of the warm phase; MBDCP_NUMERICAL_ERROR
  * when the hint cannot be used. */
-static MbdcpStatus warm(Lemke *L, const MbdcpLemkeSettings *s, const mbdcp_int *start, mbdcp_int *pivots,
-                        mbdcp_int limit)
+/* From the current basis (inverse up to date, xbar = Binv q'): done if it is feasible, else z0
+ * enters with the covering vector B 1_I over the infeasible rows I, so that only those move. */
+static MbdcpStatus repair(Lemke *L, const MbdcpLemkeSettings *s, mbdcp_int *pivots, mbdcp_int limit)
 {
     const mbdcp_int n = L->n;
-    for (mbdcp_int i = 0; i < n; ++i) {
-        L->basis[i] = start[i] ? n + i : i;
-        L->cov[i] = 1.0;
-    }
-    if (!refactor(L, 1e-12)) return MBDCP_NUMERICAL_ERROR;
     const mbdcp_int r = most_negative(L);
     if (r < 0) return MBDCP_SOLVED;
     for (mbdcp_int k = 0; k < n; ++k) L->cov[k] = 0.0;
@@ -699,6 +705,18 @@ static MbdcpStatus warm(Lemke *L, const MbdcpLemkeSettings *s, const mbdcp_int *
             for (mbdcp_int k = 0; k < n; ++k) L->cov[k] -= L->Mt[(size_t)(v - n) * n + k];
     }
     return run(L, s, r, pivots, limit);
+}
+
+/* Warm start from a hint (flags: z_i basic): factor that basis, then repair it. */
+static MbdcpStatus warm(Lemke *L, const MbdcpLemkeSettings *s, const mbdcp_int *start, mbdcp_int *pivots,
+                        mbdcp_int limit)
+{
+    for (mbdcp_int i = 0; i < L->n; ++i) {
+        L->basis[i] = start[i] ? L->n + i : i;
+        L->cov[i] = 1.0;
+    }
+    if (!refactor(L, 1e-12)) return MBDCP_NUMERICAL_ERROR;
+    return repair(L, s, pivots, limit);
 }
 
 /* Refine and verify the basic solution of a complementary basis; once more after a
@@ -726,10 +744,13 @@ static int polish(Lemke *L, const mbdcp_float *M, const mbdcp_float *q, const Mb
     return 0;
 }
 
-MbdcpReturn mbdcp_lemke_solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q,
-                              const MbdcpLemkeSettings *settings, const mbdcp_int *start,
-                              const MbdcpLemkeOutput *out, MbdcpLemkeInfo *info, void *work,
-                              size_t work_bytes)
+#define STATE_MAGIC 0x4c454d4b /* "LEMK": the workspace holds a usable final state */
+
+/* Lemke's method; with `reuse`, starting from the basis (and its inverse) that the last solve in
+ * this workspace ended in, when that solve succeeded on a matrix of the same size. */
+static MbdcpReturn solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q, const MbdcpLemkeSettings *settings,
+                         const mbdcp_int *start, int reuse, const MbdcpLemkeOutput *out, MbdcpLemkeInfo *info,
+                         void *work, size_t work_bytes)
 {
     if (!settings || !info || !out) return MBDCP_ERR_NULL;
     if (n < 0) return MBDCP_ERR_DIMENSION;
@@ -744,9 +765,13 @@ MbdcpReturn mbdcp_lemke_solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_flo
     if (n == 0) return MBDCP_OK;
     if (!M || !q || !out->z || !out->w || !work) return MBDCP_ERR_NULL;
     if (work_bytes < mbdcp_lemke_workspace_size(n)) return MBDCP_ERR_WORKSPACE;
-    if (!mbdcp_all_finite((size_t)n * n, M) || !mbdcp_all_finite((size_t)n, q)) return MBDCP_ERR_NONFINITE;
-
     const size_t nn = (size_t)n;
+    mbdcp_int *state = (mbdcp_int *)((mbdcp_float *)work + 2 * nn * nn + 9 * nn) + 5 * nn; /* magic, n, np, valid */
+    const int usable = reuse && state[0] == STATE_MAGIC && state[1] == n && state[3] == 1;
+    state[3] = 0; /* valid again only after this solve succeeds */
+    /* a re-solve's M passed this check in the solve it continues */
+    if ((!usable && !mbdcp_all_finite((size_t)n * n, M)) || !mbdcp_all_finite((size_t)n, q)) return MBDCP_ERR_NONFINITE;
+
     Lemke L;
     L.n = n;
     L.Bc = (mbdcp_float *)work;
@@ -769,11 +794,23 @@ MbdcpReturn mbdcp_lemke_solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_flo
     L.entering = -1;
     const mbdcp_int limit = settings->max_pivots > 0 ? settings->max_pivots : 100 * (n + 1);
     if (out->ray) memset(out->ray, 0, nn * sizeof(mbdcp_float));
-    equilibrate(&L, M, q, settings->scale);
 
     MbdcpStatus st = MBDCP_NUMERICAL_ERROR;
     int verified = 0;
-    if (start) {
+    if (usable) {
+        /* the matrix (so its scaling and the basis inverse) is the last solve's: only q changed */
+        L.np = state[2];
+        L.z0_row = -1;
+        L.since = 0;
+        L.stale = 0;
+        for (mbdcp_int i = 0; i < n; ++i) L.qs[i] = L.rs[i] * q[i];
+        basic_values(&L);
+        const mbdcp_int warm_limit = limit < 2 * n + 10 ? limit : 2 * n + 10;
+        st = repair(&L, settings, &info->pivots, warm_limit);
+        if (st == MBDCP_SOLVED) verified = info->warm = polish(&L, M, q, settings, out, &info->pivots, limit);
+    }
+    if (!verified) equilibrate(&L, M, q, settings->scale);
+    if (start && !verified && st != MBDCP_INTERRUPTED) {
         /* the warm phase may take about as many pivots as a cold solve usually needs */
         const mbdcp_int warm_limit = limit < 2 * n + 10 ? limit : 2 * n + 10;
         st = warm(&L, settings, start, &info->pivots, warm_limit);
@@ -811,12 +848,36 @@ MbdcpReturn mbdcp_lemke_solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_flo
     if (st == MBDCP_RAY_TERMINATION && !info->certified && semidefinite(n, M, L.Bc))
         st = MBDCP_NUMERICAL_ERROR; /* copositive-plus: a ray would claim infeasibility */
     info->status = st;
-    info->residual = mbdcp_lcp_residual(n, M, q, out->z, out->w);
+    info->residual = 0.0; /* max_i |min(z_i, w_i)| from the w that extract() computed */
+    for (mbdcp_int i = 0; i < n; ++i) {
+        const mbdcp_float r = fabs(fmin(out->z[i], out->w[i]));
+        info->residual = isnan(r) ? r : fmax(info->residual, r);
+        if (isnan(r)) break;
+    }
     info->refactorizations = L.refactorizations;
     if (out->basis) {
         for (mbdcp_int i = 0; i < n; ++i) out->basis[i] = 0;
         for (mbdcp_int i = 0; i < n; ++i)
             if (L.basis[i] >= n && L.basis[i] < 2 * n) out->basis[L.basis[i] - n] = 1;
     }
+    state[0] = STATE_MAGIC;
+    state[1] = n;
+    state[2] = L.np;
+    state[3] = st == MBDCP_SOLVED; /* the basis inverse matches the final basis */
     return MBDCP_OK;
+}
+
+MbdcpReturn mbdcp_lemke_solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q,
+                              const MbdcpLemkeSettings *settings, const mbdcp_int *start,
+                              const MbdcpLemkeOutput *out, MbdcpLemkeInfo *info, void *work,
+                              size_t work_bytes)
+{
+    return solve(n, M, q, settings, start, 0, out, info, work, work_bytes);
+}
+
+MbdcpReturn mbdcp_lemke_resolve(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q,
+                                const MbdcpLemkeSettings *settings, const MbdcpLemkeOutput *out,
+                                MbdcpLemkeInfo *info, void *work, size_t work_bytes)
+{
+    return solve(n, M, q, settings, NULL, 1, out, info, work, work_bytes);
 }

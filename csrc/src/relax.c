@@ -52,21 +52,30 @@ static mbdcp_int size_p1(const MbdcpStepProblem *p)
     return 2 * p->n_c + p->m;
 }
 
-/* reduction | F (N1^2) | f | z | w | Lemke(N1) | x (n_w) | vectors: lam, gamma, v_prev (n_c, n_c, n_v) */
+/* Lemke workspaces are rounded up to whole doubles so that what follows stays aligned. */
+static size_t lemke_bytes(mbdcp_int N)
+{
+    const size_t b = mbdcp_lemke_workspace_size(N);
+    return (b + sizeof(mbdcp_float) - 1) / sizeof(mbdcp_float) * sizeof(mbdcp_float);
+}
+
+/* reduction | F (N1^2) | f | z | w | x (n_w) | vectors: lam, gamma, v_prev (n_c, n_c, n_v) | Lemke(N1) |
+ * Lemke(N2): P1 and P2 each keep their own Lemke state, so that every iteration of the fixed point
+ * restarts each subproblem from its last basis (only the right-hand side changes). */
 size_t mbdcp_relax_workspace_size(const MbdcpStepProblem *p)
 {
     if (!p) return 0;
     const size_t N = (size_t)size_p1(p), nw = (size_t)(p->n_c + p->m);
     return mbdcp_reduce_workspace_size(p->n_v, (mbdcp_int)nw, p->n_b) +
            (N * N + 3 * N + nw + 2 * (size_t)p->n_c + (size_t)p->n_v) * sizeof(mbdcp_float) +
-           mbdcp_lemke_workspace_size((mbdcp_int)N);
+           lemke_bytes((mbdcp_int)N) + lemke_bytes((mbdcp_int)nw);
 }
 
 typedef struct {
     MbdcpReduced red;
     mbdcp_float *F, *f, *z, *w, *lam, *gamma, *v_prev;
-    void *lemke_work;
-    size_t lemke_bytes;
+    void *lemke_work[2]; /* P1, P2 */
+    size_t lemke_bytes[2];
 } Work;
 
 static MbdcpReturn setup(const MbdcpStepProblem *p, void *work, size_t work_bytes, Work *W)
@@ -86,8 +95,10 @@ static MbdcpReturn setup(const MbdcpStepProblem *p, void *work, size_t work_byte
     W->lam = W->w + N;
     W->gamma = W->lam + p->n_c;
     W->v_prev = W->gamma + p->n_c;
-    W->lemke_work = W->v_prev + p->n_v;
-    W->lemke_bytes = mbdcp_lemke_workspace_size((mbdcp_int)N);
+    W->lemke_work[0] = W->v_prev + p->n_v;
+    W->lemke_bytes[0] = lemke_bytes((mbdcp_int)N);
+    W->lemke_work[1] = (char *)W->lemke_work[0] + W->lemke_bytes[0];
+    W->lemke_bytes[1] = lemke_bytes(p->n_c + p->m);
     return MBDCP_OK;
 }
 
@@ -103,17 +114,13 @@ static void base_rhs(const MbdcpStepProblem *p, const MbdcpReduced *red, mbdcp_f
         for (mbdcp_int k = 0; k < p->m; ++k) f[p->n_c + k] += p->dpsi_f[k];
 }
 
-static void copy_block(mbdcp_int nw, const mbdcp_float *G, mbdcp_int N, mbdcp_float *F)
-{
-    memset(F, 0, (size_t)N * N * sizeof(mbdcp_float));
-    for (mbdcp_int a = 0; a < nw; ++a) memcpy(F + (size_t)a * N, G + (size_t)a * nw, (size_t)nw * sizeof(mbdcp_float));
-}
-
-static void assemble_p1(const MbdcpStepProblem *p, const MbdcpReduced *red, const mbdcp_float *gamma,
-                        mbdcp_float *F, mbdcp_float *f)
+/* The P1 matrix (N1 x N1): G, E in rows beta / columns lam, -E^T below, the skew coupling of p_n
+ * and lam through U. P2's matrix is G itself. Both stay fixed over a fixed-point run. */
+static void p1_matrix(const MbdcpStepProblem *p, const MbdcpReduced *red, mbdcp_float *F)
 {
     const mbdcp_int nc = p->n_c, m = p->m, nw = nc + m, N = size_p1(p);
-    copy_block(nw, red->G, N, F);
+    memset(F, 0, (size_t)N * N * sizeof(mbdcp_float));
+    for (mbdcp_int a = 0; a < nw; ++a) memcpy(F + (size_t)a * N, red->G + (size_t)a * nw, (size_t)nw * sizeof(mbdcp_float));
     for (mbdcp_int k = 0; k < m; ++k)
         for (mbdcp_int c = 0; c < nc; ++c) {
             const mbdcp_float e = p->E[(size_t)k * nc + c];
@@ -124,6 +131,11 @@ static void assemble_p1(const MbdcpStepProblem *p, const MbdcpReduced *red, cons
         F[(size_t)c * N + nw + c] = -p->mu[c];
         F[(size_t)(nw + c) * N + c] = p->mu[c];
     }
+}
+
+static void p1_rhs(const MbdcpStepProblem *p, const MbdcpReduced *red, const mbdcp_float *gamma, mbdcp_float *f)
+{
+    const mbdcp_int nc = p->n_c, nw = nc + p->m;
     base_rhs(p, red, f);
     for (mbdcp_int c = 0; c < nc; ++c) {
         if (gamma) f[c] += gamma[c];
@@ -131,28 +143,33 @@ static void assemble_p1(const MbdcpStepProblem *p, const MbdcpReduced *red, cons
     }
 }
 
-static void assemble_p2(const MbdcpStepProblem *p, const MbdcpReduced *red, const mbdcp_float *lam,
-                        mbdcp_float *F, mbdcp_float *f)
+static void p2_rhs(const MbdcpStepProblem *p, const MbdcpReduced *red, const mbdcp_float *lam, mbdcp_float *f)
 {
-    const mbdcp_int nc = p->n_c, m = p->m, nw = nc + m;
-    copy_block(nw, red->G, nw, F);
+    const mbdcp_int nc = p->n_c, m = p->m;
     base_rhs(p, red, f);
     for (mbdcp_int k = 0; k < m; ++k)
         for (mbdcp_int c = 0; c < nc; ++c) f[nc + k] += p->E[(size_t)k * nc + c] * lam[c];
 }
 
-/* Assemble (P1 when which == 1, else P2), solve with Lemke, recover v_next and p_b. */
+/* Assemble (P1 when which == 1, else P2), solve with Lemke (from the subproblem's last basis when
+ * `again`: same matrix, new right-hand side), recover v_next and p_b. */
 static MbdcpReturn solve_sub(const MbdcpStepProblem *p, Work *W, int which, const mbdcp_float *data,
-                             const MbdcpLemkeSettings *s, mbdcp_float *v_next, mbdcp_float *p_b,
+                             const MbdcpLemkeSettings *s, int again, mbdcp_float *v_next, mbdcp_float *p_b,
                              MbdcpLemkeInfo *info)
 {
     const mbdcp_int N = which == 1 ? size_p1(p) : p->n_c + p->m;
-    if (which == 1)
-        assemble_p1(p, &W->red, data, W->F, W->f);
-    else
-        assemble_p2(p, &W->red, data, W->F, W->f);
+    const mbdcp_float *F = which == 1 ? W->F : W->red.G;
+    if (which == 1) {
+        if (!again) p1_matrix(p, &W->red, W->F);
+        p1_rhs(p, &W->red, data, W->f);
+    } else {
+        p2_rhs(p, &W->red, data, W->f);
+    }
     const MbdcpLemkeOutput lout = {W->z, W->w, NULL, NULL};
-    MbdcpReturn rc = mbdcp_lemke_solve(N, W->F, W->f, s, NULL, &lout, info, W->lemke_work, W->lemke_bytes);
+    void *lw = W->lemke_work[which - 1];
+    const size_t lb = W->lemke_bytes[which - 1];
+    MbdcpReturn rc = again ? mbdcp_lemke_resolve(N, F, W->f, s, &lout, info, lw, lb)
+                           : mbdcp_lemke_solve(N, F, W->f, s, NULL, &lout, info, lw, lb);
     if (rc != MBDCP_OK) return rc;
     return mbdcp_reduced_recover(&W->red, W->z, v_next, p_b);
 }
@@ -169,12 +186,12 @@ static MbdcpReturn relax_one(const MbdcpStepProblem *p, int which, const mbdcp_f
     if (rc != MBDCP_OK) return rc;
     if (p->n_c && !data) return MBDCP_ERR_NULL;
     if (!mbdcp_all_finite((size_t)p->n_c, data)) return MBDCP_ERR_NONFINITE;
-    rc = solve_sub(p, &W, which, data, s, out->v_next, out->p_b, info);
+    rc = solve_sub(p, &W, which, data, s, 0, out->v_next, out->p_b, info);
     if (rc != MBDCP_OK) return rc;
     const size_t N = (size_t)(which == 1 ? size_p1(p) : p->n_c + p->m);
     if (out->z) memcpy(out->z, W.z, N * sizeof(mbdcp_float));
     if (out->w) memcpy(out->w, W.w, N * sizeof(mbdcp_float));
-    if (out->F) memcpy(out->F, W.F, N * N * sizeof(mbdcp_float));
+    if (out->F) memcpy(out->F, which == 1 ? W.F : W.red.G, N * N * sizeof(mbdcp_float));
     if (out->f) memcpy(out->f, W.f, N * sizeof(mbdcp_float));
     return MBDCP_OK;
 }
@@ -219,7 +236,7 @@ MbdcpReturn mbdcp_fixed_point(const MbdcpStepProblem *p, const MbdcpFixedPointSe
         MbdcpStatus st = MBDCP_SOLVED;
         for (int which = 1; which <= (s->algorithm >= 2 ? 2 : 1) && st == MBDCP_SOLVED; ++which) {
             MbdcpLemkeInfo li;
-            rc = solve_sub(p, &W, which, which == 1 ? W.gamma : W.lam, &s->lemke, out->v_next, out->p_b, &li);
+            rc = solve_sub(p, &W, which, which == 1 ? W.gamma : W.lam, &s->lemke, it > 0, out->v_next, out->p_b, &li);
             if (rc != MBDCP_OK) return rc;
             info->pivots += li.pivots;
             info->residual = li.residual;

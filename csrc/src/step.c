@@ -63,7 +63,7 @@ MbdcpReturn mbdcp_step_assemble(const MbdcpStepProblem *p, const MbdcpReduced *r
     return MBDCP_OK;
 }
 
-MbdcpReturn mbdcp_step_solve(const MbdcpStepProblem *p, const MbdcpLemkeSettings *settings,
+MbdcpReturn mbdcp_step_solve(const MbdcpStepProblem *p, const MbdcpLemkeSettings *settings, const mbdcp_int *start,
                              MbdcpStepOutput *out, MbdcpLemkeInfo *info, void *work, size_t work_bytes)
 {
     if (!p || !settings || !out || !info || !work) return MBDCP_ERR_NULL;
@@ -86,8 +86,8 @@ MbdcpReturn mbdcp_step_solve(const MbdcpStepProblem *p, const MbdcpLemkeSettings
     if (out->F) memcpy(out->F, F, (size_t)N * N * sizeof(mbdcp_float));
     if (out->f) memcpy(out->f, f, (size_t)N * sizeof(mbdcp_float));
 
-    const MbdcpLemkeOutput lout = {out->z, out->w, NULL, NULL};
-    rc = mbdcp_lemke_solve(N, F, f, settings, NULL, &lout, info, lemke_work, mbdcp_lemke_workspace_size(N));
+    const MbdcpLemkeOutput lout = {out->z, out->w, out->basis, NULL};
+    rc = mbdcp_lemke_solve(N, F, f, settings, start, &lout, info, lemke_work, mbdcp_lemke_workspace_size(N));
     if (rc != MBDCP_OK) return rc;
     /* z starts with the contact impulses x = (p_n, beta, beta_j). */
     return mbdcp_reduced_recover(&red, out->z, out->v_next, out->p_b);

@@ -167,7 +167,7 @@ static void fuzz_step(Reader *r)
     if (which == 0) {
         size_t bytes = mbdcp_step_workspace_size(&p);
         void *work = workspace(bytes);
-        MbdcpReturn rc = mbdcp_step_solve(&p, &st, &out, &info, work, bytes);
+        MbdcpReturn rc = mbdcp_step_solve(&p, &st, NULL, &out, &info, work, bytes);
         if (rc == MBDCP_OK && info.status == MBDCP_SOLVED && N > 0) {
             double *w = calloc((size_t)N, sizeof(double)), *s = calloc((size_t)N, sizeof(double));
             check(mbdcp_lcp_verify(N, out.F, out.f, out.z, st.tol, w, s), "step SOLVED on a non-solution");

@@ -198,13 +198,13 @@ static void test_step_sphere(void)
     MbdcpStepProblem p = sphere(M, Wn, D, E, mu, v, p_ext, psi);
     CHECK(mbdcp_step_lcp_size(&p) == 6);
     double v_next[6], z[6], w[6], F[36], f[6];
-    MbdcpStepOutput out = {v_next, NULL, z, w, F, f};
+    MbdcpStepOutput out = {v_next, NULL, z, w, F, f, NULL};
     MbdcpLemkeSettings s;
     MbdcpLemkeInfo info;
     mbdcp_lemke_default_settings(&s);
     size_t bytes = mbdcp_step_workspace_size(&p);
     void *work = malloc(bytes);
-    CHECK(mbdcp_step_solve(&p, &s, &out, &info, work, bytes) == MBDCP_OK);
+    CHECK(mbdcp_step_solve(&p, &s, NULL, &out, &info, work, bytes) == MBDCP_OK);
     CHECK(info.status == MBDCP_SOLVED);
     CHECK(near(F[0], 1, 1e-14) && near(F[7], 3.5, 1e-14) && near(F[11], 1, 1e-14) && near(F[30], 0.2, 1e-14));
     CHECK(near(f[0], -9.81 * 0.12, 1e-14) && near(f[1], 2, 1e-14));
@@ -212,9 +212,9 @@ static void test_step_sphere(void)
     CHECK(near(v_next[0], 2 - 0.2 * 9.81 * 0.12, 1e-13) && near(v_next[4], 2.5 * 0.2 * 9.81 * 0.12, 1e-13));
     CHECK(near(z[0], 9.81 * 0.12, 1e-13));
     /* errors: not SPD, rank-deficient joints, small workspace */
-    CHECK(mbdcp_step_solve(&p, &s, &out, &info, work, bytes - 8) == MBDCP_ERR_WORKSPACE);
+    CHECK(mbdcp_step_solve(&p, &s, NULL, &out, &info, work, bytes - 8) == MBDCP_ERR_WORKSPACE);
     M[35] = -1;
-    CHECK(mbdcp_step_solve(&p, &s, &out, &info, work, bytes) == MBDCP_ERR_NOT_POSDEF);
+    CHECK(mbdcp_step_solve(&p, &s, NULL, &out, &info, work, bytes) == MBDCP_ERR_NOT_POSDEF);
     M[35] = 0.4;
     free(work);
     double Wb[12] = {0};
@@ -226,7 +226,7 @@ static void test_step_sphere(void)
     out.p_b = p_b;
     bytes = mbdcp_step_workspace_size(&p);
     work = malloc(bytes);
-    CHECK(mbdcp_step_solve(&p, &s, &out, &info, work, bytes) == MBDCP_ERR_RANK_DEFICIENT);
+    CHECK(mbdcp_step_solve(&p, &s, NULL, &out, &info, work, bytes) == MBDCP_ERR_RANK_DEFICIENT);
     free(work);
     p.h = 0;
     CHECK(mbdcp_step_problem_check(&p) == MBDCP_ERR_SETTING);
@@ -246,13 +246,13 @@ static void test_step_joint(void)
     p.p_ext = p_ext;
     p.Wb = Wb;
     double v_next[2], p_b[1];
-    MbdcpStepOutput out = {v_next, p_b, NULL, NULL, NULL, NULL};
+    MbdcpStepOutput out = {v_next, p_b, NULL, NULL, NULL, NULL, NULL};
     MbdcpLemkeSettings s;
     MbdcpLemkeInfo info;
     mbdcp_lemke_default_settings(&s);
     size_t bytes = mbdcp_step_workspace_size(&p);
     void *work = malloc(bytes);
-    CHECK(mbdcp_step_solve(&p, &s, &out, &info, work, bytes) == MBDCP_OK);
+    CHECK(mbdcp_step_solve(&p, &s, NULL, &out, &info, work, bytes) == MBDCP_OK);
     CHECK(near(v_next[0], 1, 1e-15) && near(v_next[1], 0, 1e-15) && near(p_b[0], 2 * 9.81 * 0.01, 1e-15));
     free(work);
 }
@@ -279,7 +279,7 @@ static void test_relax_block(void)
     size_t bytes = mbdcp_relax_workspace_size(&p);
     void *work = malloc(bytes);
     double v_next[2], z[4], w[4], gamma[1] = {0}, lam[1];
-    MbdcpStepOutput out = {v_next, NULL, z, w, NULL, NULL};
+    MbdcpStepOutput out = {v_next, NULL, z, w, NULL, NULL, NULL};
     MbdcpLemkeSettings s;
     MbdcpLemkeInfo li;
     mbdcp_lemke_default_settings(&s);

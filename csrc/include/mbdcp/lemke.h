@@ -91,6 +91,18 @@ MbdcpReturn mbdcp_lemke_solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_flo
                               const MbdcpLemkeOutput *out, MbdcpLemkeInfo *info, void *work,
                               size_t work_bytes);
 
+/*
+ * Solve LCP(M, q) for a new q after a solve in the same workspace on the same M (same n, M not
+ * changed: the caller's promise). Starts from the basis that solve ended in, with its basis inverse
+ * and scaling kept in `work`: a feasible basis costs one product Binv q, an infeasible one a few
+ * pivots of z0 (covering vector B 1_I). Falls back to a cold solve when the workspace holds no
+ * successful solve of that size, or when the warm phase fails. Same outputs as mbdcp_lemke_solve;
+ * info->warm tells whether the kept basis was used.
+ */
+MbdcpReturn mbdcp_lemke_resolve(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q,
+                                const MbdcpLemkeSettings *settings, const MbdcpLemkeOutput *out,
+                                MbdcpLemkeInfo *info, void *work, size_t work_bytes);
+
 /* max_i |min(z_i, (M z + q)_i)|; writes w = M z + q when w is not NULL. */
 mbdcp_float mbdcp_lcp_residual(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q,
                                const mbdcp_float *z, mbdcp_float *w);
@@ -103,7 +115,7 @@ mbdcp_float mbdcp_lcp_residual(mbdcp_int n, const mbdcp_float *M, const mbdcp_fl
  * (each complementary pair has one member that is zero to within its own row's data). The
  * floor e only matters for rows whose data are themselves rounding noise of the larger terms
  * (e.g. a friction row of a rolling contact assembled as 1 - 1); it is eps-level, normwise.
- * Outputs (n each, required): w = M z + q and s. Returns 1 if z passes, else 0.
+ * Outputs (n each, required): w = M z + q and s, always computed in full. Returns 1 if z passes, else 0.
  */
 int mbdcp_lcp_verify(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q, const mbdcp_float *z,
                      mbdcp_float tol, mbdcp_float *w, mbdcp_float *s);

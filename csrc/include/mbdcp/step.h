@@ -34,6 +34,7 @@ typedef struct {
     mbdcp_float *w;       /* N: F z + f */
     mbdcp_float *F;       /* N x N or NULL */
     mbdcp_float *f;       /* N or NULL */
+    mbdcp_int *basis;     /* N flags or NULL: 1 where z_i is basic in Lemke's final basis */
 } MbdcpStepOutput;
 
 /* Size N of the reduced LCP. */
@@ -46,8 +47,9 @@ MbdcpReturn mbdcp_step_assemble(const MbdcpStepProblem *p, const MbdcpReduced *r
                                 mbdcp_float *f);
 
 /* Reduce, assemble, solve with Lemke and recover v_next and p_b. The outcome is in info->status;
- * out is filled on every status (on failure with the last basic point Lemke reached). */
-MbdcpReturn mbdcp_step_solve(const MbdcpStepProblem *p, const MbdcpLemkeSettings *settings,
+ * out is filled on every status (on failure with the last basic point Lemke reached). start: NULL
+ * or N flags, a warm-start hint for Lemke (e.g. out->basis of the previous step). */
+MbdcpReturn mbdcp_step_solve(const MbdcpStepProblem *p, const MbdcpLemkeSettings *settings, const mbdcp_int *start,
                              MbdcpStepOutput *out, MbdcpLemkeInfo *info, void *work, size_t work_bytes);
 
 #endif /* MBDCP_STEP_H */
