@@ -52,7 +52,7 @@ from mbdcp import _validate as val
 from mbdcp.results import CoulombResult, LocalCCPResult
 from mbdcp.status import Status
 
-__all__ = ["coulomb", "ccp_local", "fc_residual", "local_solve"]
+__all__ = ["ccp_local", "coulomb", "fc_residual", "local_solve"]
 
 _STATUS = tuple(Status)
 _COULOMB_METHODS = ("nsgs", "fixed_point")

@@ -52,5 +52,5 @@ def siconos_fc(problems, solver="nsgs", tol=1e-8, max_iter=100_000, repeat=1, ti
         subprocess.run([SICONOS_PYTHON, FC_RUNNER, src, dst, solver, repr(tol), str(max_iter), str(repeat)],
                        check=True, capture_output=True, timeout=timeout)
         out = np.load(dst)
-        return [dict(r=out[f"r{k}"], u=out[f"u{k}"], info=int(out[f"info{k}"]), seconds=float(out[f"t{k}"]),
-                     iterations=int(out[f"iter{k}"]), error=float(out[f"err{k}"])) for k in range(len(problems))]
+        return [{"r": out[f"r{k}"], "u": out[f"u{k}"], "info": int(out[f"info{k}"]), "seconds": float(out[f"t{k}"]),
+                 "iterations": int(out[f"iter{k}"]), "error": float(out[f"err{k}"])} for k in range(len(problems))]

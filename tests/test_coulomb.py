@@ -22,11 +22,11 @@ EXACT = 1e-12   # direct (closed-form) checks, relative to the data
 
 # name -> (function, keywords): each FCLib problem is solved by each
 METHODS = {
-    "nsgs": (mbdcp.coulomb, dict(method="nsgs", max_iter=10_000)),
-    "fixed_point": (mbdcp.coulomb, dict(method="fixed_point")),
-    "fixed_point_pgs": (mbdcp.coulomb, dict(method="fixed_point", inner="pgs", max_iter=30, inner_max_iter=1000)),
-    "ccp_apgd": (mbdcp.ccp_local, dict(method="apgd")),
-    "ccp_pgs": (mbdcp.ccp_local, dict(method="pgs", max_iter=5000)),
+    "nsgs": (mbdcp.coulomb, {"method": "nsgs", "max_iter": 10_000}),
+    "fixed_point": (mbdcp.coulomb, {"method": "fixed_point"}),
+    "fixed_point_pgs": (mbdcp.coulomb, {"method": "fixed_point", "inner": "pgs", "max_iter": 30, "inner_max_iter": 1000}),
+    "ccp_apgd": (mbdcp.ccp_local, {"method": "apgd"}),
+    "ccp_pgs": (mbdcp.ccp_local, {"method": "pgs", "max_iter": 5000}),
 }
 
 
@@ -72,7 +72,7 @@ def test_residual_helper_matches_definition(rng):
 
 # ---- FCLib collection --------------------------------------------------------------------------------
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def fclib_local(path):
     """The local problem of an FCLib file (global ones reduced); None for rolling friction."""
     io = pytest.importorskip("mbdcp.io")
@@ -148,7 +148,7 @@ def test_asymmetric_capsules_solved_with_w_as_given():
     S = 0.5 * (W + W.T)
     sym = mbdcp.coulomb(S, p.q, p.mu, method="nsgs", tol=1e-10)
     assert sym.success and residual(W, p.q, p.mu, sym.r) > 100 * TOL
-    for kw in (dict(method="nsgs"), dict(method="fixed_point", inner="apgd")):
+    for kw in ({"method": "nsgs"}, {"method": "fixed_point", "inner": "apgd"}):
         res = mbdcp.coulomb(p.W, p.q, p.mu, tol=TOL, **kw)
         assert res.success and residual(W, p.q, p.mu, res.r) <= TOL * (1 + 1e-9)
     ccp = mbdcp.ccp_local(p.W, p.q, p.mu, method="apgd", tol=TOL)
