@@ -8,6 +8,7 @@ papers' notation, in its docstring:
 - :func:`fixed_point`, :mod:`mbdcp.relax` — Anitescu–Potra relaxations P1, P2, algorithms 1–3;
 - :func:`full_rank_step` — Peiret–Kövecses–Font-Llagunes full-rank friction LCP;
 - :func:`ccp` — Anitescu–Tasora cone complementarity (APGD, Jacobi, Gauss–Seidel), sparse;
+- :func:`coulomb`, :func:`ccp_local` — Coulomb friction (FCLib's problem) and the CCP on the Delassus matrix W;
 - :func:`instantaneous` — the acceleration-level model (Painlevé);
 - :mod:`mbdcp.mechanics` — rigid bodies, contacts and whole simulations;
 - :mod:`mbdcp.study` — parameter studies (local cores or Dask) and performance profiles.
@@ -17,9 +18,10 @@ from mbdcp.status import Status
 from mbdcp.lemke import lemke, lcp_residual
 from mbdcp.step import step, friction_basis
 from mbdcp.results import (LemkeResult, StepResult, LCPData, RelaxResult, FixedPointResult,
-                           FullRankResult, InstantaneousResult, CCPResult)
+                           FullRankResult, InstantaneousResult, CCPResult, CoulombResult, LocalCCPResult)
 from mbdcp.full_rank import full_rank_step
 from mbdcp.ccp import ccp
+from mbdcp.coulomb import coulomb, ccp_local
 from mbdcp.instantaneous import instantaneous
 from mbdcp import relax
 from mbdcp import study  # imports pandas and dask only when called
@@ -37,6 +39,8 @@ __all__ = [
     "fixed_point",
     "full_rank_step",
     "ccp",
+    "coulomb",
+    "ccp_local",
     "instantaneous",
     "relax",
     "study",
@@ -49,5 +53,7 @@ __all__ = [
     "FullRankResult",
     "InstantaneousResult",
     "CCPResult",
+    "CoulombResult",
+    "LocalCCPResult",
     "__version__",
 ]

@@ -200,3 +200,55 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
     void mbdcp_cone_project(mbdcp_float mu, mbdcp_float *gamma)
     MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s, mbdcp_float *nu,
                                 mbdcp_float *u, MbdcpCcpInfo *info, void *work, size_t work_bytes)
+
+    # ---- coulomb.h: Coulomb friction and its CCP relaxation on the Delassus matrix
+    ctypedef enum MbdcpFcMethod:
+        MBDCP_FC_NSGS
+        MBDCP_FC_FIXED_POINT
+        MBDCP_FC_PGS
+        MBDCP_FC_APGD
+
+    ctypedef enum MbdcpFcCase:
+        MBDCP_FC_TAKEOFF
+        MBDCP_FC_STICK
+        MBDCP_FC_SLIDE
+        MBDCP_FC_BEST_EFFORT
+
+    ctypedef struct MbdcpFcProblem:
+        mbdcp_int n_c
+        const mbdcp_int *W_rowptr
+        const mbdcp_int *W_colind
+        const mbdcp_float *W_val
+        const mbdcp_int *S_rowptr
+        const mbdcp_int *S_colind
+        const mbdcp_float *S_val
+        const mbdcp_float *q
+        const mbdcp_float *mu
+
+    ctypedef struct MbdcpFcSettings:
+        MbdcpFcMethod method
+        MbdcpFcMethod inner
+        mbdcp_float tol
+        mbdcp_int max_iter
+        mbdcp_int inner_max_iter
+        int warm_start
+        MbdcpMonitor monitor
+
+    ctypedef struct MbdcpFcInfo:
+        MbdcpStatus status
+        mbdcp_int iterations
+        mbdcp_int inner_iterations
+        mbdcp_float residual
+        mbdcp_int local_failures
+
+    MbdcpReturn mbdcp_fc_default_settings(MbdcpFcSettings *s)
+    MbdcpReturn mbdcp_fc_check_settings(const MbdcpFcSettings *s, int coulomb, const char **message)
+    size_t mbdcp_fc_workspace_size(const MbdcpFcProblem *p, const MbdcpFcSettings *s)
+    MbdcpReturn mbdcp_fc_residual(const MbdcpFcProblem *p, int coulomb, const mbdcp_float *r, mbdcp_float *u,
+                                  mbdcp_float *residual)
+    MbdcpReturn mbdcp_fc_local_solve(const mbdcp_float *A, const mbdcp_float *b, mbdcp_float mu, int coulomb,
+                                     mbdcp_float *r, MbdcpFcCase *which)
+    MbdcpReturn mbdcp_coulomb_solve(const MbdcpFcProblem *p, const MbdcpFcSettings *s, mbdcp_float *r,
+                                    mbdcp_float *u, MbdcpFcInfo *info, void *work, size_t work_bytes)
+    MbdcpReturn mbdcp_ccp_local_solve(const MbdcpFcProblem *p, const MbdcpFcSettings *s, mbdcp_float *r,
+                                      mbdcp_float *u, MbdcpFcInfo *info, void *work, size_t work_bytes)

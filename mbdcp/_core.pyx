@@ -602,3 +602,111 @@ def grouping_error(const double[:, ::1] E):
             return 2
         last = col
     return 0
+
+
+# ---- Coulomb friction and its CCP relaxation on the Delassus matrix (coulomb.h) ------------
+
+FC_METHODS = {"nsgs": MBDCP_FC_NSGS, "fixed_point": MBDCP_FC_FIXED_POINT, "pgs": MBDCP_FC_PGS,
+              "apgd": MBDCP_FC_APGD}
+FC_CASES = ("takeoff", "stick", "slide", "best_effort")
+
+
+cdef int _fc_record(void *ctx, mbdcp_int it, mbdcp_int a, mbdcp_int b, double value) noexcept nogil:
+    """Records the outer iterations (a == -1); the inner solves of a fixed point (a == -2) are
+    only counted, for the Ctrl-C check."""
+    cdef Recorder *R = <Recorder *>ctx
+    if a == -1:
+        return _record(ctx, it, a, b, value)
+    R.count += 1
+    if R.count % R.check_every == 0:
+        with gil:
+            if PyErr_CheckSignals() != 0:
+                R.interrupted = 1
+                return 1
+    return 0
+
+
+cdef MbdcpFcProblem _fc_problem(int n_c, cnp.ndarray W_ptr, cnp.ndarray W_ind, cnp.ndarray W_val, S, cnp.ndarray q,
+                                cnp.ndarray mu) except *:
+    cdef MbdcpFcProblem pr
+    pr.n_c = n_c
+    pr.W_rowptr = _idata(W_ptr)
+    pr.W_colind = _idata(W_ind) if W_ind.shape[0] else NULL
+    pr.W_val = _data(W_val)
+    pr.S_rowptr = NULL
+    pr.S_colind = NULL
+    pr.S_val = NULL
+    if S is not None:
+        pr.S_rowptr = _idata(S[0])
+        pr.S_colind = _idata(S[1]) if S[1].shape[0] else NULL
+        pr.S_val = _data(S[2])
+    pr.q = _data(q)
+    pr.mu = _data(mu)
+    return pr
+
+
+def fc_solve(bint coulomb, int n_c, cnp.ndarray W_ptr, cnp.ndarray W_ind, cnp.ndarray W_val, S, cnp.ndarray q,
+             cnp.ndarray mu, str method, str inner, double tol, int max_iter, int inner_max_iter, r0):
+    """(r, u, history, status, iterations, inner_iterations, residual, local_failures) of
+    mbdcp_coulomb_solve (coulomb) or mbdcp_ccp_local_solve; W and S (None or a (ptr, ind, val)
+    tuple) in CSR; r0 is None or the warm start."""
+    cdef MbdcpFcProblem pr = _fc_problem(n_c, W_ptr, W_ind, W_val, S, q, mu)
+    cdef MbdcpFcSettings s
+    cdef const char *msg = NULL
+    mbdcp_fc_default_settings(&s)
+    s.method = FC_METHODS[method]
+    s.inner = FC_METHODS[inner]
+    s.tol = tol
+    s.max_iter = max_iter
+    s.inner_max_iter = inner_max_iter
+    s.warm_start = r0 is not None
+    if mbdcp_fc_check_settings(&s, coulomb, &msg) != MBDCP_OK:
+        raise ValueError(msg.decode())
+    cdef Recorder R
+    s.monitor = _monitor(&R, 4.0 * W_val.shape[0] + 60.0 * n_c + 1.0, False, True)
+    s.monitor.fn = _fc_record
+    r = np.zeros(3 * n_c) if r0 is None else np.array(r0, dtype=np.float64)
+    u = np.zeros(3 * n_c)
+    cdef size_t nbytes = mbdcp_fc_workspace_size(&pr, &s)
+    cdef cnp.ndarray work = np.empty(nbytes // 8 + 1)
+    cdef double *rp = <double *>cnp.PyArray_DATA(r)
+    cdef double *up = <double *>cnp.PyArray_DATA(u)
+    cdef void *wp = cnp.PyArray_DATA(work)
+    cdef MbdcpFcInfo info
+    cdef MbdcpReturn rc
+    with nogil:
+        if coulomb:
+            rc = mbdcp_coulomb_solve(&pr, &s, rp, up, &info, wp, nbytes)
+        else:
+            rc = mbdcp_ccp_local_solve(&pr, &s, rp, up, &info, wp, nbytes)
+    _, hist = _recorded(&R)
+    _check(rc)
+    return (r, u, hist, <int>info.status, info.iterations, info.inner_iterations, info.residual,
+            info.local_failures)
+
+
+def fc_residual(bint coulomb, int n_c, cnp.ndarray W_ptr, cnp.ndarray W_ind, cnp.ndarray W_val, cnp.ndarray q,
+                cnp.ndarray mu, cnp.ndarray r):
+    """(residual, u) of coulomb.h's residual for r (W in CSR)."""
+    cdef MbdcpFcProblem pr = _fc_problem(n_c, W_ptr, W_ind, W_val, None, q, mu)
+    u = np.zeros(3 * n_c)
+    cdef double res = 0.0
+    cdef double *up = <double *>cnp.PyArray_DATA(u)
+    cdef const double *rp = _data(r)
+    cdef MbdcpReturn rc
+    with nogil:
+        rc = mbdcp_fc_residual(&pr, coulomb, rp, up, &res)
+    _check(rc)
+    return res, u
+
+
+def fc_local(const double[:, ::1] A, const double[::1] b, double mu, bint coulomb, r0):
+    """(r, case name) of one contact's exact local solve; r0 None or the previous r."""
+    r = np.zeros(3) if r0 is None else np.array(r0, dtype=np.float64)
+    cdef double *rp = <double *>cnp.PyArray_DATA(r)
+    cdef MbdcpFcCase which = MBDCP_FC_BEST_EFFORT
+    cdef MbdcpReturn rc
+    with nogil:
+        rc = mbdcp_fc_local_solve(&A[0, 0], &b[0], mu, coulomb, rp, &which)
+    _check(rc)
+    return r, FC_CASES[<int>which]

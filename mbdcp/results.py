@@ -161,3 +161,45 @@ class CCPResult(_Result):
     residual: float
     history: np.ndarray
     method: str
+
+
+@dataclass(frozen=True, repr=False)
+class CoulombResult(_Result):
+    """Result of :func:`mbdcp.coulomb` (Coulomb friction on the Delassus matrix, FCLib's local problem).
+
+    ``r`` (3 n_c,): reactions, per contact normal then tangents; ``u`` = W r + q (without de Saxcé's
+    shift); ``residual``: :math:`\\|r - \\Pi_K(r - \\hat u)\\|_2 / \\|q\\|_2` with
+    :math:`\\hat u = u + \\mu\\|u_T\\| e_n`; ``iterations``: sweeps (nsgs) or fixed-point iterations;
+    ``inner_iterations``: the CCP solves' iterations (fixed_point); ``local_failures``: local solves
+    where no case could be verified; ``history``: the residual after each iteration."""
+
+    success: bool
+    status: Status
+    message: str
+    r: np.ndarray
+    u: np.ndarray
+    residual: float
+    iterations: int
+    history: np.ndarray
+    method: str
+    inner_iterations: int = 0
+    local_failures: int = 0
+
+
+@dataclass(frozen=True, repr=False)
+class LocalCCPResult(_Result):
+    """Result of :func:`mbdcp.ccp_local` (the cone complementarity problem on the Delassus matrix).
+
+    Fields as :class:`CoulombResult`, with the residual :math:`\\|r - \\Pi_K(r - u)\\|_2 / \\|q\\|_2`."""
+
+    success: bool
+    status: Status
+    message: str
+    r: np.ndarray
+    u: np.ndarray
+    residual: float
+    iterations: int
+    history: np.ndarray
+    method: str
+    inner_iterations: int = 0
+    local_failures: int = 0

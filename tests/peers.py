@@ -29,3 +29,28 @@ def siconos_lcp(problems, solver="lexicolemke", repeat=1):
         out = np.load(dst)
         return [(out[f"z{k}"], out[f"w{k}"], int(out[f"info{k}"]), float(out[f"t{k}"]))
                 for k in range(len(problems))]
+
+
+FC_RUNNER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "siconos_fc_runner.py")
+
+
+def siconos_fc(problems, solver="nsgs", tol=1e-8, max_iter=100_000, repeat=1, timeout=3600):
+    """Solve local friction-contact problems [(W, q, mu), ...] (W dense or scipy.sparse, 3-D) with
+    Siconos fc3d (solver "nsgs" or "nsn_ac") in a subprocess: list of dicts with r, u, info (Siconos'
+    own flag), seconds (timed in the subprocess), iterations, error (Siconos' own measure)."""
+    import scipy.sparse as sp
+
+    with tempfile.TemporaryDirectory() as tmp:
+        src, dst = os.path.join(tmp, "in.npz"), os.path.join(tmp, "out.npz")
+        arrays = {}
+        for k, (W, q, mu) in enumerate(problems):
+            W = sp.csc_matrix(W, dtype=float)
+            W.sort_indices()
+            arrays.update({f"W{k}_indptr": W.indptr, f"W{k}_indices": W.indices, f"W{k}_data": W.data,
+                           f"q{k}": np.asarray(q, float), f"mu{k}": np.asarray(mu, float)})
+        np.savez(src, **arrays)
+        subprocess.run([SICONOS_PYTHON, FC_RUNNER, src, dst, solver, repr(tol), str(max_iter), str(repeat)],
+                       check=True, capture_output=True, timeout=timeout)
+        out = np.load(dst)
+        return [{"r": out[f"r{k}"], "u": out[f"u{k}"], "info": int(out[f"info{k}"]), "seconds": float(out[f"t{k}"]),
+                 "iterations": int(out[f"iter{k}"]), "error": float(out[f"err{k}"])} for k in range(len(problems))]

@@ -7,3 +7,7 @@ ${CC:-gcc} -std=c99 -Wall -Wextra -Werror -pedantic -g -O1 -fno-omit-frame-point
     -fsanitize=address,undefined -fno-sanitize-recover=undefined \
     -Icsrc/include csrc/src/*.c tests/c/test_core.c -lm -o tests/c/build/test_core
 tests/c/build/test_core
+${CC:-gcc} -std=c99 -Wall -Wextra -Werror -pedantic -g -O1 -fno-omit-frame-pointer \
+    -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+    -Icsrc/include csrc/src/*.c tests/c/test_coulomb.c -lm -o tests/c/build/test_coulomb
+tests/c/build/test_coulomb

@@ -10,5 +10,6 @@
 #include "relax.h"
 #include "full_rank.h"
 #include "ccp.h"
+#include "coulomb.h"
 
 #endif /* MBDCP_H */
