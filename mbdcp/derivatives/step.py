@@ -1,0 +1,613 @@
+r"""Derivatives of one Stewart–Trinkle / Anitescu–Potra time step (DESIGN.md section 1).
+
+The mixed LCP of :func:`mbdcp.step` is differentiated directly, in the unknowns
+(v_next, p_b, p_n, beta, beta_j, sigma, sigma_j), with the active set read off the solution; see
+:func:`step` for the conventions.
+"""
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.linalg as la
+
+from mbdcp import _validate as val
+from mbdcp.derivatives._common import _Repr, check_keys, dense_tangent, mu_tangent, owners, sym_outer
+from mbdcp.derivatives.lcp import RCOND_MIN
+from mbdcp.results import StepResult
+from mbdcp.status import Status
+
+__all__ = ["StepDerivative", "step"]
+
+INPUTS = ("M", "Wn", "D", "U", "v", "h", "p_ext", "psi_n", "dpsi_n", "dpsi_f", "Wb", "theta", "dtheta", "Dj",
+          "beta_max")
+OUTPUTS = ("v_next", "p_n", "beta", "sigma", "p_b", "beta_j", "sigma_j")
+# keywords of mbdcp.step that choose how the step is solved, not what it is
+_SOLVER_ONLY = ("solver", "return_lcp", "warm_start", "basis", "max_pivots", "tol")
+
+
+def _opt(name, x, n):
+    return np.zeros(n) if x is None else val.vector(name, x, n)
+
+
+def _mu(U, n_c):
+    a = val.as_array("U", U)
+    if a.ndim == 0:
+        return np.full(n_c, float(a))
+    if a.ndim == 2:
+        a = val.matrix("U", a, (n_c, n_c), ("n_c", "n_c"))
+        d = np.diag(a).copy()
+        if np.count_nonzero(a - np.diag(d)):
+            raise ValueError("U must be diagonal (U = diag(mu_j))")
+        a = d
+    a = val.vector("U", a, n_c, symbol="n_c")
+    if n_c and a.min() < 0:
+        raise ValueError("U must be nonnegative (friction coefficients mu_j >= 0)")
+    return a
+
+
+def _pairs_ok(z, w, tz, tw):
+    """True unless some pair is clearly not complementary or clearly negative."""
+    return not (np.any((z > tz) & (w > tw)) or np.any(z < -tz) or np.any(w < -tw))
+
+
+@dataclass(frozen=True, repr=False)
+class StepDerivative(_Repr):
+    r"""The derivative of one time step of :func:`mbdcp.step` (built by :func:`step`).
+
+    Public fields: ``mode`` (per contact: "separated", "sticking" or "sliding", the side used at
+    a degenerate contact), ``joint_mode`` (per friction joint: "sticking" or "sliding"),
+    ``degenerate`` (indices into z = (p_n, beta, beta_j, sigma, sigma_j), the ordering of
+    ``res.lcp``, of the pairs at which the solution has a kink), ``degenerate_kind`` (one word
+    per index: "grazing", "direction", "stick-slip", "sigma"), ``degenerate_contacts`` (contact
+    indices involved) and ``margin`` (smallest relative distance of a decided pair from
+    degeneracy).
+    """
+
+    mode: np.ndarray
+    joint_mode: np.ndarray
+    degenerate: np.ndarray
+    degenerate_kind: tuple
+    degenerate_contacts: np.ndarray
+    margin: float
+    _d: dict = field(repr=False)
+
+    # ---- forward mode -------------------------------------------------------------------------
+    def jvp(self, **tangents):
+        """Output tangents {v_next, p_n, beta, sigma, p_b, beta_j, sigma_j} for input tangents
+        keyed by input name (M, Wn, D, U, v, h, p_ext, psi_n, dpsi_n, dpsi_f, Wb, theta, dtheta,
+        Dj, beta_max); absent inputs do not change. ``U`` takes a scalar, (n_c,) or diagonal."""
+        d = self._d
+        check_keys(tangents, d["inputs"], "tangent")
+        t = self._tangents(tangents)
+        n_v, h = d["n_v"], d["h"]
+        vn = d["v_next"]
+        FN, FB, FBJ, FS, FSJ = d["FN"], d["FB"], d["FBJ"], d["FS"], d["FSJ"]
+        r_v = np.zeros(n_v)
+        if t["M"] is not None:
+            r_v += t["M"] @ (d["v"] - vn)
+        if t["v"] is not None:
+            r_v += d["M"] @ t["v"]
+        if t["p_ext"] is not None:
+            r_v += t["p_ext"]
+        for mat, imp in (("Wb", "p_b"), ("Wn", "p_n"), ("D", "beta"), ("Dj", "beta_j")):
+            if t[mat] is not None:
+                r_v += t[mat] @ d[imp]
+        dh = t["h"] or 0.0
+        r_b = -(dh * (-d["theta"] / h ** 2))
+        if t["theta"] is not None:
+            r_b -= t["theta"] / h
+        if t["dtheta"] is not None:
+            r_b -= t["dtheta"]
+        if t["Wb"] is not None:
+            r_b -= t["Wb"].T @ vn
+        r_n = dh * d["psi_n"][FN] / h ** 2
+        if t["psi_n"] is not None:
+            r_n -= t["psi_n"][FN] / h
+        if t["dpsi_n"] is not None:
+            r_n -= t["dpsi_n"][FN]
+        if t["Wn"] is not None:
+            r_n -= t["Wn"][:, FN].T @ vn
+        r_f = np.zeros(FB.size)
+        if t["dpsi_f"] is not None:
+            r_f -= t["dpsi_f"][FB]
+        if t["D"] is not None:
+            r_f -= t["D"][:, FB].T @ vn
+        r_j = np.zeros(FBJ.size) if t["Dj"] is None else -(t["Dj"][:, FBJ].T @ vn)
+        r_s = np.zeros(FS.size) if t["U"] is None else -t["U"][FS] * d["p_n"][FS]
+        r_sj = np.zeros(FSJ.size) if t["beta_max"] is None else -t["beta_max"][FSJ]
+        u = la.solve_triangular(d["L"], r_v, lower=True, check_finite=False)
+        X = d["X"]
+        rhs = np.concatenate([np.concatenate([r_b, r_n, r_f, r_j]) - X.T @ u, r_s, r_sj])
+        dx = la.lu_solve(d["lu"], rhs, check_finite=False) if rhs.size else rhs
+        nJ = X.shape[1]
+        dv = la.solve_triangular(d["L"], u + X @ dx[:nJ], lower=True, trans=1, check_finite=False)
+        out = {name: np.zeros_like(d[name]) for name in OUTPUTS}
+        out["v_next"] = dv
+        o = np.cumsum([0, d["n_b"], FN.size, FB.size, FBJ.size, FS.size, FSJ.size])
+        out["p_b"] = dx[o[0]:o[1]].copy()
+        out["p_n"][FN] = dx[o[1]:o[2]]
+        out["beta"][FB] = dx[o[2]:o[3]]
+        out["beta_j"][FBJ] = dx[o[3]:o[4]]
+        out["sigma"][FS] = dx[o[4]:o[5]]
+        out["sigma_j"][FSJ] = dx[o[5]:o[6]]
+        pc, pk = d["post_c"], d["post_k"]
+        if pc.size:
+            s = -(d["D"][:, pk].T @ dv)
+            if t["D"] is not None:
+                s -= t["D"][:, pk].T @ vn
+            if t["dpsi_f"] is not None:
+                s -= t["dpsi_f"][pk]
+            out["sigma"][pc] = s
+        pj, pjk = d["post_j"], d["post_jk"]
+        if pj.size:
+            s = -(d["Dj"][:, pjk].T @ dv)
+            if t["Dj"] is not None:
+                s -= t["Dj"][:, pjk].T @ vn
+            out["sigma_j"][pj] = s
+        return out
+
+    # ---- reverse mode -------------------------------------------------------------------------
+    def vjp(self, v_next=None, p_n=None, beta=None, sigma=None, p_b=None, beta_j=None, sigma_j=None):
+        """Gradients keyed by input name of the loss sum_k <g_k, output_k> for output gradients
+        g_k (absent ones are zero). ``U`` gets the gradient with respect to the vector mu (n_c,),
+        ``M`` the symmetric gradient (valid for symmetric changes of M), ``h`` a float."""
+        d = self._d
+        FN, FB, FBJ, FS, FSJ = d["FN"], d["FB"], d["FBJ"], d["FS"], d["FSJ"]
+        g = {}
+        for name, x in zip(OUTPUTS, (v_next, p_n, beta, sigma, p_b, beta_j, sigma_j)):
+            g[name] = np.zeros(d[name].shape) if x is None else dense_tangent(name, x, d[name].shape)
+        h, vn = d["h"], d["v_next"]
+        grad = {"D": np.zeros_like(d["D"]), "dpsi_f": np.zeros(d["m"]), "Dj": np.zeros_like(d["Dj"])}
+        g_v = g["v_next"].copy()
+        pc, pk = d["post_c"], d["post_k"]
+        if pc.size:
+            gs = g["sigma"][pc]
+            g_v -= d["D"][:, pk] @ gs
+            grad["D"][:, pk] -= np.outer(vn, gs)
+            grad["dpsi_f"][pk] -= gs
+        pj, pjk = d["post_j"], d["post_jk"]
+        if pj.size:
+            gs = g["sigma_j"][pj]
+            g_v -= d["Dj"][:, pjk] @ gs
+            grad["Dj"][:, pjk] -= np.outer(vn, gs)
+        g_x = np.concatenate([g["p_b"], g["p_n"][FN], g["beta"][FB], g["beta_j"][FBJ], g["sigma"][FS],
+                              g["sigma_j"][FSJ]])
+        X, L = d["X"], d["L"]
+        nJ = X.shape[1]
+        a = la.solve_triangular(L, g_v, lower=True, check_finite=False)
+        hvec = g_x.copy()
+        hvec[:nJ] += X.T @ a
+        lam = la.lu_solve(d["lu"], hvec, trans=1, check_finite=False) if hvec.size else hvec
+        a_v = la.solve_triangular(L, a - X @ lam[:nJ], lower=True, trans=1, check_finite=False)
+        o = np.cumsum([0, d["n_b"], FN.size, FB.size, FBJ.size, FS.size, FSJ.size])
+        lb, ln, lf, lj, ls, lsj = (lam[o[i]:o[i + 1]] for i in range(6))
+        grad["M"] = sym_outer(a_v, d["v"] - vn)
+        grad["v"] = d["M"] @ a_v
+        grad["p_ext"] = a_v.copy()
+        grad["Wn"] = np.outer(a_v, d["p_n"])
+        grad["Wn"][:, FN] -= np.outer(vn, ln)
+        grad["psi_n"] = np.zeros(d["n_c"])
+        grad["psi_n"][FN] = -ln / h
+        grad["dpsi_n"] = np.zeros(d["n_c"])
+        grad["dpsi_n"][FN] = -ln
+        grad["D"] += np.outer(a_v, d["beta"])
+        grad["D"][:, FB] -= np.outer(vn, lf)
+        grad["dpsi_f"][FB] -= lf
+        grad["U"] = np.zeros(d["n_c"])
+        grad["U"][FS] = -ls * d["p_n"][FS]
+        grad["h"] = float(ln @ d["psi_n"][FN] + lb @ d["theta"]) / h ** 2
+        if d["n_b"]:
+            grad["Wb"] = np.outer(a_v, d["p_b"]) - np.outer(vn, lb)
+            grad["theta"] = -lb / h
+            grad["dtheta"] = -lb
+        if d["has_joint_friction"]:
+            grad["Dj"] += np.outer(a_v, d["beta_j"])
+            grad["Dj"][:, FBJ] -= np.outer(vn, lj)
+            grad["beta_max"] = np.zeros(d["n_j"])
+            grad["beta_max"][FSJ] = -lsj
+        else:
+            del grad["Dj"]
+        return grad
+
+    def jacobian(self, of, wrt):
+        """Dense Jacobian d(of)/d(wrt), shape of.shape + wrt.shape, for an output name ``of`` and an
+        input name ``wrt``; built with jvp or vjp, whichever needs fewer solves."""
+        d = self._d
+        if of not in OUTPUTS:
+            raise ValueError(f"of must be one of {', '.join(OUTPUTS)}, got {of!r}")
+        check_keys([wrt], d["inputs"], "input")
+        out_shape = d[of].shape
+        in_shape = () if wrt == "h" else (d["n_c"],) if wrt == "U" else d[wrt].shape
+        n_in, n_out = int(np.prod(in_shape)), int(np.prod(out_shape))
+        J = np.zeros((n_out, n_in))
+        if n_in <= n_out:
+            for k in range(n_in):
+                e = np.zeros(n_in)
+                e[k] = 1.0
+                J[:, k] = self.jvp(**{wrt: e.reshape(in_shape) if in_shape else 1.0})[of].ravel()
+        else:
+            for k in range(n_out):
+                e = np.zeros(n_out)
+                e[k] = 1.0
+                J[k] = np.ravel(self.vjp(**{of: e.reshape(out_shape)})[wrt])
+        return J.reshape(out_shape + in_shape)
+
+    def _tangents(self, tangents):
+        d = self._d
+        t = dict.fromkeys(INPUTS)
+        for key, x in tangents.items():
+            if x is None:
+                continue
+            if key == "U":
+                t[key] = mu_tangent("U", x, d["n_c"])
+            elif key == "h":
+                t[key] = float(dense_tangent("h", x, ()))
+            else:
+                t[key] = dense_tangent(key, x, d[key].shape)
+        return t
+
+
+def _classify(in_contact, beta, w_beta, sigma, w_sigma, limit, limit_zero, own, n_g, tv, tp):
+    """Modes of friction groups (contacts or friction joints) from the solution.
+
+    Returns (mode, free_beta, free_sigma, post (group, direction) arrays, candidate directions
+    per group for the rank selection, degenerate list of (kind, "beta"|"sigma"|"normal", index),
+    margins)."""
+    m = beta.size
+    starts = np.searchsorted(own, np.arange(n_g + 1))
+    free_b = beta > tp
+    free_s = np.zeros(n_g, dtype=bool)
+    mode = np.empty(n_g, dtype=object)
+    post_g, post_k, cands, degenerate, margins = [], [], [], [], []
+    bz = ~free_b & (w_beta <= tv[own] if m else np.zeros(0, dtype=bool))  # beta_k = w_k = 0
+    for g in range(n_g):
+        k0, k1 = starts[g], starts[g + 1]
+        tvg = tv[g]
+        if not in_contact[g] or (limit_zero[g] and sigma[g] <= tvg):
+            # friction impulses are zero; sigma is only bounded below by the sliding speed: follow it
+            free_b[k0:k1] = False
+            mode[g] = "separated" if not in_contact[g] else "sticking"
+            if k1 > k0:
+                w = w_beta[k0:k1]
+                order = np.argsort(w)
+                if sigma[g] > tvg and w[order[0]] <= tvg:
+                    post_g.append(g)
+                    post_k.append(k0 + order[0])
+                    margins.append(sigma[g] / max(tvg, 1e-300))
+                    if k1 - k0 > 1:
+                        if w[order[1]] <= tvg:
+                            degenerate.append(("sigma", "sigma", g))
+                        else:
+                            margins.append(w[order[1]] / max(tvg, 1e-300))
+                elif sigma[g] <= tvg and w[order[0]] <= tvg:
+                    degenerate.append(("sigma", "sigma", g))
+            continue
+        if k1 == k0:
+            mode[g] = "sticking" if sigma[g] <= tvg else "sliding"
+            continue
+        if sigma[g] > tvg:
+            mode[g] = "sliding"
+            free_s[g] = True
+            margins.append(sigma[g] / max(tvg, 1e-300))
+            if not free_b[k0:k1].any():  # limit ~ 0: the slip direction still carries sigma
+                free_b[k0 + np.argmin(w_beta[k0:k1])] = True
+            for k in range(k0, k1):
+                if bz[k] and not free_b[k]:
+                    degenerate.append(("direction", "beta", k))
+            continue
+        mode[g] = "sticking"
+        if w_sigma[g] <= tp and not limit_zero[g]:
+            degenerate.append(("stick-slip", "sigma", g))
+        else:
+            margins.append(w_sigma[g] / max(tp, 1e-300))
+        c = [k for k in range(k0, k1) if bz[k]]
+        if c:
+            cands.append((g, c))
+    return mode, free_b, free_s, np.array(post_g, dtype=np.intp), np.array(post_k, dtype=np.intp), cands, \
+        degenerate, margins
+
+
+def _opposite_pairs(cols):
+    """True if every column has its negative among the columns (then they positively span their span)."""
+    k = cols.shape[1]
+    scale = np.abs(cols).max(initial=0.0)
+    for i in range(k):
+        if not any(np.abs(cols[:, i] + cols[:, j]).max() <= 1e-12 * scale for j in range(k) if j != i):
+            return False
+    return True
+
+
+def _positively_spanning(cols):
+    """True if some strictly positive combination of the columns is zero."""
+    if _opposite_pairs(cols):
+        return True
+    from scipy.optimize import linprog
+
+    k = cols.shape[1]
+    r = linprog(np.zeros(k), A_eq=cols, b_eq=np.zeros(cols.shape[0]), bounds=[(1.0, None)] * k, method="highs")
+    return r.status == 0
+
+
+def step(M, Wn, D, E, U, v, h, res, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi_f=None, Wb=None, theta=None,
+         dtheta=None, Dj=None, Ej=None, beta_max=None, degenerate_tol=1e-9, **kwargs):
+    r"""Derivative of one time step of :func:`mbdcp.step` by the implicit function theorem.
+
+    The arguments are those of :func:`mbdcp.step` plus its SOLVED result ``res``. With the active
+    set read off the solution, the mixed LCP of DESIGN.md section 1 becomes a square linear system
+    in (v_next, p_b, and the free parts of p_n, beta, beta_j, sigma, sigma_j):
+
+    .. math::
+
+        M\,dv - W_b\,dp_b - W_F\,dz_F &= dM(v - v^{l+1}) + M\,dv^l + dp_{ext} + dW\,z + dW_b\,p_b \\
+        W_{b}^T dv &= -(dW_b^T v^{l+1} + d\Theta/h - \Theta\,dh/h^2 + d\partial_t\Theta) \\
+        dw_i &= 0 \quad (i \text{ free}), \qquad dz_i = 0 \quad (\text{otherwise})
+
+    with :math:`w` the complementary rows of section 1 (h enters only through
+    :math:`\Psi_n/h` and :math:`\Theta/h`: give ``p_ext``'s tangent yourself if it is
+    :math:`h k`). v_next and p_b are eliminated with a Cholesky factor of M; the remaining matrix
+    is LU-factored once, so ``jvp`` and ``vjp`` cost two triangular solves with M plus one with
+    the small factor.
+
+    **Modes** (judged with ``degenerate_tol`` relative to the data: impulses against the largest
+    momentum or impulse, velocities against each contact's velocity scale):
+
+    - *separated* (p_n = 0 < w_n): dp_n = dbeta = 0. Its sigma is only bounded below by the
+      sliding speed; Lemke returns that speed, max_k -(d_k^T v_next + dpsi_f_k), and its
+      derivative is the one given (that of the maximising direction).
+    - *sliding* (sigma > 0): U p_n = E^T beta kept; the directions with beta_k > 0 stay active.
+    - *sticking* (sigma = 0 < U p_n - E^T beta): the directions with beta_k > 0 keep w_k = 0.
+      Directions with beta_k = w_k = 0 at a sticking contact whose zero-w directions positively
+      span their span (e.g. opposite pairs) are no kink: v_next stays on the sticking piece. They
+      are added to the active set as long as their velocity rows are independent of those already
+      imposed (so w_k = 0 persists), which fixes one of the many splits of the friction impulse
+      among directions: dbeta is the derivative of that split; D beta, p_n, v_next do not depend
+      on it. This holds for every change of the other inputs, and for changes of D and dpsi_f
+      that keep the linear relations among a contact's directions, as a moving contact frame
+      does (D_c = T_c A_c with A_c fixed, dpsi_f = D^T ds): other changes of D or dpsi_f at a
+      sticking contact with dependent directions leave its sticking piece (a kink).
+
+    **Degenerate points** (listed in ``degenerate`` as indices of z = (p_n, beta, beta_j, sigma,
+    sigma_j), the order of ``res.lcp``; the solution has a kink there and only one-sided
+    derivatives exist). The derivative returned is that of the piece named in brackets, exact for
+    changes that stay on it:
+
+    - "grazing": p_n = w_n = 0 [separated: exact when the contact opens, dw_n >= 0];
+    - "stick-slip": sigma = 0 and U p_n = E^T beta, sticking exactly at the cone's edge
+      [sticking: exact while the friction impulse moves inside the cone];
+    - "direction": beta_k = w_k = 0 at a sliding contact (slip exactly between two directions),
+      or at a sticking contact whose directions do not positively span [beta_k = 0 kept];
+    - "sigma": the sliding-speed maximum is attained twice, or is zero, at a contact without
+      friction impulse [the direction listed first]; only sigma has the kink.
+
+    A contact with mu = 0 (or a joint with beta_max = 0) sits at the boundary of mu >= 0; its
+    derivative in mu is the right derivative and it is not reported. If the active system is
+    singular (dependent active constraints: the impulses of the solution are not locally unique)
+    a ValueError is raised rather than a number returned.
+
+    Parameters
+    ----------
+    M, Wn, D, E, U, v, h, p_ext, psi_n, dpsi_n, dpsi_f, Wb, theta, dtheta, Dj, Ej, beta_max :
+        as for :func:`mbdcp.step`.
+    res : the SOLVED :class:`mbdcp.StepResult` of ``mbdcp.step`` with the same data.
+    degenerate_tol : relative tolerance deciding that an impulse or a velocity is zero.
+    **kwargs : the solver keywords of :func:`mbdcp.step` (``solver``, ``return_lcp``,
+        ``warm_start``, ...) are accepted and ignored: they do not change the solution.
+
+    Returns
+    -------
+    StepDerivative
+        ``jvp(**tangents) -> dict``, ``vjp(v_next=, p_n=, beta=, sigma=, ...) -> dict``,
+        ``jacobian(of, wrt)``, ``mode``, ``degenerate``, ``margin``.
+
+    Examples
+    --------
+    The sphere of seed 000 sliding at 2 m/s: v_x after one step is v0 - mu g h, so
+    dv_x/dmu = -g h and d(omega_y)/dmu = 5/2 g h / r:
+
+    >>> import numpy as np, mbdcp
+    >>> from mbdcp.examples import sphere_on_plane
+    >>> M, Wn, D, E, U = sphere_on_plane(mu=0.2)
+    >>> v, h, p = np.array([2.0, 0, 0, 0, 0, 0]), 0.01, np.array([0, 0, -9.81 * 0.01, 0, 0, 0])
+    >>> res = mbdcp.step(M, Wn, D, E, U, v, h, p_ext=p, psi_n=[0.0])
+    >>> d = mbdcp.derivatives.step(M, Wn, D, E, U, v, h, res, p_ext=p, psi_n=[0.0])
+    >>> d.mode.tolist(), d.jvp(U=[1.0])["v_next"][[0, 4]].round(12).tolist()
+    (['sliding'], [-0.0981, 0.24525])
+    """
+    for key in kwargs:
+        if key not in _SOLVER_ONLY:
+            raise TypeError(f"step() got an unexpected keyword argument {key!r}")
+    M = val.mass_matrix("M", M)
+    n_v = M.shape[0]
+    Wn = val.matrix("Wn", Wn, (n_v, None), ("n_v", "n_c"))
+    n_c = Wn.shape[1]
+    D = val.matrix("D", D, (n_v, None), ("n_v", "m"))
+    m = D.shape[1]
+    E = val.grouping("E", E, m, n_c, ("m", "n_c"))
+    mu = _mu(U, n_c)
+    v = val.vector("v", v, n_v, symbol="n_v")
+    h = val.positive_scalar("h", h)
+    p_ext, psi_n, dpsi_n, dpsi_f = (_opt("p_ext", p_ext, n_v), _opt("psi_n", psi_n, n_c), _opt("dpsi_n", dpsi_n, n_c),
+                                    _opt("dpsi_f", dpsi_f, m))
+    if Wb is None:
+        if theta is not None or dtheta is not None:
+            raise ValueError("theta and dtheta need the joint Jacobian Wb")
+        Wb = np.zeros((n_v, 0))
+    else:
+        Wb = val.matrix("Wb", Wb, (n_v, None), ("n_v", "n_b"))
+    n_b = Wb.shape[1]
+    theta, dtheta = _opt("theta", theta, n_b), _opt("dtheta", dtheta, n_b)
+    has_jf = Dj is not None
+    if not has_jf:
+        if Ej is not None or beta_max is not None:
+            raise ValueError("Ej and beta_max need the joint friction directions Dj")
+        Dj, Ej, beta_max = np.zeros((n_v, 0)), np.zeros((0, 0)), np.zeros(0)
+    else:
+        if Ej is None or beta_max is None:
+            raise ValueError("joint friction needs Dj, Ej and beta_max together")
+        Dj = val.matrix("Dj", Dj, (n_v, None), ("n_v", "m_j"))
+        Ej = val.grouping("Ej", Ej, Dj.shape[1], None, ("m_j", "n_j"))
+        beta_max = val.vector("beta_max", beta_max, Ej.shape[1], symbol="n_j")
+        if beta_max.size and beta_max.min() < 0:
+            raise ValueError("beta_max must be nonnegative")
+    m_j, n_j = Dj.shape[1], Ej.shape[1]
+    tol = val.positive_scalar("degenerate_tol", degenerate_tol)
+
+    if not isinstance(res, StepResult):
+        raise TypeError(f"res must be the StepResult of mbdcp.step with the same data, got {type(res).__name__}")
+    if res.status != Status.SOLVED:
+        raise ValueError(f"res must be a SOLVED result of mbdcp.step, got status {res.status.name}: "
+                         "an unsolved step has no solution to differentiate")
+    sol = {}
+    for name, n in zip(OUTPUTS, (n_v, n_c, m, n_c, n_b, m_j, n_j)):
+        x = np.asarray(getattr(res, name), dtype=np.float64)
+        if x.shape != (n,):
+            raise ValueError(f"res.{name} has shape {x.shape}, expected ({n},): res belongs to other data")
+        sol[name] = x
+    vn, pn, beta, sigma, pb, bj, sj = (sol[k] for k in OUTPUTS)
+
+    try:
+        L = la.cholesky(M, lower=True, check_finite=False)
+    except la.LinAlgError:
+        raise ValueError("M must be symmetric positive definite (its Cholesky factorization failed)") from None
+    own, own_j = owners(E, "E"), owners(Ej, "Ej")
+    free_acc = la.cho_solve((L, True), p_ext, check_finite=False)
+    V = max(np.abs(v).max(), np.abs(vn).max(), np.abs(free_acc).max(), np.abs(vn - v - free_acc).max(),
+            np.finfo(float).tiny)
+    momentum = M @ vn
+    P = max(np.abs(M @ v).max(), np.abs(momentum).max(), np.abs(p_ext).max(), np.abs(pn).max(initial=0),
+            np.abs(beta).max(initial=0), np.abs(pb).max(initial=0), np.abs(bj).max(initial=0),
+            np.abs(beta_max).max(initial=0), np.finfo(float).tiny)
+    tp = tol * P
+    col_n, col_d, col_j = np.abs(Wn).sum(axis=0), np.abs(D).sum(axis=0), np.abs(Dj).sum(axis=0)
+    S_c = V * col_n + np.abs(psi_n) / h + np.abs(dpsi_n)
+    if m:
+        np.maximum.at(S_c, own, V * col_d + np.abs(dpsi_f))
+    S_j = np.zeros(n_j)
+    if m_j:
+        np.maximum.at(S_j, own_j, V * col_j)
+    tv_c, tv_j = tol * S_c, tol * S_j
+
+    # the solution must be one of this step: momentum balance, joints and complementarity
+    bal = momentum - Wb @ pb - Wn @ pn - D @ beta - Dj @ bj - M @ v - p_ext
+    w_n = Wn.T @ vn + psi_n / h + dpsi_n
+    w_b = D.T @ vn + dpsi_f + sigma[own]
+    w_s = mu * pn - np.bincount(own, beta, minlength=n_c)
+    w_bj = Dj.T @ vn + sj[own_j]
+    w_sj = beta_max - np.bincount(own_j, bj, minlength=n_j)
+    w_jt = Wb.T @ vn + theta / h + dtheta
+    loose = 1e3
+    S_b = V * np.abs(Wb).sum(axis=0) + np.abs(theta) / h + np.abs(dtheta)
+    if (np.abs(bal).max() > loose * tp or np.any(np.abs(w_jt) > loose * tol * S_b)
+            or not _pairs_ok(pn, w_n, loose * tp, loose * tv_c)
+            or not _pairs_ok(beta, w_b, loose * tp, loose * tv_c[own])
+            or not _pairs_ok(sigma, w_s, loose * tv_c, loose * tp)
+            or not _pairs_ok(bj, w_bj, loose * tp, loose * tv_j[own_j])
+            or not _pairs_ok(sj, w_sj, loose * tv_j, loose * tp)):
+        raise ValueError("res is not a solution of this step (momentum balance or complementarity fails): "
+                         "it belongs to other data")
+
+    # normal pairs
+    in_contact = pn > tp
+    degenerate, margins = [], []
+    for c in np.flatnonzero(~in_contact & (w_n <= tv_c)):
+        degenerate.append(("grazing", "p_n", c))
+    dec = in_contact | (w_n > tv_c)
+    if dec.any():
+        margins.extend(np.where(in_contact, pn / tp, w_n / np.maximum(tv_c, 1e-300))[dec].tolist())
+
+    mode, free_b, free_s, post_c, post_k, cands, deg_c, mar = _classify(
+        in_contact, beta, w_b, sigma, w_s, mu * pn, mu == 0, own, n_c, tv_c, tp)
+    degenerate += deg_c
+    margins += mar
+    jmode, free_bj, free_sj, post_j, post_jk, cands_j, deg_j, mar_j = _classify(
+        np.ones(n_j, dtype=bool), bj, w_bj, sj, w_sj, beta_max, beta_max == 0, own_j, n_j, tv_j, tp)
+    degenerate += [(kind, {"beta": "beta_j", "sigma": "sigma_j"}[var], i) for kind, var, i in deg_j]
+    margins += mar_j
+
+    # sticking directions with beta = w = 0: structural when the group's zero-w directions
+    # positively span; keep those whose rows are independent of the rows already imposed
+    add_b, add_bj = [], []
+    structural = []
+    for which, groups, cols, wrow, tvg, own_g in (("beta", cands, D, w_b, tv_c, own), ("beta_j", cands_j, Dj, w_bj, tv_j, own_j)):
+        for g, ks in groups:
+            allk = np.flatnonzero((own_g == g) & (wrow <= tvg[own_g]))
+            if _positively_spanning(cols[:, allk]):
+                structural += [(which, k) for k in ks]
+            else:
+                degenerate += [("direction", which, k) for k in ks]
+    if structural:
+        sticking_b = free_b & np.isin(own, np.flatnonzero(~free_s))
+        sticking_bj = free_bj & np.isin(own_j, np.flatnonzero(~free_sj))
+        forced = np.hstack([Wb, Wn[:, in_contact], D[:, sticking_b], Dj[:, sticking_bj]])
+        Xf = la.solve_triangular(L, forced, lower=True, check_finite=False)
+        cand_cols = np.column_stack([(D if w == "beta" else Dj)[:, k] for w, k in structural])
+        Xc = la.solve_triangular(L, cand_cols, lower=True, check_finite=False)
+        cut = 1e-9 * max(np.linalg.norm(Xc, axis=0).max(), 1e-300)
+        if Xf.shape[1]:
+            Q, R, _ = la.qr(Xf, mode="economic", pivoting=True, check_finite=False)
+            diag = np.abs(np.diag(R))
+            r = int(np.sum(diag > 1e-10 * diag.max(initial=0.0))) if diag.size else 0
+            Q = Q[:, :r]
+            Xc = Xc - Q @ (Q.T @ Xc)
+        _, Rc, piv = la.qr(Xc, mode="economic", pivoting=True, check_finite=False)
+        diag = np.abs(np.diag(Rc))
+        for p in piv[:int(np.sum(diag > cut))]:
+            (add_b if structural[p][0] == "beta" else add_bj).append(structural[p][1])
+    free_b[add_b] = True
+    free_bj[add_bj] = True
+
+    FN, FB, FBJ = np.flatnonzero(in_contact), np.flatnonzero(free_b), np.flatnonzero(free_bj)
+    FS, FSJ = np.flatnonzero(free_s), np.flatnonzero(free_sj)
+    J = np.hstack([Wb, Wn[:, FN], D[:, FB], Dj[:, FBJ]])
+    nJ, ns = J.shape[1], FS.size + FSJ.size
+    X = la.solve_triangular(L, J, lower=True, check_finite=False)
+    K = np.zeros((nJ + ns, nJ + ns))
+    K[:nJ, :nJ] = X.T @ X
+    ob, oj = n_b + FN.size, n_b + FN.size + FB.size
+    pos_s = np.full(n_c, -1)
+    pos_s[FS] = np.arange(FS.size)
+    pos_sj = np.full(n_j, -1)
+    pos_sj[FSJ] = nJ + FS.size + np.arange(FSJ.size)
+    pos_n = np.full(n_c, -1)
+    pos_n[FN] = n_b + np.arange(FN.size)
+    for r, k in enumerate(FB):  # beta row: + dsigma;  sigma row: mu dp_n - sum dbeta
+        s = pos_s[own[k]]
+        if s >= 0:
+            K[ob + r, nJ + s] = 1.0
+            K[nJ + s, ob + r] = -1.0
+    for c in FS:
+        K[nJ + pos_s[c], pos_n[c]] = mu[c]
+    for r, k in enumerate(FBJ):
+        s = pos_sj[own_j[k]]
+        if s >= 0:
+            K[oj + r, s] = 1.0
+            K[s, oj + r] = -1.0
+    lu = None
+    if K.size:
+        with warnings.catch_warnings():  # singularity is judged below, by the condition number
+            warnings.simplefilter("ignore", la.LinAlgWarning)
+            lu = la.lu_factor(K, check_finite=False)
+        rcond = la.lapack.dgecon(lu[0], np.abs(K).sum(axis=0).max(), norm="1")[0]
+        if not rcond > RCOND_MIN:
+            raise ValueError(f"the active constraints of res are dependent (reciprocal condition {rcond:.1e}): the "
+                             "impulses are not locally unique, so the step has no derivative at this solution")
+
+    o_z = {"p_n": 0, "beta": n_c, "beta_j": n_c + m, "sigma": n_c + m + m_j, "sigma_j": 2 * n_c + m + m_j}
+    degenerate.sort(key=lambda e: o_z[e[1]] + e[2])
+    contact_of = {"p_n": lambda i: i, "sigma": lambda i: i, "beta": lambda i: int(own[i])}
+    d = dict(M=M, Wn=Wn, D=D, Dj=Dj, Wb=Wb, v=v, h=h, p_ext=p_ext, psi_n=psi_n, dpsi_n=dpsi_n, dpsi_f=dpsi_f,
+             theta=theta, dtheta=dtheta, beta_max=beta_max, n_v=n_v, n_c=n_c, m=m, n_b=n_b, n_j=n_j,
+             has_joint_friction=has_jf, L=L, X=X, lu=lu, FN=FN, FB=FB, FBJ=FBJ, FS=FS, FSJ=FSJ,
+             post_c=post_c, post_k=post_k, post_j=post_j, post_jk=post_jk, **sol)
+    d["inputs"] = tuple(k for k in INPUTS if (k not in ("Wb", "theta", "dtheta") or n_b)
+                        and (k not in ("Dj", "beta_max") or has_jf))
+    return StepDerivative(
+        mode=np.array(mode.tolist(), dtype=str) if n_c else np.zeros(0, dtype=str),
+        joint_mode=np.array(jmode.tolist(), dtype=str) if n_j else np.zeros(0, dtype=str),
+        degenerate=np.array([o_z[var] + i for _, var, i in degenerate], dtype=np.intp),
+        degenerate_kind=tuple(kind for kind, _, _ in degenerate),
+        degenerate_contacts=np.unique(np.array([contact_of[var](i) for _, var, i in degenerate
+                                                if var in contact_of], dtype=np.intp)),
+        margin=float(min(margins)) * tol if margins else np.inf,
+        _d=d,
+    )
