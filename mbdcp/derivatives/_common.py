@@ -1,6 +1,7 @@
 """Shared pieces of the derivative objects: a readable repr and argument checks for tangents."""
 import numpy as np
 import scipy.sparse as sp
+from scipy.linalg import lapack
 
 from mbdcp import _validate as val
 
@@ -89,3 +90,35 @@ def owners(E, name):
     if E.shape[0] == 0:
         return np.zeros(0, dtype=np.intp)
     return np.argmax(E, axis=1)
+
+
+# LAPACK directly: the scipy.linalg wrappers cost more than the factorizations of small systems
+def cholesky_lower(M):
+    """Lower Cholesky factor of M, or None if M is not positive definite."""
+    L, info = lapack.dpotrf(M, lower=1, clean=1)
+    return L if info == 0 else None
+
+
+def tri_solve(L, b, trans=0):
+    """L^-1 b (trans=0) or L^-T b (trans=1) for a lower triangular L; b 1-D or 2-D."""
+    if b.size == 0:
+        return np.zeros(b.shape)
+    x, info = lapack.dtrtrs(L, b, lower=1, trans=trans)
+    if info != 0:
+        raise np.linalg.LinAlgError("singular triangular factor")
+    return x
+
+
+def lu_factor(K):
+    """(lu, piv, reciprocal 1-norm condition number) of a square matrix."""
+    lu, piv, info = lapack.dgetrf(K)
+    if info > 0:
+        return lu, piv, 0.0
+    rcond, _ = lapack.dgecon(lu, np.abs(K).sum(axis=0).max(), norm="1")
+    return lu, piv, rcond
+
+
+def lu_solve(factor, b, trans=0):
+    if b.size == 0:
+        return np.zeros(b.shape)
+    return lapack.dgetrs(factor[0], factor[1], b, trans=trans)[0]

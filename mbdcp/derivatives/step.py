@@ -4,14 +4,24 @@ The mixed LCP of :func:`mbdcp.step` is differentiated directly, in the unknowns
 (v_next, p_b, p_n, beta, beta_j, sigma, sigma_j), with the active set read off the solution; see
 :func:`step` for the conventions.
 """
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.linalg as la
 
 from mbdcp import _validate as val
-from mbdcp.derivatives._common import _Repr, check_keys, dense_tangent, mu_tangent, owners, sym_outer
+from mbdcp.derivatives._common import (
+    _Repr,
+    check_keys,
+    cholesky_lower,
+    dense_tangent,
+    lu_factor,
+    lu_solve,
+    mu_tangent,
+    owners,
+    sym_outer,
+    tri_solve,
+)
 from mbdcp.derivatives.lcp import RCOND_MIN
 from mbdcp.results import StepResult
 from mbdcp.status import Status
@@ -115,12 +125,12 @@ class StepDerivative(_Repr):
         r_j = np.zeros(FBJ.size) if t["Dj"] is None else -(t["Dj"][:, FBJ].T @ vn)
         r_s = np.zeros(FS.size) if t["U"] is None else -t["U"][FS] * d["p_n"][FS]
         r_sj = np.zeros(FSJ.size) if t["beta_max"] is None else -t["beta_max"][FSJ]
-        u = la.solve_triangular(d["L"], r_v, lower=True, check_finite=False)
+        u = tri_solve(d["L"], r_v)
         X = d["X"]
         rhs = np.concatenate([np.concatenate([r_b, r_n, r_f, r_j]) - X.T @ u, r_s, r_sj])
-        dx = la.lu_solve(d["lu"], rhs, check_finite=False) if rhs.size else rhs
+        dx = lu_solve(d["lu"], rhs)
         nJ = X.shape[1]
-        dv = la.solve_triangular(d["L"], u + X @ dx[:nJ], lower=True, trans=1, check_finite=False)
+        dv = tri_solve(d["L"], u + X @ dx[:nJ], trans=1)
         out = {name: np.zeros_like(d[name]) for name in OUTPUTS}
         out["v_next"] = dv
         o = np.cumsum([0, d["n_b"], FN.size, FB.size, FBJ.size, FS.size, FSJ.size])
@@ -174,11 +184,11 @@ class StepDerivative(_Repr):
                               g["sigma_j"][FSJ]])
         X, L = d["X"], d["L"]
         nJ = X.shape[1]
-        a = la.solve_triangular(L, g_v, lower=True, check_finite=False)
+        a = tri_solve(L, g_v)
         hvec = g_x.copy()
         hvec[:nJ] += X.T @ a
-        lam = la.lu_solve(d["lu"], hvec, trans=1, check_finite=False) if hvec.size else hvec
-        a_v = la.solve_triangular(L, a - X @ lam[:nJ], lower=True, trans=1, check_finite=False)
+        lam = lu_solve(d["lu"], hvec, trans=1)
+        a_v = tri_solve(L, a - X @ lam[:nJ], trans=1)
         o = np.cumsum([0, d["n_b"], FN.size, FB.size, FBJ.size, FS.size, FSJ.size])
         lb, ln, lf, lj, ls, lsj = (lam[o[i]:o[i + 1]] for i in range(6))
         grad["M"] = sym_outer(a_v, d["v"] - vn)
@@ -247,64 +257,60 @@ class StepDerivative(_Repr):
         return t
 
 
-def _classify(in_contact, beta, w_beta, sigma, w_sigma, limit, limit_zero, own, n_g, tv, tp):
+def _group_min(w, own, n_g, has):
+    """Per group: the smallest w, the index of its first minimiser, and the second smallest
+    (groups without directions get inf and -1)."""
+    inf = np.full(n_g, np.inf)
+    if w.size == 0:
+        return inf, np.full(n_g, -1), inf
+    first = np.searchsorted(own, np.arange(n_g))
+    w1 = inf.copy()
+    w1[has] = np.minimum.reduceat(w, first[has])
+    arg = np.full(n_g, -1)
+    hit = np.flatnonzero(w == w1[own])
+    g_hit, pos = np.unique(own[hit], return_index=True)
+    arg[g_hit] = hit[pos]
+    w_rest = w.copy()
+    w_rest[arg[has]] = np.inf
+    w2 = inf.copy()
+    w2[has] = np.minimum.reduceat(w_rest, first[has])
+    return w1, arg, w2
+
+
+def _classify(in_contact, beta, w_beta, sigma, w_sigma, limit_zero, own, n_g, tv, tp):
     """Modes of friction groups (contacts or friction joints) from the solution.
 
-    Returns (mode, free_beta, free_sigma, post (group, direction) arrays, candidate directions
-    per group for the rank selection, degenerate list of (kind, "beta"|"sigma"|"normal", index),
-    margins)."""
-    m = beta.size
-    starts = np.searchsorted(own, np.arange(n_g + 1))
+    Returns (mode, free_beta, free_sigma, post groups, post directions, candidates (group,
+    directions) for the rank selection, degenerate list of (kind, "beta"|"sigma", index), margins)."""
+    has = np.bincount(own, minlength=n_g) > 0
+    tvd = tv[own]
     free_b = beta > tp
-    free_s = np.zeros(n_g, dtype=bool)
-    mode = np.empty(n_g, dtype=object)
-    post_g, post_k, cands, degenerate, margins = [], [], [], [], []
-    bz = ~free_b & (w_beta <= tv[own] if m else np.zeros(0, dtype=bool))  # beta_k = w_k = 0
-    for g in range(n_g):
-        k0, k1 = starts[g], starts[g + 1]
-        tvg = tv[g]
-        if not in_contact[g] or (limit_zero[g] and sigma[g] <= tvg):
-            # friction impulses are zero; sigma is only bounded below by the sliding speed: follow it
-            free_b[k0:k1] = False
-            mode[g] = "separated" if not in_contact[g] else "sticking"
-            if k1 > k0:
-                w = w_beta[k0:k1]
-                order = np.argsort(w)
-                if sigma[g] > tvg and w[order[0]] <= tvg:
-                    post_g.append(g)
-                    post_k.append(k0 + order[0])
-                    margins.append(sigma[g] / max(tvg, 1e-300))
-                    if k1 - k0 > 1:
-                        if w[order[1]] <= tvg:
-                            degenerate.append(("sigma", "sigma", g))
-                        else:
-                            margins.append(w[order[1]] / max(tvg, 1e-300))
-                elif sigma[g] <= tvg and w[order[0]] <= tvg:
-                    degenerate.append(("sigma", "sigma", g))
-            continue
-        if k1 == k0:
-            mode[g] = "sticking" if sigma[g] <= tvg else "sliding"
-            continue
-        if sigma[g] > tvg:
-            mode[g] = "sliding"
-            free_s[g] = True
-            margins.append(sigma[g] / max(tvg, 1e-300))
-            if not free_b[k0:k1].any():  # limit ~ 0: the slip direction still carries sigma
-                free_b[k0 + np.argmin(w_beta[k0:k1])] = True
-            for k in range(k0, k1):
-                if bz[k] and not free_b[k]:
-                    degenerate.append(("direction", "beta", k))
-            continue
-        mode[g] = "sticking"
-        if w_sigma[g] <= tp and not limit_zero[g]:
-            degenerate.append(("stick-slip", "sigma", g))
-        else:
-            margins.append(w_sigma[g] / max(tp, 1e-300))
-        c = [k for k in range(k0, k1) if bz[k]]
-        if c:
-            cands.append((g, c))
-    return mode, free_b, free_s, np.array(post_g, dtype=np.intp), np.array(post_k, dtype=np.intp), cands, \
-        degenerate, margins
+    bz = ~free_b & (w_beta <= tvd)  # beta_k = w_k = 0
+    w1, arg, w2 = _group_min(w_beta, own, n_g, has)
+    sig_pos = sigma > tv
+    # friction impulses zero (no contact, or a zero limit without slip): sigma only bounded below by
+    # the sliding speed max_k -(d_k^T v + ...); follow it
+    free = ~in_contact | (limit_zero & ~sig_pos)
+    free_b &= ~free[own]
+    post = free & has & sig_pos & (w1 <= tv)
+    kink = free & has & (w1 <= tv) & (~sig_pos | (w2 <= tv))
+    slide = ~free & has & sig_pos
+    stick = ~free & has & ~sig_pos
+    lonely = slide & ~np.bincount(own, weights=free_b, minlength=n_g).astype(bool)
+    free_b[arg[lonely]] = True  # limit ~ 0: the slip direction still carries sigma
+    edge = stick & (w_sigma <= tp) & ~limit_zero
+    mode = np.where(~in_contact, "separated", np.where(has & sig_pos & ~free | ~has & sig_pos, "sliding", "sticking"))
+    degenerate = ([("sigma", "sigma", g) for g in np.flatnonzero(kink)]
+                  + [("direction", "beta", k) for k in np.flatnonzero(bz & ~free_b & slide[own])]
+                  + [("stick-slip", "sigma", g) for g in np.flatnonzero(edge)])
+    cand = bz & stick[own]
+    cands = [(g, np.flatnonzero(cand & (own == g))) for g in np.unique(own[cand])]
+    tiny = 1e-300
+    margins = np.concatenate([sigma[post] / np.maximum(tv[post], tiny),
+                              w2[post & ~kink & np.isfinite(w2)] / np.maximum(tv[post & ~kink & np.isfinite(w2)], tiny),
+                              sigma[slide] / np.maximum(tv[slide], tiny),
+                              w_sigma[stick & ~edge & ~limit_zero] / max(tp, tiny)])
+    return mode, free_b, slide, np.flatnonzero(post), arg[post], cands, degenerate, margins
 
 
 def _opposite_pairs(cols):
@@ -465,12 +471,11 @@ def step(M, Wn, D, E, U, v, h, res, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi
         sol[name] = x
     vn, pn, beta, sigma, pb, bj, sj = (sol[k] for k in OUTPUTS)
 
-    try:
-        L = la.cholesky(M, lower=True, check_finite=False)
-    except la.LinAlgError:
-        raise ValueError("M must be symmetric positive definite (its Cholesky factorization failed)") from None
+    L = cholesky_lower(M)
+    if L is None:
+        raise ValueError("M must be symmetric positive definite (its Cholesky factorization failed)")
     own, own_j = owners(E, "E"), owners(Ej, "Ej")
-    free_acc = la.cho_solve((L, True), p_ext, check_finite=False)
+    free_acc = tri_solve(L, tri_solve(L, p_ext), trans=1)
     V = max(np.abs(v).max(), np.abs(vn).max(), np.abs(free_acc).max(), np.abs(vn - v - free_acc).max(),
             np.finfo(float).tiny)
     momentum = M @ vn
@@ -501,8 +506,8 @@ def step(M, Wn, D, E, U, v, h, res, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi
             or not _pairs_ok(pn, w_n, loose * tp, loose * tv_c)
             or not _pairs_ok(beta, w_b, loose * tp, loose * tv_c[own])
             or not _pairs_ok(sigma, w_s, loose * tv_c, loose * tp)
-            or not _pairs_ok(bj, w_bj, loose * tp, loose * tv_j[own_j])
-            or not _pairs_ok(sj, w_sj, loose * tv_j, loose * tp)):
+            or n_j and not (_pairs_ok(bj, w_bj, loose * tp, loose * tv_j[own_j])
+                            and _pairs_ok(sj, w_sj, loose * tv_j, loose * tp))):
         raise ValueError("res is not a solution of this step (momentum balance or complementarity fails): "
                          "it belongs to other data")
 
@@ -512,17 +517,21 @@ def step(M, Wn, D, E, U, v, h, res, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi
     for c in np.flatnonzero(~in_contact & (w_n <= tv_c)):
         degenerate.append(("grazing", "p_n", c))
     dec = in_contact | (w_n > tv_c)
-    if dec.any():
-        margins.extend(np.where(in_contact, pn / tp, w_n / np.maximum(tv_c, 1e-300))[dec].tolist())
+    margins.append(np.where(in_contact, pn / tp, w_n / np.maximum(tv_c, 1e-300))[dec])
 
     mode, free_b, free_s, post_c, post_k, cands, deg_c, mar = _classify(
-        in_contact, beta, w_b, sigma, w_s, mu * pn, mu == 0, own, n_c, tv_c, tp)
+        in_contact, beta, w_b, sigma, w_s, mu == 0, own, n_c, tv_c, tp)
     degenerate += deg_c
-    margins += mar
-    jmode, free_bj, free_sj, post_j, post_jk, cands_j, deg_j, mar_j = _classify(
-        np.ones(n_j, dtype=bool), bj, w_bj, sj, w_sj, beta_max, beta_max == 0, own_j, n_j, tv_j, tp)
-    degenerate += [(kind, {"beta": "beta_j", "sigma": "sigma_j"}[var], i) for kind, var, i in deg_j]
-    margins += mar_j
+    margins.append(mar)
+    if n_j:
+        jmode, free_bj, free_sj, post_j, post_jk, cands_j, deg_j, mar_j = _classify(
+            np.ones(n_j, dtype=bool), bj, w_bj, sj, w_sj, beta_max == 0, own_j, n_j, tv_j, tp)
+        degenerate += [(kind, {"beta": "beta_j", "sigma": "sigma_j"}[var], i) for kind, var, i in deg_j]
+        margins.append(mar_j)
+    else:
+        none = np.zeros(0, dtype=np.intp)
+        jmode, free_bj, free_sj, post_j, post_jk, cands_j = np.zeros(0, dtype=str), np.zeros(m_j, dtype=bool), \
+            np.zeros(0, dtype=bool), none, none, []
 
     # sticking directions with beta = w = 0: structural when the group's zero-w directions
     # positively span; keep those whose rows are independent of the rows already imposed
@@ -539,9 +548,9 @@ def step(M, Wn, D, E, U, v, h, res, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi
         sticking_b = free_b & np.isin(own, np.flatnonzero(~free_s))
         sticking_bj = free_bj & np.isin(own_j, np.flatnonzero(~free_sj))
         forced = np.hstack([Wb, Wn[:, in_contact], D[:, sticking_b], Dj[:, sticking_bj]])
-        Xf = la.solve_triangular(L, forced, lower=True, check_finite=False)
+        Xf = tri_solve(L, forced)
         cand_cols = np.column_stack([(D if w == "beta" else Dj)[:, k] for w, k in structural])
-        Xc = la.solve_triangular(L, cand_cols, lower=True, check_finite=False)
+        Xc = tri_solve(L, cand_cols)
         cut = 1e-9 * max(np.linalg.norm(Xc, axis=0).max(), 1e-300)
         if Xf.shape[1]:
             Q, R, _ = la.qr(Xf, mode="economic", pivoting=True, check_finite=False)
@@ -560,7 +569,7 @@ def step(M, Wn, D, E, U, v, h, res, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi
     FS, FSJ = np.flatnonzero(free_s), np.flatnonzero(free_sj)
     J = np.hstack([Wb, Wn[:, FN], D[:, FB], Dj[:, FBJ]])
     nJ, ns = J.shape[1], FS.size + FSJ.size
-    X = la.solve_triangular(L, J, lower=True, check_finite=False)
+    X = tri_solve(L, J) if J.shape[1] else np.zeros((n_v, 0))
     K = np.zeros((nJ + ns, nJ + ns))
     K[:nJ, :nJ] = X.T @ X
     ob, oj = n_b + FN.size, n_b + FN.size + FB.size
@@ -570,24 +579,17 @@ def step(M, Wn, D, E, U, v, h, res, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi
     pos_sj[FSJ] = nJ + FS.size + np.arange(FSJ.size)
     pos_n = np.full(n_c, -1)
     pos_n[FN] = n_b + np.arange(FN.size)
-    for r, k in enumerate(FB):  # beta row: + dsigma;  sigma row: mu dp_n - sum dbeta
-        s = pos_s[own[k]]
-        if s >= 0:
-            K[ob + r, nJ + s] = 1.0
-            K[nJ + s, ob + r] = -1.0
-    for c in FS:
-        K[nJ + pos_s[c], pos_n[c]] = mu[c]
-    for r, k in enumerate(FBJ):
-        s = pos_sj[own_j[k]]
-        if s >= 0:
-            K[oj + r, s] = 1.0
-            K[s, oj + r] = -1.0
+    # beta rows get + dsigma; sigma rows read mu dp_n - sum dbeta (beta_max - sum dbeta_j for joints)
+    r = np.flatnonzero(pos_s[own[FB]] >= 0)
+    K[ob + r, nJ + pos_s[own[FB[r]]]] = 1.0
+    K[nJ + pos_s[own[FB[r]]], ob + r] = -1.0
+    K[nJ + pos_s[FS], pos_n[FS]] = mu[FS]
+    r = np.flatnonzero(pos_sj[own_j[FBJ]] >= 0)
+    K[oj + r, pos_sj[own_j[FBJ[r]]]] = 1.0
+    K[pos_sj[own_j[FBJ[r]]], oj + r] = -1.0
     lu = None
     if K.size:
-        with warnings.catch_warnings():  # singularity is judged below, by the condition number
-            warnings.simplefilter("ignore", la.LinAlgWarning)
-            lu = la.lu_factor(K, check_finite=False)
-        rcond = la.lapack.dgecon(lu[0], np.abs(K).sum(axis=0).max(), norm="1")[0]
+        *lu, rcond = lu_factor(K)
         if not rcond > RCOND_MIN:
             raise ValueError(f"the active constraints of res are dependent (reciprocal condition {rcond:.1e}): the "
                              "impulses are not locally unique, so the step has no derivative at this solution")
@@ -602,12 +604,12 @@ def step(M, Wn, D, E, U, v, h, res, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi
     d["inputs"] = tuple(k for k in INPUTS if (k not in ("Wb", "theta", "dtheta") or n_b)
                         and (k not in ("Dj", "beta_max") or has_jf))
     return StepDerivative(
-        mode=np.array(mode.tolist(), dtype=str) if n_c else np.zeros(0, dtype=str),
-        joint_mode=np.array(jmode.tolist(), dtype=str) if n_j else np.zeros(0, dtype=str),
+        mode=mode.astype(str),
+        joint_mode=jmode.astype(str),
         degenerate=np.array([o_z[var] + i for _, var, i in degenerate], dtype=np.intp),
         degenerate_kind=tuple(kind for kind, _, _ in degenerate),
         degenerate_contacts=np.unique(np.array([contact_of[var](i) for _, var, i in degenerate
                                                 if var in contact_of], dtype=np.intp)),
-        margin=float(min(margins)) * tol if margins else np.inf,
+        margin=float(np.concatenate(margins).min(initial=np.inf)) * tol,
         _d=d,
     )
