@@ -4,6 +4,7 @@ The mixed LCP of :func:`mbdcp.step` is differentiated directly, in the unknowns
 (v_next, p_b, p_n, beta, beta_j, sigma, sigma_j), with the active set read off the solution; see
 :func:`step` for the conventions.
 """
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -69,8 +70,9 @@ class StepDerivative(_Repr):
     ``degenerate`` (indices into z = (p_n, beta, beta_j, sigma, sigma_j), the ordering of
     ``res.lcp``, of the pairs at which the solution has a kink), ``degenerate_kind`` (one word
     per index: "grazing", "direction", "stick-slip", "sigma"), ``degenerate_contacts`` (contact
-    indices involved) and ``margin`` (smallest relative distance of a decided pair from
-    degeneracy).
+    indices involved), ``margin`` (smallest relative distance of a decided pair from
+    degeneracy) and ``indeterminate`` (True when dependent active constraints were dropped: the
+    impulse derivatives are those of one of many impulse distributions).
     """
 
     mode: np.ndarray
@@ -79,6 +81,7 @@ class StepDerivative(_Repr):
     degenerate_kind: tuple
     degenerate_contacts: np.ndarray
     margin: float
+    indeterminate: bool
     _d: dict = field(repr=False)
 
     # ---- forward mode -------------------------------------------------------------------------
@@ -154,7 +157,35 @@ class StepDerivative(_Repr):
             if t["Dj"] is not None:
                 s -= t["Dj"][:, pjk].T @ vn
             out["sigma_j"][pj] = s
+        if d["held"] or d["unused"]:
+            self._check_dropped(t, dv, np.abs(tri_solve(d["L"], u, trans=1)))
         return out
+
+    def _check_dropped(self, t, dv, dv_free):
+        """Dropped dependent rows stay satisfied only for tangents that keep the dependence: warn
+        (one-sided derivative) when a held impulse's row moves, or an unused direction's row
+        would turn negative."""
+        d = self._d
+        vn, h, dh = d["v_next"], d["h"], t["h"] or 0.0
+        mats = {"p_n": "Wn", "beta": "D", "beta_j": "Dj"}
+        for rows, both in ((d["held"], True), (d["unused"], False)):
+            for var, i in rows:
+                name = mats[var]
+                dw = d[name][:, i] @ dv + (t[name][:, i] @ vn if t[name] is not None else 0.0)
+                if var == "p_n":
+                    dw += -d["psi_n"][i] * dh / h ** 2 + (t["psi_n"][i] / h if t["psi_n"] is not None else 0.0) \
+                        + (t["dpsi_n"][i] if t["dpsi_n"] is not None else 0.0)
+                elif var == "beta" and t["dpsi_f"] is not None:
+                    dw += t["dpsi_f"][i]
+                # round-off scale of the row: its terms, with v_next at the step's velocity scale
+                # and dv at that of the change the tangents make without contact impulses
+                dcol = 0.0 if t[name] is None else np.abs(t[name][:, i]).sum() * d["V"]
+                scale = np.abs(d[name][:, i]).sum() * (np.abs(dv).max() + dv_free.max()) + dcol + 1e-300
+                if (abs(dw) if both else -dw) > 1e-8 * scale:
+                    warnings.warn(f"this tangent changes the relation among dependent active constraints ({var}[{i}] "
+                                  "was dropped as dependent): the solution leaves its piece and the derivative is "
+                                  "one-sided", RuntimeWarning, stacklevel=3)
+                    return
 
     # ---- reverse mode -------------------------------------------------------------------------
     def vjp(self, v_next=None, p_n=None, beta=None, sigma=None, p_b=None, beta_j=None, sigma_j=None):
@@ -334,6 +365,25 @@ def _positively_spanning(cols):
     return r.status == 0
 
 
+def _independent(L, blocks, mats):
+    """Entries (name, index) of the blocks whose columns (in the metric of M^-1 = L^-T L^-1) are
+    independent: all of the first block, then per block a maximal subset independent of those
+    kept before (pivoted QR of what the kept columns leave unexplained)."""
+    Q = np.zeros((L.shape[0], 0))
+    kept = set()
+    for b, block in enumerate(blocks):
+        if not block:
+            continue
+        X = tri_solve(L, np.column_stack([mats[var][:, i] for var, i in block]))
+        cut = 1e-9 * max(np.linalg.norm(X, axis=0).max(), 1e-300)
+        R = X - Q @ (Q.T @ X)
+        q, r, piv = la.qr(R, mode="economic", pivoting=True, check_finite=False)
+        rank = int(np.sum(np.abs(np.diag(r)) > cut))
+        kept.update(block if b == 0 else [block[p] for p in piv[:rank]])
+        Q = np.hstack([Q, q[:, :rank]])
+    return kept
+
+
 def step(M, Wn, D, E, U, v, h, res, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi_f=None, Wb=None, theta=None,
          dtheta=None, Dj=None, Ej=None, beta_max=None, degenerate_tol=1e-9, **kwargs):
     r"""Derivative of one time step of :func:`mbdcp.step` by the implicit function theorem.
@@ -386,9 +436,16 @@ def step(M, Wn, D, E, U, v, h, res, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi
       friction impulse [the direction listed first]; only sigma has the kink.
 
     A contact with mu = 0 (or a joint with beta_max = 0) sits at the boundary of mu >= 0; its
-    derivative in mu is the right derivative and it is not reported. If the active system is
-    singular (dependent active constraints: the impulses of the solution are not locally unique)
-    a ValueError is raised rather than a number returned.
+    derivative in mu is the right derivative and it is not reported.
+
+    **Dependent active constraints** (statically indeterminate contacts, e.g. a box resting on two
+    corners with friction at both): the impulses are not unique, v_next is. An independent subset
+    of the imposed velocity rows is kept (joints and sliding normals, then sticking normals, then
+    sticking friction directions); a dropped impulse is held at its value, so dp_n, dbeta follow one
+    of the many impulse distributions and ``indeterminate`` is True. The dropped rows stay
+    satisfied for tangents that keep their dependence (always at rest, v_next = 0); ``jvp`` warns
+    (RuntimeWarning) when a tangent breaks it. If the system is singular even so (e.g. dependent
+    sliding contacts), a ValueError is raised rather than a number returned.
 
     Parameters
     ----------
@@ -534,38 +591,41 @@ def step(M, Wn, D, E, U, v, h, res, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi
             np.zeros(0, dtype=bool), none, none, []
 
     # sticking directions with beta = w = 0: structural when the group's zero-w directions
-    # positively span; keep those whose rows are independent of the rows already imposed
-    add_b, add_bj = [], []
+    # positively span (then w = 0 persists), a kink otherwise
     structural = []
-    for which, groups, cols, wrow, tvg, own_g in (("beta", cands, D, w_b, tv_c, own), ("beta_j", cands_j, Dj, w_bj, tv_j, own_j)):
+    for which, groups, cols, wrow, tvg, own_g in (("beta", cands, D, w_b, tv_c, own),
+                                                  ("beta_j", cands_j, Dj, w_bj, tv_j, own_j)):
         for g, ks in groups:
             allk = np.flatnonzero((own_g == g) & (wrow <= tvg[own_g]))
             if _positively_spanning(cols[:, allk]):
                 structural += [(which, k) for k in ks]
             else:
                 degenerate += [("direction", which, k) for k in ks]
-    if structural:
-        sticking_b = free_b & np.isin(own, np.flatnonzero(~free_s))
-        sticking_bj = free_bj & np.isin(own_j, np.flatnonzero(~free_sj))
-        forced = np.hstack([Wb, Wn[:, in_contact], D[:, sticking_b], Dj[:, sticking_bj]])
-        Xf = tri_solve(L, forced)
-        cand_cols = np.column_stack([(D if w == "beta" else Dj)[:, k] for w, k in structural])
-        Xc = tri_solve(L, cand_cols)
-        cut = 1e-9 * max(np.linalg.norm(Xc, axis=0).max(), 1e-300)
-        if Xf.shape[1]:
-            Q, R, _ = la.qr(Xf, mode="economic", pivoting=True, check_finite=False)
-            diag = np.abs(np.diag(R))
-            r = int(np.sum(diag > 1e-10 * diag.max(initial=0.0))) if diag.size else 0
-            Q = Q[:, :r]
-            Xc = Xc - Q @ (Q.T @ Xc)
-        _, Rc, piv = la.qr(Xc, mode="economic", pivoting=True, check_finite=False)
-        diag = np.abs(np.diag(Rc))
-        for p in piv[:int(np.sum(diag > cut))]:
-            (add_b if structural[p][0] == "beta" else add_bj).append(structural[p][1])
-    free_b[add_b] = True
-    free_bj[add_bj] = True
+    # The velocity rows imposed with free multipliers (joints, normals, friction at sticking
+    # contacts) may be dependent: statically indeterminate contacts, e.g. a box resting on two
+    # corners with friction at both. Keep an independent subset, block by block in this order;
+    # a dropped active impulse is held at its value (one of the many impulse splits), a dropped
+    # structural direction stays at zero.
+    free_n = in_contact.copy()
+    stick_b = np.flatnonzero(free_b & ~free_s[own])
+    stick_bj = np.flatnonzero(free_bj & ~free_sj[own_j])
+    held, unused = [], []
+    sticking_n = [("p_n", c) for c in np.flatnonzero(in_contact & ~free_s)]
+    if sticking_n or stick_b.size or stick_bj.size or structural:
+        blocks = [[("p_b", i) for i in range(n_b)] + [("p_n", c) for c in np.flatnonzero(in_contact & free_s)],
+                  sticking_n, [("beta", k) for k in stick_b] + [("beta_j", k) for k in stick_bj], structural]
+        kept = _independent(L, blocks, {"p_b": Wb, "p_n": Wn, "beta": D, "beta_j": Dj})
+        for b, block in enumerate(blocks[1:], 1):
+            for e in block:
+                if e not in kept:
+                    (held if b < 3 else unused).append(e)
+        for var, i in held:
+            {"p_n": free_n, "beta": free_b, "beta_j": free_bj}[var][i] = False
+        for var, i in structural:
+            if (var, i) in kept:
+                {"beta": free_b, "beta_j": free_bj}[var][i] = True
 
-    FN, FB, FBJ = np.flatnonzero(in_contact), np.flatnonzero(free_b), np.flatnonzero(free_bj)
+    FN, FB, FBJ = np.flatnonzero(free_n), np.flatnonzero(free_b), np.flatnonzero(free_bj)
     FS, FSJ = np.flatnonzero(free_s), np.flatnonzero(free_sj)
     J = np.hstack([Wb, Wn[:, FN], D[:, FB], Dj[:, FBJ]])
     nJ, ns = J.shape[1], FS.size + FSJ.size
@@ -600,7 +660,7 @@ def step(M, Wn, D, E, U, v, h, res, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi
     d = dict(M=M, Wn=Wn, D=D, Dj=Dj, Wb=Wb, v=v, h=h, p_ext=p_ext, psi_n=psi_n, dpsi_n=dpsi_n, dpsi_f=dpsi_f,
              theta=theta, dtheta=dtheta, beta_max=beta_max, n_v=n_v, n_c=n_c, m=m, n_b=n_b, n_j=n_j,
              has_joint_friction=has_jf, L=L, X=X, lu=lu, FN=FN, FB=FB, FBJ=FBJ, FS=FS, FSJ=FSJ,
-             post_c=post_c, post_k=post_k, post_j=post_j, post_jk=post_jk, **sol)
+             post_c=post_c, post_k=post_k, post_j=post_j, post_jk=post_jk, held=held, unused=unused, V=V, **sol)
     d["inputs"] = tuple(k for k in INPUTS if (k not in ("Wb", "theta", "dtheta") or n_b)
                         and (k not in ("Dj", "beta_max") or has_jf))
     return StepDerivative(
@@ -611,5 +671,6 @@ def step(M, Wn, D, E, U, v, h, res, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi
         degenerate_contacts=np.unique(np.array([contact_of[var](i) for _, var, i in degenerate
                                                 if var in contact_of], dtype=np.intp)),
         margin=float(np.concatenate(margins).min(initial=np.inf)) * tol,
+        indeterminate=bool(held),
         _d=d,
     )
