@@ -19,14 +19,14 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import argparse  # noqa: E402
-import time  # noqa: E402
+import argparse
+import time
 
-import numpy as np  # noqa: E402
-from common import best_time, print_table  # noqa: E402
+import numpy as np
+from common import best_time, print_table
 
-import mbdcp  # noqa: E402
-from mbdcp.testing import random_scene  # noqa: E402
+import mbdcp
+from mbdcp.testing import random_scene
 
 
 def fd_gradient(s, g, params, eps=1e-7):
@@ -53,14 +53,14 @@ def main():
         s = random_scene(max(2, nc // 2), nc, seed=nc, n_d=(4, 4))
         n_v = s.M.shape[0]
         g = np.random.default_rng(nc).standard_normal(n_v)
-        t_solve, res = best_time(lambda: mbdcp.step(*s.args(), **s.kwargs()))
+        t_solve, res = best_time(lambda s=s: mbdcp.step(*s.args(), **s.kwargs()))
         assert res.success
 
-        def gradient():
+        def gradient(s=s, res=res, g=g):
             d = mbdcp.derivatives.step(*s.args(), res, **s.kwargs())
             return d, d.vjp(v_next=g)
         t_grad, (d, grad) = best_time(gradient)
-        t_vjp, _ = best_time(lambda: d.vjp(v_next=g))
+        t_vjp, _ = best_time(lambda d=d, g=g: d.vjp(v_next=g))
         params = [("U", i) for i in range(nc)] + [("v", i) for i in range(n_v)]
         sample = params[:: max(1, len(params) // 40)][:40]
         t0 = time.perf_counter()

@@ -8,6 +8,7 @@ against one-sided differences (the piece used must be exact on its side and diff
 import dataclasses
 import doctest
 import importlib
+import warnings
 
 import numpy as np
 import pytest
@@ -107,15 +108,17 @@ def contact_forces(data, beta):
     return np.stack([data["D"][:, own == c] @ beta[own == c] for c in range(data["E"].shape[1])], axis=1)
 
 
-def check_step_fd(data, tangents, compare_beta=True):
+def check_step_fd(data, tangents, compare_beta=True, outputs=("v_next", "p_n", "sigma", "p_b", "sigma_j")):
     d, res = step_derivative(data)
     j = d.jvp(**tangents)
     rp, rm = step_fd(data, tangents)
     fd = {o: (getattr(rp, o) - getattr(rm, o)) / (2 * FD_EPS) for o in ("v_next", "p_n", "sigma", "p_b", "beta",
                                                                            "beta_j", "sigma_j")}
     floor = noise_floor(j, {o: getattr(res, o) for o in ("v_next", "p_n", "beta")})
-    for o in ("v_next", "p_n", "sigma", "p_b", "sigma_j"):
+    for o in outputs:
         assert rel_err(fd[o], j[o], floor) <= FD_RTOL, (o, rel_err(fd[o], j[o], floor))
+    if outputs == ("v_next",):
+        return d
     assert rel_err(contact_forces(data, fd["beta"]), contact_forces(data, j["beta"]), floor) <= FD_RTOL
     if compare_beta:
         assert rel_err(fd["beta"], j["beta"], floor) <= FD_RTOL
@@ -128,7 +131,9 @@ def check_step_adjoint(d, data, rng):
     tangents = {k: (1.3 if k == "h" else scaled(rng, data[k] if k in data else d._d[k])) for k in inputs}
     tangents["M"] = sym(rng, data["M"])
     tangents["U"] = rng.standard_normal(data["Wn"].shape[1])
-    j = d.jvp(**tangents)
+    with warnings.catch_warnings():  # unstructured D tangents may leave a sticking piece: the identity still holds
+        warnings.simplefilter("ignore", RuntimeWarning)
+        j = d.jvp(**tangents)
     g = {o: rng.standard_normal(np.shape(x)) for o, x in j.items()}
     grads = d.vjp(**g)
     lhs = sum(float(np.sum(g[o] * j[o])) for o in j)
@@ -456,6 +461,63 @@ def test_step_frictionless_contact_without_directions():
     data.update(D=np.zeros((2, 0)), E=np.zeros((0, 1)), U=np.array([0.0]), v=np.array([1.0, -0.5]))
     d = check_step_fd(data, {"v": np.array([0.3, -0.2]), "psi_n": np.array([0.01])})
     assert d.degenerate.size == 0
+
+
+def planar_box(theta=0.0, push=0.2, mu=0.5, v=(0.0, 0.0, 0.0)):
+    """A planar box (half extents 0.4 x 0.15, m = 1) standing on its two bottom corners, pushed
+    sideways: four columns (two normals, two friction directions) for three velocities."""
+    c, s_ = np.cos(theta), np.sin(theta)
+    r = np.array([[-0.4, -0.15], [0.4, -0.15]]) @ np.array([[c, s_], [-s_, c]])
+    h = 0.01
+    Wn = np.stack([np.zeros(2), np.ones(2), r[:, 0]])
+    t = np.stack([np.ones(2), np.zeros(2), -r[:, 1]])
+    D = np.repeat(t, 2, axis=1) * np.tile([1.0, -1.0], 2)
+    return {"M": np.diag([1.0, 1.0, (0.8 ** 2 + 0.3 ** 2) / 12]), "Wn": Wn, "D": D,
+            "E": np.kron(np.eye(2), np.ones((2, 1))), "U": np.full(2, mu), "v": np.array(v, float), "h": h,
+            "p_ext": np.array([push * G * h, -G * h, 0.0]), "psi_n": -r[:, 1] - 0.15}
+
+
+def test_step_statically_indeterminate_box(rng):
+    # resting on two sticking corners: the friction split (and with it, once the box tilts, the
+    # normal split) is not unique, v_next is; its derivative must exist and match differences
+    # (Lemke may pick another split on each side of a difference, so impulses are not compared)
+    data = planar_box()
+    d, res = step_derivative(data)
+    assert d.mode.tolist() == ["sticking", "sticking"] and d.degenerate.size == 0
+    assert d.indeterminate == bool(np.all(res.beta[[1, 3]] > 0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        for k in ("v", "p_ext", "U", "M"):
+            t = sym(rng, data["M"]) if k == "M" else 1e-2 * rng.standard_normal(np.shape(data[k]))
+            check_step_fd(data, {k: t}, outputs=("v_next",))
+        # a small rotation of the box moves Wn, D and the gaps together
+        e = 1e-6
+        a, b = planar_box(theta=e), planar_box(theta=-e)
+        tangent = {k: (a[k] - b[k]) / (2 * e) for k in ("Wn", "D", "psi_n")}
+        check_step_fd(data, tangent, outputs=("v_next",))
+    # another solution with the same v_next: the friction shared by both corners (their -t columns
+    # coincide while the box is flat); its active rows are dependent, one is held
+    beta = np.zeros(4)
+    beta[[1, 3]] = res.beta[[1, 3]].sum() / 2
+    shared = dataclasses.replace(res, beta=beta)
+    d2, _ = step_derivative(data, shared)
+    assert d2.indeterminate and d2.degenerate.size == 0
+    t = {"p_ext": 1e-2 * rng.standard_normal(3), "v": 1e-2 * rng.standard_normal(3)}
+    np.testing.assert_allclose(d2.jvp(**t)["v_next"], d.jvp(**t)["v_next"], atol=1e-12)
+    np.testing.assert_allclose(d2.jvp(**tangent)["v_next"], d.jvp(**tangent)["v_next"], atol=1e-9)
+
+
+def test_step_warns_when_a_tangent_breaks_dependent_directions():
+    data = joint_friction_scene(1)
+    d, _ = step_derivative(data)
+    assert d.joint_mode.tolist() == ["sticking", "sticking"] and d._d["unused"]
+    t = np.zeros_like(data["Dj"])
+    t[:, 0] = 1.0  # one direction of an opposite pair moves alone
+    with pytest.warns(RuntimeWarning, match="one-sided"):
+        d.jvp(Dj=t)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        d.jvp(Dj=frame_tangent(np.random.default_rng(0), data["Dj"], data["Ej"]))
 
 
 # ---- step: input checking ----------------------------------------------------------------------

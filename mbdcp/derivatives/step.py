@@ -158,10 +158,13 @@ class StepDerivative(_Repr):
                 s -= t["Dj"][:, pjk].T @ vn
             out["sigma_j"][pj] = s
         if d["held"] or d["unused"]:
-            self._check_dropped(t, dv, np.abs(tri_solve(d["L"], u, trans=1)))
+            # velocity scale of the tangents: the change without contact impulses, and the rows' changes
+            dv_scale = max(np.abs(dv).max(), np.abs(tri_solve(d["L"], u, trans=1)).max(),
+                           np.abs(np.concatenate([r_b, r_n, r_f, r_j])).max(initial=0.0))
+            self._check_dropped(t, dv, dv_scale)
         return out
 
-    def _check_dropped(self, t, dv, dv_free):
+    def _check_dropped(self, t, dv, dv_scale):
         """Dropped dependent rows stay satisfied only for tangents that keep the dependence: warn
         (one-sided derivative) when a held impulse's row moves, or an unused direction's row
         would turn negative."""
@@ -178,9 +181,9 @@ class StepDerivative(_Repr):
                 elif var == "beta" and t["dpsi_f"] is not None:
                     dw += t["dpsi_f"][i]
                 # round-off scale of the row: its terms, with v_next at the step's velocity scale
-                # and dv at that of the change the tangents make without contact impulses
+                # and dv at the velocity scale of the tangents
                 dcol = 0.0 if t[name] is None else np.abs(t[name][:, i]).sum() * d["V"]
-                scale = np.abs(d[name][:, i]).sum() * (np.abs(dv).max() + dv_free.max()) + dcol + 1e-300
+                scale = np.abs(d[name][:, i]).sum() * dv_scale + dcol + 1e-300
                 if (abs(dw) if both else -dw) > 1e-8 * scale:
                     warnings.warn(f"this tangent changes the relation among dependent active constraints ({var}[{i}] "
                                   "was dropped as dependent): the solution leaves its piece and the derivative is "
