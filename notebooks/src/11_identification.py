@@ -139,9 +139,10 @@ plt.show()
 #
 # The unknowns are $\mu$, $m$ and the initial state $q_0, v_0$ (a thrown box's release is not
 # known exactly either): 8 parameters. Each step's derivative is exact on its piece; along the
-# trajectory corners touch, stick, slide and leave, and for a while the box rests on two sticking
-# corners, where the friction split between them is not unique (`indeterminate`: one split is
-# followed, v_next is unique). Central differences of the full 150-step simulation check the
+# trajectory corners touch, stick, slide and leave (the counts below show the modes met; a box
+# resting on two sticking corners would make the friction split between them non-unique, and
+# `d.indeterminate` would say that one split is followed, v_next being unique). Central
+# differences of the full 150-step simulation check the
 # forward-mode Jacobian column by column.
 
 # %%
