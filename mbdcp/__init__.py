@@ -13,6 +13,7 @@ papers' notation, in its docstring:
 - :mod:`mbdcp.mechanics` — rigid bodies, contacts and whole simulations;
 - :mod:`mbdcp.study` — parameter studies (local cores or Dask) and performance profiles.
 - :mod:`mbdcp.io` — FCLib (HDF5) and Siconos problem files.
+- :mod:`mbdcp.derivatives` — exact derivatives (jvp, vjp) of LCP, step and CCP solutions.
 """
 from mbdcp.status import Status
 from mbdcp.lemke import lemke, lcp_residual
@@ -26,6 +27,7 @@ from mbdcp.instantaneous import instantaneous
 from mbdcp import relax
 from mbdcp import study  # imports pandas and dask only when called
 from mbdcp import io
+from mbdcp import derivatives
 from mbdcp.relax import fixed_point
 
 __version__ = "0.1.0"
@@ -45,6 +47,7 @@ __all__ = [
     "relax",
     "study",
     "io",
+    "derivatives",
     "LemkeResult",
     "StepResult",
     "LCPData",

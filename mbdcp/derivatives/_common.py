@@ -1,0 +1,124 @@
+"""Shared pieces of the derivative objects: a readable repr and argument checks for tangents."""
+import numpy as np
+import scipy.sparse as sp
+from scipy.linalg import lapack
+
+from mbdcp import _validate as val
+
+_NO_TANGENT = ("E", "Ej")  # combinatorial inputs: which direction belongs to which contact or joint
+
+
+class _Repr:
+    """repr listing the public fields (factorizations and work arrays start with an underscore)."""
+
+    def __repr__(self):
+        lines = [f"{type(self).__name__}("]
+        for name in self.__dataclass_fields__:
+            if name.startswith("_"):
+                continue
+            value = getattr(self, name)
+            if isinstance(value, np.ndarray):
+                value = np.array2string(value, precision=6, threshold=12, edgeitems=3, suppress_small=True)
+            lines.append(f"    {name}={value},")
+        lines.append(")")
+        return "\n".join(lines)
+
+
+def check_keys(given, allowed, what):
+    """Raise unless every key names an input (E and Ej get their own message)."""
+    for key in given:
+        if key in _NO_TANGENT:
+            raise ValueError(f"{key} has no {what}: it only groups directions by contact (combinatorial data)")
+        if key not in allowed:
+            raise TypeError(f"unknown {what} {key!r}; expected one of {', '.join(allowed)}")
+
+
+def dense_tangent(name, x, shape):
+    """A tangent (or output gradient) of the given shape as a float64 array; None gives None."""
+    if x is None:
+        return None
+    if sp.issparse(x):
+        x = x.toarray()
+    a = val.as_array(name, x)
+    if a.ndim == 0 and shape == ():
+        return float(a)
+    if a.shape != shape:
+        raise ValueError(f"{name} must have shape {shape}, got {a.shape}")
+    return a
+
+
+def matrix_tangent(name, x, shape):
+    """A tangent of a matrix input: scipy.sparse stays sparse (CSC), anything else is a dense array."""
+    if x is None:
+        return None
+    if sp.issparse(x):
+        if x.shape != shape:
+            raise ValueError(f"{name} must have shape {shape}, got {x.shape}")
+        x = sp.csc_matrix(x, dtype=np.float64)
+        if not np.all(np.isfinite(x.data)):
+            raise ValueError(f"{name} must hold finite values (found NaN or infinity)")
+        return x
+    return dense_tangent(name, x, shape)
+
+
+def mu_tangent(name, x, n_c):
+    """Tangent of the friction coefficients: a scalar (same change for every contact), (n_c,) or a
+    diagonal (n_c, n_c) matrix; returned as (n_c,)."""
+    if x is None:
+        return None
+    a = val.as_array(name, x)
+    if a.ndim == 0:
+        return np.full(n_c, float(a))
+    if a.ndim == 2 and a.shape == (n_c, n_c):
+        d = np.diag(a).copy()
+        if np.count_nonzero(a - np.diag(d)):
+            raise ValueError(f"{name} must be diagonal (U is diag(mu))")
+        return d
+    if a.shape != (n_c,):
+        raise ValueError(f"{name} must have shape ({n_c},), ({n_c}, {n_c}) or be a scalar, got {a.shape}")
+    return a
+
+
+def sym_outer(a, b):
+    """The gradient of <a, dM b> over symmetric dM, as a symmetric matrix: (a b^T + b a^T) / 2."""
+    g = np.outer(a, b)
+    return 0.5 * (g + g.T)
+
+
+def owners(E, name):
+    """Group index of each row of a validated grouping matrix E (one 1 per row)."""
+    if E.shape[0] == 0:
+        return np.zeros(0, dtype=np.intp)
+    return np.argmax(E, axis=1)
+
+
+# LAPACK directly: the scipy.linalg wrappers cost more than the factorizations of small systems
+def cholesky_lower(M):
+    """Lower Cholesky factor of M, or None if M is not positive definite."""
+    L, info = lapack.dpotrf(M, lower=1, clean=1)
+    return L if info == 0 else None
+
+
+def tri_solve(L, b, trans=0):
+    """L^-1 b (trans=0) or L^-T b (trans=1) for a lower triangular L; b 1-D or 2-D."""
+    if b.size == 0:
+        return np.zeros(b.shape)
+    x, info = lapack.dtrtrs(L, b, lower=1, trans=trans)
+    if info != 0:
+        raise np.linalg.LinAlgError("singular triangular factor")
+    return x
+
+
+def lu_factor(K):
+    """(lu, piv, reciprocal 1-norm condition number) of a square matrix."""
+    lu, piv, info = lapack.dgetrf(K)
+    if info > 0:
+        return lu, piv, 0.0
+    rcond, _ = lapack.dgecon(lu, np.abs(K).sum(axis=0).max(), norm="1")
+    return lu, piv, rcond
+
+
+def lu_solve(factor, b, trans=0):
+    if b.size == 0:
+        return np.zeros(b.shape)
+    return lapack.dgetrs(factor[0], factor[1], b, trans=trans)[0]

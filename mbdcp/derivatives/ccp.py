@@ -1,0 +1,340 @@
+r"""Derivatives of one cone complementarity step (Anitescu & Tasora 2011; DESIGN.md section 6)."""
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+from mbdcp import _validate as val
+from mbdcp.derivatives._common import _Repr, check_keys, dense_tangent, matrix_tangent, mu_tangent
+from mbdcp.results import CCPResult
+from mbdcp.status import Status
+
+__all__ = ["CCPDerivative", "ccp"]
+
+INPUTS = ("M", "Wn", "Wt", "mu", "v", "h", "p_ext", "phi", "Wb", "theta", "dtheta")
+OUTPUTS = ("v_next", "gamma", "p_b")
+_SOLVER_ONLY = ("method", "tol", "max_iter", "warm_start", "omega")
+
+
+def _matrix(name, A, shape, symbols):
+    """(CSC matrix, given as sparse?) for a dense or scipy.sparse input of the given shape."""
+    if sp.issparse(A):
+        if any(s is not None and a != s for a, s in zip(A.shape, shape)):
+            want = "(" + ", ".join("any" if s is None else str(s) for s in shape) + ")"
+            raise ValueError(f"{name} must have shape ({', '.join(symbols)}) = {want}, got {A.shape}")
+        A = sp.csc_matrix(A, dtype=np.float64)
+        A.sum_duplicates()
+        if not np.all(np.isfinite(A.data)):
+            raise ValueError(f"{name} must hold finite values (found NaN or infinity)")
+        return A, True
+    return sp.csc_matrix(val.matrix(name, A, shape, symbols)), False
+
+
+def _on_pattern(A, *pairs):
+    """sum_k a_k b_k^T on the stored entries of the CSC matrix A: a CSC matrix with A's pattern
+    (explicit zeros kept, so the pattern is exactly A's)."""
+    rows = A.indices
+    cols = np.repeat(np.arange(A.shape[1]), np.diff(A.indptr))
+    data = sum(a[rows] * b[cols] for a, b in pairs)
+    return sp.csc_matrix((data, A.indices.copy(), A.indptr.copy()), shape=A.shape)
+
+
+@dataclass(frozen=True, repr=False)
+class CCPDerivative(_Repr):
+    r"""The derivative of one step of :func:`mbdcp.ccp` (built by :func:`ccp`).
+
+    Public fields: ``mode`` per contact ("separated", "sticking", "sliding"; the side used at a
+    degenerate contact), ``degenerate`` (contact indices at a kink), ``degenerate_kind`` (one word
+    per index: "grazing" or "stick-slip") and ``margin``.
+    """
+
+    mode: np.ndarray
+    degenerate: np.ndarray
+    degenerate_kind: tuple
+    margin: float
+    _d: dict = field(repr=False)
+
+    def jvp(self, **tangents):
+        """Output tangents {v_next (n_v,), gamma (n_c, 3), p_b (n_b,)} for input tangents keyed by
+        input name (M, Wn, Wt, mu, v, h, p_ext, phi, Wb, theta, dtheta); matrices may be sparse."""
+        d = self._d
+        check_keys(tangents, d["inputs"], "tangent")
+        t = dict.fromkeys(INPUTS)
+        for key, x in tangents.items():
+            if x is None:
+                continue
+            if key in ("M", "Wn", "Wt", "Wb"):
+                t[key] = matrix_tangent(key, x, d[key].shape)
+            elif key == "mu":
+                t[key] = mu_tangent("mu", x, d["n_c"])
+            elif key == "h":
+                t[key] = float(dense_tangent("h", x, ()))
+            else:
+                t[key] = dense_tangent(key, x, d[key].shape)
+        n_v, n_c, n_b, h = d["n_v"], d["n_c"], d["n_b"], d["h"]
+        vn, gam, pb = d["v_next"], d["gamma"], d["p_b"]
+        r_v = np.zeros(n_v)
+        if t["M"] is not None:
+            r_v += t["M"] @ (d["v"] - vn)
+        if t["v"] is not None:
+            r_v += d["M"] @ t["v"]
+        if t["p_ext"] is not None:
+            r_v += t["p_ext"]
+        e3 = np.zeros((n_c, 3))
+        e_b = np.zeros(n_b)
+        if t["Wn"] is not None:
+            r_v += t["Wn"] @ gam[:, 0]
+            e3[:, 0] += t["Wn"].T @ vn
+        if t["Wt"] is not None:
+            r_v += t["Wt"] @ gam[:, 1:].ravel()
+            e3[:, 1:] += (t["Wt"].T @ vn).reshape(n_c, 2)
+        if t["Wb"] is not None:
+            r_v += t["Wb"] @ pb
+            e_b += t["Wb"].T @ vn
+        dh = t["h"] or 0.0
+        e3[:, 0] -= d["phi"] * dh / h ** 2
+        if t["phi"] is not None:
+            e3[:, 0] += t["phi"] / h
+        e_b -= d["theta"] * dh / h ** 2
+        if t["theta"] is not None:
+            e_b += t["theta"] / h
+        if t["dtheta"] is not None:
+            e_b += t["dtheta"]
+        rhs_c = -np.einsum("ijk,ik->ij", d["A"], e3)
+        if t["mu"] is not None:
+            rhs_c += t["mu"][:, None] * d["extra"]
+        y = d["lu"].solve(np.concatenate([r_v, rhs_c.ravel(), -e_b]))
+        return {"v_next": y[:n_v], "gamma": y[n_v:n_v + 3 * n_c].reshape(n_c, 3), "p_b": y[n_v + 3 * n_c:]}
+
+    def vjp(self, v_next=None, gamma=None, p_b=None):
+        """Gradients keyed by input name of <g_v, v_next> + <g_gamma, gamma> + <g_b, p_b>. Sparse
+        inputs get sparse gradients on their own pattern; ``M`` gets the symmetric gradient (valid
+        for symmetric changes), ``mu`` the gradient in the vector mu (n_c,), ``h`` a float."""
+        d = self._d
+        n_v, n_c, n_b, h = d["n_v"], d["n_c"], d["n_b"], d["h"]
+        g_v = np.zeros(n_v) if v_next is None else dense_tangent("v_next", v_next, (n_v,))
+        g_g = np.zeros((n_c, 3)) if gamma is None else dense_tangent("gamma", gamma, (n_c, 3))
+        g_b = np.zeros(n_b) if p_b is None else dense_tangent("p_b", p_b, (n_b,))
+        lam = d["lu"].solve(np.concatenate([g_v, g_g.ravel(), g_b]), trans="T")
+        lv, lc, lb = lam[:n_v], lam[n_v:n_v + 3 * n_c].reshape(n_c, 3), lam[n_v + 3 * n_c:]
+        mu3 = np.einsum("ijk,ij->ik", d["A"], lc)  # A_i^T lambda_i
+        mu_b = lb  # joint rows: A = I
+        vn, gam, pb = d["v_next"], d["gamma"], d["p_b"]
+        out = {}
+        a = d["v"] - vn
+        if d["sparse"]["M"]:
+            out["M"] = _on_pattern(d["M"], (0.5 * lv, a), (0.5 * a, lv))
+        else:
+            g = np.outer(lv, a)
+            out["M"] = 0.5 * (g + g.T)
+        out["v"] = d["M"] @ lv
+        out["p_ext"] = lv.copy()
+
+        def grad(name, nu, m):
+            # a matrix input A enters r_v as dA nu and the rows as -m^T dA^T v_next
+            if d["sparse"][name]:
+                return _on_pattern(d[name], (lv, nu), (-vn, m))
+            return np.outer(lv, nu) - np.outer(vn, m)
+
+        out["Wn"] = grad("Wn", gam[:, 0], mu3[:, 0])
+        out["Wt"] = grad("Wt", gam[:, 1:].ravel(), mu3[:, 1:].ravel())
+        out["mu"] = np.einsum("ij,ij->i", lc, d["extra"])
+        out["phi"] = -mu3[:, 0] / h
+        out["h"] = float(mu3[:, 0] @ d["phi"] + mu_b @ d["theta"]) / h ** 2
+        if n_b:
+            out["Wb"] = grad("Wb", pb, mu_b)
+            out["theta"] = -mu_b / h
+            out["dtheta"] = -mu_b
+        return out
+
+
+def ccp(M, Wn, Wt, mu, v, h, res, *, p_ext=None, phi=None, Wb=None, theta=None, dtheta=None, degenerate_tol=1e-9,
+        **kwargs):
+    r"""Derivative of one cone complementarity step of :func:`mbdcp.ccp`.
+
+    At the solution :math:`\nu = (\gamma, p_b)` with :math:`d = P^T v^{l+1} + b` (b: the
+    :math:`\Phi/h` and joint terms), each contact is classified and its optimality conditions
+    :math:`K_i \ni \gamma_i \perp d_i \in K_i^*` are replaced by three smooth equations:
+
+    - *separated* (:math:`\gamma_i = 0`, :math:`d_n > \mu\|d_t\|`): :math:`d\gamma_i = 0`;
+    - *sticking* (:math:`\gamma_i` inside :math:`K_i`, :math:`d_i = 0`): :math:`d(d_i) = 0`;
+    - *sliding* (:math:`\|\gamma_t\| = \mu\gamma_n > 0`, :math:`d_i = s(\mu, -\hat t)` with
+      :math:`s = \|d_t\| > 0`): :math:`d_n - \mu\|d_t\| = 0` and
+      :math:`\|d_t\|\gamma_t + \mu\gamma_n d_t = 0`, differentiated;
+    - joints: :math:`d(d_j) = 0`.
+
+    With :math:`M\,dv - P\,d\nu = dM(v - v^{l+1}) + M\,dv^l + dp_{ext} + dP\,\nu` this is one
+    sparse system in :math:`(dv, d\nu)` (N = PᵀM⁻¹P is never formed), LU-factored once
+    (``scipy.sparse.linalg.splu``); ``jvp`` and ``vjp`` are one solve each. h enters through
+    :math:`\Phi/h` and :math:`\Theta/h` only.
+
+    **Degenerate contacts** (listed in ``degenerate``; the solution has a kink there): "grazing"
+    (:math:`\gamma_i = 0` with :math:`d_i` on the boundary of :math:`K_i^*` or zero, the apex)
+    is treated as separated, exact for changes that open it; "stick-slip"
+    (:math:`\gamma_i` on the cone's boundary with :math:`d_i = 0`) is treated as sticking, exact
+    while the impulse moves into the cone. A frictionless contact (:math:`\mu_i = 0`) at
+    tangential rest keeps :math:`\gamma_t = 0` and is not reported: its derivative in
+    :math:`\mu` is the right derivative. CCP solutions are iterative: zero is judged with
+    ``max(degenerate_tol, 100 res.residual)`` relative to the data, and the derivative is exact
+    up to the accuracy of ``res``. If the system is singular (redundant contacts: impulses not
+    unique) a ValueError is raised rather than a number returned.
+
+    Parameters
+    ----------
+    M, Wn, Wt, mu, v, h, p_ext, phi, Wb, theta, dtheta : as for :func:`mbdcp.ccp` (dense or
+        scipy.sparse matrices).
+    res : the SOLVED :class:`mbdcp.CCPResult` of ``mbdcp.ccp`` with the same data.
+    degenerate_tol : relative tolerance deciding that an impulse or a velocity is zero.
+    **kwargs : solver keywords of :func:`mbdcp.ccp` (``method``, ``tol``, ...), ignored.
+
+    Returns
+    -------
+    CCPDerivative
+        ``jvp(**tangents) -> {v_next, gamma, p_b}``, ``vjp(v_next=, gamma=, p_b=) -> dict``,
+        ``mode``, ``degenerate``, ``margin``.
+
+    Examples
+    --------
+    A unit particle sliding at 1 m/s (mu = 0.5, g h = 0.0981): the CCP gives
+    v_x = (1 - mu g h) / (1 + mu^2), so dv_x/dmu = -(g h (1 + mu^2) + 2 mu (1 - mu g h)) / (1 + mu^2)^2:
+
+    >>> import numpy as np, mbdcp
+    >>> args = (np.eye(3), [[0.0], [0.0], [1.0]], [[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]], 0.5, [1.0, 0.0, 0.0], 0.01)
+    >>> res = mbdcp.ccp(*args, p_ext=[0, 0, -0.0981], tol=1e-14)
+    >>> d = mbdcp.derivatives.ccp(*args, res, p_ext=[0, 0, -0.0981])
+    >>> d.mode.tolist(), round(float(d.jvp(mu=1.0)["v_next"][0]), 10)
+    (['sliding'], -0.687088)
+    >>> round(-(0.0981 * 1.25 + 2 * 0.5 * (1 - 0.5 * 0.0981)) / 1.25 ** 2, 10)
+    -0.687088
+    """
+    for key in kwargs:
+        if key not in _SOLVER_ONLY:
+            raise TypeError(f"ccp() got an unexpected keyword argument {key!r}")
+    sparse = {}
+    M, sparse["M"] = _matrix("M", M, (None, None), ("n_v", "n_v"))
+    n_v = M.shape[0]
+    if M.shape != (n_v, n_v) or n_v == 0:
+        raise ValueError(f"M must be a non-empty square matrix, got shape {M.shape}")
+    if abs(M - M.T).max() > 1e-10 * abs(M).max():
+        raise ValueError("M must be symmetric")
+    Wn, sparse["Wn"] = _matrix("Wn", Wn, (n_v, None), ("n_v", "n_c"))
+    n_c = Wn.shape[1]
+    Wt, sparse["Wt"] = _matrix("Wt", Wt, (n_v, 2 * n_c), ("n_v", "2 n_c"))
+    mu_a = val.as_array("mu", mu)
+    mu = np.full(n_c, float(mu_a)) if mu_a.ndim == 0 else val.vector("mu", mu_a, n_c, symbol="n_c")
+    if n_c and mu.min() < 0:
+        raise ValueError("mu must be nonnegative")
+    v = val.vector("v", v, n_v, symbol="n_v")
+    h = val.positive_scalar("h", h)
+    p_ext = np.zeros(n_v) if p_ext is None else val.vector("p_ext", p_ext, n_v, symbol="n_v")
+    phi = np.zeros(n_c) if phi is None else val.vector("phi", phi, n_c, symbol="n_c")
+    if Wb is None:
+        if theta is not None or dtheta is not None:
+            raise ValueError("theta and dtheta need the joint Jacobian Wb")
+        Wb, sparse["Wb"] = sp.csc_matrix((n_v, 0)), False
+    else:
+        Wb, sparse["Wb"] = _matrix("Wb", Wb, (n_v, None), ("n_v", "n_b"))
+    n_b = Wb.shape[1]
+    theta = np.zeros(n_b) if theta is None else val.vector("theta", theta, n_b, symbol="n_b")
+    dtheta = np.zeros(n_b) if dtheta is None else val.vector("dtheta", dtheta, n_b, symbol="n_b")
+    tol = val.positive_scalar("degenerate_tol", degenerate_tol)
+
+    if not isinstance(res, CCPResult):
+        raise TypeError(f"res must be the CCPResult of mbdcp.ccp with the same data, got {type(res).__name__}")
+    if res.status != Status.SOLVED:
+        raise ValueError(f"res must be a SOLVED result of mbdcp.ccp, got status {res.status.name}: "
+                         "an unsolved step has no solution to differentiate")
+    gam, pb, vn = (np.asarray(x, dtype=np.float64) for x in (res.gamma, res.p_b, res.v_next))
+    for name, x, shape in (("gamma", gam, (n_c, 3)), ("p_b", pb, (n_b,)), ("v_next", vn, (n_v,))):
+        if x.shape != shape:
+            raise ValueError(f"res.{name} has shape {x.shape}, expected {shape}: res belongs to other data")
+
+    perm = np.empty(3 * n_c, dtype=np.intp)
+    perm[0::3] = np.arange(n_c)
+    perm[1::3] = n_c + 2 * np.arange(n_c)
+    perm[2::3] = n_c + 2 * np.arange(n_c) + 1
+    P = sp.hstack([sp.hstack([Wn, Wt], format="csc")[:, perm], Wb], format="csc")
+    nu = np.concatenate([gam.ravel(), pb])
+    b = np.concatenate([np.zeros(3 * n_c), theta / h + dtheta])
+    b[0:3 * n_c:3] = phi / h
+    dvec = P.T @ vn + b
+    d3, dj = dvec[:3 * n_c].reshape(n_c, 3), dvec[3 * n_c:]
+
+    tau = max(tol, 100.0 * float(res.residual))
+    # velocities, and the velocity changes the applied and contact impulses make
+    md = np.abs(M.diagonal())
+    V = max(np.abs(v).max(), np.abs(vn).max(), np.abs(b).max(initial=0), np.abs(p_ext / md).max(),
+            np.abs((P @ nu) / md).max(), np.finfo(float).tiny)
+    Pimp = max(np.abs(M @ v).max(), np.abs(M @ vn).max(), np.abs(p_ext).max(), np.abs(nu).max(initial=0),
+               np.finfo(float).tiny)
+    colnorm = np.asarray(abs(P).sum(axis=0)).ravel()
+    S = V * colnorm[:3 * n_c].reshape(n_c, 3).max(axis=1, initial=0) + np.abs(phi) / h
+    S_b = V * colnorm[3 * n_c:] + np.abs(theta) / h + np.abs(dtheta)
+    tp, tv = tau * Pimp, tau * S
+    bal = M @ (vn - v) - p_ext - P @ nu
+    if (np.abs(bal).max() > 1e-8 * Pimp or np.any(np.abs(dj) > 1e3 * tau * np.maximum(S_b, np.finfo(float).tiny))
+            or np.any(np.abs(np.einsum("ij,ij->i", gam, d3)) > 1e3 * tp * np.maximum(S, np.finfo(float).tiny))):
+        raise ValueError("res is not a solution of this step (momentum balance, joints or complementarity fail): "
+                         "it belongs to other data")
+
+    gn, gt = gam[:, 0], gam[:, 1:]
+    dn, dt = d3[:, 0], d3[:, 1:]
+    s = np.linalg.norm(dt, axis=1)
+    gtn = np.linalg.norm(gt, axis=1)
+    gpos = gn > tp
+    slack = dn - mu * s
+    dzero = np.maximum(np.abs(dn), s) <= tv
+    sliding = gpos & ~dzero
+    if np.any(sliding & (s <= tv)):
+        raise ValueError("res is not a solution of this step (an impulse with a separating velocity): "
+                         "it belongs to other data or was solved with too loose a tol")
+    sticking = gpos & dzero
+    separated = ~gpos
+    grazing = separated & ~(slack > tv)
+    stick_slip = sticking & (mu > 0) & ~(mu * gn - gtn > tp)
+    frictionless_rest = sticking & (mu == 0)
+
+    A = np.zeros((n_c, 3, 3))
+    B = np.zeros((n_c, 3, 3))
+    extra = np.zeros((n_c, 3))
+    A[sticking & ~frictionless_rest] = np.eye(3)
+    B[separated] = np.eye(3)
+    A[frictionless_rest, 0, 0] = 1.0
+    B[frictionless_rest, 1, 1] = B[frictionless_rest, 2, 2] = 1.0
+    i = np.flatnonzero(sliding)
+    if i.size:
+        tt = dt[i] / s[i, None]
+        A[i, 0, 0] = 1.0
+        A[i, 0, 1:] = -mu[i, None] * tt
+        A[i, 1:, 1:] = gt[i][:, :, None] * tt[:, None, :] + (mu[i] * gn[i])[:, None, None] * np.eye(2)
+        B[i, 1:, 0] = mu[i, None] * dt[i]
+        B[i, 1:, 1:] = s[i, None, None] * np.eye(2)
+        extra[i, 0] = s[i]
+        extra[i, 1:] = -gn[i, None] * dt[i]
+
+    Ablk = sp.block_diag([sp.bsr_matrix((A, np.arange(n_c), np.arange(n_c + 1)), shape=(3 * n_c, 3 * n_c)),
+                          sp.identity(n_b)], format="csr")
+    Bblk = sp.block_diag([sp.bsr_matrix((B, np.arange(n_c), np.arange(n_c + 1)), shape=(3 * n_c, 3 * n_c)),
+                          sp.csr_matrix((n_b, n_b))], format="csr")
+    K = sp.bmat([[M, -P], [Ablk @ P.T, Bblk]], format="csc")
+    try:
+        lu = spla.splu(K)
+    except RuntimeError:
+        raise ValueError("the active constraints of res are dependent (the linearised system is singular): the "
+                         "impulses are not locally unique, so the step has no derivative at this solution") from None
+
+    margins = np.concatenate([
+        slack[separated & ~grazing] / S[separated & ~grazing],
+        gn[gpos] / Pimp,
+        (mu * gn - gtn)[sticking & (mu > 0) & ~stick_slip] / Pimp,
+        s[sliding] / S[sliding]])
+    deg = sorted([(c, "grazing") for c in np.flatnonzero(grazing)] + [(c, "stick-slip") for c in np.flatnonzero(stick_slip)])
+    mode = np.where(sliding, "sliding", np.where(sticking, "sticking", "separated")) if n_c else np.zeros(0, dtype=str)
+    dd = {"M": M, "Wn": Wn, "Wt": Wt, "Wb": Wb, "v": v, "h": h, "p_ext": p_ext, "phi": phi, "theta": theta,
+          "dtheta": dtheta, "n_v": n_v, "n_c": n_c, "n_b": n_b, "v_next": vn, "gamma": gam, "p_b": pb, "A": A,
+          "extra": extra, "lu": lu, "sparse": sparse}
+    dd["inputs"] = tuple(k for k in INPUTS if k not in ("Wb", "theta", "dtheta") or n_b)
+    return CCPDerivative(mode=mode, degenerate=np.array([c for c, _ in deg], dtype=np.intp),
+                         degenerate_kind=tuple(k for _, k in deg),
+                         margin=float(margins.min()) if margins.size else np.inf, _d=dd)

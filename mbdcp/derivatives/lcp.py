@@ -1,0 +1,165 @@
+r"""Derivatives of the solution of LCP(M, q) by the implicit function theorem."""
+import warnings
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
+import scipy.linalg as la
+
+from mbdcp import _validate as val
+from mbdcp.derivatives._common import _Repr, dense_tangent
+from mbdcp.lemke import lcp_residual
+from mbdcp.results import LemkeResult
+from mbdcp.status import Status
+
+__all__ = ["LCPDerivative", "LCPGradient", "lcp"]
+
+#: an active block this close to singular (reciprocal condition number) has no derivative
+RCOND_MIN = 1e-13
+
+
+class LCPGradient(NamedTuple):
+    """Gradients of a scalar loss with respect to M (n, n) and q (n,)."""
+
+    M: np.ndarray
+    q: np.ndarray
+
+
+@dataclass(frozen=True, repr=False)
+class LCPDerivative(_Repr):
+    r"""The derivative of a solution z of LCP(M, q) (built by :func:`lcp`).
+
+    Fields: ``z``, ``w`` (the solution, w recomputed as M z + q); ``active`` (bool, True where z_i
+    is free and w_i = 0 is kept); ``degenerate`` (indices with z_i = w_i = 0 within tolerance);
+    ``margin`` (the smallest relative distance of a nondegenerate pair from degeneracy: data
+    changes well below it keep the active set).
+    """
+
+    z: np.ndarray
+    w: np.ndarray
+    active: np.ndarray
+    degenerate: np.ndarray
+    margin: float
+    _M: np.ndarray = field(repr=False)
+    _idx: np.ndarray = field(repr=False)
+    _lu: tuple = field(repr=False)
+
+    @property
+    def dz_dq(self):
+        """The (n, n) Jacobian dz/dq: -(M_aa)^-1 on the active rows and columns, zero elsewhere."""
+        n, a = self.z.shape[0], self._idx
+        J = np.zeros((n, n))
+        if a.size:
+            J[np.ix_(a, a)] = -la.lu_solve(self._lu, np.eye(a.size))
+        return J
+
+    def jvp(self, dM=None, dq=None):
+        """dz for a change (dM, dq) of the data (either may be None): solves
+        M_aa dz_a = -(dq_a + dM_a. z), dz = 0 off the active set."""
+        n = self.z.shape[0]
+        dM = dense_tangent("dM", dM, (n, n))
+        dq = dense_tangent("dq", dq, (n,))
+        dz = np.zeros(n)
+        a = self._idx
+        if a.size == 0:
+            return dz
+        rhs = np.zeros(a.size)
+        if dq is not None:
+            rhs += dq[a]
+        if dM is not None:
+            rhs += dM[a][:, a] @ self.z[a]
+        dz[a] = -la.lu_solve(self._lu, rhs)
+        return dz
+
+    def vjp(self, gz):
+        """Gradients (M, q) of the loss <gz, z>: gq_a = -(M_aa)^-T gz_a, gM = gq z^T."""
+        n = self.z.shape[0]
+        gz = dense_tangent("gz", gz, (n,))
+        gq = np.zeros(n)
+        a = self._idx
+        if a.size:
+            gq[a] = -la.lu_solve(self._lu, gz[a], trans=1)
+        return LCPGradient(M=np.outer(gq, self.z), q=gq)
+
+
+def lcp(M, q, res, *, degenerate_tol=1e-9):
+    r"""Derivative of the solution of LCP(M, q) found by :func:`mbdcp.lemke`.
+
+    At a solution z with w = Mz + q the pairs split into active (:math:`z_i > 0`, :math:`w_i = 0`),
+    inactive (:math:`z_i = 0`, :math:`w_i > 0`) and degenerate (:math:`z_i = w_i = 0`). Keeping the
+    active set :math:`\alpha` fixed, the implicit function theorem applied to
+    :math:`M_{\alpha\alpha} z_\alpha + q_\alpha = 0`, :math:`z_{\bar\alpha} = 0` gives
+
+    .. math::  dz_\alpha = -M_{\alpha\alpha}^{-1}(dq_\alpha + dM_{\alpha\cdot}\, z),\qquad dz_{\bar\alpha} = 0.
+
+    A pair counts as zero when it is at most ``degenerate_tol`` times its row's scale
+    :math:`|q_i| + \sum_j |M_{ij}||z_j|` (the componentwise scale of Lemke's verification).
+
+    **Degenerate pairs** (reported in ``degenerate``): there the solution has a kink and only
+    one-sided derivatives exist. The one returned is that of the piece of Lemke's final basis: if
+    :math:`z_i` is basic (``res.basis[i]``) the pair is treated as active (w_i = 0 kept; exact for
+    changes under which the basic solution stays feasible, i.e. :math:`dz_i \ge 0`), otherwise as
+    inactive (:math:`z_i = 0` kept; exact when :math:`dw_i \ge 0`). Without a basis degenerate
+    pairs are treated as inactive. If the active block is singular (the solution is not locally
+    unique) a ValueError is raised rather than a number returned.
+
+    Parameters
+    ----------
+    M : (n, n) the LCP matrix; q : (n,).
+    res : a SOLVED :class:`mbdcp.LemkeResult` of ``mbdcp.lemke(M, q)``.
+    degenerate_tol : relative tolerance deciding z_i = 0 and w_i = 0.
+
+    Returns
+    -------
+    LCPDerivative
+        ``dz_dq``, ``jvp(dM=None, dq=None)``, ``vjp(gz) -> (M, q)``, ``degenerate``, ``active``.
+
+    Examples
+    --------
+    >>> import numpy as np, mbdcp
+    >>> M, q = np.array([[2.0, 1.0], [1.0, 2.0]]), np.array([-5.0, 6.0])
+    >>> d = mbdcp.derivatives.lcp(M, q, mbdcp.lemke(M, q))   # z = (2.5, 0): only z_1 active
+    >>> d.dz_dq.tolist(), d.degenerate.tolist()
+    ([[-0.5, 0.0], [0.0, 0.0]], [])
+    >>> d.vjp([1.0, 0.0]).q.tolist()
+    [-0.5, 0.0]
+    """
+    q = val.as_array("q", q, 1)
+    n = q.shape[0]
+    M = val.matrix("M", M, (n, n))
+    if not isinstance(res, LemkeResult):
+        raise TypeError(f"res must be the LemkeResult of mbdcp.lemke(M, q), got {type(res).__name__}")
+    if res.status != Status.SOLVED:
+        raise ValueError(f"res must be a SOLVED result of mbdcp.lemke(M, q), got status {res.status.name}: "
+                         "an unsolved LCP has no solution to differentiate")
+    z = np.asarray(res.z, dtype=np.float64)
+    if z.shape != (n,):
+        raise ValueError(f"res.z has shape {z.shape} but M, q have n = {n}: res belongs to another problem")
+    tol = val.positive_scalar("degenerate_tol", degenerate_tol)
+    w = M @ z + q
+    scale = np.abs(q) + np.abs(M) @ np.abs(z)
+    if lcp_residual(M, q, z) > 1e3 * tol * max(scale.max(initial=0.0), np.finfo(float).tiny):
+        raise ValueError("res does not solve LCP(M, q) (min(z, Mz + q) is not zero): it belongs to other data")
+    thr = tol * scale
+    zpos, wpos = z > thr, w > thr
+    deg = ~zpos & ~wpos
+    basis = getattr(res, "basis", None)
+    if basis is not None and np.shape(basis) == (n,):
+        active = zpos | (deg & np.asarray(basis, dtype=bool))
+    else:
+        active = zpos
+    ratios = np.where(zpos, z, w)[~deg] / np.maximum(scale[~deg], np.finfo(float).tiny)
+    margin = float(ratios.min()) if ratios.size else np.inf
+    idx = np.flatnonzero(active)
+    lu = None
+    if idx.size:
+        Maa = M[np.ix_(idx, idx)]
+        with warnings.catch_warnings():  # singularity is judged below, by the condition number
+            warnings.simplefilter("ignore", la.LinAlgWarning)
+            lu = la.lu_factor(Maa, check_finite=False)
+        rcond = la.lapack.dgecon(lu[0], np.abs(Maa).sum(axis=0).max(), norm="1")[0]
+        if not rcond > RCOND_MIN:
+            raise ValueError(f"M restricted to the active set of res is singular (reciprocal condition {rcond:.1e}): "
+                             "the solution is not locally unique, so it has no derivative")
+    return LCPDerivative(z=z.copy(), w=w, active=active, degenerate=np.flatnonzero(deg), margin=margin,
+                         _M=M, _idx=idx, _lu=lu)

@@ -1,0 +1,679 @@
+r"""Derivatives of one Stewart–Trinkle / Anitescu–Potra time step (DESIGN.md section 1).
+
+The mixed LCP of :func:`mbdcp.step` is differentiated directly, in the unknowns
+(v_next, p_b, p_n, beta, beta_j, sigma, sigma_j), with the active set read off the solution; see
+:func:`step` for the conventions.
+"""
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.linalg as la
+
+from mbdcp import _validate as val
+from mbdcp.derivatives._common import (
+    _Repr,
+    check_keys,
+    cholesky_lower,
+    dense_tangent,
+    lu_factor,
+    lu_solve,
+    mu_tangent,
+    owners,
+    sym_outer,
+    tri_solve,
+)
+from mbdcp.derivatives.lcp import RCOND_MIN
+from mbdcp.results import StepResult
+from mbdcp.status import Status
+
+__all__ = ["StepDerivative", "step"]
+
+INPUTS = ("M", "Wn", "D", "U", "v", "h", "p_ext", "psi_n", "dpsi_n", "dpsi_f", "Wb", "theta", "dtheta", "Dj",
+          "beta_max")
+OUTPUTS = ("v_next", "p_n", "beta", "sigma", "p_b", "beta_j", "sigma_j")
+# keywords of mbdcp.step that choose how the step is solved, not what it is
+_SOLVER_ONLY = ("solver", "return_lcp", "warm_start", "basis", "max_pivots", "tol")
+
+
+def _opt(name, x, n):
+    return np.zeros(n) if x is None else val.vector(name, x, n)
+
+
+def _mu(U, n_c):
+    a = val.as_array("U", U)
+    if a.ndim == 0:
+        return np.full(n_c, float(a))
+    if a.ndim == 2:
+        a = val.matrix("U", a, (n_c, n_c), ("n_c", "n_c"))
+        d = np.diag(a).copy()
+        if np.count_nonzero(a - np.diag(d)):
+            raise ValueError("U must be diagonal (U = diag(mu_j))")
+        a = d
+    a = val.vector("U", a, n_c, symbol="n_c")
+    if n_c and a.min() < 0:
+        raise ValueError("U must be nonnegative (friction coefficients mu_j >= 0)")
+    return a
+
+
+def _pairs_ok(z, w, tz, tw):
+    """True unless some pair is clearly not complementary or clearly negative."""
+    return not (np.any((z > tz) & (w > tw)) or np.any(z < -tz) or np.any(w < -tw))
+
+
+@dataclass(frozen=True, repr=False)
+class StepDerivative(_Repr):
+    r"""The derivative of one time step of :func:`mbdcp.step` (built by :func:`step`).
+
+    Public fields: ``mode`` (per contact: "separated", "sticking" or "sliding", the side used at
+    a degenerate contact), ``joint_mode`` (per friction joint: "sticking" or "sliding"),
+    ``degenerate`` (indices into z = (p_n, beta, beta_j, sigma, sigma_j), the ordering of
+    ``res.lcp``, of the pairs at which the solution has a kink), ``degenerate_kind`` (one word
+    per index: "grazing", "direction", "stick-slip", "sigma"), ``degenerate_contacts`` (contact
+    indices involved), ``margin`` (smallest relative distance of a decided pair from
+    degeneracy) and ``indeterminate`` (True when dependent active constraints were dropped: the
+    impulse derivatives are those of one of many impulse distributions).
+    """
+
+    mode: np.ndarray
+    joint_mode: np.ndarray
+    degenerate: np.ndarray
+    degenerate_kind: tuple
+    degenerate_contacts: np.ndarray
+    margin: float
+    indeterminate: bool
+    _d: dict = field(repr=False)
+
+    # ---- forward mode -------------------------------------------------------------------------
+    def jvp(self, **tangents):
+        """Output tangents {v_next, p_n, beta, sigma, p_b, beta_j, sigma_j} for input tangents
+        keyed by input name (M, Wn, D, U, v, h, p_ext, psi_n, dpsi_n, dpsi_f, Wb, theta, dtheta,
+        Dj, beta_max); absent inputs do not change. ``U`` takes a scalar, (n_c,) or diagonal."""
+        d = self._d
+        check_keys(tangents, d["inputs"], "tangent")
+        t = self._tangents(tangents)
+        n_v, h = d["n_v"], d["h"]
+        vn = d["v_next"]
+        FN, FB, FBJ, FS, FSJ = d["FN"], d["FB"], d["FBJ"], d["FS"], d["FSJ"]
+        r_v = np.zeros(n_v)
+        if t["M"] is not None:
+            r_v += t["M"] @ (d["v"] - vn)
+        if t["v"] is not None:
+            r_v += d["M"] @ t["v"]
+        if t["p_ext"] is not None:
+            r_v += t["p_ext"]
+        for mat, imp in (("Wb", "p_b"), ("Wn", "p_n"), ("D", "beta"), ("Dj", "beta_j")):
+            if t[mat] is not None:
+                r_v += t[mat] @ d[imp]
+        dh = t["h"] or 0.0
+        r_b = -(dh * (-d["theta"] / h ** 2))
+        if t["theta"] is not None:
+            r_b -= t["theta"] / h
+        if t["dtheta"] is not None:
+            r_b -= t["dtheta"]
+        if t["Wb"] is not None:
+            r_b -= t["Wb"].T @ vn
+        r_n = dh * d["psi_n"][FN] / h ** 2
+        if t["psi_n"] is not None:
+            r_n -= t["psi_n"][FN] / h
+        if t["dpsi_n"] is not None:
+            r_n -= t["dpsi_n"][FN]
+        if t["Wn"] is not None:
+            r_n -= t["Wn"][:, FN].T @ vn
+        r_f = np.zeros(FB.size)
+        if t["dpsi_f"] is not None:
+            r_f -= t["dpsi_f"][FB]
+        if t["D"] is not None:
+            r_f -= t["D"][:, FB].T @ vn
+        r_j = np.zeros(FBJ.size) if t["Dj"] is None else -(t["Dj"][:, FBJ].T @ vn)
+        r_s = np.zeros(FS.size) if t["U"] is None else -t["U"][FS] * d["p_n"][FS]
+        r_sj = np.zeros(FSJ.size) if t["beta_max"] is None else -t["beta_max"][FSJ]
+        u = tri_solve(d["L"], r_v)
+        X = d["X"]
+        rhs = np.concatenate([np.concatenate([r_b, r_n, r_f, r_j]) - X.T @ u, r_s, r_sj])
+        dx = lu_solve(d["lu"], rhs)
+        nJ = X.shape[1]
+        dv = tri_solve(d["L"], u + X @ dx[:nJ], trans=1)
+        out = {name: np.zeros_like(d[name]) for name in OUTPUTS}
+        out["v_next"] = dv
+        o = np.cumsum([0, d["n_b"], FN.size, FB.size, FBJ.size, FS.size, FSJ.size])
+        out["p_b"] = dx[o[0]:o[1]].copy()
+        out["p_n"][FN] = dx[o[1]:o[2]]
+        out["beta"][FB] = dx[o[2]:o[3]]
+        out["beta_j"][FBJ] = dx[o[3]:o[4]]
+        out["sigma"][FS] = dx[o[4]:o[5]]
+        out["sigma_j"][FSJ] = dx[o[5]:o[6]]
+        pc, pk = d["post_c"], d["post_k"]
+        if pc.size:
+            s = -(d["D"][:, pk].T @ dv)
+            if t["D"] is not None:
+                s -= t["D"][:, pk].T @ vn
+            if t["dpsi_f"] is not None:
+                s -= t["dpsi_f"][pk]
+            out["sigma"][pc] = s
+        pj, pjk = d["post_j"], d["post_jk"]
+        if pj.size:
+            s = -(d["Dj"][:, pjk].T @ dv)
+            if t["Dj"] is not None:
+                s -= t["Dj"][:, pjk].T @ vn
+            out["sigma_j"][pj] = s
+        if d["held"] or d["unused"]:
+            # velocity scale of the tangents: the change without contact impulses, and the rows' changes
+            dv_scale = max(np.abs(dv).max(), np.abs(tri_solve(d["L"], u, trans=1)).max(),
+                           np.abs(np.concatenate([r_b, r_n, r_f, r_j])).max(initial=0.0))
+            self._check_dropped(t, dv, dv_scale)
+        return out
+
+    def _check_dropped(self, t, dv, dv_scale):
+        """Dropped dependent rows stay satisfied only for tangents that keep the dependence: warn
+        (one-sided derivative) when a held impulse's row moves, or an unused direction's row
+        would turn negative."""
+        d = self._d
+        vn, h, dh = d["v_next"], d["h"], t["h"] or 0.0
+        mats = {"p_n": "Wn", "beta": "D", "beta_j": "Dj"}
+        for rows, both in ((d["held"], True), (d["unused"], False)):
+            for var, i in rows:
+                name = mats[var]
+                dw = d[name][:, i] @ dv + (t[name][:, i] @ vn if t[name] is not None else 0.0)
+                if var == "p_n":
+                    dw += -d["psi_n"][i] * dh / h ** 2 + (t["psi_n"][i] / h if t["psi_n"] is not None else 0.0) \
+                        + (t["dpsi_n"][i] if t["dpsi_n"] is not None else 0.0)
+                elif var == "beta" and t["dpsi_f"] is not None:
+                    dw += t["dpsi_f"][i]
+                # round-off scale of the row: its terms, with v_next at the step's velocity scale
+                # and dv at the velocity scale of the tangents
+                dcol = 0.0 if t[name] is None else np.abs(t[name][:, i]).sum() * d["V"]
+                scale = np.abs(d[name][:, i]).sum() * dv_scale + dcol + 1e-300
+                if (abs(dw) if both else -dw) > 1e-8 * scale:
+                    warnings.warn(f"this tangent changes the relation among dependent active constraints ({var}[{i}] "
+                                  "was dropped as dependent): the solution leaves its piece and the derivative is "
+                                  "one-sided", RuntimeWarning, stacklevel=3)
+                    return
+
+    # ---- reverse mode -------------------------------------------------------------------------
+    def vjp(self, v_next=None, p_n=None, beta=None, sigma=None, p_b=None, beta_j=None, sigma_j=None):
+        """Gradients keyed by input name of the loss sum_k <g_k, output_k> for output gradients
+        g_k (absent ones are zero). ``U`` gets the gradient with respect to the vector mu (n_c,),
+        ``M`` the symmetric gradient (valid for symmetric changes of M), ``h`` a float."""
+        d = self._d
+        FN, FB, FBJ, FS, FSJ = d["FN"], d["FB"], d["FBJ"], d["FS"], d["FSJ"]
+        g = {}
+        for name, x in zip(OUTPUTS, (v_next, p_n, beta, sigma, p_b, beta_j, sigma_j)):
+            g[name] = np.zeros(d[name].shape) if x is None else dense_tangent(name, x, d[name].shape)
+        h, vn = d["h"], d["v_next"]
+        grad = {"D": np.zeros_like(d["D"]), "dpsi_f": np.zeros(d["m"]), "Dj": np.zeros_like(d["Dj"])}
+        g_v = g["v_next"].copy()
+        pc, pk = d["post_c"], d["post_k"]
+        if pc.size:
+            gs = g["sigma"][pc]
+            g_v -= d["D"][:, pk] @ gs
+            grad["D"][:, pk] -= np.outer(vn, gs)
+            grad["dpsi_f"][pk] -= gs
+        pj, pjk = d["post_j"], d["post_jk"]
+        if pj.size:
+            gs = g["sigma_j"][pj]
+            g_v -= d["Dj"][:, pjk] @ gs
+            grad["Dj"][:, pjk] -= np.outer(vn, gs)
+        g_x = np.concatenate([g["p_b"], g["p_n"][FN], g["beta"][FB], g["beta_j"][FBJ], g["sigma"][FS],
+                              g["sigma_j"][FSJ]])
+        X, L = d["X"], d["L"]
+        nJ = X.shape[1]
+        a = tri_solve(L, g_v)
+        hvec = g_x.copy()
+        hvec[:nJ] += X.T @ a
+        lam = lu_solve(d["lu"], hvec, trans=1)
+        a_v = tri_solve(L, a - X @ lam[:nJ], trans=1)
+        o = np.cumsum([0, d["n_b"], FN.size, FB.size, FBJ.size, FS.size, FSJ.size])
+        lb, ln, lf, lj, ls, lsj = (lam[o[i]:o[i + 1]] for i in range(6))
+        grad["M"] = sym_outer(a_v, d["v"] - vn)
+        grad["v"] = d["M"] @ a_v
+        grad["p_ext"] = a_v.copy()
+        grad["Wn"] = np.outer(a_v, d["p_n"])
+        grad["Wn"][:, FN] -= np.outer(vn, ln)
+        grad["psi_n"] = np.zeros(d["n_c"])
+        grad["psi_n"][FN] = -ln / h
+        grad["dpsi_n"] = np.zeros(d["n_c"])
+        grad["dpsi_n"][FN] = -ln
+        grad["D"] += np.outer(a_v, d["beta"])
+        grad["D"][:, FB] -= np.outer(vn, lf)
+        grad["dpsi_f"][FB] -= lf
+        grad["U"] = np.zeros(d["n_c"])
+        grad["U"][FS] = -ls * d["p_n"][FS]
+        grad["h"] = float(ln @ d["psi_n"][FN] + lb @ d["theta"]) / h ** 2
+        if d["n_b"]:
+            grad["Wb"] = np.outer(a_v, d["p_b"]) - np.outer(vn, lb)
+            grad["theta"] = -lb / h
+            grad["dtheta"] = -lb
+        if d["has_joint_friction"]:
+            grad["Dj"] += np.outer(a_v, d["beta_j"])
+            grad["Dj"][:, FBJ] -= np.outer(vn, lj)
+            grad["beta_max"] = np.zeros(d["n_j"])
+            grad["beta_max"][FSJ] = -lsj
+        else:
+            del grad["Dj"]
+        return grad
+
+    def jacobian(self, of, wrt):
+        """Dense Jacobian d(of)/d(wrt), shape of.shape + wrt.shape, for an output name ``of`` and an
+        input name ``wrt``; built with jvp or vjp, whichever needs fewer solves."""
+        d = self._d
+        if of not in OUTPUTS:
+            raise ValueError(f"of must be one of {', '.join(OUTPUTS)}, got {of!r}")
+        check_keys([wrt], d["inputs"], "input")
+        out_shape = d[of].shape
+        in_shape = () if wrt == "h" else (d["n_c"],) if wrt == "U" else d[wrt].shape
+        n_in, n_out = int(np.prod(in_shape)), int(np.prod(out_shape))
+        J = np.zeros((n_out, n_in))
+        if n_in <= n_out:
+            for k in range(n_in):
+                e = np.zeros(n_in)
+                e[k] = 1.0
+                J[:, k] = self.jvp(**{wrt: e.reshape(in_shape) if in_shape else 1.0})[of].ravel()
+        else:
+            for k in range(n_out):
+                e = np.zeros(n_out)
+                e[k] = 1.0
+                J[k] = np.ravel(self.vjp(**{of: e.reshape(out_shape)})[wrt])
+        return J.reshape(out_shape + in_shape)
+
+    def _tangents(self, tangents):
+        d = self._d
+        t = dict.fromkeys(INPUTS)
+        for key, x in tangents.items():
+            if x is None:
+                continue
+            if key == "U":
+                t[key] = mu_tangent("U", x, d["n_c"])
+            elif key == "h":
+                t[key] = float(dense_tangent("h", x, ()))
+            else:
+                t[key] = dense_tangent(key, x, d[key].shape)
+        return t
+
+
+def _group_min(w, own, n_g, has):
+    """Per group: the smallest w, the index of its first minimiser, and the second smallest
+    (groups without directions get inf and -1)."""
+    inf = np.full(n_g, np.inf)
+    if w.size == 0:
+        return inf, np.full(n_g, -1), inf
+    first = np.searchsorted(own, np.arange(n_g))
+    w1 = inf.copy()
+    w1[has] = np.minimum.reduceat(w, first[has])
+    arg = np.full(n_g, -1)
+    hit = np.flatnonzero(w == w1[own])
+    g_hit, pos = np.unique(own[hit], return_index=True)
+    arg[g_hit] = hit[pos]
+    w_rest = w.copy()
+    w_rest[arg[has]] = np.inf
+    w2 = inf.copy()
+    w2[has] = np.minimum.reduceat(w_rest, first[has])
+    return w1, arg, w2
+
+
+def _classify(in_contact, beta, w_beta, sigma, w_sigma, limit_zero, own, n_g, tv, tp):
+    """Modes of friction groups (contacts or friction joints) from the solution.
+
+    Returns (mode, free_beta, free_sigma, post groups, post directions, candidates (group,
+    directions) for the rank selection, degenerate list of (kind, "beta"|"sigma", index), margins)."""
+    has = np.bincount(own, minlength=n_g) > 0
+    tvd = tv[own]
+    free_b = beta > tp
+    bz = ~free_b & (w_beta <= tvd)  # beta_k = w_k = 0
+    w1, arg, w2 = _group_min(w_beta, own, n_g, has)
+    sig_pos = sigma > tv
+    # friction impulses zero (no contact, or a zero limit without slip): sigma only bounded below by
+    # the sliding speed max_k -(d_k^T v + ...); follow it
+    free = ~in_contact | (limit_zero & ~sig_pos)
+    free_b &= ~free[own]
+    post = free & has & sig_pos & (w1 <= tv)
+    kink = free & has & (w1 <= tv) & (~sig_pos | (w2 <= tv))
+    slide = ~free & has & sig_pos
+    stick = ~free & has & ~sig_pos
+    lonely = slide & ~np.bincount(own, weights=free_b, minlength=n_g).astype(bool)
+    free_b[arg[lonely]] = True  # limit ~ 0: the slip direction still carries sigma
+    edge = stick & (w_sigma <= tp) & ~limit_zero
+    mode = np.where(~in_contact, "separated", np.where(has & sig_pos & ~free | ~has & sig_pos, "sliding", "sticking"))
+    degenerate = ([("sigma", "sigma", g) for g in np.flatnonzero(kink)]
+                  + [("direction", "beta", k) for k in np.flatnonzero(bz & ~free_b & slide[own])]
+                  + [("stick-slip", "sigma", g) for g in np.flatnonzero(edge)])
+    cand = bz & stick[own]
+    cands = [(g, np.flatnonzero(cand & (own == g))) for g in np.unique(own[cand])]
+    tiny = 1e-300
+    margins = np.concatenate([sigma[post] / np.maximum(tv[post], tiny),
+                              w2[post & ~kink & np.isfinite(w2)] / np.maximum(tv[post & ~kink & np.isfinite(w2)], tiny),
+                              sigma[slide] / np.maximum(tv[slide], tiny),
+                              w_sigma[stick & ~edge & ~limit_zero] / max(tp, tiny)])
+    return mode, free_b, slide, np.flatnonzero(post), arg[post], cands, degenerate, margins
+
+
+def _opposite_pairs(cols):
+    """True if every column has its negative among the columns (then they positively span their span)."""
+    k = cols.shape[1]
+    scale = np.abs(cols).max(initial=0.0)
+    for i in range(k):
+        if not any(np.abs(cols[:, i] + cols[:, j]).max() <= 1e-12 * scale for j in range(k) if j != i):
+            return False
+    return True
+
+
+def _positively_spanning(cols):
+    """True if some strictly positive combination of the columns is zero."""
+    if _opposite_pairs(cols):
+        return True
+    from scipy.optimize import linprog
+
+    k = cols.shape[1]
+    r = linprog(np.zeros(k), A_eq=cols, b_eq=np.zeros(cols.shape[0]), bounds=[(1.0, None)] * k, method="highs")
+    return r.status == 0
+
+
+def _independent(L, blocks, mats):
+    """Entries (name, index) of the blocks whose columns (in the metric of M^-1 = L^-T L^-1) are
+    independent: all of the first block, then per block a maximal subset independent of those
+    kept before (pivoted QR of what the kept columns leave unexplained)."""
+    Q = np.zeros((L.shape[0], 0))
+    kept = set()
+    for b, block in enumerate(blocks):
+        if not block:
+            continue
+        X = tri_solve(L, np.column_stack([mats[var][:, i] for var, i in block]))
+        cut = 1e-9 * max(np.linalg.norm(X, axis=0).max(), 1e-300)
+        R = X - Q @ (Q.T @ X)
+        q, r, piv = la.qr(R, mode="economic", pivoting=True, check_finite=False)
+        rank = int(np.sum(np.abs(np.diag(r)) > cut))
+        kept.update(block if b == 0 else [block[p] for p in piv[:rank]])
+        Q = np.hstack([Q, q[:, :rank]])
+    return kept
+
+
+def step(M, Wn, D, E, U, v, h, res, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi_f=None, Wb=None, theta=None,
+         dtheta=None, Dj=None, Ej=None, beta_max=None, degenerate_tol=1e-9, **kwargs):
+    r"""Derivative of one time step of :func:`mbdcp.step` by the implicit function theorem.
+
+    The arguments are those of :func:`mbdcp.step` plus its SOLVED result ``res``. With the active
+    set read off the solution, the mixed LCP of DESIGN.md section 1 becomes a square linear system
+    in (v_next, p_b, and the free parts of p_n, beta, beta_j, sigma, sigma_j):
+
+    .. math::
+
+        M\,dv - W_b\,dp_b - W_F\,dz_F &= dM(v - v^{l+1}) + M\,dv^l + dp_{ext} + dW\,z + dW_b\,p_b \\
+        W_{b}^T dv &= -(dW_b^T v^{l+1} + d\Theta/h - \Theta\,dh/h^2 + d\partial_t\Theta) \\
+        dw_i &= 0 \quad (i \text{ free}), \qquad dz_i = 0 \quad (\text{otherwise})
+
+    with :math:`w` the complementary rows of section 1 (h enters only through
+    :math:`\Psi_n/h` and :math:`\Theta/h`: give ``p_ext``'s tangent yourself if it is
+    :math:`h k`). v_next and p_b are eliminated with a Cholesky factor of M; the remaining matrix
+    is LU-factored once, so ``jvp`` and ``vjp`` cost two triangular solves with M plus one with
+    the small factor.
+
+    **Modes** (judged with ``degenerate_tol`` relative to the data: impulses against the largest
+    momentum or impulse, velocities against each contact's velocity scale):
+
+    - *separated* (p_n = 0 < w_n): dp_n = dbeta = 0. Its sigma is only bounded below by the
+      sliding speed; Lemke returns that speed, max_k -(d_k^T v_next + dpsi_f_k), and its
+      derivative is the one given (that of the maximising direction).
+    - *sliding* (sigma > 0): U p_n = E^T beta kept; the directions with beta_k > 0 stay active.
+    - *sticking* (sigma = 0 < U p_n - E^T beta): the directions with beta_k > 0 keep w_k = 0.
+      Directions with beta_k = w_k = 0 at a sticking contact whose zero-w directions positively
+      span their span (e.g. opposite pairs) are no kink: v_next stays on the sticking piece. They
+      are added to the active set as long as their velocity rows are independent of those already
+      imposed (so w_k = 0 persists), which fixes one of the many splits of the friction impulse
+      among directions: dbeta is the derivative of that split; D beta, p_n, v_next do not depend
+      on it. This holds for every change of the other inputs, and for changes of D and dpsi_f
+      that keep the linear relations among a contact's directions, as a moving contact frame
+      does (D_c = T_c A_c with A_c fixed, dpsi_f = D^T ds): other changes of D or dpsi_f at a
+      sticking contact with dependent directions leave its sticking piece (a kink).
+
+    **Degenerate points** (listed in ``degenerate`` as indices of z = (p_n, beta, beta_j, sigma,
+    sigma_j), the order of ``res.lcp``; the solution has a kink there and only one-sided
+    derivatives exist). The derivative returned is that of the piece named in brackets, exact for
+    changes that stay on it:
+
+    - "grazing": p_n = w_n = 0 [separated: exact when the contact opens, dw_n >= 0];
+    - "stick-slip": sigma = 0 and U p_n = E^T beta, sticking exactly at the cone's edge
+      [sticking: exact while the friction impulse moves inside the cone];
+    - "direction": beta_k = w_k = 0 at a sliding contact (slip exactly between two directions),
+      or at a sticking contact whose directions do not positively span [beta_k = 0 kept];
+    - "sigma": the sliding-speed maximum is attained twice, or is zero, at a contact without
+      friction impulse [the direction listed first]; only sigma has the kink.
+
+    A contact with mu = 0 (or a joint with beta_max = 0) sits at the boundary of mu >= 0; its
+    derivative in mu is the right derivative and it is not reported.
+
+    **Dependent active constraints** (statically indeterminate contacts, e.g. a box resting on two
+    corners with friction at both): the impulses are not unique, v_next is. An independent subset
+    of the imposed velocity rows is kept (joints and sliding normals, then sticking normals, then
+    sticking friction directions); a dropped impulse is held at its value, so dp_n, dbeta follow one
+    of the many impulse distributions and ``indeterminate`` is True. The dropped rows stay
+    satisfied for tangents that keep their dependence (always at rest, v_next = 0); ``jvp`` warns
+    (RuntimeWarning) when a tangent breaks it. If the system is singular even so (e.g. dependent
+    sliding contacts), a ValueError is raised rather than a number returned.
+
+    Parameters
+    ----------
+    M, Wn, D, E, U, v, h, p_ext, psi_n, dpsi_n, dpsi_f, Wb, theta, dtheta, Dj, Ej, beta_max :
+        as for :func:`mbdcp.step`.
+    res : the SOLVED :class:`mbdcp.StepResult` of ``mbdcp.step`` with the same data.
+    degenerate_tol : relative tolerance deciding that an impulse or a velocity is zero.
+    **kwargs : the solver keywords of :func:`mbdcp.step` (``solver``, ``return_lcp``,
+        ``warm_start``, ...) are accepted and ignored: they do not change the solution.
+
+    Returns
+    -------
+    StepDerivative
+        ``jvp(**tangents) -> dict``, ``vjp(v_next=, p_n=, beta=, sigma=, ...) -> dict``,
+        ``jacobian(of, wrt)``, ``mode``, ``degenerate``, ``margin``.
+
+    Examples
+    --------
+    The sphere of seed 000 sliding at 2 m/s: v_x after one step is v0 - mu g h, so
+    dv_x/dmu = -g h and d(omega_y)/dmu = 5/2 g h / r:
+
+    >>> import numpy as np, mbdcp
+    >>> from mbdcp.examples import sphere_on_plane
+    >>> M, Wn, D, E, U = sphere_on_plane(mu=0.2)
+    >>> v, h, p = np.array([2.0, 0, 0, 0, 0, 0]), 0.01, np.array([0, 0, -9.81 * 0.01, 0, 0, 0])
+    >>> res = mbdcp.step(M, Wn, D, E, U, v, h, p_ext=p, psi_n=[0.0])
+    >>> d = mbdcp.derivatives.step(M, Wn, D, E, U, v, h, res, p_ext=p, psi_n=[0.0])
+    >>> d.mode.tolist(), d.jvp(U=[1.0])["v_next"][[0, 4]].round(12).tolist()
+    (['sliding'], [-0.0981, 0.24525])
+    """
+    for key in kwargs:
+        if key not in _SOLVER_ONLY:
+            raise TypeError(f"step() got an unexpected keyword argument {key!r}")
+    M = val.mass_matrix("M", M)
+    n_v = M.shape[0]
+    Wn = val.matrix("Wn", Wn, (n_v, None), ("n_v", "n_c"))
+    n_c = Wn.shape[1]
+    D = val.matrix("D", D, (n_v, None), ("n_v", "m"))
+    m = D.shape[1]
+    E = val.grouping("E", E, m, n_c, ("m", "n_c"))
+    mu = _mu(U, n_c)
+    v = val.vector("v", v, n_v, symbol="n_v")
+    h = val.positive_scalar("h", h)
+    p_ext, psi_n, dpsi_n, dpsi_f = (_opt("p_ext", p_ext, n_v), _opt("psi_n", psi_n, n_c), _opt("dpsi_n", dpsi_n, n_c),
+                                    _opt("dpsi_f", dpsi_f, m))
+    if Wb is None:
+        if theta is not None or dtheta is not None:
+            raise ValueError("theta and dtheta need the joint Jacobian Wb")
+        Wb = np.zeros((n_v, 0))
+    else:
+        Wb = val.matrix("Wb", Wb, (n_v, None), ("n_v", "n_b"))
+    n_b = Wb.shape[1]
+    theta, dtheta = _opt("theta", theta, n_b), _opt("dtheta", dtheta, n_b)
+    has_jf = Dj is not None
+    if not has_jf:
+        if Ej is not None or beta_max is not None:
+            raise ValueError("Ej and beta_max need the joint friction directions Dj")
+        Dj, Ej, beta_max = np.zeros((n_v, 0)), np.zeros((0, 0)), np.zeros(0)
+    else:
+        if Ej is None or beta_max is None:
+            raise ValueError("joint friction needs Dj, Ej and beta_max together")
+        Dj = val.matrix("Dj", Dj, (n_v, None), ("n_v", "m_j"))
+        Ej = val.grouping("Ej", Ej, Dj.shape[1], None, ("m_j", "n_j"))
+        beta_max = val.vector("beta_max", beta_max, Ej.shape[1], symbol="n_j")
+        if beta_max.size and beta_max.min() < 0:
+            raise ValueError("beta_max must be nonnegative")
+    m_j, n_j = Dj.shape[1], Ej.shape[1]
+    tol = val.positive_scalar("degenerate_tol", degenerate_tol)
+
+    if not isinstance(res, StepResult):
+        raise TypeError(f"res must be the StepResult of mbdcp.step with the same data, got {type(res).__name__}")
+    if res.status != Status.SOLVED:
+        raise ValueError(f"res must be a SOLVED result of mbdcp.step, got status {res.status.name}: "
+                         "an unsolved step has no solution to differentiate")
+    sol = {}
+    for name, n in zip(OUTPUTS, (n_v, n_c, m, n_c, n_b, m_j, n_j)):
+        x = np.asarray(getattr(res, name), dtype=np.float64)
+        if x.shape != (n,):
+            raise ValueError(f"res.{name} has shape {x.shape}, expected ({n},): res belongs to other data")
+        sol[name] = x
+    vn, pn, beta, sigma, pb, bj, sj = (sol[k] for k in OUTPUTS)
+
+    L = cholesky_lower(M)
+    if L is None:
+        raise ValueError("M must be symmetric positive definite (its Cholesky factorization failed)")
+    own, own_j = owners(E, "E"), owners(Ej, "Ej")
+    free_acc = tri_solve(L, tri_solve(L, p_ext), trans=1)
+    V = max(np.abs(v).max(), np.abs(vn).max(), np.abs(free_acc).max(), np.abs(vn - v - free_acc).max(),
+            np.finfo(float).tiny)
+    momentum = M @ vn
+    P = max(np.abs(M @ v).max(), np.abs(momentum).max(), np.abs(p_ext).max(), np.abs(pn).max(initial=0),
+            np.abs(beta).max(initial=0), np.abs(pb).max(initial=0), np.abs(bj).max(initial=0),
+            np.abs(beta_max).max(initial=0), np.finfo(float).tiny)
+    tp = tol * P
+    col_n, col_d, col_j = np.abs(Wn).sum(axis=0), np.abs(D).sum(axis=0), np.abs(Dj).sum(axis=0)
+    S_c = V * col_n + np.abs(psi_n) / h + np.abs(dpsi_n)
+    if m:
+        np.maximum.at(S_c, own, V * col_d + np.abs(dpsi_f))
+    S_j = np.zeros(n_j)
+    if m_j:
+        np.maximum.at(S_j, own_j, V * col_j)
+    tv_c, tv_j = tol * S_c, tol * S_j
+
+    # the solution must be one of this step: momentum balance, joints and complementarity
+    bal = momentum - Wb @ pb - Wn @ pn - D @ beta - Dj @ bj - M @ v - p_ext
+    w_n = Wn.T @ vn + psi_n / h + dpsi_n
+    w_b = D.T @ vn + dpsi_f + sigma[own]
+    w_s = mu * pn - np.bincount(own, beta, minlength=n_c)
+    w_bj = Dj.T @ vn + sj[own_j]
+    w_sj = beta_max - np.bincount(own_j, bj, minlength=n_j)
+    w_jt = Wb.T @ vn + theta / h + dtheta
+    loose = 1e3
+    S_b = V * np.abs(Wb).sum(axis=0) + np.abs(theta) / h + np.abs(dtheta)
+    if (np.abs(bal).max() > loose * tp or np.any(np.abs(w_jt) > loose * tol * S_b)
+            or not _pairs_ok(pn, w_n, loose * tp, loose * tv_c)
+            or not _pairs_ok(beta, w_b, loose * tp, loose * tv_c[own])
+            or not _pairs_ok(sigma, w_s, loose * tv_c, loose * tp)
+            or n_j and not (_pairs_ok(bj, w_bj, loose * tp, loose * tv_j[own_j])
+                            and _pairs_ok(sj, w_sj, loose * tv_j, loose * tp))):
+        raise ValueError("res is not a solution of this step (momentum balance or complementarity fails): "
+                         "it belongs to other data")
+
+    # normal pairs
+    in_contact = pn > tp
+    degenerate, margins = [], []
+    for c in np.flatnonzero(~in_contact & (w_n <= tv_c)):
+        degenerate.append(("grazing", "p_n", c))
+    dec = in_contact | (w_n > tv_c)
+    margins.append(np.where(in_contact, pn / tp, w_n / np.maximum(tv_c, 1e-300))[dec])
+
+    mode, free_b, free_s, post_c, post_k, cands, deg_c, mar = _classify(
+        in_contact, beta, w_b, sigma, w_s, mu == 0, own, n_c, tv_c, tp)
+    degenerate += deg_c
+    margins.append(mar)
+    if n_j:
+        jmode, free_bj, free_sj, post_j, post_jk, cands_j, deg_j, mar_j = _classify(
+            np.ones(n_j, dtype=bool), bj, w_bj, sj, w_sj, beta_max == 0, own_j, n_j, tv_j, tp)
+        degenerate += [(kind, {"beta": "beta_j", "sigma": "sigma_j"}[var], i) for kind, var, i in deg_j]
+        margins.append(mar_j)
+    else:
+        none = np.zeros(0, dtype=np.intp)
+        jmode, free_bj, free_sj, post_j, post_jk, cands_j = np.zeros(0, dtype=str), np.zeros(m_j, dtype=bool), \
+            np.zeros(0, dtype=bool), none, none, []
+
+    # sticking directions with beta = w = 0: structural when the group's zero-w directions
+    # positively span (then w = 0 persists), a kink otherwise
+    structural = []
+    for which, groups, cols, wrow, tvg, own_g in (("beta", cands, D, w_b, tv_c, own),
+                                                  ("beta_j", cands_j, Dj, w_bj, tv_j, own_j)):
+        for g, ks in groups:
+            allk = np.flatnonzero((own_g == g) & (wrow <= tvg[own_g]))
+            if _positively_spanning(cols[:, allk]):
+                structural += [(which, k) for k in ks]
+            else:
+                degenerate += [("direction", which, k) for k in ks]
+    # The velocity rows imposed with free multipliers (joints, normals, friction at sticking
+    # contacts) may be dependent: statically indeterminate contacts, e.g. a box resting on two
+    # corners with friction at both. Keep an independent subset, block by block in this order;
+    # a dropped active impulse is held at its value (one of the many impulse splits), a dropped
+    # structural direction stays at zero.
+    free_n = in_contact.copy()
+    stick_b = np.flatnonzero(free_b & ~free_s[own])
+    stick_bj = np.flatnonzero(free_bj & ~free_sj[own_j])
+    held, unused = [], []
+    sticking_n = [("p_n", c) for c in np.flatnonzero(in_contact & ~free_s)]
+    if sticking_n or stick_b.size or stick_bj.size or structural:
+        blocks = [[("p_b", i) for i in range(n_b)] + [("p_n", c) for c in np.flatnonzero(in_contact & free_s)],
+                  sticking_n, [("beta", k) for k in stick_b] + [("beta_j", k) for k in stick_bj], structural]
+        kept = _independent(L, blocks, {"p_b": Wb, "p_n": Wn, "beta": D, "beta_j": Dj})
+        for b, block in enumerate(blocks[1:], 1):
+            for e in block:
+                if e not in kept:
+                    (held if b < 3 else unused).append(e)
+        for var, i in held:
+            {"p_n": free_n, "beta": free_b, "beta_j": free_bj}[var][i] = False
+        for var, i in structural:
+            if (var, i) in kept:
+                {"beta": free_b, "beta_j": free_bj}[var][i] = True
+
+    FN, FB, FBJ = np.flatnonzero(free_n), np.flatnonzero(free_b), np.flatnonzero(free_bj)
+    FS, FSJ = np.flatnonzero(free_s), np.flatnonzero(free_sj)
+    J = np.hstack([Wb, Wn[:, FN], D[:, FB], Dj[:, FBJ]])
+    nJ, ns = J.shape[1], FS.size + FSJ.size
+    X = tri_solve(L, J) if J.shape[1] else np.zeros((n_v, 0))
+    K = np.zeros((nJ + ns, nJ + ns))
+    K[:nJ, :nJ] = X.T @ X
+    ob, oj = n_b + FN.size, n_b + FN.size + FB.size
+    pos_s = np.full(n_c, -1)
+    pos_s[FS] = np.arange(FS.size)
+    pos_sj = np.full(n_j, -1)
+    pos_sj[FSJ] = nJ + FS.size + np.arange(FSJ.size)
+    pos_n = np.full(n_c, -1)
+    pos_n[FN] = n_b + np.arange(FN.size)
+    # beta rows get + dsigma; sigma rows read mu dp_n - sum dbeta (beta_max - sum dbeta_j for joints)
+    r = np.flatnonzero(pos_s[own[FB]] >= 0)
+    K[ob + r, nJ + pos_s[own[FB[r]]]] = 1.0
+    K[nJ + pos_s[own[FB[r]]], ob + r] = -1.0
+    K[nJ + pos_s[FS], pos_n[FS]] = mu[FS]
+    r = np.flatnonzero(pos_sj[own_j[FBJ]] >= 0)
+    K[oj + r, pos_sj[own_j[FBJ[r]]]] = 1.0
+    K[pos_sj[own_j[FBJ[r]]], oj + r] = -1.0
+    lu = None
+    if K.size:
+        *lu, rcond = lu_factor(K)
+        if not rcond > RCOND_MIN:
+            raise ValueError(f"the active constraints of res are dependent (reciprocal condition {rcond:.1e}): the "
+                             "impulses are not locally unique, so the step has no derivative at this solution")
+
+    o_z = {"p_n": 0, "beta": n_c, "beta_j": n_c + m, "sigma": n_c + m + m_j, "sigma_j": 2 * n_c + m + m_j}
+    degenerate.sort(key=lambda e: o_z[e[1]] + e[2])
+    contact_of = {"p_n": lambda i: i, "sigma": lambda i: i, "beta": lambda i: int(own[i])}
+    d = dict(M=M, Wn=Wn, D=D, Dj=Dj, Wb=Wb, v=v, h=h, p_ext=p_ext, psi_n=psi_n, dpsi_n=dpsi_n, dpsi_f=dpsi_f,
+             theta=theta, dtheta=dtheta, beta_max=beta_max, n_v=n_v, n_c=n_c, m=m, n_b=n_b, n_j=n_j,
+             has_joint_friction=has_jf, L=L, X=X, lu=lu, FN=FN, FB=FB, FBJ=FBJ, FS=FS, FSJ=FSJ,
+             post_c=post_c, post_k=post_k, post_j=post_j, post_jk=post_jk, held=held, unused=unused, V=V, **sol)
+    d["inputs"] = tuple(k for k in INPUTS if (k not in ("Wb", "theta", "dtheta") or n_b)
+                        and (k not in ("Dj", "beta_max") or has_jf))
+    return StepDerivative(
+        mode=mode.astype(str),
+        joint_mode=jmode.astype(str),
+        degenerate=np.array([o_z[var] + i for _, var, i in degenerate], dtype=np.intp),
+        degenerate_kind=tuple(kind for kind, _, _ in degenerate),
+        degenerate_contacts=np.unique(np.array([contact_of[var](i) for _, var, i in degenerate
+                                                if var in contact_of], dtype=np.intp)),
+        margin=float(np.concatenate(margins).min(initial=np.inf)) * tol,
+        indeterminate=bool(held),
+        _d=d,
+    )
