@@ -687,8 +687,9 @@ static int semidefinite(mbdcp_int n, const mbdcp_float *M, mbdcp_float *scratch)
  * infeasible rows I) repair it. Returns the status of the warm phase; MBDCP_NUMERICAL_ERROR
  * when the hint cannot be used. */
 /* From the current basis (inverse up to date, xbar = Binv q'): done if it is feasible, else z0
- * enters with the covering vector B 1_I over the infeasible rows I, so that only those move. */
-static MbdcpStatus repair(Lemke *L, const MbdcpLemkeSettings *s, mbdcp_int *pivots, mbdcp_int limit)
+ * enters with the covering vector B 1_I over the infeasible rows I, so that only those move (with
+ * `all`, over every row: B 1, the cold start's shape in the basis' own coordinates). */
+static MbdcpStatus repair(Lemke *L, const MbdcpLemkeSettings *s, mbdcp_int *pivots, mbdcp_int limit, int all)
 {
     const mbdcp_int n = L->n;
     const mbdcp_int r = most_negative(L);
@@ -696,7 +697,7 @@ static MbdcpStatus repair(Lemke *L, const MbdcpLemkeSettings *s, mbdcp_int *pivo
     for (mbdcp_int k = 0; k < n; ++k) L->cov[k] = 0.0;
     for (mbdcp_int i = 0; i < n; ++i) {
         L->d[i] = 0.0;
-        if (!(L->xbar[i] < 0.0)) continue;
+        if (!(L->xbar[i] < 0.0) && !all) continue;
         L->d[i] = -1.0;
         const mbdcp_int v = L->basis[i];
         if (v < n)
@@ -716,7 +717,7 @@ static MbdcpStatus warm(Lemke *L, const MbdcpLemkeSettings *s, const mbdcp_int *
         L->cov[i] = 1.0;
     }
     if (!refactor(L, 1e-12)) return MBDCP_NUMERICAL_ERROR;
-    return repair(L, s, pivots, limit);
+    return repair(L, s, pivots, limit, 0);
 }
 
 /* Refine and verify the basic solution of a complementary basis; once more after a
@@ -733,11 +734,14 @@ static int polish(Lemke *L, const mbdcp_float *M, const mbdcp_float *q, const Mb
         if (extract(L, M, q, s->tol, out)) return 1;
     }
     for (int round = 0; round < 2 && *pivots < limit; ++round) {
+        /* the same basis, refactored; z0 moves the infeasible rows, then (second round) all rows */
         for (mbdcp_int i = 0; i < L->n; ++i) L->flags[i] = 0;
         for (mbdcp_int i = 0; i < L->n; ++i)
             if (L->basis[i] >= L->n && L->basis[i] < 2 * L->n) L->flags[L->basis[i] - L->n] = 1;
         const mbdcp_int budget = *pivots + L->n + 10 < limit ? *pivots + L->n + 10 : limit;
-        if (warm(L, s, L->flags, pivots, budget) != MBDCP_SOLVED) return 0;
+        for (mbdcp_int i = 0; i < L->n; ++i) L->basis[i] = L->flags[i] ? L->n + i : i;
+        if (!refactor(L, 1e-12)) return 0;
+        if (repair(L, s, pivots, budget, round) != MBDCP_SOLVED) continue;
         for (mbdcp_int k = 0; k < s->refine; ++k) refine(L, -1, L->xbar);
         if (extract(L, M, q, s->tol, out)) return 1;
     }
@@ -806,7 +810,7 @@ static MbdcpReturn solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q
         for (mbdcp_int i = 0; i < n; ++i) L.qs[i] = L.rs[i] * q[i];
         basic_values(&L);
         const mbdcp_int warm_limit = limit < 2 * n + 10 ? limit : 2 * n + 10;
-        st = repair(&L, settings, &info->pivots, warm_limit);
+        st = repair(&L, settings, &info->pivots, warm_limit, 0);
         if (st == MBDCP_SOLVED) verified = info->warm = polish(&L, M, q, settings, out, &info->pivots, limit);
     }
     if (!verified) equilibrate(&L, M, q, settings->scale);
@@ -833,8 +837,10 @@ static MbdcpReturn solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q
         st = run(&L, settings, r, &info->pivots, limit);
         if (st == MBDCP_SOLVED) {
             verified = polish(&L, M, q, settings, out, &info->pivots, limit);
-            break;
+            if (verified) break;
+            continue; /* a complementary basis whose point fails: another covering vector, another path */
         }
+        if (st == MBDCP_NUMERICAL_ERROR) continue; /* a basis gone singular in rounding: another path */
         if (st != MBDCP_RAY_TERMINATION) break;
         mbdcp_float *y = out->ray ? out->ray : L.dnext;
         if (ray_certificate(&L, L.entering, M, q, settings->tol, y)) {

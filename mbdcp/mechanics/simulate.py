@@ -145,8 +145,9 @@ def simulate(scene, h, T, method="lcp", progress=True, algorithm=3, ccp_tol=1e-8
     Returns
     -------
     Trajectory
-        A step not reaching the status SOLVED is recorded in ``statuses`` and the run goes on
-        with the solver's last iterate; a step giving a non-finite state, or two round bodies
+        A step of the iterative solvers not reaching the status SOLVED is recorded in
+        ``statuses`` and the run goes on with the solver's last iterate; an "lcp" step that fails
+        (Lemke's last basic point is not a motion), a step giving a non-finite state, or two round bodies
         on one centre, stops the run before that state (the bodies keep the last state).
         ``success`` (no failure at all) and ``first_failure`` summarise.
 
@@ -195,6 +196,10 @@ def simulate(scene, h, T, method="lcp", progress=True, algorithm=3, ccp_tol=1e-8
         t1 = time.perf_counter()
         res, p_n = solve(a)
         solver_seconds += time.perf_counter() - t1
+        if method == "lcp" and res.status != mbdcp.Status.SOLVED:
+            # Lemke's last basic point (z0 still in the basis) is no motion at all: stop before it
+            fail(k, "solver", f"step {k} ended with status {res.status.name}; the run stopped before it")
+            break
         new = scene.advanced(res.v_next, h)
         if not (np.all(np.isfinite(p_n)) and all(np.all(np.isfinite(x)) for x in new.values())):
             finite = False
