@@ -405,7 +405,7 @@ def test_bad_input(call, words):
 def test_type_errors():
     with pytest.raises(TypeError, match="W is required"):
         mbdcp.coulomb(None, np.zeros(3), 0.3)
-    with pytest.raises(TypeError, match="q must be"):
+    with pytest.raises(TypeError, match="q must hold real numbers"):
         mbdcp.coulomb(np.eye(3), ["a", "b", "c"], 0.3)
     with pytest.raises(TypeError, match="mu must be a real number"):
         local_solve(np.eye(3), np.zeros(3), "0.3")
