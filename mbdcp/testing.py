@@ -197,11 +197,14 @@ def disk_pile(n_disks, seed=None, radius=0.5, jitter=0.02, width=None, delta=0.0
     return Scene(M, Wn, D, E, np.full(n_c, float(mu)), v, h, p_ext, np.array(gaps))
 
 
-def granular_pile(n_bodies, n_contacts, seed=None, mu=(0.1, 0.6), h=0.01, sparse=True):
+def granular_pile(n_bodies, n_contacts, seed=None, mu=(0.1, 0.6), h=0.01, sparse=True, pairs="neighbours"):
     """A random 3-D granular scene for the CCP: spheres (6 velocities each, M block diagonal)
-    with about ``n_contacts`` contacts, roughly half with the ground and half between random
-    neighbours (by index). Returns a dict of the arguments of :func:`mbdcp.ccp`
-    (M, Wn, Wt as scipy.sparse when ``sparse``)."""
+    with about ``n_contacts`` contacts, roughly half with the ground and half between two bodies:
+    neighbours by index (``pairs="neighbours"``: a banded contact graph) or any two bodies
+    (``pairs="random"``: an expander-like graph, hard for iterative solvers). Returns a dict of
+    the arguments of :func:`mbdcp.ccp` (M, Wn, Wt as scipy.sparse when ``sparse``)."""
+    if pairs not in ("neighbours", "random"):
+        raise ValueError(f"pairs must be 'neighbours' or 'random', got {pairs!r}")
     import scipy.sparse as sp
 
     rng = _rng(seed)
@@ -225,7 +228,7 @@ def granular_pile(n_bodies, n_contacts, seed=None, mu=(0.1, 0.6), h=0.01, sparse
             n = np.array([0.0, 0.0, 1.0])
             pair = [(a, -radius[a] * n, 1.0)]
         else:
-            b = int((a + rng.integers(1, 4)) % n_bodies)
+            b = int((a + (rng.integers(1, 4) if pairs == "neighbours" else rng.integers(1, n_bodies))) % n_bodies)
             n = rng.standard_normal(3)
             n /= np.linalg.norm(n)
             pair = [(a, -radius[a] * n, 1.0), (b, radius[b] * n, -1.0)]

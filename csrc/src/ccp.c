@@ -44,11 +44,12 @@ static mbdcp_int n_p(const MbdcpCcpProblem *p)
     return 3 * p->n_c + p->n_b;
 }
 
-/* eta, g, y, prev, Nx, Ny, trial, Ngam, gam, tmp, sc (n_p each); Nii (9 per contact); ut, au (n_v). */
+/* eta, g, y, prev, Nx, Ny, trial, Ngam, gam, tmp, sc (n_p each); Nii (9 per contact); mux (n_c);
+ * ut, au (n_v). */
 size_t mbdcp_ccp_workspace_size(const MbdcpCcpProblem *p)
 {
     if (!p) return 0;
-    return (11 * (size_t)n_p(p) + 9 * (size_t)p->n_c + 2 * (size_t)p->n_v) * sizeof(mbdcp_float);
+    return (11 * (size_t)n_p(p) + 10 * (size_t)p->n_c + 2 * (size_t)p->n_v) * sizeof(mbdcp_float);
 }
 
 void mbdcp_cone_project(mbdcp_float mu, mbdcp_float *g)
@@ -74,6 +75,12 @@ void mbdcp_cone_project(mbdcp_float mu, mbdcp_float *g)
 static void project_all(const MbdcpCcpProblem *p, mbdcp_float *nu)
 {
     for (mbdcp_int i = 0; i < p->n_c; ++i) mbdcp_cone_project(p->mu[i], nu + 3 * i);
+}
+
+/* The same with friction coefficients mu (the cones of a scaled problem). */
+static void project_cones(mbdcp_int n_c, const mbdcp_float *mu, mbdcp_float *x)
+{
+    for (mbdcp_int i = 0; i < n_c; ++i) mbdcp_cone_project(mu[i], x + 3 * i);
 }
 
 /* u = Q x (scatter over columns). */
@@ -287,6 +294,20 @@ static void surface_newton(const mbdcp_float *B, const mbdcp_float *b, mbdcp_flo
     }
 }
 
+/* Does x = t (1, mu cos phi, mu sin phi) satisfy the optimality conditions of the local problem
+ * on the cone's surface: g = B x + b in the dual cone {g_n >= mu |g_t|} and g . x = 0 (to 1e-12)? */
+static int surface_optimal(const mbdcp_float *B, const mbdcp_float *b, mbdcp_float mu, mbdcp_float t, mbdcp_float phi)
+{
+    const mbdcp_float x[3] = {t, t * mu * cos(phi), t * mu * sin(phi)};
+    mbdcp_float g[3], scale = 0.0;
+    for (int a = 0; a < 3; ++a) {
+        g[a] = B[3 * a] * x[0] + B[3 * a + 1] * x[1] + B[3 * a + 2] * x[2] + b[a];
+        scale = fmax(scale, fabs(b[a]) + fabs(B[3 * a] * x[0]) + fabs(B[3 * a + 1] * x[1]) + fabs(B[3 * a + 2] * x[2]));
+    }
+    const mbdcp_float tol = 1e-12 * scale, xn = sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]);
+    return g[0] - mu * hypot(g[1], g[2]) >= -tol && fabs(g[0] * x[0] + g[1] * x[1] + g[2] * x[2]) <= tol * xn;
+}
+
 /* The exact minimiser (to rounding) by cases: the apex when b is in the dual cone, the unconstrained
  * minimiser when it lies in K, else the best point of the cone's surface (sampled, then refined by
  * golden-section search on the angle). x: in, the current value; out, the minimiser, never worse. */
@@ -340,8 +361,14 @@ static void local_solve(const mbdcp_float *B, const mbdcp_float *b, mbdcp_float 
         const mbdcp_float phi0 = atan2(-b[2], -b[1]);
         const mbdcp_float delta = acos(fmax(-1.0, fmin(1.0, b[0] / (mu * bt))));
         const mbdcp_float step = 2.0 * delta / LOCAL_SAMPLES;
-        fs = INFINITY;
-        for (int k = 0; k <= LOCAL_SAMPLES; ++k) {
+        /* first Newton from the direction opposite b_t (exact for an isotropic block): accepted
+         * when its point satisfies the optimality conditions, else the sampled search below */
+        phi = phi0;
+        fs = surface_value(B, b, mu, phi, &t);
+        if (t > 0.0) surface_newton(B, b, mu, &t, &phi, &fs);
+        const int done = t > 0.0 && surface_optimal(B, b, mu, t, phi);
+        if (!done) fs = INFINITY;
+        for (int k = 0; k <= LOCAL_SAMPLES && !done; ++k) {
             mbdcp_float tk;
             const mbdcp_float ang = phi0 - delta + k * step, f = surface_value(B, b, mu, ang, &tk);
             if (f < fs) {
@@ -350,6 +377,7 @@ static void local_solve(const mbdcp_float *B, const mbdcp_float *b, mbdcp_float 
             }
         }
         mbdcp_float lo = phi - step, hi = phi + step; /* golden section on the bracket */
+        if (done) lo = hi = phi;
         const mbdcp_float g = 0.6180339887498949;
         mbdcp_float x1 = hi - g * (hi - lo), x2 = lo + g * (hi - lo), tk;
         mbdcp_float f1 = surface_value(B, b, mu, x1, &tk), f2 = surface_value(B, b, mu, x2, &tk);
@@ -368,11 +396,13 @@ static void local_solve(const mbdcp_float *B, const mbdcp_float *b, mbdcp_float 
                 f2 = surface_value(B, b, mu, x2, &tk);
             }
         }
-        const mbdcp_float mid = 0.5 * (lo + hi);
-        if (surface_value(B, b, mu, mid, &tk) <= fs) phi = mid;
-        fs = surface_value(B, b, mu, phi, &t);
-        /* comparisons locate phi only to sqrt(eps): finish with Newton on (t, phi) */
-        if (t > 0.0) surface_newton(B, b, mu, &t, &phi, &fs);
+        if (!done) {
+            const mbdcp_float mid = 0.5 * (lo + hi);
+            if (surface_value(B, b, mu, mid, &tk) <= fs) phi = mid;
+            fs = surface_value(B, b, mu, phi, &t);
+            /* comparisons locate phi only to sqrt(eps): finish with Newton on (t, phi) */
+            if (t > 0.0) surface_newton(B, b, mu, &t, &phi, &fs);
+        }
     }
     const mbdcp_float c[3] = {t, t * mu * cos(phi), t * mu * sin(phi)};
     if (fs <= fbest) {
@@ -388,7 +418,7 @@ static void local_solve(const mbdcp_float *B, const mbdcp_float *b, mbdcp_float 
 typedef struct {
     const MbdcpCcpProblem *p;
     const MbdcpCcpSettings *s;
-    mbdcp_float *eta, *g, *y, *prev, *Nx, *Ny, *trial, *Ngam, *gam, *tmp, *sc, *Nii, *ut, *au;
+    mbdcp_float *eta, *g, *y, *prev, *Nx, *Ny, *trial, *Ngam, *gam, *tmp, *sc, *Nii, *mux, *ut, *au;
     mbdcp_float L, pnorm, omega;
     MbdcpCcpInfo *info;
     int interrupted, diverged;
@@ -410,9 +440,11 @@ static int converged(Ccp *C, mbdcp_int k, mbdcp_float res, const mbdcp_float *nu
 }
 
 /* Mazhar, Heyn, Negrut, Tasora (2015), Algorithm 2 (Nesterov with adaptive step and restart), run
- * on x = gamma / S with S = sqrt(eta): one scalar per contact keeps each cone and its Euclidean
- * projection, and evens out the contacts' effective masses. Vectors are in x-space; 'prev' keeps
- * the best gamma found (by the normwise residual). Returns its componentwise residual. */
+ * on x = gamma / S, a diagonal Jacobi scaling that keeps every cone a circular cone: a contact's
+ * normal entry is scaled by 1 / sqrt(N_nn), its two tangential ones by 1 / sqrt((N_uu + N_ww) / 2)
+ * (in x the cone's coefficient becomes mu S_n / S_t, and the projection stays Euclidean), a joint
+ * by 1 / sqrt(N_jj). Vectors are in x-space; 'prev' keeps the best gamma found (by the normwise
+ * residual). Returns its componentwise residual. */
 static mbdcp_float apgd(Ccp *C, mbdcp_float *nu, mbdcp_float *u, mbdcp_float res)
 {
     const MbdcpCcpProblem *p = C->p;
@@ -420,6 +452,14 @@ static mbdcp_float apgd(Ccp *C, mbdcp_float *nu, mbdcp_float *u, mbdcp_float res
     mbdcp_float *S = C->eta, *ps = C->g, *y = C->y, *Ny = C->Ny, *gam = C->gam, *Ngam = C->Ngam;
     mbdcp_float *trial = C->trial, *Nx = C->Nx, *tmp = C->tmp, *ut = C->ut, *prev = C->prev;
     for (mbdcp_int j = 0; j < np_; ++j) S[j] = sqrt(S[j]);
+    for (mbdcp_int i = 0; i < p->n_c; ++i) {
+        const mbdcp_float *B = C->Nii + 9 * (size_t)i, nn = B[0], tt = 0.5 * (B[4] + B[8]);
+        C->mux[i] = p->mu[i];
+        if (!(nn > 0.0) || !(tt > 0.0)) continue; /* keep the scalar scaling */
+        S[3 * i] = 1.0 / sqrt(nn);
+        S[3 * i + 1] = S[3 * i + 2] = 1.0 / sqrt(tt);
+        C->mux[i] = p->mu[i] * S[3 * i] / S[3 * i + 1];
+    }
     for (mbdcp_int j = 0; j < np_; ++j) ps[j] = S[j] * p->p[j];
     const mbdcp_float Ls = lipschitz(p, S, y, Ny, ut, tmp);
     mbdcp_float Lk = Ls, theta = 1.0, best = res, cw = INFINITY, best_cw = INFINITY;
@@ -434,7 +474,7 @@ static mbdcp_float apgd(Ccp *C, mbdcp_float *nu, mbdcp_float *u, mbdcp_float res
         const mbdcp_float fy = 0.5 * dot(np_, y, Ny) + dot(np_, ps, y);
         for (int ls = 0; ls < 60; ++ls) {
             for (mbdcp_int j = 0; j < np_; ++j) trial[j] = y[j] - Nx[j] / Lk;
-            project_all(p, trial);
+            project_cones(p->n_c, C->mux, trial);
             apply_SNS(p, S, trial, ut, nu, tmp);
             const mbdcp_float fnew = 0.5 * dot(np_, trial, nu) + dot(np_, ps, trial);
             mbdcp_float lin = 0.0, sq = 0.0;
@@ -587,7 +627,8 @@ MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s,
         w += np_;
     }
     C.Nii = w;
-    C.ut = C.Nii + 9 * (size_t)p->n_c;
+    C.mux = C.Nii + 9 * (size_t)p->n_c;
+    C.ut = C.mux + (size_t)p->n_c;
     C.au = C.ut + nv;
     info->status = MBDCP_MAX_ITERATIONS;
     info->iterations = 0;

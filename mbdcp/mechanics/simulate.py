@@ -116,11 +116,35 @@ def _solver(scene, method, h, algorithm, ccp_tol, fp_tol, max_iter, warm_start=T
         if np.linalg.norm(w.velocity - (w.velocity @ w.normal) * w.normal) > 1e-12 * np.linalg.norm(w.velocity):
             raise ValueError("method 'ccp' supports walls moving along their normal only")
 
+    last = {}  # contact key -> impulse of the previous step: a settled pile starts near its answer
+
     def solve(a):
+        keys = _contact_keys(a["contacts"])
+        start = None
+        if warm_start and last:
+            start = np.zeros((len(keys), 3))
+            for k, key in enumerate(keys):
+                start[k] = last.get(key, 0.0)
         res = mbdcp.ccp(a["M"], a["Wn"], a["Wt"], a["U"], a["v"], h, p_ext=a["p_ext"], phi=a["psi_n"] + h * a["dpsi_n"],
-                        tol=ccp_tol, **iters)
+                        tol=ccp_tol, warm_start=start, **iters)
+        if warm_start:
+            last.clear()
+            last.update(zip(keys, res.gamma))
         return res, res.gamma[:, 0]
     return "blocks", ("Wn", "Wt"), solve
+
+
+def _contact_keys(contacts):
+    """One key per contact that persists from step to step: the bodies and, for a wall, its
+    normal (a box's corners on one wall share it: they get their rank among those)."""
+    a, b = contacts.a.tolist(), contacts.b.tolist()
+    normal = np.round(contacts.normal, 3).tolist()
+    keys, seen = [], {}
+    for i in range(len(a)):
+        key = (a[i], b[i]) if b[i] >= 0 else (a[i], -1, *normal[i])
+        seen[key] = seen.get(key, -1) + 1
+        keys.append(key + (seen[key],))
+    return keys
 
 
 def simulate(scene, h, T, method="lcp", progress=True, algorithm=3, ccp_tol=1e-8, fp_tol=1e-10, max_iter=None,
@@ -137,7 +161,8 @@ def simulate(scene, h, T, method="lcp", progress=True, algorithm=3, ccp_tol=1e-8
     progress : show a tqdm progress bar (the results do not depend on it).
     max_iter : iteration limit of the iterative solvers (their default if None).
     warm_start : "lcp": start each step's Lemke from the previous step's final basis (fewer pivots
-        when the contact set persists; a step whose contacts changed starts cold).
+        when the contact set persists; a step whose contacts changed starts cold); "ccp": start
+        each contact's impulse from its value at the previous step (new contacts from zero).
     max_penetration : the penetration (m) beyond which the run is not a success; None: 10 % of
         the smallest body size (radius or smallest half extent; no check if all bodies are
         particles), a size no stable run approaches; ``np.inf`` turns the check off.
