@@ -169,6 +169,10 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
         MBDCP_CCP_PJACOBI
         MBDCP_CCP_PGS
 
+    ctypedef enum MbdcpCcpScaling:
+        MBDCP_CCP_SCALE_AXES
+        MBDCP_CCP_SCALE_CONTACT
+
     ctypedef struct MbdcpCcpProblem:
         mbdcp_int n_v, n_c, n_b
         const mbdcp_int *P_colptr
@@ -186,6 +190,7 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
         mbdcp_int max_iter
         mbdcp_float omega
         int warm_start
+        MbdcpCcpScaling scaling
         MbdcpMonitor monitor
 
     ctypedef struct MbdcpCcpInfo:

@@ -18,6 +18,7 @@ MbdcpReturn mbdcp_ccp_default_settings(MbdcpCcpSettings *s)
     s->max_iter = 10000;
     s->omega = 0.0;
     s->warm_start = 0;
+    s->scaling = MBDCP_CCP_SCALE_AXES;
     s->monitor.fn = NULL;
     s->monitor.ctx = NULL;
     return MBDCP_OK;
@@ -35,6 +36,8 @@ MbdcpReturn mbdcp_ccp_check_settings(const MbdcpCcpSettings *s, const char **mes
         msg = "max_iter must be at least 1";
     else if (!(s->omega >= 0.0 && s->omega < 2.0))
         msg = "omega must be in (0, 2)";
+    else if ((int)s->scaling < 0 || (int)s->scaling > 1)
+        msg = "scaling must be axes or contact";
     if (message) *message = msg;
     return msg ? MBDCP_ERR_SETTING : MBDCP_OK;
 }
@@ -455,7 +458,7 @@ static mbdcp_float apgd(Ccp *C, mbdcp_float *nu, mbdcp_float *u, mbdcp_float res
     for (mbdcp_int i = 0; i < p->n_c; ++i) {
         const mbdcp_float *B = C->Nii + 9 * (size_t)i, nn = B[0], tt = 0.5 * (B[4] + B[8]);
         C->mux[i] = p->mu[i];
-        if (!(nn > 0.0) || !(tt > 0.0)) continue; /* keep the scalar scaling */
+        if (C->s->scaling != MBDCP_CCP_SCALE_AXES || !(nn > 0.0) || !(tt > 0.0)) continue; /* the scalar one */
         S[3 * i] = 1.0 / sqrt(nn);
         S[3 * i + 1] = S[3 * i + 2] = 1.0 / sqrt(tt);
         C->mux[i] = p->mu[i] * S[3 * i] / S[3 * i + 1];
@@ -521,6 +524,7 @@ static mbdcp_float apgd(Ccp *C, mbdcp_float *nu, mbdcp_float *u, mbdcp_float res
         Lk *= 0.9;
     }
     memcpy(nu, prev, (size_t)np_ * sizeof(mbdcp_float));
+    project_all(p, nu); /* gamma = S x lies in K up to the rounding of the scaling */
     apply_N(p, nu, u, C->Nx);
     gradient(p, C->Nx, C->g);
     return componentwise(p, nu, C->g, C->L, C->au, C->sc, C->tmp);

@@ -24,6 +24,10 @@
 
 typedef enum { MBDCP_CCP_APGD = 0, MBDCP_CCP_PJACOBI = 1, MBDCP_CCP_PGS = 2 } MbdcpCcpMethod;
 
+/* APGD's diagonal scaling: per axis (a contact's normal and tangential entries apart, the default)
+ * or one scalar per contact (3 / trace N_ii). */
+typedef enum { MBDCP_CCP_SCALE_AXES = 0, MBDCP_CCP_SCALE_CONTACT = 1 } MbdcpCcpScaling;
+
 typedef struct {
     mbdcp_int n_v, n_c, n_b;           /* n_p = 3 n_c + n_b */
     const mbdcp_int *P_colptr, *P_rowind;
@@ -41,6 +45,7 @@ typedef struct {
     mbdcp_float omega;                 /* relaxation of Jacobi / Gauss-Seidel in (0, 2); 0: default
                                           (0.3 for Jacobi, 1.0 for Gauss-Seidel) */
     int warm_start;                    /* use nu as the initial guess */
+    MbdcpCcpScaling scaling;           /* APGD only */
     MbdcpMonitor monitor;              /* called after every iteration with the residual */
 } MbdcpCcpSettings;
 
