@@ -49,8 +49,18 @@ def _run(fn, B, threads):
         return []
     if len(parts) == 1:
         return [fn(*parts[0])]
-    with ThreadPoolExecutor(max_workers=len(parts)) as pool:
-        return list(pool.map(lambda p: fn(*p), parts))
+    return list(_pool(len(parts)).map(lambda p: fn(*p), parts))
+
+
+_POOL = []  # one thread pool, kept: starting threads per call costs more than a small batch
+
+
+def _pool(k):
+    if not _POOL or _POOL[0]._max_workers < k:
+        if _POOL:
+            _POOL.pop().shutdown(wait=False)
+        _POOL.append(ThreadPoolExecutor(max_workers=k, thread_name_prefix="mbdcp-batch"))
+    return _POOL[0]
 
 
 class _Batch:
