@@ -28,6 +28,7 @@ from mbdcp import relax
 from mbdcp import study  # imports pandas and dask only when called
 from mbdcp import io
 from mbdcp import derivatives
+from mbdcp import batch
 from mbdcp.relax import fixed_point
 
 __version__ = "0.1.0"
@@ -48,6 +49,7 @@ __all__ = [
     "study",
     "io",
     "derivatives",
+    "batch",
     "LemkeResult",
     "StepResult",
     "LCPData",

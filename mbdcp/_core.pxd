@@ -257,3 +257,19 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
                                     mbdcp_float *u, MbdcpFcInfo *info, void *work, size_t work_bytes)
     MbdcpReturn mbdcp_ccp_local_solve(const MbdcpFcProblem *p, const MbdcpFcSettings *s, mbdcp_float *r,
                                       mbdcp_float *u, MbdcpFcInfo *info, void *work, size_t work_bytes)
+
+    ctypedef struct MbdcpLemkeBatchOutput:
+        mbdcp_float *z
+        mbdcp_float *w
+        mbdcp_int *basis
+        mbdcp_int *status
+        mbdcp_int *pivots
+        mbdcp_float *residual
+
+    MbdcpReturn mbdcp_lemke_batch(mbdcp_int count, mbdcp_int n, const mbdcp_float *Ms, size_t M_stride,
+                                  const mbdcp_float *qs, const MbdcpLemkeSettings *settings,
+                                  const MbdcpLemkeBatchOutput *out, mbdcp_int *failed, void *work,
+                                  size_t work_bytes)
+    MbdcpReturn mbdcp_step_batch(mbdcp_int count, const MbdcpStepProblem *problems,
+                                 const MbdcpLemkeSettings *settings, MbdcpStepOutput *outs,
+                                 MbdcpLemkeInfo *infos, mbdcp_int *failed, void *work, size_t work_bytes)

@@ -10,6 +10,7 @@ cimport numpy as cnp
 
 from libc.stdlib cimport free, realloc
 from libc.string cimport memcpy, memset
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
 
 from mbdcp._core cimport *
 
@@ -710,3 +711,119 @@ def fc_local(const double[:, ::1] A, const double[::1] b, double mu, bint coulom
         rc = mbdcp_fc_local_solve(&A[0, 0], &b[0], mu, coulomb, rp, &which)
     _check(rc)
     return r, FC_CASES[<int>which]
+
+
+# ---------------------------------------------------------------- batches (batch.h)
+
+def lemke_batch(cnp.ndarray Ms, cnp.ndarray qs, Py_ssize_t first, Py_ssize_t count, int max_pivots,
+                double tol, cnp.ndarray z, cnp.ndarray w, cnp.ndarray basis, cnp.ndarray status,
+                cnp.ndarray pivots, cnp.ndarray residual):
+    """Solve instances first..first+count-1 of a batch into rows of the (B, n) outputs.
+    Ms is (B, n, n), or (1, n, n) shared by all; qs (B, n); basis (B, n) int32; status and
+    pivots (B,) int32; residual (B,). Releases the GIL for the whole loop."""
+    cdef mbdcp_int n = qs.shape[1]
+    cdef MbdcpLemkeSettings s = _lemke_settings(max_pivots, tol)
+    if count <= 0 or n == 0:
+        return
+    cdef size_t M_stride = 0 if Ms.shape[0] == 1 else <size_t>(n * n)
+    cdef MbdcpLemkeBatchOutput out
+    out.z = <double *>cnp.PyArray_DATA(z) + first * n
+    out.w = <double *>cnp.PyArray_DATA(w) + first * n
+    out.basis = <int *>cnp.PyArray_DATA(basis) + first * n
+    out.status = <int *>cnp.PyArray_DATA(status) + first
+    out.pivots = <int *>cnp.PyArray_DATA(pivots) + first
+    out.residual = <double *>cnp.PyArray_DATA(residual) + first
+    cdef const double *Mp = <const double *>cnp.PyArray_DATA(Ms) + first * M_stride
+    cdef const double *qp = <const double *>cnp.PyArray_DATA(qs) + first * n
+    cdef size_t nbytes = mbdcp_lemke_workspace_size(n)
+    cdef cnp.ndarray work = np.empty(nbytes // 8 + 1)
+    cdef void *wk = cnp.PyArray_DATA(work)
+    cdef mbdcp_int failed = -1
+    cdef MbdcpReturn rc
+    with nogil:
+        rc = mbdcp_lemke_batch(<mbdcp_int>count, n, Mp, M_stride, qp, &s, &out, &failed, wk, nbytes)
+    if rc != MBDCP_OK:
+        raise CoreError(rc, f"instance {first + failed}: " + mbdcp_return_message(rc).decode())
+
+
+def step_batch(tuple arrays, tuple dims, cnp.ndarray hs, Py_ssize_t first, Py_ssize_t count, int max_pivots,
+               double tol, cnp.ndarray v_next, cnp.ndarray p_b, cnp.ndarray z, cnp.ndarray w,
+               cnp.ndarray status, cnp.ndarray pivots, cnp.ndarray residual):
+    """Time steps first..first+count-1 of a batch. ``arrays``: the 16 validated inputs of
+    :func:`step` in its order without h (M, Wn, D, E, mu, v, p_ext, psi_n, dpsi_n, dpsi_f, Wb,
+    theta, dtheta, Dj, Ej, beta_max), each C-contiguous float64 with a leading batch axis of B or
+    1 (1: shared by all instances; an empty array: absent); ``dims`` = (n_v, n_c, m, n_b, m_j,
+    n_j); ``hs`` (B,) or (1,). Outputs are rows of v_next (B, n_v), p_b (B, n_b), z and w (B, N),
+    status, pivots (int32) and residual (B,). Returns the failing instance and error code, or
+    None."""
+    cdef const double *base[16]
+    cdef size_t stride[16]
+    cdef Py_ssize_t k, i, j
+    cdef cnp.ndarray a
+    for k in range(16):
+        a = arrays[k]
+        base[k] = _data(a)
+        stride[k] = 0 if a.shape[0] == 1 or a.size == 0 else <size_t>(a.size // a.shape[0])
+    cdef MbdcpLemkeSettings s = _lemke_settings(max_pivots, tol)
+    cdef mbdcp_int N = 2 * dims[1] + dims[2] + dims[4] + dims[5]
+    cdef Py_ssize_t n_v = dims[0], n_b = dims[3]
+    if count <= 0:
+        return
+    cdef MbdcpStepProblem *P = <MbdcpStepProblem *>PyMem_Malloc(count * sizeof(MbdcpStepProblem))
+    cdef MbdcpStepOutput *O = <MbdcpStepOutput *>PyMem_Malloc(count * sizeof(MbdcpStepOutput))
+    cdef MbdcpLemkeInfo *I = <MbdcpLemkeInfo *>PyMem_Malloc(count * sizeof(MbdcpLemkeInfo))
+    cdef const double *h_p = <const double *>cnp.PyArray_DATA(hs)
+    cdef size_t h_stride = 0 if hs.shape[0] == 1 else 1
+    cdef double *vn = <double *>cnp.PyArray_DATA(v_next)
+    cdef double *pb = <double *>cnp.PyArray_DATA(p_b)
+    cdef double *zp = <double *>cnp.PyArray_DATA(z)
+    cdef double *wp = <double *>cnp.PyArray_DATA(w)
+    cdef size_t nbytes
+    cdef cnp.ndarray work
+    cdef mbdcp_int failed = -1
+    cdef MbdcpReturn rc = MBDCP_OK
+    try:
+        if P == NULL or O == NULL or I == NULL:
+            raise MemoryError()
+        for i in range(count):
+            j = first + i
+            P[i].n_v, P[i].n_c, P[i].m, P[i].n_b, P[i].m_j, P[i].n_j = dims
+            P[i].h = h_p[j * h_stride]
+            P[i].M = base[0] + j * stride[0] if base[0] else NULL
+            P[i].Wn = base[1] + j * stride[1] if base[1] else NULL
+            P[i].D = base[2] + j * stride[2] if base[2] else NULL
+            P[i].E = base[3] + j * stride[3] if base[3] else NULL
+            P[i].mu = base[4] + j * stride[4] if base[4] else NULL
+            P[i].v = base[5] + j * stride[5] if base[5] else NULL
+            P[i].p_ext = base[6] + j * stride[6] if base[6] else NULL
+            P[i].psi_n = base[7] + j * stride[7] if base[7] else NULL
+            P[i].dpsi_n = base[8] + j * stride[8] if base[8] else NULL
+            P[i].dpsi_f = base[9] + j * stride[9] if base[9] else NULL
+            P[i].Wb = base[10] + j * stride[10] if base[10] else NULL
+            P[i].theta = base[11] + j * stride[11] if base[11] else NULL
+            P[i].dtheta = base[12] + j * stride[12] if base[12] else NULL
+            P[i].Dj = base[13] + j * stride[13] if base[13] else NULL
+            P[i].Ej = base[14] + j * stride[14] if base[14] else NULL
+            P[i].beta_max = base[15] + j * stride[15] if base[15] else NULL
+            O[i].v_next = vn + j * n_v
+            O[i].p_b = pb + j * n_b if n_b else NULL
+            O[i].z = zp + j * N if N else NULL
+            O[i].w = wp + j * N if N else NULL
+            O[i].F = NULL
+            O[i].f = NULL
+            O[i].basis = NULL
+        nbytes = mbdcp_step_workspace_size(&P[0])
+        work = np.empty(nbytes // 8 + 1)
+        with nogil:
+            rc = mbdcp_step_batch(<mbdcp_int>count, P, &s, O, I, &failed, cnp.PyArray_DATA(work), nbytes)
+        for i in range(count if rc == MBDCP_OK else failed):
+            (<int *>cnp.PyArray_DATA(status))[first + i] = <int>I[i].status
+            (<int *>cnp.PyArray_DATA(pivots))[first + i] = I[i].pivots
+            (<double *>cnp.PyArray_DATA(residual))[first + i] = I[i].residual
+    finally:
+        PyMem_Free(P)
+        PyMem_Free(O)
+        PyMem_Free(I)
+    if rc != MBDCP_OK:
+        return first + failed, <int>rc
+    return None

@@ -383,6 +383,67 @@ static void test_ccp_particle(void)
     free(work);
 }
 
+/* A batch gives, instance by instance, what single solves give (the same bits), with statuses
+ * per instance, a shared matrix (stride 0), and an error naming its instance. */
+static void test_batch(void)
+{
+    const double M[3][4] = {{2, 1, 1, 2}, {-1, 0, 0, -1}, {1, 0, 0, 1}}; /* PD, ray (infeasible q), identity */
+    const double q[3][2] = {{-5, -6}, {-1, -1}, {-1, 2}};
+    double z[6], w[6];
+    int basis[6], status[3], pivots[3];
+    double residual[3];
+    const MbdcpLemkeBatchOutput out = {z, w, basis, status, pivots, residual};
+    MbdcpLemkeSettings s;
+    mbdcp_lemke_default_settings(&s);
+    size_t bytes = mbdcp_lemke_workspace_size(2);
+    void *work = malloc(bytes);
+    int failed = 7;
+    CHECK(mbdcp_lemke_batch(3, 2, &M[0][0], 4, &q[0][0], &s, &out, &failed, work, bytes) == MBDCP_OK && failed == -1);
+    CHECK(status[0] == MBDCP_SOLVED && status[1] == MBDCP_RAY_TERMINATION && status[2] == MBDCP_SOLVED);
+    for (int i = 0; i < 3; ++i) {
+        double z1[2], w1[2];
+        int b1[2];
+        MbdcpLemkeInfo info;
+        CHECK(solve(2, M[i], q[i], NULL, z1, w1, b1, NULL, NULL, &info) == MBDCP_OK);
+        CHECK(memcmp(z1, z + 2 * i, sizeof z1) == 0 && memcmp(w1, w + 2 * i, sizeof w1) == 0);
+        CHECK(b1[0] == basis[2 * i] && b1[1] == basis[2 * i + 1] && (int)info.status == status[i]);
+        CHECK(info.pivots == pivots[i] && info.residual == residual[i]);
+    }
+    /* one matrix shared by all: the first instance's */
+    CHECK(mbdcp_lemke_batch(3, 2, &M[0][0], 0, &q[0][0], &s, &out, &failed, work, bytes) == MBDCP_OK);
+    CHECK(status[0] == MBDCP_SOLVED && status[1] == MBDCP_SOLVED && near(z[2], 1.0 / 3.0, 1e-14));
+    /* a non-finite q in instance 1 */
+    double qbad[6] = {-5, -6, NAN, 0, 1, 1};
+    CHECK(mbdcp_lemke_batch(3, 2, &M[0][0], 4, qbad, &s, &out, &failed, work, bytes) == MBDCP_ERR_NONFINITE && failed == 1);
+    CHECK(mbdcp_lemke_batch(3, 2, &M[0][0], 3, &q[0][0], &s, &out, &failed, work, bytes) == MBDCP_ERR_DIMENSION);
+    CHECK(mbdcp_lemke_batch(3, 2, &M[0][0], 4, &q[0][0], &s, &out, NULL, work, bytes) == MBDCP_ERR_NULL);
+    free(work);
+
+    /* time steps: two sphere steps, the second with another velocity, equal to single steps */
+    double Ms[36], Wn[6], D[24], E[4], mu[1], v[6], p_ext[6], psi[1];
+    MbdcpStepProblem P[2];
+    P[0] = sphere(Ms, Wn, D, E, mu, v, p_ext, psi);
+    P[1] = P[0];
+    double v2[6] = {0.5, 0, 0, 0, 0, 0};
+    P[1].v = v2;
+    double vn[2][6], zz[2][6], ww[2][6];
+    MbdcpStepOutput O[2] = {{vn[0], NULL, zz[0], ww[0], NULL, NULL, NULL}, {vn[1], NULL, zz[1], ww[1], NULL, NULL, NULL}};
+    MbdcpLemkeInfo I[2];
+    bytes = mbdcp_step_workspace_size(&P[0]);
+    work = malloc(bytes);
+    CHECK(mbdcp_step_batch(2, P, &s, O, I, &failed, work, bytes) == MBDCP_OK && failed == -1);
+    for (int i = 0; i < 2; ++i) {
+        double v1[6], z1[6], w1[6];
+        MbdcpStepOutput o1 = {v1, NULL, z1, w1, NULL, NULL, NULL};
+        MbdcpLemkeInfo info;
+        CHECK(mbdcp_step_solve(&P[i], &s, NULL, &o1, &info, work, bytes) == MBDCP_OK);
+        CHECK(memcmp(v1, vn[i], sizeof v1) == 0 && memcmp(z1, zz[i], sizeof z1) == 0 && info.status == I[i].status);
+    }
+    P[1].n_c = 0; /* another shape */
+    CHECK(mbdcp_step_batch(2, P, &s, O, I, &failed, work, bytes) == MBDCP_ERR_DIMENSION && failed == 1);
+    free(work);
+}
+
 int main(void)
 {
     test_lemke_small();
@@ -394,6 +455,7 @@ int main(void)
     test_relax_block();
     test_full_rank_incline();
     test_ccp_particle();
+    test_batch();
     printf("%d passed, %d failed\n", n_pass, n_fail);
     return n_fail ? 1 : 0;
 }

@@ -11,5 +11,6 @@
 #include "full_rank.h"
 #include "ccp.h"
 #include "coulomb.h"
+#include "batch.h"
 
 #endif /* MBDCP_H */
