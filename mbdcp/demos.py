@@ -16,7 +16,7 @@ def demo_sphere(out, plot=True):
     t, v, p_n, beta = simulate_sphere(h=h, T=T, v0=v0, mu=mu)
     seconds = time.perf_counter() - t0
     vx, wy = sphere_closed_form(t, v0=v0, mu=mu)
-    out("Sphere on a plane (Trinkle, Tzitzouris & Pang 2001, section 4): h = 0.12, mu = 0.2, v0 = 2")
+    out("Sphere on a plane (Trinkle 2003, seed 000, section 4): h = 0.12, mu = 0.2, v0 = 2")
     out(f"sliding ends at t* = 2 v0 / (7 mu g) = {2 * v0 / (7 * mu * 9.81):.4f} s; then v_x = w_y = 5/7 v0")
     out(f"{'t':>6} {'v_x':>10} {'w_y':>10} {'v_x exact':>10} {'w_y exact':>10} {'p_n':>8}")
     for k in range(len(t)):

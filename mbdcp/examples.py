@@ -1,6 +1,6 @@
 """Worked examples of the source papers, as data and closed forms.
 
-- :func:`sphere_on_plane`: Trinkle, Tzitzouris & Pang (seed 000 section 4), a unit sphere
+- :func:`sphere_on_plane`: Trinkle (2003; seed 000 section 4), a unit sphere
   sliding then rolling on a plane, and :func:`sphere_closed_form`.
 - :func:`particle_above_wall`: the particle tables of Trinkle's notes (seed 002 pp. 7-12).
 """

@@ -1,5 +1,5 @@
 # %% [markdown]
-# # A sphere slides, then rolls (Trinkle, Tzitzouris & Pang 2001, section 4)
+# # A sphere slides, then rolls (Trinkle 2003, seed 000, section 4)
 #
 # A uniform sphere ($m = r = 1$, $I = 2/5$) is released on the plane $z = 0$ sliding at
 # $v_0 = 2$ along $x$, with $\mu = 0.2$. Friction $\mu mg$ decelerates it and spins it up until
