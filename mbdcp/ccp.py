@@ -24,6 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from mbdcp import _core
+from mbdcp import _stabilization as stab
 from mbdcp import _validate as val
 from mbdcp.results import CCPResult
 from mbdcp.status import Status
@@ -133,7 +134,8 @@ def mass_inverse(M):
 
 
 def ccp(M, Wn, Wt, mu, v, h, *, p_ext=None, phi=None, Wb=None, theta=None, dtheta=None,
-        method="apgd", tol=1e-8, max_iter=10_000, warm_start=None, omega=None):
+        method="apgd", tol=1e-8, max_iter=10_000, warm_start=None, omega=None, max_correction_speed=None,
+        baumgarte=1.0):
     r"""Solve one time step as a cone complementarity problem.
 
     Parameters
@@ -153,6 +155,8 @@ def ccp(M, Wn, Wt, mu, v, h, *, p_ext=None, phi=None, Wb=None, theta=None, dthet
     max_iter : iteration limit; reaching it gives status ``MAX_ITERATIONS`` (not an error).
     warm_start : a previous :class:`CCPResult`, gamma (n_c, 3), or the full (3 n_c + n_b,) vector.
     omega : relaxation for "pjacobi" (default 0.3) and "pgs" (default 1.0), in (0, 2).
+    max_correction_speed, baumgarte : the penetration correction of :func:`mbdcp.step`
+        (:math:`\Phi_i < 0` enters as :math:`\max(b\Phi_i, -h v_{max})`).
 
     Returns
     -------
@@ -187,6 +191,9 @@ def ccp(M, Wn, Wt, mu, v, h, *, p_ext=None, phi=None, Wb=None, theta=None, dthet
     h = val.positive_scalar("h", h)
     p_ext = val.vector("p_ext", p_ext, n_v, optional=True, symbol="n_v")
     phi = val.vector("phi", phi, n_c, optional=True, symbol="n_c")
+    v_max, b = stab.settings(max_correction_speed, baumgarte)
+    if phi.size:
+        phi = stab.gap("phi", phi, h, v_max, b) if stab.active(v_max, b) else phi
     if Wb is None:
         if theta is not None or dtheta is not None:
             raise ValueError("theta and dtheta need the joint Jacobian Wb")

@@ -31,6 +31,7 @@ Both subproblems are solved by Lemke's method (both are copositive-plus, so ray 
 proves infeasibility); the Cholesky factor and :math:`W^T A W` are computed once per call.
 """
 from mbdcp import _core
+from mbdcp import _stabilization as stab
 from mbdcp import _validate as val
 from mbdcp.results import FixedPointResult, LCPData, RelaxResult
 from mbdcp.status import Status
@@ -113,7 +114,7 @@ def sliding_speed(D, E, v):
 
 
 def fixed_point(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, Wb=None, theta=None, dtheta=None,
-                algorithm=2, tol=1e-10, max_iter=100):
+                algorithm=2, tol=1e-10, max_iter=100, max_correction_speed=None, baumgarte=1.0):
     r"""One time step by the Anitescu–Potra fixed-point algorithms.
 
     - **Algorithm 1**: Γ = 0; repeat :math:`v = P_1(\Gamma)`, :math:`\lambda = \Lambda(v)`,
@@ -132,7 +133,8 @@ def fixed_point(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, Wb=None, theta=
     ``MAX_ITERATIONS`` with ``converged == False``, not as an exception.
 
     Parameters are those of :func:`mbdcp.step` (without moving surfaces and joint friction),
-    plus ``algorithm`` (1, 2, 3), ``tol`` (stop when
+    plus ``max_correction_speed`` and ``baumgarte`` (the penetration correction of
+    :func:`mbdcp.step`), ``algorithm`` (1, 2, 3), ``tol`` (stop when
     :math:`\|v_k - v_{k-1}\|_\infty \le tol \cdot \max(1, \|v_k\|_\infty)`) and ``max_iter``.
 
     Returns
@@ -151,6 +153,8 @@ def fixed_point(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, Wb=None, theta=
     >>> bool(res.converged), res.v_next.round(6).tolist()   # mbdcp.step gives 1 - mu g h
     (True, [0.9019, 0.0])
     """
+    if stab.active(max_correction_speed, baumgarte):
+        psi_n = stab.gap("psi_n", psi_n, val.positive_scalar("h", h), *stab.settings(max_correction_speed, baumgarte))
     args = _data(M, Wn, D, E, U, v, h, p_ext, psi_n, Wb, theta, dtheta)
     if algorithm not in (1, 2, 3) or isinstance(algorithm, bool):
         raise ValueError(f"algorithm must be 1, 2 or 3, got {algorithm!r}")

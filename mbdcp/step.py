@@ -2,6 +2,7 @@
 import numpy as np
 
 from mbdcp import _core
+from mbdcp import _stabilization as stab
 from mbdcp import _validate as val
 from mbdcp.results import LCPData, StepResult
 from mbdcp.status import Status
@@ -102,7 +103,7 @@ def _call_core(fn, *args, rank_deficient="Wb"):
 
 def step(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi_f=None, Wb=None,
          theta=None, dtheta=None, Dj=None, Ej=None, beta_max=None, solver="lemke", return_lcp=False,
-         warm_start=None):
+         warm_start=None, max_correction_speed=None, baumgarte=1.0):
     r"""One time step of the Stewart–Trinkle / Anitescu–Potra contact LCP.
 
     Solves the mixed LCP (Stewart & Trinkle 1996; Anitescu & Potra 1997;
@@ -147,6 +148,11 @@ def step(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi_f=No
     warm_start : a previous :class:`StepResult` (or a boolean array of the LCP's size): Lemke starts
         from its final basis (``res.basis``) — in a simulation, the last step's. A hint of another
         size (the contacts changed) is ignored; a wrong one only costs pivots, never correctness.
+    max_correction_speed, baumgarte : how a penetration :math:`\Psi_i < 0` is corrected: the
+        stabilisation term uses :math:`\max(b\Psi_i, -h v_{max})` instead of :math:`\Psi_i`, so
+        that the separation velocity asked for is at most ``max_correction_speed`` (seed 004's
+        cap; default: none) and a fraction ``baumgarte`` b in (0, 1] (default 1) of the
+        penetration is removed per step. Gaps :math:`\Psi_i \ge 0` are never changed.
 
     Returns
     -------
@@ -167,6 +173,8 @@ def step(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi_f=No
     """
     if solver != "lemke":
         raise ValueError(f"solver must be 'lemke', got {solver!r}")
+    if stab.active(max_correction_speed, baumgarte):
+        psi_n = stab.gap("psi_n", psi_n, val.positive_scalar("h", h), *stab.settings(max_correction_speed, baumgarte))
     if (type(h) is float and 0.0 < h < np.inf and dpsi_n is None and dpsi_f is None and Wb is None and theta is None
             and dtheta is None and Dj is None and Ej is None and beta_max is None
             and _core.step_args_valid(M, Wn, D, E, U, v, p_ext, psi_n)):

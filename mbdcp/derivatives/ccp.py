@@ -5,6 +5,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from mbdcp import _stabilization as stab
 from mbdcp import _validate as val
 from mbdcp.derivatives._common import _Repr, check_keys, dense_tangent, matrix_tangent, mu_tangent
 from mbdcp.results import CCPResult
@@ -72,6 +73,9 @@ class CCPDerivative(_Repr):
                 t[key] = float(dense_tangent("h", x, ()))
             else:
                 t[key] = dense_tangent(key, x, d[key].shape)
+        if d["phi_chain"] is not None and (t["phi"] is not None or t["h"]):
+            slope, rate = d["phi_chain"]  # phi entered as the corrected gap
+            t["phi"] = (0.0 if t["phi"] is None else slope * t["phi"]) + rate * (t["h"] or 0.0)
         n_v, n_c, n_b, h = d["n_v"], d["n_c"], d["n_b"], d["h"]
         vn, gam, pb = d["v_next"], d["gamma"], d["p_b"]
         r_v = np.zeros(n_v)
@@ -146,11 +150,15 @@ class CCPDerivative(_Repr):
             out["Wb"] = grad("Wb", pb, mu_b)
             out["theta"] = -mu_b / h
             out["dtheta"] = -mu_b
+        if d["phi_chain"] is not None:  # phi entered as the corrected gap
+            slope, rate = d["phi_chain"]
+            out["h"] += float(out["phi"] @ rate)
+            out["phi"] = out["phi"] * slope
         return out
 
 
 def ccp(M, Wn, Wt, mu, v, h, res, *, p_ext=None, phi=None, Wb=None, theta=None, dtheta=None, degenerate_tol=1e-9,
-        **kwargs):
+        max_correction_speed=None, baumgarte=1.0, **kwargs):
     r"""Derivative of one cone complementarity step of :func:`mbdcp.ccp`.
 
     At the solution :math:`\nu = (\gamma, p_b)` with :math:`d = P^T v^{l+1} + b` (b: the
@@ -229,6 +237,11 @@ def ccp(M, Wn, Wt, mu, v, h, res, *, p_ext=None, phi=None, Wb=None, theta=None, 
     h = val.positive_scalar("h", h)
     p_ext = np.zeros(n_v) if p_ext is None else val.vector("p_ext", p_ext, n_v, symbol="n_v")
     phi = np.zeros(n_c) if phi is None else val.vector("phi", phi, n_c, symbol="n_c")
+    v_max, b = stab.settings(max_correction_speed, baumgarte)
+    phi_chain = None
+    if stab.active(v_max, b):  # differentiate through the penetration correction too
+        phi_raw, phi = phi, stab.gap("phi", phi, h, v_max, b)
+        phi_chain = stab.chain(phi_raw, phi, h, v_max, b)
     if Wb is None:
         if theta is not None or dtheta is not None:
             raise ValueError("theta and dtheta need the joint Jacobian Wb")
@@ -333,7 +346,7 @@ def ccp(M, Wn, Wt, mu, v, h, res, *, p_ext=None, phi=None, Wb=None, theta=None, 
     mode = np.where(sliding, "sliding", np.where(sticking, "sticking", "separated")) if n_c else np.zeros(0, dtype=str)
     dd = {"M": M, "Wn": Wn, "Wt": Wt, "Wb": Wb, "v": v, "h": h, "p_ext": p_ext, "phi": phi, "theta": theta,
           "dtheta": dtheta, "n_v": n_v, "n_c": n_c, "n_b": n_b, "v_next": vn, "gamma": gam, "p_b": pb, "A": A,
-          "extra": extra, "lu": lu, "sparse": sparse}
+          "extra": extra, "lu": lu, "sparse": sparse, "phi_chain": phi_chain}
     dd["inputs"] = tuple(k for k in INPUTS if k not in ("Wb", "theta", "dtheta") or n_b)
     return CCPDerivative(mode=mode, degenerate=np.array([c for c, _ in deg], dtype=np.intp),
                          degenerate_kind=tuple(k for _, k in deg),

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.linalg as la
 
+from mbdcp import _stabilization as stab
 from mbdcp import _validate as val
 from mbdcp.derivatives._common import (
     _Repr,
@@ -251,6 +252,10 @@ class StepDerivative(_Repr):
             grad["beta_max"][FSJ] = -lsj
         else:
             del grad["Dj"]
+        if d["psi_chain"] is not None:  # psi_n entered as the corrected gap
+            slope, rate = d["psi_chain"]
+            grad["h"] += float(grad["psi_n"] @ rate)
+            grad["psi_n"] *= slope
         return grad
 
     def jacobian(self, of, wrt):
@@ -288,6 +293,9 @@ class StepDerivative(_Repr):
                 t[key] = float(dense_tangent("h", x, ()))
             else:
                 t[key] = dense_tangent(key, x, d[key].shape)
+        if d["psi_chain"] is not None and (t["psi_n"] is not None or t["h"]):
+            slope, rate = d["psi_chain"]  # psi_n entered as the corrected gap
+            t["psi_n"] = (0.0 if t["psi_n"] is None else slope * t["psi_n"]) + rate * (t["h"] or 0.0)
         return t
 
 
@@ -388,7 +396,8 @@ def _independent(L, blocks, mats):
 
 
 def step(M, Wn, D, E, U, v, h, res, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi_f=None, Wb=None, theta=None,
-         dtheta=None, Dj=None, Ej=None, beta_max=None, degenerate_tol=1e-9, **kwargs):
+         dtheta=None, Dj=None, Ej=None, beta_max=None, degenerate_tol=1e-9, max_correction_speed=None, baumgarte=1.0,
+         **kwargs):
     r"""Derivative of one time step of :func:`mbdcp.step` by the implicit function theorem.
 
     The arguments are those of :func:`mbdcp.step` plus its SOLVED result ``res``. With the active
@@ -494,6 +503,11 @@ def step(M, Wn, D, E, U, v, h, res, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi
     h = val.positive_scalar("h", h)
     p_ext, psi_n, dpsi_n, dpsi_f = (_opt("p_ext", p_ext, n_v), _opt("psi_n", psi_n, n_c), _opt("dpsi_n", dpsi_n, n_c),
                                     _opt("dpsi_f", dpsi_f, m))
+    v_max, b = stab.settings(max_correction_speed, baumgarte)
+    psi_chain = None
+    if stab.active(v_max, b):  # differentiate through the penetration correction too
+        psi_raw, psi_n = psi_n, stab.gap("psi_n", psi_n, h, v_max, b)
+        psi_chain = stab.chain(psi_raw, psi_n, h, v_max, b)
     if Wb is None:
         if theta is not None or dtheta is not None:
             raise ValueError("theta and dtheta need the joint Jacobian Wb")
@@ -663,7 +677,8 @@ def step(M, Wn, D, E, U, v, h, res, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi
     d = dict(M=M, Wn=Wn, D=D, Dj=Dj, Wb=Wb, v=v, h=h, p_ext=p_ext, psi_n=psi_n, dpsi_n=dpsi_n, dpsi_f=dpsi_f,
              theta=theta, dtheta=dtheta, beta_max=beta_max, n_v=n_v, n_c=n_c, m=m, n_b=n_b, n_j=n_j,
              has_joint_friction=has_jf, L=L, X=X, lu=lu, FN=FN, FB=FB, FBJ=FBJ, FS=FS, FSJ=FSJ,
-             post_c=post_c, post_k=post_k, post_j=post_j, post_jk=post_jk, held=held, unused=unused, V=V, **sol)
+             post_c=post_c, post_k=post_k, post_j=post_j, post_jk=post_jk, held=held, unused=unused, V=V,
+             psi_chain=psi_chain, **sol)
     d["inputs"] = tuple(k for k in INPUTS if (k not in ("Wb", "theta", "dtheta") or n_b)
                         and (k not in ("Dj", "beta_max") or has_jf))
     return StepDerivative(

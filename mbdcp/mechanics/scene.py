@@ -12,7 +12,7 @@ class Scene:
 
     ``mu`` (>= 0) and ``n_d`` (friction directions per contact: 0 or 2 in 2-D, a nonnegative
     even number in 3-D, default 2 or 4) apply to every contact; ``delta`` >= 0 is the activation
-    distance; ``gravity`` defaults to 9.81 downwards along the last axis. The scene gathers the
+    distance (default: :meth:`default_delta`, 10 % of the smallest body size); ``gravity`` defaults to 9.81 downwards along the last axis. The scene gathers the
     bodies' fields into arrays with one row per body; each body then reads and writes its row
     (a body belongs to the last scene built with it). ``bodies`` and ``walls`` are tuples.
 
@@ -23,7 +23,7 @@ class Scene:
     (0, None, -0.1)
     """
 
-    def __init__(self, bodies, walls=(), gravity=None, mu=0.5, n_d=None, delta=0.0):
+    def __init__(self, bodies, walls=(), gravity=None, mu=0.5, n_d=None, delta=None):
         bodies, walls = list(bodies), list(walls)
         if not bodies:
             raise ValueError("bodies must hold at least one body")
@@ -40,11 +40,22 @@ class Scene:
             if not isinstance(w, wall_kind):
                 raise ValueError(f"walls must be {wall_kind.__name__} objects for {'planar' if self.planar else 'spatial'} bodies")
         self.gravity = np.r_[np.zeros(self.dim - 1), -9.81] if gravity is None else gravity
-        self.mu, self.delta = mu, delta
         self.n_d = (2 if self.planar else 4) if n_d is None else n_d
         self.bodies, self.walls = tuple(bodies), tuple(walls)
         self._rows = BodyRows.gather(bodies)
         self.offsets = bodies[0].dof * np.arange(len(bodies) + 1)
+        self.mu, self.delta = mu, self.default_delta() if delta is None else delta
+
+    def default_delta(self):
+        """The activation distance used when none is given: 10 % of the smallest body size
+        (radius, or a box's smallest half extent), 0 when every body is a particle. A contact
+        becomes active before the bodies touch, so a falling body stops at the surface instead of
+        sinking in and being pushed out by the stabilisation term Ψ/h (which makes it bounce)."""
+        f = self.fields()
+        sizes = f["radius"] if self.planar else np.where(f["half_extents"][:, 0] > 0, f["half_extents"].min(axis=1),
+                                                         f["radius"])
+        sizes = sizes[sizes > 0]
+        return 0.1 * float(sizes.min()) if sizes.size else 0.0
 
     dim = property(lambda self: 2 if self.planar else 3)
     n_v = property(lambda self: int(self.offsets[-1]))

@@ -90,15 +90,17 @@ def default_penetration_tolerance(scene):
     return 0.1 * float(sizes.min()) if sizes.size else np.inf
 
 
-def _solver(scene, method, h, algorithm, ccp_tol, fp_tol, max_iter, warm_start=True):
+def _solver(scene, method, h, algorithm, ccp_tol, fp_tol, max_iter, warm_start=True, correction=None):
     """(form, parts, solve) for the method; solve(args) -> (result, normal impulses)."""
     iters = {"max_iter": max_iter} if max_iter else {}
+    correction = correction or {}  # max_correction_speed, baumgarte
     if method == "lcp":
         last = []  # the previous step's result: Lemke starts from its basis (ignored when the size changed)
 
         def solve(a):
             res = mbdcp.step(a["M"], a["Wn"], a["D"], a["E"], a["U"], a["v"], h, p_ext=a["p_ext"], psi_n=a["psi_n"],
-                             dpsi_n=a["dpsi_n"], dpsi_f=a["dpsi_f"], warm_start=last[-1] if last else None)
+                             dpsi_n=a["dpsi_n"], dpsi_f=a["dpsi_f"], warm_start=last[-1] if last else None,
+                             **correction)
             if warm_start:
                 last[:] = [res]
             return res, res.p_n
@@ -109,7 +111,7 @@ def _solver(scene, method, h, algorithm, ccp_tol, fp_tol, max_iter, warm_start=T
 
         def solve(a):
             res = mbdcp.fixed_point(a["M"], a["Wn"], a["D"], a["E"], a["U"], a["v"], h, p_ext=a["p_ext"], psi_n=a["psi_n"],
-                                    algorithm=algorithm, tol=fp_tol, **iters)
+                                    algorithm=algorithm, tol=fp_tol, **iters, **correction)
             return res, res.p_n
         return "dense", ("Wn", "D"), solve
     for w in scene.walls:
@@ -126,7 +128,7 @@ def _solver(scene, method, h, algorithm, ccp_tol, fp_tol, max_iter, warm_start=T
             for k, key in enumerate(keys):
                 start[k] = last.get(key, 0.0)
         res = mbdcp.ccp(a["M"], a["Wn"], a["Wt"], a["U"], a["v"], h, p_ext=a["p_ext"], phi=a["psi_n"] + h * a["dpsi_n"],
-                        tol=ccp_tol, warm_start=start, **iters)
+                        tol=ccp_tol, warm_start=start, **iters, **correction)
         if warm_start:
             last.clear()
             last.update(zip(keys, res.gamma))
@@ -148,7 +150,7 @@ def _contact_keys(contacts):
 
 
 def simulate(scene, h, T, method="lcp", progress=True, algorithm=3, ccp_tol=1e-8, fp_tol=1e-10, max_iter=None,
-             max_penetration=None, warm_start=True):
+             max_penetration=None, warm_start=True, max_correction_speed=None, baumgarte=1.0):
     """Time-step a scene from t = 0 to T with step h; the scene's bodies are advanced in place.
 
     Parameters
@@ -163,6 +165,8 @@ def simulate(scene, h, T, method="lcp", progress=True, algorithm=3, ccp_tol=1e-8
     warm_start : "lcp": start each step's Lemke from the previous step's final basis (fewer pivots
         when the contact set persists; a step whose contacts changed starts cold); "ccp": start
         each contact's impulse from its value at the previous step (new contacts from zero).
+    max_correction_speed, baumgarte : how a penetration is corrected (see :func:`mbdcp.step`):
+        at most this separation speed, this fraction per step. Default: none, all of it.
     max_penetration : the penetration (m) beyond which the run is not a success; None: 10 % of
         the smallest body size (radius or smallest half extent; no check if all bodies are
         particles), a size no stable run approaches; ``np.inf`` turns the check off.
@@ -197,7 +201,8 @@ def simulate(scene, h, T, method="lcp", progress=True, algorithm=3, ccp_tol=1e-8
         if not np.all(np.isfinite(x)):
             k = int(np.flatnonzero(~np.isfinite(x).reshape(len(x), -1).all(axis=1))[0])
             raise ValueError(f"bodies[{k}].{name} must be finite, got {x[k]}")
-    form, parts, solve = _solver(scene, method, h, algorithm, ccp_tol, fp_tol, max_iter, warm_start)
+    correction = dict(max_correction_speed=max_correction_speed, baumgarte=baumgarte)
+    form, parts, solve = _solver(scene, method, h, algorithm, ccp_tol, fp_tol, max_iter, warm_start, correction)
     steps = int(round(T / h))
     iterator = range(1, steps + 1)
     if progress:
