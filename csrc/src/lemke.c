@@ -34,6 +34,8 @@
  * only scaled as a whole (so that the pivot path is exactly that of the given data). */
 #define RUIZ_ROUNDS 8
 #define SPREAD_LOG2 10
+/* Entries of a failing point below CLEAN_ZERO n eps max z are retried as zeros (extract). */
+#define CLEAN_ZERO 1024.0
 /* Scaled data stay below 2^LIMIT_LOG2 in magnitude. */
 #define LIMIT_LOG2 960
 
@@ -611,15 +613,39 @@ static MbdcpStatus run(Lemke *L, const MbdcpLemkeSettings *s, mbdcp_int r, mbdcp
 }
 
 /* z = C max(z', 0) from the basic values; 1 if the result verifies on the original data. */
+static void basic_point(const Lemke *L, mbdcp_float *z)
+{
+    const mbdcp_int n = L->n;
+    memset(z, 0, (size_t)n * sizeof(mbdcp_float));
+    for (mbdcp_int i = 0; i < n; ++i) {
+        const mbdcp_int v = L->basis[i];
+        if (v >= n && v < 2 * n) z[v - n] = L->cs[v - n] * pos_part(L->xbar[i]);
+    }
+}
+
+/* z = C max(z', 0) from the basic values; 1 if the result verifies on the original data. A
+ * point that fails is tried once more with its rounding-level entries (below CLEAN_ZERO n eps
+ * max z) set to zero: on a degenerate problem (a box resting on four corners) a basic impulse
+ * of 1e-14 can carry a friction impulse of 1e-14 that overshoots its cone by 1e-14, a row that
+ * is all rounding. The cleaned point must pass the same verification. */
 static int extract(Lemke *L, const mbdcp_float *M, const mbdcp_float *q, mbdcp_float tol, const MbdcpLemkeOutput *out)
 {
     const mbdcp_int n = L->n;
-    memset(out->z, 0, (size_t)n * sizeof(mbdcp_float));
-    for (mbdcp_int i = 0; i < n; ++i) {
-        const mbdcp_int v = L->basis[i];
-        if (v >= n && v < 2 * n) out->z[v - n] = L->cs[v - n] * pos_part(L->xbar[i]);
+    basic_point(L, out->z);
+    if (mbdcp_lcp_verify(n, M, q, out->z, tol, out->w, L->res)) return 1;
+    const mbdcp_float cut = CLEAN_ZERO * n * DBL_EPSILON * mbdcp_norm_inf((size_t)n, out->z);
+    int changed = 0;
+    for (mbdcp_int j = 0; j < n; ++j)
+        if (out->z[j] > 0.0 && out->z[j] <= cut) {
+            out->z[j] = 0.0;
+            changed = 1;
+        }
+    if (changed && mbdcp_lcp_verify(n, M, q, out->z, tol, out->w, L->res)) return 1;
+    if (changed) { /* report the basic point itself */
+        basic_point(L, out->z);
+        mbdcp_lcp_verify(n, M, q, out->z, tol, out->w, L->res);
     }
-    return mbdcp_lcp_verify(n, M, q, out->z, tol, out->w, L->res);
+    return 0;
 }
 
 /* Is y >= 0 (n entries, scaled to max 1) a Farkas certificate of infeasibility of LCP(M, q):
