@@ -35,7 +35,7 @@ from mbdcp import _stabilization as stab
 from mbdcp import _validate as val
 from mbdcp.results import FixedPointResult, LCPData, RelaxResult
 from mbdcp.status import Status
-from mbdcp.step import _call_core, _step_data
+from mbdcp.step import _call_core, _full_joint_impulse, _solve_joints, _step_data
 
 __all__ = ["p1", "p2", "sliding_speed", "fixed_point"]
 
@@ -160,8 +160,9 @@ def fixed_point(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, Wb=None, theta=
         raise ValueError(f"algorithm must be 1, 2 or 3, got {algorithm!r}")
     tol = val.positive_scalar("tol", tol)
     max_iter = val.positive_int("max_iter", max_iter, allow_none=False)
-    (v_next, p_b, p_n, beta, lam, history, status, iterations, converged, pivots, _) = _call_core(
-        _core.fixed_point, *args, int(algorithm), tol, max_iter)
+    (v_next, p_b, p_n, beta, lam, history, status, iterations, converged, pivots, _), keep = _solve_joints(
+        _core.fixed_point, args, 9, int(algorithm), tol, max_iter)
+    p_b = _full_joint_impulse(p_b, keep, args[9].shape[1])
     status = _STATUS[status]
     return FixedPointResult(
         success=status == Status.SOLVED, status=status, message=status.message, v_next=v_next, p_n=p_n,

@@ -1,5 +1,6 @@
 """One time step of the Stewart–Trinkle / Anitescu–Potra contact LCP (DESIGN.md section 1)."""
 import numpy as np
+import scipy.linalg as sla
 
 from mbdcp import _core
 from mbdcp import _stabilization as stab
@@ -13,6 +14,7 @@ _STATUS = tuple(Status)  # index by the C status code
 _NO_COLUMNS = np.zeros((0, 0))  # absent Wb, Dj, Ej (the C layer reads only their column counts)
 _NO_COLUMNS.setflags(write=False)
 _MESSAGE = {s: s.message for s in Status}
+_JOINT_RANK_TOL = 1e-10  # a pivot of the M-weighted joint Jacobian's QR below this fraction of the first: dependent
 
 
 def _friction_coefficients(U, n_c):
@@ -63,8 +65,6 @@ def _step_data(M, Wn, D, E, U, v, h, p_ext, psi_n, dpsi_n, dpsi_f, Wb, theta, dt
     else:
         Wb = val.matrix("Wb", Wb, (n_v, None), ("n_v", "n_b"))
     n_b = Wb.shape[1]
-    if n_b > n_v:
-        raise ValueError(f"Wb must have full column rank: it has {n_b} columns but only {n_v} rows")
     theta = val.vector("theta", theta, n_b, optional=True, symbol="n_b")
     dtheta = val.vector("dtheta", dtheta, n_b, optional=True, symbol="n_b")
     if Dj is None:
@@ -99,6 +99,48 @@ def _call_core(fn, *args, rank_deficient="Wb"):
             raise ValueError(f"{J} must have full column rank ({J}^T M^-1 {J} is singular: redundant "
                              "constraints)") from None
         raise
+
+
+def _independent_joints(M, Wb, theta, dtheta, h):
+    """Indices of a largest set of independent joint equations, for a Wb without full column rank
+    (redundant joints, e.g. a rigid loop closed twice): the velocity is then unique and the joint
+    impulses are one of many distributions (the dropped equations get none). The dropped
+    equations must follow from the kept ones, right-hand sides theta/h + dtheta included."""
+    X = sla.solve_triangular(np.linalg.cholesky(M), Wb, lower=True)  # S = X^T X
+    _, R, piv = sla.qr(X, mode="economic", pivoting=True)
+    d = np.abs(np.diag(R))
+    rank = int(np.count_nonzero(d > _JOINT_RANK_TOL * d[0])) if d.size and d[0] > 0 else 0
+    keep, drop = np.sort(piv[:rank]), np.sort(piv[rank:])
+    c = (theta / h if theta.size else 0.0) + (dtheta if dtheta.size else 0.0) + np.zeros(Wb.shape[1])
+    a = np.linalg.lstsq(X[:, keep], X[:, drop], rcond=None)[0]  # X_drop = X_keep a
+    mismatch = np.abs(c[drop] - a.T @ c[keep])
+    if np.any(mismatch > 1e-9 * (np.abs(c[drop]) + np.abs(a.T) @ np.abs(c[keep])) + 1e-300):
+        raise ValueError(f"Wb has redundant columns {drop.tolist()} whose theta/dtheta contradict the other joints: "
+                         "the joint equations have no common solution")
+    return keep
+
+
+def _solve_joints(fn, data, at, *rest):
+    """fn(*data, *rest), or with the independent subset of the joint columns when Wb (data[at],
+    theta and dtheta following it) lacks full column rank; returns (outputs, keep or None)."""
+    try:
+        return fn(*data, *rest), None
+    except _core.CoreError as exc:
+        if exc.code != _core.ERR_RANK_DEFICIENT:
+            return _call_core(fn, *data, *rest), None  # raises the named error
+    M, h = data[0], data[6]
+    Wb, theta, dtheta = data[at:at + 3]
+    keep = _independent_joints(M, Wb, theta, dtheta, h)
+    sub = (np.ascontiguousarray(Wb[:, keep]), theta[keep] if theta.size else theta, dtheta[keep] if dtheta.size else dtheta)
+    return _call_core(fn, *data[:at], *sub, *data[at + 3:], *rest), keep
+
+
+def _full_joint_impulse(p_b, keep, n_b):
+    if keep is None:
+        return p_b
+    full = np.zeros(n_b)
+    full[keep] = p_b
+    return full
 
 
 def step(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi_f=None, Wb=None,
@@ -141,7 +183,10 @@ def step(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi_f=No
     p_ext : (n_v,) applied impulse over the step (h times the applied force).
     psi_n : (n_c,) gaps at the start of the step; dpsi_n (n_c,), dpsi_f (m,):
         prescribed surface velocities (moving surfaces).
-    Wb : (n_v, n_b) bilateral joint Jacobian (full column rank); theta, dtheta (n_b,).
+    Wb : (n_v, n_b) bilateral joint Jacobian; theta, dtheta (n_b,). Redundant joint equations (Wb
+        without full column rank, e.g. a rigid loop) are solved on a largest independent subset:
+        ``v_next`` is unique, ``p_b`` is one of the many impulse distributions (the dependent
+        equations get none); their theta/dtheta must agree with the others.
     Dj, Ej, beta_max : joint dry friction (n_v, m_j), (m_j, n_j), (n_j,).
     solver : "lemke" (the only pivoting solver; the relaxations are :func:`mbdcp.fixed_point`).
     return_lcp : also return the reduced LCP (F, f, z, w) as ``res.lcp``.
@@ -187,9 +232,9 @@ def step(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi_f=No
     n_c, m = data[1].shape[1], data[2].shape[1]
     m_j, n_j = data[14].shape[1], data[15].shape[1]
     start = _warm_start(warm_start, 2 * n_c + m + m_j + n_j)
-    v_next, p_b, z, w, F, f, status, pivots, residual, basis = _call_core(
-        _core.step, *data, 0, 0.0, bool(return_lcp), start
-    )
+    (v_next, p_b, z, w, F, f, status, pivots, residual, basis), keep = _solve_joints(
+        _core.step, data, 11, 0, 0.0, bool(return_lcp), start)
+    p_b = _full_joint_impulse(p_b, keep, data[11].shape[1])
     o = (0, n_c, n_c + m, n_c + m + m_j, 2 * n_c + m + m_j, 2 * n_c + m + m_j + n_j)
     status = _STATUS[status]
     return StepResult(

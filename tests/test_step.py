@@ -261,10 +261,26 @@ def test_joint_friction_sticks_below_and_slides_above(push, expect_v):
     check_mixed_lcp(res, *args, **kw)
 
 
-def test_rank_deficient_joints_rejected():
-    Wb = np.array([[0.0, 0.0], [1.0, 2.0]])
-    with pytest.raises(ValueError, match="Wb must have full column rank"):
-        mbdcp.step(np.eye(2), np.zeros((2, 0)), np.zeros((2, 0)), np.zeros((0, 0)), [], [0, 0], 0.1, Wb=Wb)
+def test_redundant_joints_solved_on_an_independent_subset():
+    # a rod (x, y, theta; m = 1, I = 1/3) pinned at its end (0, -1 from the centre... at angle 0:
+    # r = (-1, 0)) by the pin twice, and resting on the floor with its other end
+    M = np.diag([1.0, 1.0, 1 / 3])
+    pin = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, -1.0]])  # velocity of the end at r = (-1, 0)
+    Wn = np.array([[0.0], [1.0], [1.0]])                 # the other end, r = (1, 0), on the floor
+    D, E = np.array([[1.0, -1.0], [0.0, 0.0], [0.0, 0.0]]), np.ones((2, 1))
+    args = (M, Wn, D, E, [0.3], [0.0, 0.0, -0.5], 0.01)
+    kw = dict(p_ext=[0.0, -0.0981, 0.0], psi_n=[0.0])
+    once = mbdcp.step(*args, Wb=pin, **kw)
+    for twice in (np.hstack([pin, pin]), np.hstack([pin, 2 * pin[:, 1:]])):
+        for solve in (mbdcp.step, lambda *a, **k: mbdcp.fixed_point(*a, algorithm=2, **k)):
+            res = solve(*args, Wb=twice, **kw)
+            assert res.success
+            np.testing.assert_allclose(res.v_next, once.v_next, atol=1e-13)
+            np.testing.assert_allclose(twice @ res.p_b, pin @ once.p_b, atol=1e-13)  # the same joint force
+            assert res.p_b.shape == (twice.shape[1],)
+    # dependent equations must agree: the same pin asked to move two ways cannot hold
+    with pytest.raises(ValueError, match=r"Wb has redundant columns \[2\] whose theta/dtheta contradict"):
+        mbdcp.step(*args, Wb=np.hstack([pin, pin[:, :1]]), theta=[0.0, 0.0, 0.01], **kw)
 
 
 # ---- input validation -------------------------------------------------------------------------
