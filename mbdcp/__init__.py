@@ -31,7 +31,7 @@ from mbdcp import derivatives
 from mbdcp import batch
 from mbdcp.relax import fixed_point
 
-__version__ = "0.1.0"
+from mbdcp._version import __version__  # noqa: E402
 
 __all__ = [
     "Status",

@@ -346,7 +346,8 @@ def step(Ms, Wns, Ds, Es, Us, vs, h, *, p_ext=None, psi_n=None, dpsi_n=None, dps
             if code == _core.ERR_NOT_POSDEF:
                 raise ValueError(f"Ms[{i}] must be symmetric positive definite (its Cholesky factorization failed)")
             if code == _core.ERR_RANK_DEFICIENT:
-                raise ValueError(f"Wb of instance {i} must have full column rank (redundant joints: mbdcp.step solves them on an independent subset)")
+                raise ValueError(f"Wb of instance {i} must have full column rank (redundant joints: "
+                                 "mbdcp.step solves them on an independent subset)")
             raise ValueError(f"instance {i}: the C core rejected its data (code {code})")
     o = (0, n_c, n_c + m, n_c + m + m_j, 2 * n_c + m + m_j, N)
     return BatchStepResult(v_next=v_next, p_n=z[:, o[0]:o[1]], beta=z[:, o[1]:o[2]], sigma=z[:, o[3]:o[4]], p_b=p_b,

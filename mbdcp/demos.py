@@ -7,6 +7,8 @@ import numpy as np
 import mbdcp
 from mbdcp.examples import particle_above_wall, simulate_sphere, sphere_closed_form, sphere_on_plane
 
+__all__ = ["demo_sphere", "demo_particle", "demo_lcp", "demo_box", "demo_pile2d", "demo_pile3d"]
+
 
 def demo_sphere(out, plot=True):
     """Seed 000 section 4: a unit sphere released sliding at 2 m/s on a plane (mu = 0.2)

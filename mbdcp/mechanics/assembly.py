@@ -14,6 +14,8 @@ import scipy.sparse as sp
 
 from mbdcp.mechanics.bodies import quaternion_to_matrix
 
+__all__ = ["world_inertia", "mass_blocks", "velocity", "applied_impulse", "kinetic_energy", "friction_directions", "assemble"]
+
 
 def world_inertia(fields):
     """World-frame inertias R J_B R^T, (n, 3, 3)."""

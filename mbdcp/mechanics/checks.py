@@ -1,6 +1,8 @@
 """Validation of the fields of bodies, walls and scenes: every message names the field."""
 import numpy as np
 
+__all__ = ["real", "positive", "nonnegative", "vector", "unit", "inertia3"]
+
 
 def _numeric(name, x):
     a = np.asarray(x)

@@ -14,6 +14,8 @@ from scipy.spatial import cKDTree
 
 from mbdcp.mechanics.bodies import box_corners
 
+__all__ = ["CoincidentCentres", "Contact", "Contacts", "find_contacts"]
+
 
 class CoincidentCentres(ValueError):
     """Two round bodies share a centre: their contact normal is undefined."""

@@ -5,6 +5,8 @@ from mbdcp.mechanics.bodies import Body2D, Body3D
 from mbdcp.mechanics.scene import Scene
 from mbdcp.mechanics.walls import Line, Plane
 
+__all__ = ["disk_pile_scene", "sphere_pile_scene"]
+
 
 def disk_pile_scene(n_disks=136, width=10, radius=0.5, mu=0.3, seed=0, delta=0.1):
     """Seed 001's test: disks (radius about ``radius``, m = 1) on a loose lattice in a box of

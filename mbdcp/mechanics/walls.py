@@ -1,6 +1,8 @@
 """Walls: fixed or moving lines (2-D) and planes (3-D); points x with normal . (x - point) >= 0 are outside."""
 from mbdcp.mechanics import checks
 
+__all__ = ["Line", "Plane"]
+
 
 class _Wall:
     dim = 0

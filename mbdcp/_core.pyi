@@ -1,0 +1,179 @@
+"""Type stub of the compiled wrappers over the C core (mbdcp/_core.pyx): private, called by the
+public layer with validated arrays."""
+from typing import Any
+
+import numpy as np
+
+SOLVED: Any
+RAY_TERMINATION: Any
+MAX_ITERATIONS: Any
+NUMERICAL_ERROR: Any
+INTERRUPTED: Any
+ERR_NOT_POSDEF: Any
+ERR_RANK_DEFICIENT: Any
+CCP_METHODS: Any
+FC_METHODS: Any
+FC_CASES: Any
+
+
+class CoreError(ValueError):
+    code: int
+
+    def __init__(self, code: int, message: str) -> None: ...
+
+
+def status_message(status: int) -> Any: ...
+def lemke(M: np.ndarray, q: np.ndarray, max_pivots: int, tol: float, trace: bool, start: Any) -> Any: ...
+def lcp_verify(M: np.ndarray, q: np.ndarray, z: np.ndarray, tol: float) -> Any: ...
+def lcp_residual(M: np.ndarray, q: np.ndarray, z: np.ndarray) -> Any: ...
+def step(
+    M: np.ndarray,
+    Wn: np.ndarray,
+    D: np.ndarray,
+    E: np.ndarray,
+    mu: np.ndarray,
+    v: np.ndarray,
+    h: float,
+    p_ext: np.ndarray,
+    psi_n: np.ndarray,
+    dpsi_n: np.ndarray,
+    dpsi_f: np.ndarray,
+    Wb: np.ndarray,
+    theta: np.ndarray,
+    dtheta: np.ndarray,
+    Dj: np.ndarray,
+    Ej: np.ndarray,
+    beta_max: np.ndarray,
+    max_pivots: int,
+    tol: float,
+    return_lcp: bool,
+    start: Any,
+) -> Any: ...
+def relax(
+    which: int,
+    M: np.ndarray,
+    Wn: np.ndarray,
+    D: np.ndarray,
+    E: np.ndarray,
+    mu: np.ndarray,
+    v: np.ndarray,
+    h: float,
+    p_ext: np.ndarray,
+    psi_n: np.ndarray,
+    Wb: np.ndarray,
+    theta: np.ndarray,
+    dtheta: np.ndarray,
+    data: np.ndarray,
+    return_lcp: bool,
+) -> Any: ...
+def fixed_point(
+    M: np.ndarray,
+    Wn: np.ndarray,
+    D: np.ndarray,
+    E: np.ndarray,
+    mu: np.ndarray,
+    v: np.ndarray,
+    h: float,
+    p_ext: np.ndarray,
+    psi_n: np.ndarray,
+    Wb: np.ndarray,
+    theta: np.ndarray,
+    dtheta: np.ndarray,
+    algorithm: int,
+    tol: float,
+    max_iter: int,
+) -> Any: ...
+def sliding_speed(D: np.ndarray, E: np.ndarray, v: np.ndarray) -> Any: ...
+def full_rank_step(
+    M: np.ndarray,
+    Wn: np.ndarray,
+    Wt: np.ndarray,
+    mu: np.ndarray,
+    v: np.ndarray,
+    h: float,
+    n_d: int,
+    rho: float,
+    p_ext: np.ndarray,
+    psi_n: np.ndarray,
+    return_lcp: bool,
+) -> Any: ...
+def ccp(
+    n_v: int,
+    n_c: int,
+    n_b: int,
+    P_ptr: np.ndarray,
+    P_ind: np.ndarray,
+    P_val: np.ndarray,
+    Q_ptr: np.ndarray,
+    Q_ind: np.ndarray,
+    Q_val: np.ndarray,
+    mu: np.ndarray,
+    p: np.ndarray,
+    method: str,
+    tol: float,
+    max_iter: int,
+    omega: float,
+    nu0: np.ndarray,
+) -> Any: ...
+def cone_project(mu: float, g: np.ndarray) -> Any: ...
+def step_args_valid(M: Any, Wn: Any, D: Any, E: Any, U: Any, v: Any, p_ext: Any, psi_n: Any) -> Any: ...
+def all_finite(a: np.ndarray) -> Any: ...
+def asymmetry(A: np.ndarray) -> Any: ...
+def grouping_error(E: np.ndarray) -> Any: ...
+def fc_solve(
+    coulomb: bool,
+    n_c: int,
+    W_ptr: np.ndarray,
+    W_ind: np.ndarray,
+    W_val: np.ndarray,
+    S: Any,
+    q: np.ndarray,
+    mu: np.ndarray,
+    method: str,
+    inner: str,
+    tol: float,
+    max_iter: int,
+    inner_max_iter: int,
+    r0: Any,
+) -> Any: ...
+def fc_residual(
+    coulomb: bool,
+    n_c: int,
+    W_ptr: np.ndarray,
+    W_ind: np.ndarray,
+    W_val: np.ndarray,
+    q: np.ndarray,
+    mu: np.ndarray,
+    r: np.ndarray,
+) -> Any: ...
+def fc_local(A: np.ndarray, b: np.ndarray, mu: float, coulomb: bool, r0: Any) -> Any: ...
+def lemke_batch(
+    Ms: np.ndarray,
+    qs: np.ndarray,
+    first: int,
+    count: int,
+    max_pivots: int,
+    tol: float,
+    z: np.ndarray,
+    w: np.ndarray,
+    basis: np.ndarray,
+    status: np.ndarray,
+    pivots: np.ndarray,
+    residual: np.ndarray,
+) -> Any: ...
+def step_batch(
+    arrays: tuple,
+    dims: tuple,
+    hs: np.ndarray,
+    first: int,
+    count: int,
+    max_pivots: int,
+    tol: float,
+    v_next: np.ndarray,
+    p_b: np.ndarray,
+    z: np.ndarray,
+    w: np.ndarray,
+    status: np.ndarray,
+    pivots: np.ndarray,
+    residual: np.ndarray,
+) -> Any: ...

@@ -1,0 +1,50 @@
+"""Packaging promises: one version, a typed package, a stub that lists every wrapper of the C
+core, and an ``__all__`` in every public module."""
+import ast
+import importlib
+import importlib.metadata
+import os
+import pkgutil
+
+import pytest
+
+import mbdcp
+from mbdcp import _core
+
+HERE = os.path.dirname(os.path.abspath(mbdcp.__file__))
+
+
+def test_version_has_one_source():
+    from mbdcp._version import __version__
+
+    assert mbdcp.__version__ == __version__
+    try:
+        assert importlib.metadata.version("mbdcp") == __version__
+    except importlib.metadata.PackageNotFoundError:
+        pytest.skip("mbdcp is not installed (running from the source tree)")
+
+
+def test_typed_package_and_core_stub():
+    assert os.path.isfile(os.path.join(HERE, "py.typed"))
+    with open(os.path.join(HERE, "_core.pyi")) as fh:
+        stub = ast.parse(fh.read())
+    stubbed = {n.name for n in stub.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    stubbed |= {n.target.id for n in stub.body if isinstance(n, ast.AnnAssign)}
+    public = {name for name in dir(_core) if not name.startswith("_")} - {"np"}
+    assert public <= stubbed, f"missing from mbdcp/_core.pyi: {sorted(public - stubbed)}"
+
+
+def _public_modules():
+    for info in pkgutil.walk_packages([HERE], "mbdcp."):
+        if not any(part.startswith("_") for part in info.name.split(".")[1:]):
+            yield info.name
+
+
+@pytest.mark.parametrize("name", sorted(_public_modules()))
+def test_every_public_module_declares_all(name):
+    if name in ("mbdcp.__main__",):
+        pytest.skip("a script")
+    module = importlib.import_module(name)
+    assert hasattr(module, "__all__"), f"{name} has no __all__"
+    for item in module.__all__:
+        assert hasattr(module, item), f"{name}.__all__ names {item!r}, which it does not define"
