@@ -14,7 +14,8 @@ class Scene:
     even number in 3-D, default 2 or 4) apply to every contact; ``delta`` >= 0 is the activation
     distance (default: :meth:`default_delta`, 10 % of the smallest body size); ``gravity``
     defaults to 9.81 downwards along the last axis. The scene gathers the bodies' fields into
-    arrays with one row per body; each body then reads and writes its row (a body belongs to the last scene built with it). ``bodies`` and ``walls`` are tuples.
+    arrays with one row per body; each body then reads and writes its row (a body belongs to the
+    last scene built with it). ``bodies`` and ``walls`` are tuples.
 
     >>> from mbdcp.mechanics import Body2D, Line, Scene
     >>> scene = Scene([Body2D(1.0, [0, 0.4], radius=0.5)], [Line([0, 0], [0, 1])])
