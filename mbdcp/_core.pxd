@@ -13,6 +13,7 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
         MBDCP_ERR_RANK_DEFICIENT
         MBDCP_ERR_WORKSPACE
         MBDCP_ERR_NONFINITE
+        MBDCP_ERR_DATA
 
     ctypedef enum MbdcpStatus:
         MBDCP_SOLVED
@@ -66,6 +67,7 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
                          mbdcp_float tol, mbdcp_float *w, mbdcp_float *s)
 
     int mbdcp_all_finite(size_t n, const mbdcp_float *x)
+    int mbdcp_grouping_error(mbdcp_int rows, mbdcp_int groups, const mbdcp_float *E)
 
     ctypedef struct MbdcpStepProblem:
         mbdcp_int n_v, n_c, m, n_b, m_j, n_j

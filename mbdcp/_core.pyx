@@ -28,6 +28,7 @@ INTERRUPTED = MBDCP_INTERRUPTED
 
 ERR_NOT_POSDEF = MBDCP_ERR_NOT_POSDEF
 ERR_RANK_DEFICIENT = MBDCP_ERR_RANK_DEFICIENT
+ERR_DATA = MBDCP_ERR_DATA
 
 
 class CoreError(ValueError):
@@ -585,24 +586,10 @@ def asymmetry(const double[:, ::1] A):
 
 def grouping_error(const double[:, ::1] E):
     """0 if E has exactly one 1 per row, zeros elsewhere, and groups in nondecreasing
-    column order; 1 for bad entries, 2 for bad order."""
-    cdef Py_ssize_t r, c, last = -1, col
-    cdef int ones
-    for r in range(E.shape[0]):
-        ones = 0
-        col = -1
-        for c in range(E.shape[1]):
-            if E[r, c] == 1.0:
-                ones += 1
-                col = c
-            elif E[r, c] != 0.0:
-                return 1
-        if ones != 1:
-            return 1
-        if col < last:
-            return 2
-        last = col
-    return 0
+    column order; 1 for bad entries, 2 for bad order (mbdcp_grouping_error)."""
+    if E.shape[0] == 0 or E.shape[1] == 0:
+        return 0 if E.shape[0] == 0 else 1
+    return mbdcp_grouping_error(<mbdcp_int>E.shape[0], <mbdcp_int>E.shape[1], &E[0, 0])
 
 
 # ---- Coulomb friction and its CCP relaxation on the Delassus matrix (coulomb.h) ------------

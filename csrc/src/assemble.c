@@ -36,6 +36,11 @@ MbdcpReturn mbdcp_step_problem_check(const MbdcpStepProblem *p)
     if (!finite_or_null(nc, p->psi_n) || !finite_or_null(nc, p->dpsi_n) || !finite_or_null(m, p->dpsi_f) ||
         !finite_or_null(nb, p->theta) || !finite_or_null(nb, p->dtheta) || !finite_or_null(nj, p->beta_max))
         return MBDCP_ERR_NONFINITE;
+    /* the data's own form: mu >= 0, E and Ej group directions by contact / joint, beta_max >= 0 */
+    if (!mbdcp_all_nonnegative(nc, p->mu) || (p->beta_max && !mbdcp_all_nonnegative(nj, p->beta_max)))
+        return MBDCP_ERR_DATA;
+    if ((m && mbdcp_grouping_error(p->m, p->n_c, p->E)) || (mj && mbdcp_grouping_error(p->m_j, p->n_j, p->Ej)))
+        return MBDCP_ERR_DATA;
     return MBDCP_OK;
 }
 

@@ -614,7 +614,7 @@ MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s,
     if (work_bytes < mbdcp_ccp_workspace_size(p)) return MBDCP_ERR_WORKSPACE;
     if (!mbdcp_all_finite((size_t)np_, p->p) || !mbdcp_all_finite((size_t)p->n_c, p->mu)) return MBDCP_ERR_NONFINITE;
     for (mbdcp_int i = 0; i < p->n_c; ++i)
-        if (p->mu[i] < 0.0) return MBDCP_ERR_SETTING;
+        if (p->mu[i] < 0.0) return MBDCP_ERR_DATA;
     for (mbdcp_int j = 0; j < np_; ++j)
         if (p->P_colptr[j + 1] < p->P_colptr[j] || p->Q_colptr[j + 1] < p->Q_colptr[j]) return MBDCP_ERR_DIMENSION;
 

@@ -385,7 +385,7 @@ MbdcpReturn mbdcp_fc_local_solve(const mbdcp_float *A, const mbdcp_float *b, mbd
                                  mbdcp_float *r, MbdcpFcCase *which)
 {
     if (!A || !b || !r) return MBDCP_ERR_NULL;
-    if (!(mu >= 0.0) || !isfinite(mu)) return MBDCP_ERR_SETTING;
+    if (!(mu >= 0.0) || !isfinite(mu)) return MBDCP_ERR_DATA;
     if (!mbdcp_all_finite(9, A) || !mbdcp_all_finite(3, b)) return MBDCP_ERR_NONFINITE;
     const mbdcp_float prev[3] = {isfinite(r[0]) ? r[0] : 0.0, isfinite(r[1]) ? r[1] : 0.0, isfinite(r[2]) ? r[2] : 0.0};
     MbdcpFcCase dummy;
@@ -672,7 +672,7 @@ static MbdcpReturn solve(const MbdcpFcProblem *p, const MbdcpFcSettings *s, int 
     if (p->S_rowptr && (rc = check_csr(m, p->S_rowptr, p->S_colind, p->S_val)) != MBDCP_OK) return rc;
     if (!mbdcp_all_finite((size_t)m, p->q) || !mbdcp_all_finite((size_t)n_c, p->mu)) return MBDCP_ERR_NONFINITE;
     for (mbdcp_int i = 0; i < n_c; ++i)
-        if (p->mu[i] < 0.0) return MBDCP_ERR_SETTING;
+        if (p->mu[i] < 0.0) return MBDCP_ERR_DATA;
     if (!s->warm_start) memset(r, 0, (size_t)m * sizeof(mbdcp_float));
     if (!mbdcp_all_finite((size_t)m, r)) return MBDCP_ERR_NONFINITE;
 

@@ -152,3 +152,31 @@ mbdcp_float mbdcp_norm_inf(size_t n, const mbdcp_float *x)
     for (size_t i = 0; i < n; ++i) m = fmax(m, fabs(x[i]));
     return m;
 }
+
+int mbdcp_grouping_error(mbdcp_int rows, mbdcp_int groups, const mbdcp_float *E)
+{
+    mbdcp_int last = -1;
+    for (mbdcp_int r = 0; r < rows; ++r) {
+        mbdcp_int ones = 0, col = -1;
+        for (mbdcp_int c = 0; c < groups; ++c) {
+            const mbdcp_float x = E[(size_t)r * groups + c];
+            if (x == 1.0) {
+                ++ones;
+                col = c;
+            } else if (x != 0.0) {
+                return 1;
+            }
+        }
+        if (ones != 1) return 1;
+        if (col < last) return 2;
+        last = col;
+    }
+    return 0;
+}
+
+int mbdcp_all_nonnegative(size_t n, const mbdcp_float *x)
+{
+    for (size_t i = 0; i < n; ++i)
+        if (!(x[i] >= 0.0)) return 0;
+    return 1;
+}

@@ -42,7 +42,7 @@ static MbdcpReturn check(const MbdcpFullRankProblem *p)
         (p->psi_n && !mbdcp_all_finite(nc, p->psi_n)))
         return MBDCP_ERR_NONFINITE;
     for (size_t i = 0; i < nc; ++i)
-        if (p->mu[i] < 0.0) return MBDCP_ERR_SETTING;
+        if (p->mu[i] < 0.0) return MBDCP_ERR_DATA;
     return MBDCP_OK;
 }
 

@@ -207,7 +207,7 @@ MbdcpReturn mbdcp_relax_p2(const MbdcpStepProblem *p, const mbdcp_float *lam, co
 {
     if (p && lam)
         for (mbdcp_int c = 0; c < p->n_c; ++c)
-            if (lam[c] < 0.0) return MBDCP_ERR_SETTING; /* sliding speeds are nonnegative */
+            if (lam[c] < 0.0) return MBDCP_ERR_DATA; /* sliding speeds are nonnegative */
     return relax_one(p, 2, lam, s, out, info, work, work_bytes);
 }
 

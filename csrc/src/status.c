@@ -12,6 +12,7 @@ const char *mbdcp_return_message(MbdcpReturn code)
         "Jacobian does not have full column rank",
         "workspace is smaller than the size query",
         "input holds a NaN or infinite value",
+        "input data out of range (a negative friction coefficient or bound, or a grouping matrix E without exactly one 1 per row in group order)",
     };
     if ((int)code < 0 || (int)code >= MBDCP_N_RETURN_CODES) return "unknown return code";
     return text[code];

@@ -216,6 +216,15 @@ static void test_step_sphere(void)
     M[35] = -1;
     CHECK(mbdcp_step_solve(&p, &s, NULL, &out, &info, work, bytes) == MBDCP_ERR_NOT_POSDEF);
     M[35] = 0.4;
+    /* the data's form: mu >= 0, E with one 1 per row */
+    mu[0] = -0.1;
+    CHECK(mbdcp_step_solve(&p, &s, NULL, &out, &info, work, bytes) == MBDCP_ERR_DATA);
+    mu[0] = 0.2;
+    E[1] = 2.0;
+    CHECK(mbdcp_step_solve(&p, &s, NULL, &out, &info, work, bytes) == MBDCP_ERR_DATA);
+    E[1] = 1.0;
+    CHECK(mbdcp_step_solve(&p, &s, NULL, &out, &info, work, bytes) == MBDCP_OK && info.status == MBDCP_SOLVED);
+    CHECK(mbdcp_grouping_error(2, 2, (const double[]){0, 1, 1, 0}) == 2 && mbdcp_grouping_error(1, 2, (const double[]){1, 1}) == 1);
     free(work);
     double Wb[12] = {0};
     Wb[2 * 2] = 1;
@@ -290,7 +299,7 @@ static void test_relax_block(void)
     /* P2(lam): the sliding speed is held, non-penetration exact */
     CHECK(mbdcp_relax_p2(&p, lam, &s, &out, &li, work, bytes) == MBDCP_OK && near(v_next[1], 0, 1e-14));
     lam[0] = -1;
-    CHECK(mbdcp_relax_p2(&p, lam, &s, &out, &li, work, bytes) == MBDCP_ERR_SETTING);
+    CHECK(mbdcp_relax_p2(&p, lam, &s, &out, &li, work, bytes) == MBDCP_ERR_DATA);
     /* Algorithm 2 converges to the LCP velocity 1 - mu g h */
     MbdcpFixedPointSettings fs;
     mbdcp_fixed_point_default_settings(&fs);

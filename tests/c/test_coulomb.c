@@ -42,7 +42,7 @@ static void test_local_cases(void)
     /* the CCP: lifts off, r_n = (mu ||q_T|| - q_n) / (a + mu^2 b) */
     CHECK(mbdcp_fc_local_solve(A, sl, 0.3, 0, r, &which) == MBDCP_OK && which == MBDCP_FC_SLIDE);
     CHECK(near(r[0], 1.3 / 2.045, 1e-13));
-    CHECK(mbdcp_fc_local_solve(A, sl, -0.3, 1, r, &which) == MBDCP_ERR_SETTING);
+    CHECK(mbdcp_fc_local_solve(A, sl, -0.3, 1, r, &which) == MBDCP_ERR_DATA);
     CHECK(mbdcp_fc_local_solve(NULL, sl, 0.3, 1, r, &which) == MBDCP_ERR_NULL);
 }
 

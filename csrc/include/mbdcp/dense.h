@@ -33,6 +33,14 @@ MbdcpReturn mbdcp_gemv(mbdcp_int r, mbdcp_int c, mbdcp_float alpha, const mbdcp_
 /* 1 when all n values are finite, 0 otherwise (NULL with n > 0 gives 0). */
 int mbdcp_all_finite(size_t n, const mbdcp_float *x);
 
+/* 0 if the rows x groups matrix E (row-major) has exactly one 1 per row, zeros elsewhere, and the
+ * rows of each group consecutive and in group order (the form of E and Ej); 1 for a bad entry or
+ * row, 2 for rows out of group order. */
+int mbdcp_grouping_error(mbdcp_int rows, mbdcp_int groups, const mbdcp_float *E);
+
+/* 1 if the n entries of x are all >= 0 (x may be NULL when n = 0), else 0. */
+int mbdcp_all_nonnegative(size_t n, const mbdcp_float *x);
+
 /* Largest absolute value of n entries (0 for n = 0). */
 mbdcp_float mbdcp_norm_inf(size_t n, const mbdcp_float *x);
 

@@ -29,7 +29,8 @@ typedef enum {
     MBDCP_ERR_NOT_POSDEF = 4,     /* a matrix required SPD is not */
     MBDCP_ERR_RANK_DEFICIENT = 5, /* a Jacobian required full column rank is not */
     MBDCP_ERR_WORKSPACE = 6,      /* workspace smaller than the size query */
-    MBDCP_ERR_NONFINITE = 7       /* an input holds NaN or infinity */
+    MBDCP_ERR_NONFINITE = 7,      /* an input holds NaN or infinity */
+    MBDCP_ERR_DATA = 8            /* input data out of range: mu < 0, a grouping matrix E of the wrong form, ... */
 } MbdcpReturn;
 
 /* Outcome of a solver that ran (stored in its info struct). */
@@ -41,7 +42,7 @@ typedef enum {
     MBDCP_INTERRUPTED = 4      /* the caller's monitor asked the solver to stop */
 } MbdcpStatus;
 
-#define MBDCP_N_RETURN_CODES 8
+#define MBDCP_N_RETURN_CODES 9
 #define MBDCP_N_STATUSES 5
 
 /*
