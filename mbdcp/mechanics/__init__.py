@@ -28,10 +28,11 @@ phase), ``assembly`` (M blocks, Jacobians), ``scene``, ``simulate`` (the loop an
 """
 from mbdcp.mechanics.bodies import B_matrix, Body2D, Body3D, quaternion_to_matrix
 from mbdcp.mechanics.contacts import Contact, Contacts
+from mbdcp.mechanics.joints import Pin
 from mbdcp.mechanics.scene import Scene
 from mbdcp.mechanics.scenes import disk_pile_scene, sphere_pile_scene
 from mbdcp.mechanics.simulate import Failure, Trajectory, simulate
 from mbdcp.mechanics.walls import Line, Plane
 
 __all__ = ["Body2D", "Body3D", "Line", "Plane", "Scene", "Trajectory", "Failure", "simulate", "quaternion_to_matrix",
-           "B_matrix", "Contact", "Contacts", "disk_pile_scene", "sphere_pile_scene"]
+           "B_matrix", "Contact", "Contacts", "Pin", "disk_pile_scene", "sphere_pile_scene"]

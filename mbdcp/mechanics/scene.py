@@ -4,6 +4,7 @@ import numpy as np
 from mbdcp.mechanics import assembly, checks
 from mbdcp.mechanics.bodies import B_matrix, Body2D, Body3D, BodyRows
 from mbdcp.mechanics.contacts import Contacts, find_contacts
+from mbdcp.mechanics.joints import Pin, joint_rows
 from mbdcp.mechanics.walls import Line, Plane
 
 
@@ -12,7 +13,8 @@ class Scene:
 
     ``mu`` (>= 0) and ``n_d`` (friction directions per contact: 0 or 2 in 2-D, a nonnegative
     even number in 3-D, default 2 or 4) apply to every contact; ``delta`` >= 0 is the activation
-    distance (default: :meth:`default_delta`, 10 % of the smallest body size); ``gravity``
+    distance (default: :meth:`default_delta`, 10 % of the smallest body size); ``joints``: pins
+    (:class:`Pin`) between bodies or to the world; ``gravity``
     defaults to 9.81 downwards along the last axis. The scene gathers the bodies' fields into
     arrays with one row per body; each body then reads and writes its row (a body belongs to the
     last scene built with it). ``bodies`` and ``walls`` are tuples.
@@ -24,7 +26,7 @@ class Scene:
     (0, None, -0.1)
     """
 
-    def __init__(self, bodies, walls=(), gravity=None, mu=0.5, n_d=None, delta=None):
+    def __init__(self, bodies, walls=(), gravity=None, mu=0.5, n_d=None, delta=None, joints=()):
         bodies, walls = list(bodies), list(walls)
         if not bodies:
             raise ValueError("bodies must hold at least one body")
@@ -46,6 +48,14 @@ class Scene:
         self._rows = BodyRows.gather(bodies)
         self.offsets = bodies[0].dof * np.arange(len(bodies) + 1)
         self.mu, self.delta = mu, self.default_delta() if delta is None else delta
+        joints = tuple(joints)
+        index = {id(b): k for k, b in enumerate(self.bodies)}
+        for k, j in enumerate(joints):
+            if not isinstance(j, Pin):
+                raise TypeError(f"joints[{k}] must be a Pin, got {type(j).__name__}")
+            if id(j.a) not in index or (j.b is not None and id(j.b) not in index):
+                raise ValueError(f"joints[{k}] joins a body that is not in this scene")
+        self.joints, self._index = joints, index
 
     def default_delta(self):
         """The activation distance used when none is given: 10 % of the smallest body size
@@ -89,6 +99,11 @@ class Scene:
         """The active contacts (gap <= delta) of the current configuration, as :class:`Contacts`."""
         return find_contacts(self.fields(), self.planar, self.walls, self.delta)
 
+    def joint_jacobian(self, sparse=False):
+        """(Wb, theta) of the scene's joints in the current configuration: Wb (n_v, n_b), one
+        column per pin axis, and theta (n_b,) the joints' drift (zero when they hold)."""
+        return joint_rows(self.fields(), self.planar, self._index, self.joints, dense=not sparse)
+
     def assemble(self, h, sparse=False, contacts=None, form=None, parts=("Wn", "D", "Wt")):
         """Arguments of one step: a dict with M, Wn, D, E, U, Wt, v, p_ext, psi_n, dpsi_n, dpsi_f
         and the contacts (``contacts``: those of the current configuration, if already known);
@@ -97,7 +112,10 @@ class Scene:
         h = checks.positive("h", h)
         contacts = self.contacts() if contacts is None else Contacts.of(contacts, self.dim)
         form = form or ("sparse" if sparse else "dense")
-        return assembly.assemble(self.fields(), self.planar, self.gravity, self.mu, self.n_d, h, contacts, form, parts)
+        out = assembly.assemble(self.fields(), self.planar, self.gravity, self.mu, self.n_d, h, contacts, form, parts)
+        if self.joints:  # W_b and the drift theta of the joints (seed 000 eq. 3)
+            out["Wb"], out["theta"] = self.joint_jacobian(sparse=form != "dense")
+        return out
 
     def kinetic_energy(self):
         return assembly.kinetic_energy(self.fields(), self.planar)

@@ -100,7 +100,7 @@ def _solver(scene, method, h, algorithm, ccp_tol, fp_tol, max_iter, warm_start=T
         def solve(a):
             res = mbdcp.step(a["M"], a["Wn"], a["D"], a["E"], a["U"], a["v"], h, p_ext=a["p_ext"], psi_n=a["psi_n"],
                              dpsi_n=a["dpsi_n"], dpsi_f=a["dpsi_f"], warm_start=last[-1] if last else None,
-                             **correction)
+                             Wb=a.get("Wb"), theta=a.get("theta"), **correction)
             if warm_start:
                 last[:] = [res]
             return res, res.p_n
@@ -111,7 +111,7 @@ def _solver(scene, method, h, algorithm, ccp_tol, fp_tol, max_iter, warm_start=T
 
         def solve(a):
             res = mbdcp.fixed_point(a["M"], a["Wn"], a["D"], a["E"], a["U"], a["v"], h, p_ext=a["p_ext"], psi_n=a["psi_n"],
-                                    algorithm=algorithm, tol=fp_tol, **iters, **correction)
+                                    algorithm=algorithm, tol=fp_tol, Wb=a.get("Wb"), theta=a.get("theta"), **iters, **correction)
             return res, res.p_n
         return "dense", ("Wn", "D"), solve
     for w in scene.walls:
@@ -128,7 +128,7 @@ def _solver(scene, method, h, algorithm, ccp_tol, fp_tol, max_iter, warm_start=T
             for k, key in enumerate(keys):
                 start[k] = last.get(key, 0.0)
         res = mbdcp.ccp(a["M"], a["Wn"], a["Wt"], a["U"], a["v"], h, p_ext=a["p_ext"], phi=a["psi_n"] + h * a["dpsi_n"],
-                        tol=ccp_tol, warm_start=start, **iters, **correction)
+                        tol=ccp_tol, warm_start=start, Wb=a.get("Wb"), theta=a.get("theta"), **iters, **correction)
         if warm_start:
             last.clear()
             last.update(zip(keys, res.gamma))
