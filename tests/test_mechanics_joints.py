@@ -28,8 +28,8 @@ def test_planar_pendulum_period(method):
 
 
 def test_double_pendulum_of_spheres_keeps_its_pins():
-    # two spheres chained by ball joints, swinging in 3-D: every pin holds and energy only decreases
-    # (implicit Euler dissipates), the bodies never separate
+    # two spheres chained by ball joints, swinging in 3-D: every pin holds, the energy stays within
+    # 3 % of its start (the semi-implicit scheme with drift removal) and ends below it
     a = Body3D(1.0, [1.0, 0.0, 0.0], radius=0.1)
     b = Body3D(1.0, [2.0, 0.0, 0.3], radius=0.1)
     scene = Scene([a, b], joints=[Pin(a, None, [0.0, 0.0, 0.0]), Pin(a, b, [1.5, 0.0, 0.15])])
@@ -39,7 +39,7 @@ def test_double_pendulum_of_spheres_keeps_its_pins():
     # the drift left by the last position update (first order in h) is removed at the next step
     assert Wb.shape == (12, 6) and np.abs(theta).max() < 0.05 * 0.002
     energy = tr.kinetic_energy + tr.potential_energy
-    assert np.all(np.diff(energy) <= 1e-9 * np.abs(energy).max())
+    assert np.abs(energy - energy[0]).max() < 0.03 * abs(energy[0])
     assert energy[-1] < energy[0]
 
 
