@@ -147,9 +147,12 @@ def write(outdir):
     for fname, text in texts.items():
         path = os.path.join(outdir, fname)
         # rewrite only on change so that Sphinx does not rebuild unchanged pages
-        if not os.path.exists(path) or open(path, encoding="utf-8").read() != text:
-            with open(path, "w", encoding="utf-8") as fh:
-                fh.write(text)
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as fh:
+                if fh.read() == text:
+                    continue
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
     return pages
 
 

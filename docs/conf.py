@@ -7,13 +7,17 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-# Document the source tree when its extension is built in place (a developer's checkout); otherwise
-# the installed mbdcp (CI installs ".[docs]", and the tree alone has no compiled _core).
+# Document the source tree when it has the compiled extension (built in place, or copied there by
+# `pip install .`); otherwise the installed mbdcp. `python -m sphinx` run from the repository root puts
+# the tree first on sys.path, so it is dropped when it has no _core (as in tests/conftest.py).
 if glob.glob(os.path.join(ROOT, "mbdcp", "_core*.so")) or glob.glob(os.path.join(ROOT, "mbdcp", "_core*.pyd")):
     sys.path.insert(0, ROOT)
+else:
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != ROOT]
 
-import apigen  # noqa: E402
-import mbdcp  # noqa: E402
+import apigen
+
+import mbdcp
 
 project = "mbdcp"
 author = "the mbdcp developers"
