@@ -1,5 +1,6 @@
 """Sphinx configuration of the mbdcp documentation (build: see docs/README.md)."""
 import glob
+import importlib.util
 import os
 import shutil
 import sys
@@ -16,6 +17,7 @@ else:
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != ROOT]
 
 import apigen
+from sphinx.ext.autodoc.mock import mock
 
 import mbdcp
 
@@ -32,9 +34,14 @@ extensions = [
     "myst_nb",
 ]
 
+# Optional dependencies imported at module level by a public module (ipywidgets for mbdcp.widgets, in
+# the notebooks extra) are mocked when absent: the site documents the API without installing them.
+autodoc_mock_imports = [m for m in ("ipywidgets",) if importlib.util.find_spec(m) is None]
+
 # The reference is written from the __all__ lists at every build (docs/apigen.py), so public names
 # added to the package appear without editing the docs.
-apigen.write(os.path.join(HERE, "api"))
+with mock(autodoc_mock_imports):
+    apigen.write(os.path.join(HERE, "api"))
 
 # The notebooks live in notebooks/ (committed executed); Sphinx reads sources only below docs/, so
 # they are copied (mtime kept: unchanged notebooks are not re-read) into docs/notebooks/.
