@@ -254,7 +254,7 @@ def granular_pile(n_bodies, n_contacts, seed=None, mu=(0.1, 0.6), h=0.01, sparse
 def solves_lcp(M, q, z, tol=1e-8):
     """True when z solves LCP(M, q) componentwise (a NumPy check, independent of the C core's).
 
-    Each row is judged against the magnitude of its own terms, s_i = |q_i| + sum_j |M_ij z_j|
+    Each row is judged against the magnitude of its own terms, ``s_i = |q_i| + sum_j |M_ij z_j|``
     (plus a floor of a few rounding errors of the largest row): z >= 0, w = M z + q >= -tol s,
     and where w_j is not negligible, z_j must be negligible in every row it enters.
     """

@@ -1,6 +1,12 @@
 """The docstring examples run and print what they show."""
 import doctest
 import importlib
+import importlib.util
+import os
+import pkgutil
+import posixpath
+import re
+import types
 
 import pytest
 
@@ -34,3 +40,142 @@ def test_demo_cli_json(tmp_path, monkeypatch, capsys):
     for name in ["particle", "lcp"]:
         assert main(["demo", name, "--json", "--no-plot"]) == 0
         assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["demo"] == name
+
+
+# ---- the documentation site (docs/): every public name has a place in the API reference
+
+DOCS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs")
+REQUIRED_MODULES = {"mbdcp", "mbdcp.mechanics", "mbdcp.derivatives", "mbdcp.io", "mbdcp.study", "mbdcp.testing",
+                    "mbdcp.examples", "mbdcp.relax"}
+_AUTO = re.compile(r"^\.\. (auto(?:function|class|exception|data|module))::\s*(\S+)", re.MULTILINE)
+_CURRENT = re.compile(r"^\.\. currentmodule::\s*(\S+)", re.MULTILINE)
+
+
+def _apigen():
+    spec = importlib.util.spec_from_file_location("mbdcp_docs_apigen", os.path.join(DOCS, "apigen.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def public_names():
+    """(module, name) for mbdcp.__all__ and the __all__ of every public module, found by walking the package."""
+    modules = ["mbdcp"]
+    for info in pkgutil.walk_packages(mbdcp.__path__, "mbdcp."):
+        if any(part.startswith("_") for part in info.name.split(".")):
+            continue
+        try:
+            module = importlib.import_module(info.name)
+        except ImportError as exc:
+            if (exc.name or "").split(".")[0] == "mbdcp":
+                raise
+            continue  # an optional dependency is missing: the docs build (autodoc mocks it) covers that module
+        if hasattr(module, "__all__"):
+            modules.append(info.name)
+    return [(m, n) for m in modules for n in importlib.import_module(m).__all__]
+
+
+def documented_in_sources(api_dir):
+    """Full names the .rst pages document with autodoc directives (relative names under currentmodule), as a list."""
+    names = []
+    for fname in os.listdir(api_dir):
+        if not fname.endswith(".rst"):
+            continue
+        current = None
+        with open(os.path.join(api_dir, fname), encoding="utf-8") as fh:
+            lines = fh.read().splitlines() + [""]
+        for line, following in zip(lines, lines[1:]):
+            m = _CURRENT.match(line)
+            if m:
+                current = m.group(1)
+            m = _AUTO.match(line)
+            if m and ":no-index:" not in following:  # a no-index description documents nothing
+                directive, target = m.groups()
+                if directive == "automodule" or current is None or target.startswith(current + "."):
+                    names.append(target)
+                else:
+                    names.append(f"{current}.{target}")
+    return names
+
+
+def _resolve(full):
+    """The object a documented dotted name denotes, read as autodoc does: module part, then attributes.
+
+    The last part is always an attribute: ``mbdcp.ccp`` is the function, not the module it shadows.
+    """
+    parts = full.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for attr in parts[i:]:
+            obj = getattr(obj, attr)
+        return obj
+    raise LookupError(full)
+
+
+def missing_names(documented):
+    """Public (module, name) pairs that no documented name reaches (by identity; data by its own path)."""
+    reached = {}
+    for full in documented:
+        try:
+            reached.setdefault(id(_resolve(full)), set()).add(full)
+        except (LookupError, AttributeError):
+            pass
+    missing = []
+    for modname, name in public_names():
+        obj = getattr(importlib.import_module(modname), name)
+        ok = (f"{modname}.{name}" in documented if isinstance(obj, (str, int, float, tuple, dict, list))
+              else id(obj) in reached)
+        if isinstance(obj, types.ModuleType):
+            ok = obj.__name__ in documented  # a module has its own page (automodule)
+        if not ok:
+            missing.append(f"{modname}.{name}")
+    return missing
+
+
+def test_public_modules_are_found():
+    modules = {m for m, _ in public_names()}
+    assert REQUIRED_MODULES <= modules
+    assert {("mbdcp.mechanics", "simulate"), ("mbdcp.io", "read_fclib"), ("mbdcp", "lemke")} <= set(public_names())
+
+
+def test_reference_sources_cover_every_public_name(tmp_path):
+    _apigen().write(str(tmp_path))
+    names = documented_in_sources(str(tmp_path))
+    documented = set(names)
+    assert missing_names(documented) == []
+    assert {"mbdcp.lemke", "mbdcp.mechanics.Trajectory", "mbdcp.io.read_fclib", "mbdcp.derivatives.lcp"} <= documented
+    # each name described once: a second description is a Sphinx warning (duplicate object description)
+    assert len(names) == len(documented)
+    with open(tmp_path / "index.rst", encoding="utf-8") as fh:
+        index = fh.read()
+    assert all(f"   {m}\n" in index for m in REQUIRED_MODULES)
+
+
+def test_reference_check_fails_on_a_missing_name(tmp_path):
+    _apigen().write(str(tmp_path))
+    page = tmp_path / "mbdcp.rst"
+    page.write_text(page.read_text(encoding="utf-8").replace(".. autofunction:: lcp_residual\n", ""), encoding="utf-8")
+    page = tmp_path / "mbdcp.mechanics.rst"
+    page.write_text(page.read_text(encoding="utf-8").replace(".. autoclass:: Trajectory\n", ""), encoding="utf-8")
+    missing = missing_names(set(documented_in_sources(str(tmp_path))))
+    assert sorted(missing) == ["mbdcp.lcp_residual", "mbdcp.lemke.lcp_residual", "mbdcp.mechanics.Trajectory"]
+
+
+def test_built_inventory_covers_every_public_name():
+    inventory = pytest.importorskip("sphinx.util.inventory")
+    path = os.environ.get("MBDCP_DOCS_INVENTORY", os.path.join(DOCS, "_build", "html", "objects.inv"))
+    if not os.path.exists(path):
+        pytest.skip("docs not built: python -m sphinx -W --keep-going -b html docs docs/_build/html")
+    with open(path, "rb") as fh:
+        inv = inventory.InventoryFile.load(fh, "", posixpath.join)
+    documented = {name for kind, entries in inv.items() if kind.startswith("py:") for name in entries}
+    assert missing_names(documented) == [], "rebuild the docs if the build is older than the package"
+
+
+def test_getting_started_examples_run():
+    result = doctest.testfile(os.path.join(DOCS, "getting_started.rst"), module_relative=False,
+                              optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted >= 10 and result.failed == 0
