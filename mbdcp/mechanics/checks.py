@@ -46,7 +46,7 @@ def vector(name, x, n):
 
 
 def unit(name, x, n):
-    """x / |x| for a finite nonzero n-vector."""
+    """``x / ||x||`` for a finite nonzero n-vector."""
     a = vector(name, x, n)
     norm = np.linalg.norm(a)
     if norm == 0:
