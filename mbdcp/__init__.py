@@ -16,6 +16,7 @@ papers' notation, in its docstring:
 - :mod:`mbdcp.derivatives` — exact derivatives (jvp, vjp) of LCP, step and CCP solutions.
 """
 from mbdcp.status import Status
+from mbdcp.contact_state import ContactState
 from mbdcp.lemke import lemke, lcp_residual
 from mbdcp.step import step, friction_basis
 from mbdcp.results import (LemkeResult, StepResult, LCPData, RelaxResult, FixedPointResult,
@@ -34,6 +35,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Status",
+    "ContactState",
     "lemke",
     "lcp_residual",
     "step",
