@@ -22,7 +22,7 @@ from enum import IntEnum
 
 import numpy as np
 
-__all__ = ["ContactState", "RTOL", "classify"]
+__all__ = ["RTOL", "ContactState", "classify"]
 
 RTOL = 1e-9  # relative part of the tolerances (results of direct methods are exact to rounding)
 

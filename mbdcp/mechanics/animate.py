@@ -114,7 +114,7 @@ def _wall_segment(point, normal, centre, span, planar):
     return np.array([foot - span * d, foot + span * d])
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _animation_class():
     """A FuncAnimation that shows as a JavaScript player in Jupyter (matplotlib's default,
     rcParams["animation.html"] = "none", shows nothing) unless the rcParams ask for a format."""
