@@ -109,6 +109,7 @@ def test_plot_contact_states_draws_the_timeline():
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     from mbdcp.mechanics import Body3D, Plane, Scene, simulate
 
     ball = Body3D(1.0, [0, 0, 1.0], velocity=[2.0, 0, 0], radius=1.0)
