@@ -10,6 +10,7 @@ papers' notation, in its docstring:
 - :func:`ccp` — Anitescu–Tasora cone complementarity (APGD, Jacobi, Gauss–Seidel), sparse;
 - :func:`coulomb`, :func:`ccp_local` — Coulomb friction (FCLib's problem) and the CCP on the Delassus matrix W;
 - :func:`instantaneous` — the acceleration-level model (Painlevé);
+- :func:`compare` — one step with every formulation, as a table; :class:`ContactState` per contact;
 - :mod:`mbdcp.mechanics` — rigid bodies, contacts and whole simulations;
 - :mod:`mbdcp.study` — parameter studies (local cores or Dask) and performance profiles.
 - :mod:`mbdcp.io` — FCLib (HDF5) and Siconos problem files.
@@ -30,6 +31,7 @@ from mbdcp import study  # imports pandas and dask only when called
 from mbdcp import io
 from mbdcp import derivatives
 from mbdcp.relax import fixed_point
+from mbdcp.compare import compare
 
 __version__ = "0.1.0"
 
@@ -45,6 +47,7 @@ __all__ = [
     "ccp",
     "coulomb",
     "ccp_local",
+    "compare",
     "instantaneous",
     "relax",
     "study",
