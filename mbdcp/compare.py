@@ -10,7 +10,7 @@ from mbdcp.full_rank import full_rank_step
 from mbdcp.relax import fixed_point
 from mbdcp.step import _contact_data, step
 
-__all__ = ["compare", "tangent_pairs", "Comparison", "FORMULATIONS"]
+__all__ = ["FORMULATIONS", "Comparison", "compare", "tangent_pairs"]
 
 FORMULATIONS = ("lcp", "fixed_point_1", "fixed_point_2", "fixed_point_3", "full_rank", "ccp")
 
@@ -66,7 +66,7 @@ def tangent_pairs(D, E):
         n_d[i] = k
         atol = 1e-12 * max(1.0, float(np.abs(C).max(initial=0.0)))
 
-        def close(a, b):
+        def close(a, b, atol=atol):
             return np.allclose(a, b, rtol=0.0, atol=atol)
         if k == 0:
             continue
@@ -206,10 +206,10 @@ def compare(M, Wn, D, E, U, v, h, *, formulations=None, options=None, **keywords
         """(result or None, seconds, note)."""
         if name == "lcp":
             kw, note = data_for("lcp")
-            call = lambda: step(M, Wn, D, E, mu, v, h, **kw)  # noqa: E731
+            call = lambda: step(M, Wn, D, E, mu, v, h, **kw)
         elif name.startswith("fixed_point"):
             kw, note = data_for("fixed_point")
-            call = lambda: fixed_point(M, Wn, D, E, mu, v, h, algorithm=int(name[-1]), **kw,  # noqa: E731
+            call = lambda: fixed_point(M, Wn, D, E, mu, v, h, algorithm=int(name[-1]), **kw,
                                        **options.get("fixed_point", {}))
         elif name == "full_rank":
             kw, note = data_for("full_rank")
@@ -217,7 +217,7 @@ def compare(M, Wn, D, E, U, v, h, *, formulations=None, options=None, **keywords
                 note = wt_note
             elif n_c and (np.any(n_d % 4) or np.any(n_d != n_d[0])):
                 note = "the full-rank model needs a 2-D tangent plane (n_d a multiple of 4) and one n_d for all contacts"
-            call = lambda: full_rank_step(M, Wn, Wt, mu, v, h, n_d=max(int(n_d[0]) // 2, 1) if n_c else 2,  # noqa: E731
+            call = lambda: full_rank_step(M, Wn, Wt, mu, v, h, n_d=max(int(n_d[0]) // 2, 1) if n_c else 2,
                                           **kw, **options.get("full_rank", {}))
         else:
             kw, note = data_for("ccp")
@@ -230,7 +230,7 @@ def compare(M, Wn, D, E, U, v, h, *, formulations=None, options=None, **keywords
             else:
                 kw.pop("dpsi_n", None)
             opts = {"tol": 1e-10, **options.get("ccp", {})}
-            call = lambda: ccp(M, Wn, Wt, mu, v, h, phi=psi, **kw, **opts)  # noqa: E731
+            call = lambda: ccp(M, Wn, Wt, mu, v, h, phi=psi, **kw, **opts)
         if note:
             return None, float("nan"), note
         t0 = time.perf_counter()
@@ -241,8 +241,9 @@ def compare(M, Wn, D, E, U, v, h, *, formulations=None, options=None, **keywords
     rows, reference = [], None
     for name in ("lcp",) + tuple(f for f in formulations if f != "lcp"):
         res, seconds, note = run(name)
-        row = dict(formulation=name, status="SKIPPED", success=False, v_next_diff=np.nan, p_n=None, contact_state=None,
-                   dissipated_energy=np.nan, lift_off_speed=np.nan, seconds=seconds, iterations=None, note=note, v_next=None)
+        row = {"formulation": name, "status": "SKIPPED", "success": False, "v_next_diff": np.nan, "p_n": None,
+               "contact_state": None, "dissipated_energy": np.nan, "lift_off_speed": np.nan, "seconds": seconds,
+               "iterations": None, "note": note, "v_next": None}
         if res is not None:
             vn = res.v_next
             if name == "lcp" and res.success:

@@ -19,7 +19,7 @@ def sphere(v0=2.0, mu=0.2, h=0.12, gap=0.0):
 
 
 def own_results(args, kw):
-    M, Wn, D, E, U, v, h = args
+    M, Wn, D, _E, U, v, h = args
     Wt = D[:, [0, 2]]  # the sphere's D is (+x, -x, +y, -y)
     return {
         "lcp": mbdcp.step(*args, **kw),
@@ -91,7 +91,7 @@ def test_selection_and_options():
     args, kw = sphere()
     t = mbdcp.compare(*args, formulations=["ccp", "fixed_point_3"], options={"ccp": {"tol": 1e-6}}, **kw)
     assert list(t.index) == ["ccp", "fixed_point_3"]
-    M, Wn, D, E, U, v, h = args
+    M, Wn, D, _E, U, v, h = args
     res = mbdcp.ccp(M, Wn, D[:, [0, 2]], U, v, h, p_ext=kw["p_ext"], phi=kw["psi_n"], tol=1e-6)
     assert np.array_equal(t.loc["ccp", "v_next"], res.v_next)
     assert np.isfinite(t.loc["ccp", "v_next_diff"])  # the LCP is solved as the reference anyway
