@@ -15,6 +15,7 @@ papers' notation, in its docstring:
 - :mod:`mbdcp.study` — parameter studies (local cores or Dask) and performance profiles.
 - :mod:`mbdcp.io` — FCLib (HDF5) and Siconos problem files.
 - :mod:`mbdcp.derivatives` — exact derivatives (jvp, vjp) of LCP, step and CCP solutions.
+- :mod:`mbdcp.widgets` — interactive explorers of the worked examples (ipywidgets; static figures otherwise).
 """
 from mbdcp.status import Status
 from mbdcp.contact_state import ContactState
@@ -32,6 +33,7 @@ from mbdcp import io
 from mbdcp import derivatives
 from mbdcp.relax import fixed_point
 from mbdcp.compare import compare
+from mbdcp import widgets  # ipywidgets is imported only when an explorer is built
 
 __version__ = "0.1.0"
 
@@ -53,6 +55,7 @@ __all__ = [
     "study",
     "io",
     "derivatives",
+    "widgets",
     "LemkeResult",
     "StepResult",
     "LCPData",

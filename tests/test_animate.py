@@ -8,9 +8,9 @@ import pytest
 
 matplotlib.use("Agg")
 
-from matplotlib.animation import FuncAnimation, PillowWriter  # noqa: E402
+from matplotlib.animation import FuncAnimation, PillowWriter
 
-from mbdcp.mechanics import Body2D, Body3D, Line, Plane, Scene, disk_pile_scene, simulate  # noqa: E402
+from mbdcp.mechanics import Body2D, Body3D, Line, Plane, Scene, disk_pile_scene, simulate
 
 Image = pytest.importorskip("PIL.Image")
 # animations built only to count or inspect their frames are never rendered: matplotlib warns
