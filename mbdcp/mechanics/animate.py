@@ -122,6 +122,11 @@ def _animation_class():
     from matplotlib.animation import FuncAnimation
 
     class TrajectoryAnimation(FuncAnimation):
+        __module__ = __name__
+
+        def __repr__(self):
+            return f"<TrajectoryAnimation: {len(list(self.new_frame_seq()))} frames>"
+
         def _repr_html_(self):
             if matplotlib.rcParams["animation.html"] in ("html5", "jshtml"):
                 return super()._repr_html_()
