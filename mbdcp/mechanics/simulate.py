@@ -54,6 +54,10 @@ class Trajectory(_Result):
     finite and no penetration exceeds ``penetration_tolerance``; ``first_failure`` says where
     and why not. A step giving a non-finite state (``finite`` False) or two round bodies on one
     centre ends the run before it.
+
+    Per step it also keeps the active contacts' :class:`~mbdcp.ContactState` (``contact_states``,
+    drawn by :meth:`plot_contact_states`), points and normals, and the scene's geometry
+    (``shapes``) for :meth:`animate`.
     """
 
     times: np.ndarray
