@@ -10,12 +10,15 @@ papers' notation, in its docstring:
 - :func:`ccp` — Anitescu–Tasora cone complementarity (APGD, Jacobi, Gauss–Seidel), sparse;
 - :func:`coulomb`, :func:`ccp_local` — Coulomb friction (FCLib's problem) and the CCP on the Delassus matrix W;
 - :func:`instantaneous` — the acceleration-level model (Painlevé);
+- :func:`compare` — one step with every formulation, as a table; :class:`ContactState` per contact;
 - :mod:`mbdcp.mechanics` — rigid bodies, contacts and whole simulations;
 - :mod:`mbdcp.study` — parameter studies (local cores or Dask) and performance profiles.
 - :mod:`mbdcp.io` — FCLib (HDF5) and Siconos problem files.
 - :mod:`mbdcp.derivatives` — exact derivatives (jvp, vjp) of LCP, step and CCP solutions.
+- :mod:`mbdcp.widgets` — interactive explorers of the worked examples (ipywidgets; static figures otherwise).
 """
 from mbdcp.status import Status
+from mbdcp.contact_state import ContactState
 from mbdcp.lemke import lemke, lcp_residual
 from mbdcp.step import step, friction_basis
 from mbdcp.results import (LemkeResult, StepResult, LCPData, RelaxResult, FixedPointResult,
@@ -30,11 +33,14 @@ from mbdcp import io
 from mbdcp import derivatives
 from mbdcp import batch
 from mbdcp.relax import fixed_point
+from mbdcp.compare import compare
+from mbdcp import widgets  # ipywidgets is imported only when an explorer is built
 
 from mbdcp._version import __version__  # noqa: E402
 
 __all__ = [
     "Status",
+    "ContactState",
     "lemke",
     "lcp_residual",
     "step",
@@ -44,12 +50,14 @@ __all__ = [
     "ccp",
     "coulomb",
     "ccp_local",
+    "compare",
     "instantaneous",
     "relax",
     "study",
     "io",
     "derivatives",
     "batch",
+    "widgets",
     "LemkeResult",
     "StepResult",
     "LCPData",

@@ -162,7 +162,9 @@ def ccp(M, Wn, Wt, mu, v, h, *, p_ext=None, phi=None, Wb=None, theta=None, dthet
     -------
     CCPResult
         ``gamma`` (n_c, 3): (normal, u, w) impulses; ``p_b``; ``v_next``; ``iterations``;
-        ``residual``; ``history`` (residual per iteration); ``status``; ``success``.
+        ``residual``; ``history`` (residual per iteration); ``status``; ``success``;
+        ``contact_velocity`` (n_c, 3): :math:`(v_n, v_u, v_w)` of each contact after the step;
+        ``velocity_scale``: :math:`\|p\|_\infty`; ``contact_state`` (see :class:`CCPResult`).
 
     Examples
     --------
@@ -247,8 +249,11 @@ def ccp(M, Wn, Wt, mu, v, h, *, p_ext=None, phi=None, Wb=None, theta=None, dthet
         n_v, n_c, n_b, *csc_arrays(P), *csc_arrays(Q), mu_a, np.ascontiguousarray(p), method, tol, max_iter,
         omega, nu0)
     status = _STATUS[status]
+    v_next = v_free + u
     return CCPResult(
         success=status == Status.SOLVED, status=status, message=status.message,
-        gamma=nu[:3 * n_c].reshape(n_c, 3), p_b=nu[3 * n_c:], v_next=v_free + u, iterations=int(iterations),
+        gamma=nu[:3 * n_c].reshape(n_c, 3), p_b=nu[3 * n_c:], v_next=v_next, iterations=int(iterations),
         residual=float(residual), history=history, method=method,
+        contact_velocity=(P[:, :3 * n_c].T @ v_next).reshape(n_c, 3),
+        velocity_scale=float(np.abs(p).max()) if p.size else 0.0,
     )

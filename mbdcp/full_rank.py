@@ -60,7 +60,8 @@ def full_rank_step(M, Wn, Wt, mu, v, h, *, n_d=2, rho=None, p_ext=None, psi_n=No
     -------
     FullRankResult
         ``v_next``, ``p_n``, ``p_t`` (n_c, 2) in (u, w) components, ``kappa_plus`` and
-        ``kappa_minus`` (n_c, n_d), ``rho`` used, ``status``, ``success``, ``lcp``.
+        ``kappa_minus`` (n_c, n_d), ``rho`` used, ``status``, ``success``, ``lcp``, ``cone_slack``
+        (per contact the least :math:`\sigma_{j\pm}`) and ``contact_state`` (see :class:`FullRankResult`).
 
     Examples
     --------
@@ -102,4 +103,5 @@ def full_rank_step(M, Wn, Wt, mu, v, h, *, n_d=2, rho=None, p_ext=None, psi_n=No
         p_n=z[:n_c], p_t=p_t.reshape(n_c, 2), kappa_plus=z[n_c:n_c + K].reshape(n_c, n_d),
         kappa_minus=z[n_c + K:].reshape(n_c, n_d), rho=float(rho_used), pivots=int(pivots),
         residual=float(residual), lcp=LCPData(F=F, f=f, z=z, w=w) if return_lcp else None,
+        cone_slack=w[n_c:].reshape(2, n_c, n_d).min(axis=(0, 2)) if n_d else np.zeros(n_c),
     )

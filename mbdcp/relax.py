@@ -142,7 +142,8 @@ def fixed_point(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, Wb=None, theta=
     FixedPointResult
         ``v_next``, ``p_n``, ``beta`` (of the last subproblem: P1 for algorithm 1, P2 for 2 and
         3), ``lam`` = Λ(v_next), ``p_b``, ``iterations``, ``converged``, ``history``
-        (:math:`\|v_k - v_{k-1}\|_\infty` per iteration, :math:`v_0` = the given v), ``status``.
+        (:math:`\|v_k - v_{k-1}\|_\infty` per iteration, :math:`v_0` = the given v), ``status``,
+        ``cone_slack`` (:math:`U p_n - E^T\beta`) and ``contact_state`` (see :class:`FixedPointResult`).
 
     Examples
     --------
@@ -168,4 +169,5 @@ def fixed_point(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, Wb=None, theta=
         success=status == Status.SOLVED, status=status, message=status.message, v_next=v_next, p_n=p_n,
         beta=beta, lam=lam, p_b=p_b, iterations=int(iterations), converged=bool(converged),
         history=history, pivots=int(pivots), algorithm=int(algorithm),
+        cone_slack=args[4] * p_n - args[3].T @ beta,
     )

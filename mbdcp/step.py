@@ -203,8 +203,9 @@ def step(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi_f=No
     -------
     StepResult
         ``v_next``, ``p_n``, ``beta``, ``sigma``, ``p_b``, ``beta_j``, ``sigma_j``,
-        ``status``, ``success``, ``pivots``, ``residual`` (of the reduced LCP), ``lcp``, and
-        ``basis`` (Lemke's final basis, for ``warm_start``).
+        ``status``, ``success``, ``pivots``, ``residual`` (of the reduced LCP), ``lcp``,
+        ``basis`` (Lemke's final basis, for ``warm_start``), ``cone_slack``
+        (:math:`U p_n - E^T\beta`) and ``contact_state`` (see :class:`StepResult`).
 
     Examples
     --------
@@ -252,6 +253,7 @@ def step(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi_f=No
         residual=float(residual),
         lcp=LCPData(F=F, f=f, z=z, w=w) if return_lcp else None,
         basis=basis,
+        cone_slack=w[o[3]:o[4]],
     )
 
 

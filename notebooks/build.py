@@ -2,7 +2,9 @@
 
 A source is plain Python with cells separated by lines "# %%" (code) or "# %% [markdown]"
 (markdown, every line starting with "# "). `python notebooks/build.py` writes notebooks/NAME.ipynb
-for every source and executes it (use --no-execute to only convert).
+for every source and executes it (use --no-execute to only convert). The kernel runs with
+MBDCP_WIDGETS=static (unless set otherwise), so the saved outputs of the mbdcp.widgets explorers
+are static figures that show without a widget frontend; run live, the notebooks show the widgets.
 """
 import argparse
 import os
@@ -33,6 +35,7 @@ def build(name, execute=True):
     if execute:
         from nbclient import NotebookClient
 
+        os.environ.setdefault("MBDCP_WIDGETS", "static")  # inherited by the kernel
         NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": HERE}}).execute()
     nbformat.write(nb, os.path.join(HERE, name + ".ipynb"))
     return nb

@@ -1,6 +1,6 @@
 """The time-stepping loop and what it records."""
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
 import numpy as np
@@ -24,6 +24,29 @@ class Failure:
 
 
 @dataclass(frozen=True, repr=False)
+class Shapes:
+    """The geometry a drawing needs, copied from a scene: ``planar``, per body ``radius`` (n,)
+    and ``half_extents`` (n, 3; zeros: not a box), and the walls as (point, normal, velocity) at
+    the time of the copy."""
+
+    planar: bool
+    radius: np.ndarray
+    half_extents: np.ndarray
+    walls: tuple
+
+    @classmethod
+    def of(cls, scene):
+        f = scene.fields()
+        n = len(scene.bodies)
+        half = np.zeros((n, 3)) if scene.planar else np.array(f["half_extents"], dtype=float)
+        walls = tuple((w.point.copy(), w.normal.copy(), w.velocity.copy()) for w in scene.walls)
+        return cls(bool(scene.planar), np.array(f["radius"], dtype=float), half, walls)
+
+    def __repr__(self):
+        return f"Shapes(planar={self.planar}, bodies={len(self.radius)}, walls={len(self.walls)})"
+
+
+@dataclass(frozen=True, repr=False)
 class Trajectory(_Result):
     """What :func:`simulate` recorded, one entry per time (index 0: the initial state).
 
@@ -31,6 +54,10 @@ class Trajectory(_Result):
     finite and no penetration exceeds ``penetration_tolerance``; ``first_failure`` says where
     and why not. A step giving a non-finite state (``finite`` False) or two round bodies on one
     centre ends the run before it.
+
+    Per step it also keeps the active contacts' :class:`~mbdcp.ContactState` (``contact_states``,
+    drawn by :meth:`plot_contact_states`), points and normals, and the scene's geometry
+    (``shapes``) for :meth:`animate`.
     """
 
     times: np.ndarray
@@ -47,6 +74,10 @@ class Trajectory(_Result):
     finite: bool = True
     penetration_tolerance: float = np.inf
     first_failure: Optional[Failure] = None
+    contact_states: list = field(default_factory=list)   # per step: ContactState of each active contact
+    contact_points: list = field(default_factory=list)   # per step: (n_c, dim) points of the active contacts
+    contact_normals: list = field(default_factory=list)  # per step: (n_c, dim) unit normals (into body a)
+    shapes: Optional["Shapes"] = None  # the scene's geometry at t = 0, for drawing (:meth:`animate`)
 
     @property
     def steps(self):
@@ -70,6 +101,55 @@ class Trajectory(_Result):
         ax.set_ylabel("energy")
         ax.legend()
         return ax
+
+    def plot_contact_states(self, ax=None):
+        """Stick/slip timeline: one row per active contact (its index in the step's contact list,
+        which changes when contacts appear or vanish), one column per step, coloured by its
+        :class:`~mbdcp.ContactState` (white: no such contact at that step).
+
+        Parameters
+        ----------
+        ax : matplotlib Axes to draw into (default: the current one).
+
+        Returns
+        -------
+        The Axes.
+        """
+        from mbdcp.mechanics.animate import plot_contact_states
+
+        return plot_contact_states(self, ax)
+
+    def animate(self, scene=None, *, every=1, arrows=False, interval=None, figsize=(5.0, 4.0), dpi=72):
+        """An animation of the recorded motion (matplotlib; inline in Jupyter, GIF without ffmpeg).
+
+        Planar bodies are drawn as disks (a spoke shows the angle; particles as dots), spatial ones
+        projected on the x–z plane: spheres as disks with a spoke along the body's x axis, boxes as
+        the outline of their projected corners. Walls are drawn as lines (planes whose normal is
+        nearly along y are not drawn). With ``arrows`` every active contact gets a segment along
+        its normal of length proportional to its normal impulse, coloured by its contact state
+        (blue sticking, red sliding, grey separating): frame k shows the contacts and impulses of
+        the step from state k.
+
+        Parameters
+        ----------
+        scene : a :class:`~mbdcp.mechanics.Scene` giving the bodies' shapes and the walls (at
+            t = 0) when the trajectory has no ``shapes`` (default: the recorded ones).
+        every : draw every ``every``-th state (a positive integer); there are
+            ``len(range(0, steps + 1, every))`` frames.
+        arrows : draw the contact impulses.
+        interval : milliseconds between frames (default: real time, at least 20 ms).
+        figsize, dpi : the figure's size in inches and resolution (small keeps notebooks light).
+
+        Returns
+        -------
+        matplotlib.animation.FuncAnimation
+            It shows as an HTML/JavaScript player in Jupyter (``_repr_html_`` uses ``to_jshtml``
+            unless ``rcParams["animation.html"]`` asks otherwise); save a GIF with
+            ``anim.save("motion.gif", writer=matplotlib.animation.PillowWriter(fps=20))``.
+        """
+        from mbdcp.mechanics.animate import animate
+
+        return animate(self, scene, every=every, arrows=arrows, interval=interval, figsize=figsize, dpi=dpi)
 
     def plot_penetration(self, ax=None):
         import matplotlib.pyplot as plt
@@ -213,6 +293,8 @@ def simulate(scene, h, T, method="lcp", progress=True, algorithm=3, ccp_tol=1e-8
     q, vel = [scene.configuration()], [assembly.velocity(scene.fields(), scene.planar)]
     ke, pe, pen = [scene.kinetic_energy()], [scene.potential_energy()], [contacts.max_penetration()]
     impulses, n_contacts, statuses, failure, finite, solver_seconds = [], [], [], None, True, 0.0
+    contact_states, contact_points, contact_normals = [], [], []
+    shapes = Shapes.of(scene)
 
     def fail(k, reason, message):
         nonlocal failure
@@ -253,6 +335,9 @@ def simulate(scene, h, T, method="lcp", progress=True, algorithm=3, ccp_tol=1e-8
         pe.append(scene.potential_energy())
         pen.append(contacts.max_penetration())
         impulses.append(np.array(p_n))
+        contact_states.append(res.contact_state)
+        contact_points.append(a["contacts"].point)
+        contact_normals.append(a["contacts"].normal)
         n_contacts.append(len(a["contacts"]))
         statuses.append(res.status)
         if res.status != mbdcp.Status.SOLVED:
@@ -262,4 +347,6 @@ def simulate(scene, h, T, method="lcp", progress=True, algorithm=3, ccp_tol=1e-8
     return Trajectory(times=h * np.arange(len(q)), positions=np.array(q), velocities=np.array(vel), impulses=impulses,
                       kinetic_energy=np.array(ke), potential_energy=np.array(pe), max_penetration=np.array(pen),
                       contacts=np.array(n_contacts, dtype=int), statuses=statuses, seconds=time.perf_counter() - t0,
-                      solver_seconds=solver_seconds, finite=finite, penetration_tolerance=tol, first_failure=failure)
+                      solver_seconds=solver_seconds, finite=finite, penetration_tolerance=tol, first_failure=failure,
+                      contact_states=contact_states, contact_points=contact_points, contact_normals=contact_normals,
+                      shapes=shapes)

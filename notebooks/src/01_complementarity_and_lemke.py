@@ -93,3 +93,13 @@ print("M = [[-1]], q = [-1]:", res.status.name, "(success =", res.success, ")")
 # %% [markdown]
 # mbdcp marks a result successful only after checking it by definition: $w = Mz + q$ is
 # recomputed and $z \ge 0$, $w \ge 0$, $|\min(z_i, w_i)| \le \tau$ must hold.
+
+# %% [markdown]
+# ## Explore
+#
+# `mbdcp.widgets.lemke_stepper` re-solves and redraws as you move the sliders (the pivot number). The next pivot's entering column and leaving row are highlighted.
+# Without a widget frontend (and in the saved notebook) it shows a static figure for the
+# default values instead.
+
+# %%
+mbdcp.widgets.lemke_stepper()

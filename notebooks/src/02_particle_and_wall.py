@@ -65,3 +65,13 @@ plt.show()
 res = mbdcp.step(np.eye(1), np.eye(1), np.zeros((1, 0)), np.zeros((0, 1)), [0.0], [-4.0], 1.0,
                  p_ext=[-1.0], psi_n=[1.0], return_lcp=True)
 print("F =", res.lcp.F, " f =", res.lcp.f, " z =", res.lcp.z, " w =", res.lcp.w)
+
+# %% [markdown]
+# ## Explore
+#
+# `mbdcp.widgets.particle_and_wall` re-solves and redraws as you move the sliders (the initial velocity, the gap, the wall's speed and h).
+# Without a widget frontend (and in the saved notebook) it shows a static figure for the
+# default values instead.
+
+# %%
+mbdcp.widgets.particle_and_wall()

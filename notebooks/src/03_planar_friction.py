@@ -93,3 +93,13 @@ ax[1].set_xlabel("applied tangential impulse")
 ax[1].set_ylabel("$v_x$ after the step")
 plt.tight_layout()
 plt.show()
+
+# %% [markdown]
+# ## Explore
+#
+# `mbdcp.widgets.planar_friction` re-solves and redraws as you move the sliders (μ, the initial tangential velocity, the push and a lift). The title names the sign case and the contact state.
+# Without a widget frontend (and in the saved notebook) it shows a static figure for the
+# default values instead.
+
+# %%
+mbdcp.widgets.planar_friction()

@@ -94,3 +94,13 @@ ax[1].set_xlabel("friction directions $n_d$")
 ax[1].legend()
 plt.tight_layout()
 plt.show()
+
+# %% [markdown]
+# ## Explore
+#
+# `mbdcp.widgets.sphere` re-solves and redraws as you move the sliders (μ, h, v₀ and the number of friction directions). Markers are coloured by the step's contact state: the switch from red to blue is at t*.
+# Without a widget frontend (and in the saved notebook) it shows a static figure for the
+# default values instead.
+
+# %%
+mbdcp.widgets.sphere()

@@ -144,3 +144,13 @@ plt.tight_layout()
 plt.show()
 A = 1 + 3 * np.cos(th_grid) ** 2 - 3 * mu_grid[:, None] * np.sin(th_grid) * np.cos(th_grid)
 print("grid points where Lemke's outcome disagrees with sign(A):", int(np.sum(solved != (A > 0))))
+
+# %% [markdown]
+# ## Explore
+#
+# `mbdcp.widgets.painleve_rod` re-solves and redraws as you move the sliders (θ and μ). Cross the dashed curve A = 0 and Lemke ends on a ray.
+# Without a widget frontend (and in the saved notebook) it shows a static figure for the
+# default values instead.
+
+# %%
+mbdcp.widgets.painleve_rod()

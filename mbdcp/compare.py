@@ -1,0 +1,268 @@
+r"""One time step with every formulation, side by side (:func:`compare`)."""
+import html
+import time
+
+import numpy as np
+
+from mbdcp import _validate as val
+from mbdcp.ccp import ccp
+from mbdcp.full_rank import full_rank_step
+from mbdcp.relax import fixed_point
+from mbdcp.step import _contact_data, step
+
+__all__ = ["FORMULATIONS", "Comparison", "compare", "tangent_pairs"]
+
+FORMULATIONS = ("lcp", "fixed_point_1", "fixed_point_2", "fixed_point_3", "full_rank", "ccp")
+
+# the problem data each formulation models (keywords of mbdcp.step)
+_DATA = ("p_ext", "psi_n", "dpsi_n", "dpsi_f", "Wb", "theta", "dtheta", "Dj", "Ej", "beta_max")
+_MODELS = {
+    "lcp": set(_DATA),
+    "fixed_point": {"p_ext", "psi_n", "Wb", "theta", "dtheta"},
+    "full_rank": {"p_ext", "psi_n"},
+    "ccp": {"p_ext", "psi_n", "dpsi_n", "Wb", "theta", "dtheta"},  # dpsi_n enters phi = psi_n + h dpsi_n
+}
+_OPTIONS = {"fixed_point": {"tol", "max_iter"}, "full_rank": {"rho"},
+            "ccp": {"method", "tol", "max_iter", "omega", "warm_start"}}
+_COLUMNS = ("formulation", "status", "success", "v_next_diff", "p_n", "contact_state", "dissipated_energy",
+            "lift_off_speed", "seconds", "iterations", "note", "v_next")
+
+
+def tangent_pairs(D, E):
+    """The tangent pair (u_i, w_i) of each contact from Stewart–Trinkle friction directions.
+
+    A contact's directions (its columns of D, marked by E) are recognised when they are
+    - n_d = 4k evenly spaced directions :math:`d_j = \\cos(2\\pi j/n_d)\\,u + \\sin(2\\pi j/n_d)\\,w`
+      (the layout of :func:`mbdcp.friction_basis`): u = d_0, w = d_{n_d/4};
+    - four directions in opposite pairs (u, -u, w, -w), as in :func:`mbdcp.examples.sphere_on_plane`;
+    - two opposite directions (t, -t) (planar friction): u = t, w = 0;
+    - none (frictionless): u = w = 0.
+    u and w are assumed orthogonal unit directions in the tangent plane (they are for both layouts).
+
+    Parameters
+    ----------
+    D : (n_v, m) friction directions; E : (m, n_c) their grouping by contact.
+
+    Returns
+    -------
+    Wt : (n_v, 2 n_c) ndarray with (u_i, w_i) in columns 2i, 2i+1, or None when a contact's
+        directions have none of these layouts.
+    n_d : (n_c,) ndarray of the directions per contact.
+    note : str, why Wt is None ("" otherwise).
+
+    >>> import numpy as np
+    >>> Wt, n_d, note = tangent_pairs([[1.0, -1.0, 0, 0], [0, 0, 1.0, -1.0]], np.ones((4, 1)))
+    >>> Wt.tolist(), n_d.tolist()
+    ([[1.0, 0.0], [0.0, 1.0]], [4])
+    """
+    D = val.as_array("D", D, 2)
+    E = val.grouping("E", E, D.shape[1], None, ("m", "n_c"))
+    n_v, n_c = D.shape[0], E.shape[1]
+    Wt = np.zeros((n_v, 2 * n_c))
+    n_d = np.zeros(n_c, dtype=int)
+    for i in range(n_c):
+        C = D[:, np.flatnonzero(E[:, i])]
+        k = C.shape[1]
+        n_d[i] = k
+        atol = 1e-12 * max(1.0, float(np.abs(C).max(initial=0.0)))
+
+        def close(a, b, atol=atol):
+            return np.allclose(a, b, rtol=0.0, atol=atol)
+        if k == 0:
+            continue
+        if k == 2 and close(C[:, 1], -C[:, 0]):
+            Wt[:, 2 * i] = C[:, 0]
+            continue
+        if k % 4 == 0:
+            ang = 2 * np.pi * np.arange(k) / k
+            u, w = C[:, 0], C[:, k // 4]
+            if close(C, np.outer(u, np.cos(ang)) + np.outer(w, np.sin(ang))):
+                Wt[:, 2 * i], Wt[:, 2 * i + 1] = u, w
+                continue
+        if k == 4 and close(C[:, 1], -C[:, 0]) and close(C[:, 3], -C[:, 2]):
+            Wt[:, 2 * i], Wt[:, 2 * i + 1] = C[:, 0], C[:, 2]
+            continue
+        return None, n_d, (f"contact {i}'s {k} friction directions are neither evenly spaced in multiples of 4 "
+                           "(friction_basis) nor opposite pairs (u, -u, w, -w) or (t, -t)")
+    return Wt, n_d, ""
+
+
+class Comparison(list):
+    """The records of :func:`compare` (a list of dicts, one per formulation) when pandas is not
+    installed; shows as an HTML table in Jupyter."""
+
+    def _repr_html_(self):
+        def cell(x):
+            if isinstance(x, float):
+                return f"{x:.4g}"
+            if isinstance(x, np.ndarray):
+                return np.array2string(x, precision=4, threshold=6, edgeitems=2, separator=", ")
+            return str(x)
+        head = "".join(f"<th>{html.escape(c)}</th>" for c in _COLUMNS)
+        rows = "".join("<tr>" + "".join(f"<td>{html.escape(cell(r.get(c)))}</td>" for c in _COLUMNS) + "</tr>" for r in self)
+        return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+
+
+def _check_formulations(formulations):
+    if formulations is None:
+        return FORMULATIONS
+    if isinstance(formulations, str):
+        formulations = (formulations,)
+    formulations = tuple(formulations)
+    bad = [f for f in formulations if f not in FORMULATIONS]
+    if bad or not formulations:
+        raise ValueError(f"formulations must be a non-empty selection of {FORMULATIONS}, got {formulations!r}")
+    return formulations
+
+
+def _check_options(options):
+    options = {} if options is None else dict(options)
+    for family, opts in options.items():
+        if family not in _OPTIONS:
+            raise ValueError(f"options keys must be among {sorted(_OPTIONS)}, got {family!r}")
+        extra = set(opts) - _OPTIONS[family]
+        if extra:
+            raise ValueError(f"options[{family!r}] accepts {sorted(_OPTIONS[family])}, got {sorted(extra)}")
+    return options
+
+
+def compare(M, Wn, D, E, U, v, h, *, formulations=None, options=None, **keywords):
+    r"""One time step with every formulation, as a table.
+
+    Runs the step :math:`(M, W_n, D, E, U, v, h)` with
+
+    - ``"lcp"``: Stewart–Trinkle / Anitescu–Potra by Lemke's method (:func:`mbdcp.step`), the reference;
+    - ``"fixed_point_1"``, ``"fixed_point_2"``, ``"fixed_point_3"``: Anitescu–Potra algorithms 1–3
+      (:func:`mbdcp.fixed_point`);
+    - ``"full_rank"``: the full-rank model of Peiret et al. (:func:`mbdcp.full_rank_step`) with
+      :math:`W_t` from :func:`tangent_pairs` and ``n_d`` = half the directions per contact (its
+      pyramid :math:`|e_j^T p_t| \le \mu p_n` differs from Stewart–Trinkle's for n_d = 2);
+    - ``"ccp"``: the cone complementarity problem (:func:`mbdcp.ccp`, circular cone) with the same
+      :math:`W_t` (a planar contact gets w = 0).
+
+    Keywords are the problem data of :func:`mbdcp.step` (``p_ext``, ``psi_n``, ``dpsi_n``,
+    ``dpsi_f``, ``Wb``, ``theta``, ``dtheta``, ``Dj``, ``Ej``, ``beta_max``). Each formulation gets
+    those it models (the CCP gets :math:`\Phi = \Psi_n + h\,\partial_t\Psi_n` as ``phi``); data it
+    does not model are dropped when absent or zero, and otherwise the row is skipped (status
+    ``"SKIPPED"`` and a ``note``) rather than solving another problem. Likewise ``full_rank`` and
+    ``ccp`` are skipped when :math:`W_t` cannot be built from D (and ``full_rank`` when a contact
+    has no 2-D tangent plane or the contacts' direction counts differ).
+
+    Parameters
+    ----------
+    M, Wn, D, E, U, v, h : as in :func:`mbdcp.step`.
+    formulations : names among ``FORMULATIONS`` (default: all); ``"lcp"`` is always solved, as
+        the reference.
+    options : solver settings per family, e.g. ``{"ccp": {"tol": 1e-12}, "fixed_point":
+        {"max_iter": 50}, "full_rank": {"rho": 1.0}}``; defaults: the CCP with ``tol=1e-10``,
+        the others their own defaults.
+    **keywords : the problem data above.
+
+    Returns
+    -------
+    pandas.DataFrame (when pandas is installed; index: formulation) or :class:`Comparison`
+    (a list of dict records with an HTML repr). Columns:
+
+    - ``status`` (the :class:`~mbdcp.Status` name, or ``"SKIPPED"``), ``success``;
+    - ``v_next_diff``: :math:`\|v^{l+1} - v^{l+1}_{LCP}\|_\infty` (NaN when either is missing);
+    - ``p_n`` (n_c,) normal impulses (:math:`\gamma_n` for the CCP), ``contact_state`` (n_c,);
+    - ``dissipated_energy``: :math:`\tfrac12 v^TMv - \tfrac12 {v^{l+1}}^TMv^{l+1} +
+      \tfrac12 p_{ext}^T(v + v^{l+1})`, the kinetic energy lost beyond the work of
+      :math:`p_{ext}` (exactly 0 for a free body; it includes the work of the stabilisation
+      :math:`\Psi_n/h` and of joints, so it can be negative);
+    - ``lift_off_speed``: :math:`\max_j (W_n^T v^{l+1} + \partial_t\Psi_n)_j`, the largest normal
+      separation speed (the CCP's "bowling ball" shows here); NaN without contacts;
+    - ``seconds`` (the solver call), ``iterations`` (pivots for Lemke and the full-rank model,
+      fixed-point iterations, CCP iterations), ``note``, ``v_next``.
+
+    Examples
+    --------
+    >>> import numpy as np, mbdcp
+    >>> from mbdcp.examples import sphere_on_plane
+    >>> M, Wn, D, E, U = sphere_on_plane(0.2)
+    >>> t = mbdcp.compare(M, Wn, D, E, U, [2.0, 0, 0, 0, 0, 0], 0.01, p_ext=[0, 0, -0.0981, 0, 0, 0])
+    >>> [str(s[0]) for s in t["contact_state"]]
+    ['SLIDING', 'SLIDING', 'SLIDING', 'SLIDING', 'SLIDING', 'SLIDING']
+    """
+    M, Wn, D, E, mu, v = _contact_data(M, Wn, D, E, U, v)
+    h = val.positive_scalar("h", h)
+    formulations = _check_formulations(formulations)
+    options = _check_options(options)
+    unknown = set(keywords) - set(_DATA)
+    if unknown:
+        raise ValueError(f"keywords must be problem data of mbdcp.step {_DATA}, got {sorted(unknown)}")
+    n_v, n_c = M.shape[0], Wn.shape[1]
+    p_ext = val.vector("p_ext", keywords.get("p_ext"), n_v, optional=True, symbol="n_v")
+    dpsi_n = val.vector("dpsi_n", keywords.get("dpsi_n"), n_c, optional=True, symbol="n_c")
+    given = {k for k, x in keywords.items() if x is not None and np.any(val.as_array(k, x) != 0)}
+    Wt, n_d, wt_note = tangent_pairs(D, E)
+
+    def data_for(family):
+        missing = sorted(given - _MODELS[family])
+        kw = {k: keywords[k] for k in _MODELS[family] if keywords.get(k) is not None}
+        return kw, (f"{family} does not model {', '.join(missing)}" if missing else "")
+
+    def run(name):
+        """(result or None, seconds, note)."""
+        if name == "lcp":
+            kw, note = data_for("lcp")
+            call = lambda: step(M, Wn, D, E, mu, v, h, **kw)
+        elif name.startswith("fixed_point"):
+            kw, note = data_for("fixed_point")
+            call = lambda: fixed_point(M, Wn, D, E, mu, v, h, algorithm=int(name[-1]), **kw,
+                                       **options.get("fixed_point", {}))
+        elif name == "full_rank":
+            kw, note = data_for("full_rank")
+            if Wt is None:
+                note = wt_note
+            elif n_c and (np.any(n_d % 4) or np.any(n_d != n_d[0])):
+                note = "the full-rank model needs a 2-D tangent plane (n_d a multiple of 4) and one n_d for all contacts"
+            call = lambda: full_rank_step(M, Wn, Wt, mu, v, h, n_d=max(int(n_d[0]) // 2, 1) if n_c else 2,
+                                          **kw, **options.get("full_rank", {}))
+        else:
+            kw, note = data_for("ccp")
+            if Wt is None:
+                note = wt_note
+            psi = kw.pop("psi_n", None)
+            if dpsi_n.size:
+                kw.pop("dpsi_n")
+                psi = (np.zeros(n_c) if psi is None else np.asarray(psi, dtype=float)) + h * dpsi_n
+            else:
+                kw.pop("dpsi_n", None)
+            opts = {"tol": 1e-10, **options.get("ccp", {})}
+            call = lambda: ccp(M, Wn, Wt, mu, v, h, phi=psi, **kw, **opts)
+        if note:
+            return None, float("nan"), note
+        t0 = time.perf_counter()
+        res = call()
+        return res, time.perf_counter() - t0, ""
+
+    energy0 = 0.5 * float(v @ M @ v)
+    rows, reference = [], None
+    for name in ("lcp",) + tuple(f for f in formulations if f != "lcp"):
+        res, seconds, note = run(name)
+        row = {"formulation": name, "status": "SKIPPED", "success": False, "v_next_diff": np.nan, "p_n": None,
+               "contact_state": None, "dissipated_energy": np.nan, "lift_off_speed": np.nan, "seconds": seconds,
+               "iterations": None, "note": note, "v_next": None}
+        if res is not None:
+            vn = res.v_next
+            if name == "lcp" and res.success:
+                reference = vn
+            work = 0.5 * float(p_ext @ (v + vn)) if p_ext.size else 0.0
+            normal = Wn.T @ vn + (dpsi_n if dpsi_n.size else 0.0)
+            row.update(status=res.status.name, success=bool(res.success),
+                       v_next_diff=float(np.abs(vn - reference).max(initial=0.0)) if reference is not None else np.nan,
+                       p_n=res.gamma[:, 0].copy() if name == "ccp" else res.p_n.copy(), contact_state=res.contact_state,
+                       dissipated_energy=energy0 - 0.5 * float(vn @ M @ vn) + work,
+                       lift_off_speed=float(normal.max()) if n_c else np.nan,
+                       iterations=int(getattr(res, "iterations", getattr(res, "pivots", 0))), v_next=vn)
+        if name == "lcp" and "lcp" not in formulations:
+            continue
+        rows.append(row)
+    try:
+        import pandas as pd
+    except ImportError:
+        return Comparison(rows)
+    table = pd.DataFrame(rows, columns=list(_COLUMNS)).set_index("formulation")
+    table["iterations"] = table["iterations"].astype("Int64")  # missing for skipped rows, integers otherwise
+    return table
