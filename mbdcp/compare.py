@@ -32,11 +32,13 @@ def tangent_pairs(D, E):
     """The tangent pair (u_i, w_i) of each contact from Stewart–Trinkle friction directions.
 
     A contact's directions (its columns of D, marked by E) are recognised when they are
+
     - n_d = 4k evenly spaced directions :math:`d_j = \\cos(2\\pi j/n_d)\\,u + \\sin(2\\pi j/n_d)\\,w`
       (the layout of :func:`mbdcp.friction_basis`): u = d_0, w = d_{n_d/4};
     - four directions in opposite pairs (u, -u, w, -w), as in :func:`mbdcp.examples.sphere_on_plane`;
     - two opposite directions (t, -t) (planar friction): u = t, w = 0;
     - none (frictionless): u = w = 0.
+
     u and w are assumed orthogonal unit directions in the tangent plane (they are for both layouts).
 
     Parameters
@@ -153,10 +155,10 @@ def compare(M, Wn, D, E, U, v, h, *, formulations=None, options=None, **keywords
     M, Wn, D, E, U, v, h : as in :func:`mbdcp.step`.
     formulations : names among ``FORMULATIONS`` (default: all); ``"lcp"`` is always solved, as
         the reference.
-    options : solver settings per family, e.g. ``{"ccp": {"tol": 1e-12}, "fixed_point":
-        {"max_iter": 50}, "full_rank": {"rho": 1.0}}``; defaults: the CCP with ``tol=1e-10``,
+    options : solver settings per family (a dict of dicts keyed by "ccp", "fixed_point",
+        "full_rank"), e.g. ``{"ccp": {"tol": 1e-12}}``; defaults: the CCP with ``tol=1e-10``,
         the others their own defaults.
-    **keywords : the problem data above.
+    \*\*keywords : the problem data above.
 
     Returns
     -------
@@ -166,8 +168,8 @@ def compare(M, Wn, D, E, U, v, h, *, formulations=None, options=None, **keywords
     - ``status`` (the :class:`~mbdcp.Status` name, or ``"SKIPPED"``), ``success``;
     - ``v_next_diff``: :math:`\|v^{l+1} - v^{l+1}_{LCP}\|_\infty` (NaN when either is missing);
     - ``p_n`` (n_c,) normal impulses (:math:`\gamma_n` for the CCP), ``contact_state`` (n_c,);
-    - ``dissipated_energy``: :math:`\tfrac12 v^TMv - \tfrac12 {v^{l+1}}^TMv^{l+1} +
-      \tfrac12 p_{ext}^T(v + v^{l+1})`, the kinetic energy lost beyond the work of
+    - ``dissipated_energy``: :math:`\tfrac12 (v^TMv - {v^{l+1}}^TMv^{l+1} + p_{ext}^T(v + v^{l+1}))`,
+      the kinetic energy lost beyond the work of
       :math:`p_{ext}` (exactly 0 for a free body; it includes the work of the stabilisation
       :math:`\Psi_n/h` and of joints, so it can be negative);
     - ``lift_off_speed``: :math:`\max_j (W_n^T v^{l+1} + \partial_t\Psi_n)_j`, the largest normal

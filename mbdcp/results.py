@@ -6,6 +6,9 @@ import numpy as np
 
 from mbdcp.status import Status
 
+__all__ = ["LemkeResult", "LCPData", "StepResult", "RelaxResult", "FixedPointResult", "FullRankResult", 
+           "InstantaneousResult", "CCPResult", "CoulombResult", "LocalCCPResult"]
+
 
 def _repr_array(a):
     return np.array2string(np.asarray(a), precision=6, threshold=12, edgeitems=3, suppress_small=True)

@@ -3,6 +3,8 @@ import enum
 
 from mbdcp import _core
 
+__all__ = ["Status"]
+
 
 class Status(enum.IntEnum):
     """Outcome of a solver run (the C core's ``MbdcpStatus``).

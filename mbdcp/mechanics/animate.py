@@ -5,6 +5,8 @@ import numpy as np
 
 from mbdcp.contact_state import ContactState
 
+__all__ = ["plot_contact_states", "animate"]
+
 # white: no contact; then SEPARATING, STICKING, SLIDING
 _STATE_COLOURS = ("white", "0.75", "tab:blue", "tab:red")
 

@@ -8,6 +8,8 @@ import numpy as np
 
 from mbdcp.mechanics import checks
 
+__all__ = ["quaternion_to_matrix", "B_matrix", "BodyRows", "Body2D", "Body3D", "box_corners"]
+
 
 def quaternion_to_matrix(e):
     """Rotation matrix of a unit quaternion e = (e0, e1, e2, e3); for an array of quaternions

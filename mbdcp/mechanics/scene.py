@@ -7,6 +7,8 @@ from mbdcp.mechanics.contacts import Contacts, find_contacts
 from mbdcp.mechanics.joints import Pin, joint_rows
 from mbdcp.mechanics.walls import Line, Plane
 
+__all__ = ["Scene"]
+
 
 class Scene:
     """Bodies (all planar or all spatial), walls, gravity and contact parameters.

@@ -10,6 +10,8 @@ from mbdcp.mechanics import assembly, checks
 from mbdcp.mechanics.contacts import CoincidentCentres
 from mbdcp.results import _Result
 
+__all__ = ["Failure", "Shapes", "Trajectory", "default_penetration_tolerance", "simulate"]
+
 
 @dataclass(frozen=True)
 class Failure:
