@@ -17,26 +17,37 @@ papers' notation, in its docstring:
 - :mod:`mbdcp.derivatives` — exact derivatives (jvp, vjp) of LCP, step and CCP solutions.
 - :mod:`mbdcp.widgets` — interactive explorers of the worked examples (ipywidgets; static figures otherwise).
 """
-from mbdcp.status import Status
-from mbdcp.contact_state import ContactState
-from mbdcp.lemke import lemke, lcp_residual
-from mbdcp.step import step, friction_basis
-from mbdcp.results import (LemkeResult, StepResult, LCPData, RelaxResult, FixedPointResult,
-                           FullRankResult, InstantaneousResult, CCPResult, CoulombResult, LocalCCPResult)
-from mbdcp.full_rank import full_rank_step
-from mbdcp.ccp import ccp
-from mbdcp.coulomb import coulomb, ccp_local
-from mbdcp.instantaneous import instantaneous
-from mbdcp import relax
-from mbdcp import study  # imports pandas and dask only when called
-from mbdcp import io
-from mbdcp import derivatives
-from mbdcp import batch
-from mbdcp.relax import fixed_point
-from mbdcp.compare import compare
-from mbdcp import widgets  # ipywidgets is imported only when an explorer is built
-
+from mbdcp import (
+                           batch,
+                           derivatives,
+                           io,
+                           relax,
+                           study,  # imports pandas and dask only when called
+                           widgets,  # ipywidgets is imported only when an explorer is built
+)
 from mbdcp._version import __version__  # noqa: E402
+from mbdcp.ccp import ccp
+from mbdcp.compare import compare
+from mbdcp.contact_state import ContactState
+from mbdcp.coulomb import ccp_local, coulomb
+from mbdcp.full_rank import full_rank_step
+from mbdcp.instantaneous import instantaneous
+from mbdcp.lemke import lcp_residual, lemke
+from mbdcp.relax import fixed_point
+from mbdcp.results import (
+                           CCPResult,
+                           CoulombResult,
+                           FixedPointResult,
+                           FullRankResult,
+                           InstantaneousResult,
+                           LCPData,
+                           LemkeResult,
+                           LocalCCPResult,
+                           RelaxResult,
+                           StepResult,
+)
+from mbdcp.status import Status
+from mbdcp.step import friction_basis, step
 
 __all__ = [
     "Status",

@@ -15,9 +15,9 @@ import numpy as np
 
 from mbdcp import _core
 from mbdcp import _validate as val
+from mbdcp._problem import step_data
 from mbdcp.results import LemkeResult, StepResult
 from mbdcp.status import Status
-from mbdcp.step import _step_data
 
 __all__ = ["lemke", "step", "BatchLemkeResult", "BatchStepResult"]
 
@@ -306,12 +306,12 @@ def step(Ms, Wns, Ds, Es, Us, vs, h, *, p_ext=None, psi_n=None, dpsi_n=None, dps
     # data) and fixes the shape; the batch is then checked array-wise against it.
     first = {k: (None if a is None else a[0]) for k, a in given.items()}
     try:
-        d0 = _step_data(first["Ms"], first["Wns"], first["Ds"], first["Es"], first["Us"], first["vs"], float(hs[0]),
+        d0 = step_data(first["Ms"], first["Wns"], first["Ds"], first["Es"], first["Us"], first["vs"], float(hs[0]),
                         *(first[k] for k in ("p_ext", "psi_n", "dpsi_n", "dpsi_f", "Wb", "theta", "dtheta", "Dj",
                                              "Ej", "beta_max")))
     except ValueError as exc:  # name the batch's arguments, not step's
         raise ValueError("instance 0: " + re.sub(r"\b(M|Wn|D|E|U|v)\b(?! is)", r"\1s", str(exc))) from None
-    shapes = dict(zip(_STEP_INPUTS, [d.shape for d in d0[:6] + d0[7:]]))
+    shapes = dict(zip(_STEP_INPUTS, [np.shape(x) for name, x in d0._asdict().items() if name != "h"]))
     arrays = []
     for name in _STEP_INPUTS:
         a = given[name]

@@ -26,6 +26,7 @@ import scipy.sparse as sp
 from mbdcp import _core
 from mbdcp import _stabilization as stab
 from mbdcp import _validate as val
+from mbdcp._problem import friction_coefficients
 from mbdcp.results import CCPResult
 from mbdcp.status import Status
 
@@ -185,10 +186,7 @@ def ccp(M, Wn, Wt, mu, v, h, *, p_ext=None, phi=None, Wb=None, theta=None, dthet
     Wn = _sparse_or_dense("Wn", Wn, (n_v, None), ("n_v", "n_c"))
     n_c = Wn.shape[1]
     Wt = _sparse_or_dense("Wt", Wt, (n_v, 2 * n_c), ("n_v", "2 n_c"))
-    mu_a = val.as_array("mu", mu)
-    mu_a = np.full(n_c, float(mu_a)) if mu_a.ndim == 0 else val.vector("mu", mu_a, n_c, symbol="n_c")
-    if n_c and mu_a.min() < 0:
-        raise ValueError("mu must be nonnegative")
+    mu_a = friction_coefficients("mu", mu, n_c)
     v = val.vector("v", v, n_v, symbol="n_v")
     h = val.positive_scalar("h", h)
     p_ext = val.vector("p_ext", p_ext, n_v, optional=True, symbol="n_v")

@@ -5,10 +5,11 @@ import time
 import numpy as np
 
 from mbdcp import _validate as val
+from mbdcp._problem import contact_data
 from mbdcp.ccp import ccp
 from mbdcp.full_rank import full_rank_step
 from mbdcp.relax import fixed_point
-from mbdcp.step import _contact_data, step
+from mbdcp.step import step
 
 __all__ = ["FORMULATIONS", "Comparison", "compare", "tangent_pairs"]
 
@@ -186,7 +187,7 @@ def compare(M, Wn, D, E, U, v, h, *, formulations=None, options=None, **keywords
     >>> [str(s[0]) for s in t["contact_state"]]
     ['SLIDING', 'SLIDING', 'SLIDING', 'SLIDING', 'SLIDING', 'SLIDING']
     """
-    M, Wn, D, E, mu, v = _contact_data(M, Wn, D, E, U, v)
+    M, Wn, D, E, mu, v = contact_data(M, Wn, D, E, U, v)
     h = val.positive_scalar("h", h)
     formulations = _check_formulations(formulations)
     options = _check_options(options)

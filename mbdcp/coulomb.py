@@ -49,6 +49,7 @@ import scipy.sparse as sp
 
 from mbdcp import _core
 from mbdcp import _validate as val
+from mbdcp._problem import friction_coefficients
 from mbdcp.results import CoulombResult, LocalCCPResult
 from mbdcp.status import Status
 
@@ -98,10 +99,7 @@ def _problem(W, q, mu, spacedim):
         raise ValueError(f"W must be square of size spacedim * n_c = {d} n_c, got shape {Wc.shape}")
     n_c = m // d
     q = val.vector("q", q, m, symbol=f"{d} n_c")
-    mu_a = val.as_array("mu", mu)
-    mu_a = np.full(n_c, float(mu_a)) if mu_a.ndim == 0 else val.vector("mu", mu_a, n_c, symbol="n_c")
-    if n_c and mu_a.min() < 0:
-        raise ValueError(f"mu must be nonnegative, got {mu_a.min()}")
+    mu_a = friction_coefficients("mu", mu, n_c)
     return Wc, np.array(q, dtype=np.float64), np.ascontiguousarray(mu_a), d
 
 

@@ -22,9 +22,10 @@ import numpy as np
 
 from mbdcp import _core
 from mbdcp import _validate as val
+from mbdcp._problem import call_core
+from mbdcp._problem import friction_coefficients
 from mbdcp.results import FullRankResult, LCPData
 from mbdcp.status import Status
-from mbdcp.step import _call_core
 
 __all__ = ["full_rank_step", "tangent_directions"]
 
@@ -81,19 +82,14 @@ def full_rank_step(M, Wn, Wt, mu, v, h, *, n_d=2, rho=None, p_ext=None, psi_n=No
     Wn = val.matrix("Wn", Wn, (n_v, None), ("n_v", "n_c"))
     n_c = Wn.shape[1]
     Wt = val.matrix("Wt", Wt, (n_v, 2 * n_c), ("n_v", "2 n_c"))
-    mu_a = val.as_array("mu", mu)
-    if mu_a.ndim == 0:
-        mu_a = np.full(n_c, float(mu_a))
-    mu_a = val.vector("mu", mu_a, n_c, symbol="n_c")
-    if n_c and mu_a.min() < 0:
-        raise ValueError("mu must be nonnegative")
+    mu_a = friction_coefficients("mu", mu, n_c)
     v = val.vector("v", v, n_v, symbol="n_v")
     h = val.positive_scalar("h", h)
     n_d = val.positive_int("n_d", n_d, allow_none=False)
     rho = 0.0 if rho is None else val.positive_scalar("rho", rho)
     p_ext = val.vector("p_ext", p_ext, n_v, optional=True, symbol="n_v")
     psi_n = val.vector("psi_n", psi_n, n_c, optional=True, symbol="n_c")
-    v_next, p_t, z, w, F, f, rho_used, status, pivots, residual = _call_core(
+    v_next, p_t, z, w, F, f, rho_used, status, pivots, residual = call_core(
         _core.full_rank_step, M, Wn, Wt, mu_a, v, h, n_d, rho, p_ext, psi_n, bool(return_lcp),
         rank_deficient="Wt")
     status = _STATUS[status]

@@ -22,9 +22,9 @@ import numpy as np
 import scipy.linalg
 
 from mbdcp import _validate as val
+from mbdcp._problem import contact_data
 from mbdcp.lemke import lemke
 from mbdcp.results import InstantaneousResult, LCPData
-from mbdcp.step import _contact_data
 
 __all__ = ["instantaneous"]
 
@@ -57,7 +57,7 @@ def instantaneous(M, Wn, D, E, U, v, k, *, dWn_v=None, dD_v=None, slide_tol=1e-9
     >>> bool(res.success), float(res.c_n[0]), res.a.tolist()
     (True, 19.62, [0.0, 0.0])
     """
-    M, Wn, D, E, mu, v = _contact_data(M, Wn, D, E, U, v)
+    M, Wn, D, E, mu, v = contact_data(M, Wn, D, E, U, v)
     n_v, n_c, m = M.shape[0], Wn.shape[1], D.shape[1]
     k = val.vector("k", k, n_v, symbol="n_v")
     dWn_v = np.zeros(n_c) if dWn_v is None else val.vector("dWn_v", dWn_v, n_c, symbol="n_c")

@@ -33,28 +33,31 @@ proves infeasibility); the Cholesky factor and :math:`W^T A W` are computed once
 from mbdcp import _core
 from mbdcp import _stabilization as stab
 from mbdcp import _validate as val
+from mbdcp._problem import call_core, full_joint_impulse, solve_joints, step_data
 from mbdcp.results import FixedPointResult, LCPData, RelaxResult
 from mbdcp.status import Status
-from mbdcp.step import _call_core, _full_joint_impulse, _solve_joints, _step_data
 
 __all__ = ["p1", "p2", "sliding_speed", "fixed_point"]
 
 _STATUS = tuple(Status)
 
 
+_WB = 9  # the position of Wb in the relaxations' C arguments (StepData.relax_args)
+
+
 def _data(M, Wn, D, E, U, v, h, p_ext, psi_n, Wb, theta, dtheta):
-    d = _step_data(M, Wn, D, E, U, v, h, p_ext, psi_n, None, None, Wb, theta, dtheta, None, None, None)
-    return d[:9] + d[11:14]  # drop dpsi_n, dpsi_f and the joint-friction data
+    """The validated StepData (no moving surfaces, no joint friction)."""
+    return step_data(M, Wn, D, E, U, v, h, p_ext, psi_n, None, None, Wb, theta, dtheta, None, None, None)
 
 
 def _relaxed(which, M, Wn, D, E, U, v, h, data, name, p_ext, psi_n, Wb, theta, dtheta, return_lcp):
-    args = _data(M, Wn, D, E, U, v, h, p_ext, psi_n, Wb, theta, dtheta)
-    n_c, m = args[1].shape[1], args[2].shape[1]
+    d = _data(M, Wn, D, E, U, v, h, p_ext, psi_n, Wb, theta, dtheta)
+    _, n_c, m, *_ = d.sizes
     data = val.vector(name, data, n_c, symbol="n_c")
     if which == 2 and n_c and data.min() < 0:
         raise ValueError("lam must be nonnegative (sliding speeds)")
-    v_next, p_b, z, w, F, f, status, pivots, residual = _call_core(
-        _core.relax, which, *args, data, bool(return_lcp))
+    v_next, p_b, z, w, F, f, status, pivots, residual = call_core(
+        _core.relax, which, *d.relax_args(), data, bool(return_lcp))
     status = _STATUS[status]
     lam = z[n_c + m:] if which == 1 else data.copy()
     return RelaxResult(
@@ -156,18 +159,18 @@ def fixed_point(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, Wb=None, theta=
     """
     if stab.active(max_correction_speed, baumgarte):
         psi_n = stab.gap("psi_n", psi_n, val.positive_scalar("h", h), *stab.settings(max_correction_speed, baumgarte))
-    args = _data(M, Wn, D, E, U, v, h, p_ext, psi_n, Wb, theta, dtheta)
+    d = _data(M, Wn, D, E, U, v, h, p_ext, psi_n, Wb, theta, dtheta)
     if algorithm not in (1, 2, 3) or isinstance(algorithm, bool):
         raise ValueError(f"algorithm must be 1, 2 or 3, got {algorithm!r}")
     tol = val.positive_scalar("tol", tol)
     max_iter = val.positive_int("max_iter", max_iter, allow_none=False)
-    (v_next, p_b, p_n, beta, lam, history, status, iterations, converged, pivots, _), keep = _solve_joints(
-        _core.fixed_point, args, 9, int(algorithm), tol, max_iter)
-    p_b = _full_joint_impulse(p_b, keep, args[9].shape[1])
+    (v_next, p_b, p_n, beta, lam, history, status, iterations, converged, pivots, _), keep = solve_joints(
+        _core.fixed_point, d.relax_args(), _WB, int(algorithm), tol, max_iter)
+    p_b = full_joint_impulse(p_b, keep, d.Wb.shape[1])
     status = _STATUS[status]
     return FixedPointResult(
         success=status == Status.SOLVED, status=status, message=status.message, v_next=v_next, p_n=p_n,
         beta=beta, lam=lam, p_b=p_b, iterations=int(iterations), converged=bool(converged),
         history=history, pivots=int(pivots), algorithm=int(algorithm),
-        cone_slack=args[4] * p_n - args[3].T @ beta,
+        cone_slack=d.mu * p_n - d.E.T @ beta,
     )

@@ -398,12 +398,12 @@ def test_friction_basis_bad_input():
 
 def test_fast_validation_never_accepts_what_the_slow_path_rejects():
     # step() checks plain float64 arrays in one C pass; that pass must be at least as strict
-    # as the Python validator (_step_data), which stays the authority for error messages.
+    # as the Python validator (_problem.step_data), which stays the authority for error messages.
     import importlib
 
     from mbdcp import _core
 
-    step_mod = importlib.import_module("mbdcp.step")
+    problem = importlib.import_module("mbdcp._problem")
     base = dict(M=np.eye(3), Wn=np.array([[0.0], [1.0], [0.0]]), D=np.array([[1.0, -1.0], [0, 0], [0, 0]]),
                 E=np.ones((2, 1)), U=np.array([0.5]), v=np.zeros(3), p_ext=np.zeros(3), psi_n=np.zeros(1))
     bad = [
@@ -417,7 +417,7 @@ def test_fast_validation_never_accepts_what_the_slow_path_rejects():
     for change in bad:
         kw = dict(base, **change)
         with pytest.raises(ValueError):
-            step_mod._step_data(kw["M"], kw["Wn"], kw["D"], kw["E"], kw["U"], kw["v"], 0.1, kw["p_ext"], kw["psi_n"],
+            problem.step_data(kw["M"], kw["Wn"], kw["D"], kw["E"], kw["U"], kw["v"], 0.1, kw["p_ext"], kw["psi_n"],
                                 None, None, None, None, None, None, None, None)
         assert not _core.step_args_valid(*kw.values()), change
         with pytest.raises(ValueError):

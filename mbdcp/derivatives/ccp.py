@@ -7,6 +7,7 @@ import scipy.sparse.linalg as spla
 
 from mbdcp import _stabilization as stab
 from mbdcp import _validate as val
+from mbdcp._problem import friction_coefficients
 from mbdcp.derivatives._common import _Repr, check_keys, dense_tangent, matrix_tangent, mu_tangent
 from mbdcp.results import CCPResult
 from mbdcp.status import Status
@@ -229,10 +230,7 @@ def ccp(M, Wn, Wt, mu, v, h, res, *, p_ext=None, phi=None, Wb=None, theta=None, 
     Wn, sparse["Wn"] = _matrix("Wn", Wn, (n_v, None), ("n_v", "n_c"))
     n_c = Wn.shape[1]
     Wt, sparse["Wt"] = _matrix("Wt", Wt, (n_v, 2 * n_c), ("n_v", "2 n_c"))
-    mu_a = val.as_array("mu", mu)
-    mu = np.full(n_c, float(mu_a)) if mu_a.ndim == 0 else val.vector("mu", mu_a, n_c, symbol="n_c")
-    if n_c and mu.min() < 0:
-        raise ValueError("mu must be nonnegative")
+    mu = friction_coefficients("mu", mu, n_c)
     v = val.vector("v", v, n_v, symbol="n_v")
     h = val.positive_scalar("h", h)
     p_ext = np.zeros(n_v) if p_ext is None else val.vector("p_ext", p_ext, n_v, symbol="n_v")

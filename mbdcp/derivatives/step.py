@@ -12,6 +12,7 @@ import scipy.linalg as la
 
 from mbdcp import _stabilization as stab
 from mbdcp import _validate as val
+from mbdcp._problem import friction_coefficients
 from mbdcp.derivatives._common import (
     _Repr,
     check_keys,
@@ -39,22 +40,6 @@ _SOLVER_ONLY = ("solver", "return_lcp", "warm_start", "basis", "max_pivots", "to
 
 def _opt(name, x, n):
     return np.zeros(n) if x is None else val.vector(name, x, n)
-
-
-def _mu(U, n_c):
-    a = val.as_array("U", U)
-    if a.ndim == 0:
-        return np.full(n_c, float(a))
-    if a.ndim == 2:
-        a = val.matrix("U", a, (n_c, n_c), ("n_c", "n_c"))
-        d = np.diag(a).copy()
-        if np.count_nonzero(a - np.diag(d)):
-            raise ValueError("U must be diagonal (U = diag(mu_j))")
-        a = d
-    a = val.vector("U", a, n_c, symbol="n_c")
-    if n_c and a.min() < 0:
-        raise ValueError("U must be nonnegative (friction coefficients mu_j >= 0)")
-    return a
 
 
 def _pairs_ok(z, w, tz, tw):
@@ -498,7 +483,7 @@ def step(M, Wn, D, E, U, v, h, res, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi
     D = val.matrix("D", D, (n_v, None), ("n_v", "m"))
     m = D.shape[1]
     E = val.grouping("E", E, m, n_c, ("m", "n_c"))
-    mu = _mu(U, n_c)
+    mu = friction_coefficients("U", U, n_c)
     v = val.vector("v", v, n_v, symbol="n_v")
     h = val.positive_scalar("h", h)
     p_ext, psi_n, dpsi_n, dpsi_f = (_opt("p_ext", p_ext, n_v), _opt("psi_n", psi_n, n_c), _opt("dpsi_n", dpsi_n, n_c),
