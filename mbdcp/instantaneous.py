@@ -40,7 +40,7 @@ import scipy.linalg
 from mbdcp import _validate as val
 from mbdcp.lemke import lemke
 from mbdcp.results import InstantaneousResult, LCPData
-from mbdcp.step import _contact_data
+from mbdcp.step import _JOINT_RANK_TOL, _contact_data
 
 __all__ = ["instantaneous", "InstantaneousJointResult"]
 
@@ -186,10 +186,11 @@ def instantaneous(M, Wn, D, E, U, v, k, *, dWn_v=None, dD_v=None, slide_tol=1e-9
     if n_b:
         # joint forces eliminated: a = M^-1 (f + Wb c_b) with Wb^T a + k_b = 0 for every force f
         X = scipy.linalg.cho_solve(chol, Wb)
-        try:
-            schol = scipy.linalg.cho_factor(Wb.T @ X)
-        except np.linalg.LinAlgError:
-            raise ValueError("Wb must have full column rank (Wb^T M^-1 Wb is singular: redundant joints)") from None
+        # singular values of U^-T Wb (M = U^T U), whose Gram matrix is S: exact to rounding, unlike S's factor
+        sv = np.linalg.svd(scipy.linalg.solve_triangular(chol[0], Wb, trans="T", lower=chol[1]), compute_uv=False)
+        if sv.min() <= _JOINT_RANK_TOL * sv.max():
+            raise ValueError("Wb must have full column rank (Wb^T M^-1 Wb is singular: redundant joints)")
+        schol = scipy.linalg.cho_factor(Wb.T @ X)
         Minv_cols = Minv_cols - X @ scipy.linalg.cho_solve(schol, X.T @ cols)
         Minv_k = Minv_k - X @ scipy.linalg.cho_solve(schol, X.T @ k + dWb_v)
     A = rows.T @ Minv_cols
