@@ -6,7 +6,7 @@ papers' notation, in its docstring:
 - :func:`lemke` — Lemke's method for LCP(M, q), verified results;
 - :func:`step` — one Stewart–Trinkle / Anitescu–Potra time step (contacts, friction, joints);
 - :func:`fixed_point`, :mod:`mbdcp.relax` — Anitescu–Potra relaxations P1, P2, algorithms 1–3;
-- :func:`full_rank_step` — Peiret–Kövecses–Font-Llagunes full-rank friction LCP;
+- :func:`full_rank_step`, :func:`full_rank_acceleration` — Peiret–Kövecses–Font-Llagunes full-rank friction LCP;
 - :func:`ccp` — Anitescu–Tasora cone complementarity (APGD, Jacobi, Gauss–Seidel), sparse;
 - :func:`coulomb`, :func:`ccp_local` — Coulomb friction (FCLib's problem) and the CCP on the Delassus matrix W;
 - :func:`instantaneous` — the acceleration-level model (Painlevé);
@@ -20,7 +20,7 @@ from mbdcp.lemke import lemke, lcp_residual
 from mbdcp.step import step, friction_basis
 from mbdcp.results import (LemkeResult, StepResult, LCPData, RelaxResult, FixedPointResult,
                            FullRankResult, InstantaneousResult, CCPResult, CoulombResult, LocalCCPResult)
-from mbdcp.full_rank import full_rank_step
+from mbdcp.full_rank import full_rank_step, full_rank_acceleration
 from mbdcp.ccp import ccp
 from mbdcp.coulomb import coulomb, ccp_local
 from mbdcp.instantaneous import instantaneous
@@ -41,6 +41,7 @@ __all__ = [
     "friction_basis",
     "fixed_point",
     "full_rank_step",
+    "full_rank_acceleration",
     "ccp",
     "coulomb",
     "ccp_local",

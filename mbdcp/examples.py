@@ -17,9 +17,9 @@ import mbdcp
 from mbdcp import _validate as val
 from mbdcp.results import _Result
 
-__all__ = ["sphere_on_plane", "sphere_closed_form", "simulate_sphere", "particle_above_wall", "euler_table",
-           "EulerTable", "SEATING_WN", "parts_seating", "SeatingResult", "bead_on_wire", "slider_with_joint_friction",
-           "box_on_belt", "Trajectory"]
+__all__ = ["SEATING_WN", "EulerTable", "SeatingResult", "Trajectory", "bead_on_wire", "box_on_belt", "euler_table",
+           "parts_seating", "particle_above_wall", "simulate_sphere", "slider_with_joint_friction", "sphere_closed_form",
+           "sphere_on_plane"]
 
 
 def sphere_on_plane(mu=0.2, m=1.0, r=1.0):
@@ -261,7 +261,7 @@ def bead_on_wire(theta0=0.5, length=1.0, h=1e-3, T=2.0, m=1.0, g=9.81):
     theta0 = float(val.as_array("theta0", theta0, ndim=0))
     length, h, T, m = (val.positive_scalar(n, x) for n, x in (("length", length), ("h", h), ("T", T), ("m", m)))
     g = float(val.as_array("g", g, ndim=0))
-    steps = int(round(T / h))
+    steps = round(T / h)
     q = length * np.array([np.sin(theta0), -np.cos(theta0)])
     v = np.zeros(2)
     M, p_ext = m * np.eye(2), np.array([0.0, -m * g * h])
@@ -293,7 +293,7 @@ def slider_with_joint_friction(force, c_max, v0=0.0, h=1e-2, T=1.0, m=1.0):
         raise ValueError("c_max must be nonnegative")
     v0 = float(val.as_array("v0", v0, ndim=0))
     h, T, m = (val.positive_scalar(n, x) for n, x in (("h", h), ("T", T), ("m", m)))
-    steps = int(round(T / h))
+    steps = round(T / h)
     M = m * np.eye(2)
     Wb, Dj, Ej = np.array([[0.0], [1.0]]), np.array([[1.0, -1.0], [0.0, 0.0]]), np.ones((2, 1))
     no_contacts = (np.zeros((2, 0)), np.zeros((2, 0)), np.zeros((0, 0)), np.zeros(0))
@@ -327,7 +327,7 @@ def box_on_belt(belt_speed=1.0, mu=0.3, v0=0.0, h=1e-2, T=1.0, m=1.0, g=9.81):
     v0 = float(val.as_array("v0", v0, ndim=0))
     h, T, m = (val.positive_scalar(n, x) for n, x in (("h", h), ("T", T), ("m", m)))
     g = float(val.as_array("g", g, ndim=0))
-    steps = int(round(T / h))
+    steps = round(T / h)
     M, Wn = m * np.eye(2), np.array([[0.0], [1.0]])
     D, E = np.array([[1.0, -1.0], [0.0, 0.0]]), np.ones((2, 1))
     dpsi_f = -D.T @ np.array([V, 0.0])

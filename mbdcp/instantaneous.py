@@ -42,7 +42,7 @@ from mbdcp.lemke import lemke
 from mbdcp.results import InstantaneousResult, LCPData
 from mbdcp.step import _JOINT_RANK_TOL, _contact_data
 
-__all__ = ["instantaneous", "InstantaneousJointResult"]
+__all__ = ["InstantaneousJointResult", "instantaneous"]
 
 
 @dataclass(frozen=True, repr=False)
@@ -222,11 +222,11 @@ def instantaneous(M, Wn, D, E, U, v, k, *, dWn_v=None, dD_v=None, slide_tol=1e-9
     beta[rolling_dirs] = beta_r
     sigma = np.zeros(n_c)
     sigma[~sliding] = sigma_r
-    common = dict(
-        success=res.success, status=res.status, message=res.message, a=a, c_n=c_n, beta=beta, sigma=sigma,
-        sliding=sliding, pivots=res.pivots, residual=res.residual,
-        lcp=LCPData(F=F, f=f, z=z, w=res.w) if return_lcp else None,
-    )
+    common = {
+        "success": res.success, "status": res.status, "message": res.message, "a": a, "c_n": c_n, "beta": beta,
+        "sigma": sigma, "sliding": sliding, "pivots": res.pivots, "residual": res.residual,
+        "lcp": LCPData(F=F, f=f, z=z, w=res.w) if return_lcp else None,
+    }
     if not joints:
         return InstantaneousResult(**common)
     beta_j = np.zeros(m_j)

@@ -6,8 +6,7 @@ import pytest
 from scipy.special import ellipk
 
 import mbdcp
-from mbdcp.examples import (SEATING_WN, box_on_belt, bead_on_wire, euler_table, parts_seating,
-                            slider_with_joint_friction)
+from mbdcp.examples import SEATING_WN, bead_on_wire, box_on_belt, euler_table, parts_seating, slider_with_joint_friction
 from mbdcp.instantaneous import InstantaneousJointResult
 
 G = 9.81
@@ -264,3 +263,85 @@ def test_ccp_dphi_t_shape():
         mbdcp.ccp(*CCP_BLOCK, 0.5, [0.0, 0.0, 0.0], 0.01, dphi_t=[1.0, 2.0, 3.0])
     with pytest.raises(ValueError, match="dphi_t"):
         mbdcp.ccp(*CCP_BLOCK, 0.5, [0.0, 0.0, 0.0], 0.01, dphi_t=[np.nan, 0.0])
+
+
+# ---- the full-rank model at acceleration level (seed 003 eq. 8) -------------------------------
+
+def _incline(alpha):
+    n = np.array([-np.sin(alpha), 0.0, np.cos(alpha)])
+    u = np.array([np.cos(alpha), 0.0, np.sin(alpha)])
+    return n[:, None], np.array([u, [0.0, 1.0, 0.0]]).T, u
+
+
+@pytest.mark.parametrize("alpha, mu", [(0.3, 0.5), (0.5, 0.3), (0.5, 0.6), (1.0, 0.2)])
+@pytest.mark.parametrize("n_d", [1, 2, 3, 5])
+def test_full_rank_acceleration_incline_from_rest(alpha, mu, n_d):
+    Wn, Wt, u = _incline(alpha)
+    m = 2.0
+    res = mbdcp.full_rank_acceleration(m * np.eye(3), Wn, Wt, mu, np.zeros(3), [0.0, 0.0, -m * G], n_d=n_d)
+    assert res.success and not res.sliding[0]
+    slip = max(G * (np.sin(alpha) - mu * np.cos(alpha)), 0.0)  # sticks when mu >= tan(alpha)
+    np.testing.assert_allclose(res.a, -slip * u, atol=1e-10)
+    np.testing.assert_allclose(res.c_n, [m * G * np.cos(alpha)], rtol=1e-10)
+    np.testing.assert_allclose(res.c_t[0], [m * (G * np.sin(alpha) - slip), 0.0], atol=1e-10)
+    assert np.all(res.kappa_plus * res.kappa_minus == 0)  # never both directions
+
+
+def test_full_rank_acceleration_rho_does_not_change_the_dynamics():
+    Wn, Wt, _ = _incline(0.5)
+    k = [1.0, 0.7, -G]
+    base = mbdcp.full_rank_acceleration(np.eye(3), Wn, Wt, 0.3, np.zeros(3), k, n_d=4)
+    for rho in (1e-3, 1.0, 50.0):
+        res = mbdcp.full_rank_acceleration(np.eye(3), Wn, Wt, 0.3, np.zeros(3), k, n_d=4, rho=rho, return_lcp=True)
+        assert res.rho == rho and np.linalg.matrix_rank(res.lcp.F) == res.lcp.F.shape[0]
+        np.testing.assert_allclose(res.a, base.a, atol=1e-10)
+        np.testing.assert_allclose(res.c_t, base.c_t, atol=1e-10)
+
+
+@pytest.mark.parametrize("th, u, R", [(0.0, 2.0, 0.5), (0.4, 1.0, 1.0), (-1.0, 3.0, 2.0)])
+def test_full_rank_acceleration_ring_uses_dJn_v(th, u, R):
+    # a particle sliding (mu = 0) along the inside of a vertical ring: the ring pushes with m(g cos th + u^2/R)
+    m = 1.5
+    q = R * np.array([np.sin(th), -np.cos(th)])
+    t = np.array([np.cos(th), np.sin(th)])
+    Wn, Wt = (-q / R)[:, None], np.column_stack([t, [0.0, 0.0]])
+    res = mbdcp.full_rank_acceleration(m * np.eye(2), Wn, Wt, 0.0, u * t, [0.0, -m * G], dWn_v=[-u * u / R])
+    assert res.success and res.sliding[0]
+    np.testing.assert_allclose(res.c_n, [m * (G * np.cos(th) + u * u / R)], rtol=1e-12)
+    np.testing.assert_allclose(Wn[:, 0] @ res.a - u * u / R, 0.0, atol=1e-12)  # stays on the ring
+
+
+@pytest.mark.parametrize("c", [0.5, 2.0, -4.0, 6.0])
+def test_full_rank_acceleration_dJt_v(c):
+    # a contact point whose tangential acceleration carries J_t' v = c (a point on a curved path):
+    # sticking needs a_x = -c, possible while |c| <= mu g; beyond, friction saturates at mu m g
+    mu = 0.5
+    res = mbdcp.full_rank_acceleration(np.eye(3), [[0.0], [0.0], [1.0]], [[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]], mu,
+                                       np.zeros(3), [0.0, 0.0, -G], dWt_v=[c, 0.0])
+    assert res.success
+    expected = -c if abs(c) <= mu * G else -mu * G * np.sign(c)
+    np.testing.assert_allclose(res.a, [expected, 0.0, 0.0], atol=1e-10)
+
+
+def test_full_rank_acceleration_kinetic_friction_matches_instantaneous():
+    # a particle sliding diagonally on the floor: Coulomb's force opposes the sliding direction exactly
+    v = np.array([0.6, 0.8, 0.0])
+    res = mbdcp.full_rank_acceleration(np.eye(3), [[0.0], [0.0], [1.0]], [[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]], 0.4,
+                                       v, [0.0, 0.0, -G])
+    np.testing.assert_allclose(res.a, -0.4 * G * v, atol=1e-12)
+    np.testing.assert_allclose(res.c_t[0], -0.4 * G * v[:2], atol=1e-12)
+
+
+def test_full_rank_acceleration_bad_input():
+    args = (np.eye(3), [[0.0], [0.0], [1.0]], [[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]], 0.5, np.zeros(3), [0, 0, -G])
+    with pytest.raises(ValueError, match="dWt_v"):
+        mbdcp.full_rank_acceleration(*args, dWt_v=[1.0])
+    with pytest.raises(ValueError, match="dWn_v"):
+        mbdcp.full_rank_acceleration(*args, dWn_v=[1.0, 2.0])
+    with pytest.raises(ValueError, match="mu"):
+        mbdcp.full_rank_acceleration(*args[:3], -1.0, *args[4:])
+    with pytest.raises(ValueError, match="Wt"):
+        mbdcp.full_rank_acceleration(np.eye(3), [[0.0], [0.0], [1.0]], [[1.0, 1.0], [0.0, 0.0], [0.0, 0.0]], 0.5,
+                                     np.zeros(3), [0, 0, -G])
+    with pytest.raises(ValueError, match="k"):
+        mbdcp.full_rank_acceleration(*args[:5], [0.0, 1.0])

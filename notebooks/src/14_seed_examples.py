@@ -15,8 +15,8 @@
 # Every section compares with the seed's numbers or a closed form.
 
 # %%
-import numpy as np
 import matplotlib.pyplot as plt
+import numpy as np
 from scipy.special import ellipk
 
 import mbdcp
@@ -44,9 +44,9 @@ seed = {"q explicit": [0, 0, 1, 3], "v explicit": [0, 1, 2, 3], "q semi-implicit
 ours = {"q explicit": tab.q_explicit, "v explicit": tab.v_explicit, "q semi-implicit": tab.q_semi_implicit,
         "v semi-implicit": tab.v_semi_implicit}
 print(f"{'column':>16}  {'seed 002 p. 3':>14}  {'mbdcp':>18}")
-for name in seed:
-    print(f"{name:>16}  {str(seed[name]):>14}  {str(ours[name].tolist()):>18}")
-    assert ours[name].tolist() == seed[name]
+for name, printed in seed.items():
+    print(f"{name:>16}  {printed!s:>14}  {ours[name].tolist()!s:>18}")
+    assert ours[name].tolist() == printed
 print("exact q = t^2/2:", tab.q_exact.tolist(), "= mean of the two columns")
 
 # %%
@@ -147,7 +147,7 @@ print("max |tension - m(g cos(th) + w^2 l)| =", np.abs(np.array(tension) - close
 
 # %%
 forces = np.linspace(-5, 5, 101)
-rail = dict(Wb=[[0.0], [1.0]], Dj=[[1.0, -1.0], [0.0, 0.0]], Ej=[[1.0], [1.0]], beta_max=[2.0])
+rail = {"Wb": [[0.0], [1.0]], "Dj": [[1.0, -1.0], [0.0, 0.0]], "Ej": [[1.0], [1.0]], "beta_max": [2.0]}
 acc_rest = [mbdcp.instantaneous(np.eye(2), *NO_CONTACTS, [0.0, 0.0], [F, -G], **rail).a[0] for F in forces]
 acc_moving = [mbdcp.instantaneous(np.eye(2), *NO_CONTACTS, [0.3, 0.0], [F, -G], **rail).a[0] for F in forces]
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.5))
@@ -236,3 +236,28 @@ ax.axhline(V, color="k", lw=0.8, ls=":")
 ax.set_xlabel("t"); ax.legend(); ax.set_title("box on a belt, mbdcp.ccp")
 plt.show()
 print("final velocity", v, " (belt speed", V, ")")
+
+# %% [markdown]
+# ## 6. The full-rank model at acceleration level (seed 003 eq. 8)
+#
+# `mbdcp.full_rank_acceleration` solves seed 003's eq. 8 — unknowns $(\dot v, \lambda_t, \lambda_n,
+# \kappa_+, \kappa_-)$ with the velocity-product terms $\dot J_t v$, $\dot J_n v$ — by eliminating
+# $\dot v$ and $\lambda_t$. A particle released on a 30° incline: it sticks while $\mu \ge \tan 30°$,
+# otherwise starts down at $g(\sin 30° - \mu\cos 30°)$, whatever the number of directions and the
+# phantom inertia. A particle sliding along the inside of a vertical ring needs the $\dot J_n v =
+# -u^2/R$ term: the ring pushes with $m(g\cos\theta + u^2/R)$.
+
+# %%
+alpha = np.radians(30)
+n = np.array([-np.sin(alpha), 0.0, np.cos(alpha)])
+u = np.array([np.cos(alpha), 0.0, np.sin(alpha)])
+Wn_i, Wt_i = n[:, None], np.array([u, [0.0, 1.0, 0.0]]).T
+for mu in (0.3, 0.5, 0.6):
+    for n_d in (2, 5):
+        r = mbdcp.full_rank_acceleration(np.eye(3), Wn_i, Wt_i, mu, np.zeros(3), [0.0, 0.0, -G], n_d=n_d)
+        print(f"mu = {mu}, n_d = {n_d}: down-slope acceleration {-r.a @ u:.6f}, "
+              f"closed form {max(G * (np.sin(alpha) - mu * np.cos(alpha)), 0):.6f}")
+R, speed = 0.5, 2.0
+r = mbdcp.full_rank_acceleration(np.eye(2), [[0.0], [1.0]], [[1.0, 0.0], [0.0, 0.0]], 0.0, [speed, 0.0], [0.0, -G],
+                                 dWn_v=[-speed ** 2 / R])
+print("ring, bottom: c_n =", r.c_n[0], " m(g + u^2/R) =", G + speed ** 2 / R)
