@@ -17,9 +17,21 @@ import mbdcp
 from mbdcp import _validate as val
 from mbdcp.results import _Result
 
-__all__ = ["SEATING_WN", "EulerTable", "SeatingResult", "Trajectory", "bead_on_wire", "box_on_belt", "euler_table",
-           "parts_seating", "particle_above_wall", "simulate_sphere", "slider_with_joint_friction", "sphere_closed_form",
-           "sphere_on_plane"]
+__all__ = [
+    "SEATING_WN",
+    "EulerTable",
+    "SeatingResult",
+    "Trajectory",
+    "bead_on_wire",
+    "box_on_belt",
+    "euler_table",
+    "particle_above_wall",
+    "parts_seating",
+    "simulate_sphere",
+    "slider_with_joint_friction",
+    "sphere_closed_form",
+    "sphere_on_plane",
+]
 
 
 def sphere_on_plane(mu=0.2, m=1.0, r=1.0):
