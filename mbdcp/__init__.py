@@ -6,7 +6,7 @@ papers' notation, in its docstring:
 - :func:`lemke` — Lemke's method for LCP(M, q), verified results;
 - :func:`step` — one Stewart–Trinkle / Anitescu–Potra time step (contacts, friction, joints);
 - :func:`fixed_point`, :mod:`mbdcp.relax` — Anitescu–Potra relaxations P1, P2, algorithms 1–3;
-- :func:`full_rank_step` — Peiret–Kövecses–Font-Llagunes full-rank friction LCP;
+- :func:`full_rank_step`, :func:`full_rank_acceleration` — Peiret–Kövecses–Font-Llagunes full-rank friction LCP;
 - :func:`ccp` — Anitescu–Tasora cone complementarity (APGD, Jacobi, Gauss–Seidel), sparse;
 - :func:`coulomb`, :func:`ccp_local` — Coulomb friction (FCLib's problem) and the CCP on the Delassus matrix W;
 - :func:`instantaneous` — the acceleration-level model (Painlevé);
@@ -17,35 +17,20 @@ papers' notation, in its docstring:
 - :mod:`mbdcp.derivatives` — exact derivatives (jvp, vjp) of LCP, step and CCP solutions.
 - :mod:`mbdcp.widgets` — interactive explorers of the worked examples (ipywidgets; static figures otherwise).
 """
-from mbdcp import (
-                           batch,
-                           derivatives,
-                           io,
-                           relax,
-                           study,  # imports pandas and dask only when called
-                           widgets,  # ipywidgets is imported only when an explorer is built
-)
-from mbdcp._version import __version__  # noqa: E402
+from mbdcp import batch, derivatives, io, relax
+from mbdcp import study  # imports pandas and dask only when called
+from mbdcp import widgets  # ipywidgets is imported only when an explorer is built
+from mbdcp._version import __version__
 from mbdcp.ccp import ccp
 from mbdcp.compare import compare
 from mbdcp.contact_state import ContactState
 from mbdcp.coulomb import ccp_local, coulomb
-from mbdcp.full_rank import full_rank_step
+from mbdcp.full_rank import full_rank_acceleration, full_rank_step
 from mbdcp.instantaneous import instantaneous
 from mbdcp.lemke import lcp_residual, lemke
 from mbdcp.relax import fixed_point
-from mbdcp.results import (
-                           CCPResult,
-                           CoulombResult,
-                           FixedPointResult,
-                           FullRankResult,
-                           InstantaneousResult,
-                           LCPData,
-                           LemkeResult,
-                           LocalCCPResult,
-                           RelaxResult,
-                           StepResult,
-)
+from mbdcp.results import (CCPResult, CoulombResult, FixedPointResult, FullRankResult, InstantaneousResult, LCPData,
+                           LemkeResult, LocalCCPResult, RelaxResult, StepResult)
 from mbdcp.status import Status
 from mbdcp.step import friction_basis, step
 
@@ -58,6 +43,7 @@ __all__ = [
     "friction_basis",
     "fixed_point",
     "full_rank_step",
+    "full_rank_acceleration",
     "ccp",
     "coulomb",
     "ccp_local",

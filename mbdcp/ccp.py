@@ -136,7 +136,7 @@ def mass_inverse(M):
 
 def ccp(M, Wn, Wt, mu, v, h, *, p_ext=None, phi=None, Wb=None, theta=None, dtheta=None,
         method="apgd", tol=1e-8, max_iter=10_000, warm_start=None, omega=None, max_correction_speed=None,
-        baumgarte=1.0):
+        baumgarte=1.0, dphi_t=None):
     r"""Solve one time step as a cone complementarity problem.
 
     Parameters
@@ -158,6 +158,11 @@ def ccp(M, Wn, Wt, mu, v, h, *, p_ext=None, phi=None, Wb=None, theta=None, dthet
     omega : relaxation for "pjacobi" (default 0.3) and "pgs" (default 1.0), in (0, 2).
     max_correction_speed, baumgarte : the penetration correction of :func:`mbdcp.step`
         (:math:`\Phi_i < 0` enters as :math:`\max(b\Phi_i, -h v_{max})`).
+    dphi_t : (n_c, 2) or (2 n_c,) tangentially moving surfaces: per contact, the (u, w) components
+        of :math:`\partial_t\Phi_t`, added to the tangential velocity :math:`W_t^Tv^{l+1}` as
+        ``dpsi_f`` is for :func:`mbdcp.step` (seed 002 p. 21). A conveyor belt moving at speed V
+        along :math:`u_i` under the body has ``dphi_t[i] = (-V, 0)``; friction then drives the
+        velocity relative to the belt to zero. Default: fixed surfaces.
 
     Returns
     -------
@@ -220,6 +225,13 @@ def ccp(M, Wn, Wt, mu, v, h, *, p_ext=None, phi=None, Wb=None, theta=None, dthet
     p = P.T @ v_free
     if phi.size:
         p[0:3 * n_c:3] += phi / h
+    if dphi_t is not None:
+        dphi_t = val.as_array("dphi_t", dphi_t)
+        if dphi_t.shape not in ((n_c, 2), (2 * n_c,)):
+            raise ValueError(f"dphi_t must have shape (n_c, 2) = ({n_c}, 2) or (2 n_c,) = ({2 * n_c},), got {dphi_t.shape}")
+        dphi_t = dphi_t.reshape(n_c, 2)
+        p[1:3 * n_c:3] += dphi_t[:, 0]
+        p[2:3 * n_c:3] += dphi_t[:, 1]
     if n_b:
         p[3 * n_c:] += (theta / h if theta.size else 0.0) + (dtheta if dtheta.size else 0.0)
 

@@ -3,12 +3,35 @@
 - :func:`sphere_on_plane`: Trinkle (2003; seed 000 section 4), a unit sphere
   sliding then rolling on a plane, and :func:`sphere_closed_form`.
 - :func:`particle_above_wall`: the particle tables of Trinkle's notes (seed 002 pp. 7-12).
+- :func:`euler_table`: explicit against semi-implicit Euler for a constant force (seed 002 p. 3).
+- :func:`parts_seating`: frictionless parts seating and the point pushed into a corner (seed 002
+  pp. 29-30), with the notes' necessary (not sufficient) inequality on the applied impulse.
+- :func:`bead_on_wire`, :func:`slider_with_joint_friction`, :func:`box_on_belt`: bilateral joints,
+  joint dry friction and a moving surface in :func:`mbdcp.step` (seed 002 pp. 21-22, seed 000 eq. 16).
 """
+from dataclasses import dataclass
+
 import numpy as np
 
 import mbdcp
+from mbdcp import _validate as val
+from mbdcp.results import _Result
 
-__all__ = ["sphere_on_plane", "sphere_closed_form", "simulate_sphere", "particle_above_wall"]
+__all__ = [
+    "SEATING_WN",
+    "EulerTable",
+    "SeatingResult",
+    "Trajectory",
+    "bead_on_wire",
+    "box_on_belt",
+    "euler_table",
+    "particle_above_wall",
+    "parts_seating",
+    "simulate_sphere",
+    "slider_with_joint_friction",
+    "sphere_closed_form",
+    "sphere_on_plane",
+]
 
 
 def sphere_on_plane(mu=0.2, m=1.0, r=1.0):
@@ -82,3 +105,253 @@ def particle_above_wall(steps=6, v0=-4.0, gap=1.0, wall_speed=0.0, m=1.0, h=1.0,
         pns.append(res.p_n[0])
         vs.append(v[0])
     return np.array(pns), np.array(vs)
+
+
+@dataclass(frozen=True, repr=False)
+class EulerTable(_Result):
+    """Rows l = 0..steps of :func:`euler_table`: times, the explicit and semi-implicit Euler
+    positions and velocities, and the exact solution of q'' = F/m."""
+
+    l: np.ndarray
+    t: np.ndarray
+    q_explicit: np.ndarray
+    v_explicit: np.ndarray
+    q_semi_implicit: np.ndarray
+    v_semi_implicit: np.ndarray
+    q_exact: np.ndarray
+    v_exact: np.ndarray
+
+
+def euler_table(steps=3, F=1.0, m=1.0, h=1.0, q0=0.0, v0=0.0):
+    r"""Explicit against semi-implicit Euler for a particle under a constant force (seed 002 p. 3).
+
+    Explicit: :math:`v^{l+1} = v^l + hF/m,\ q^{l+1} = q^l + h v^l` ("delayed response");
+    semi-implicit: :math:`q^{l+1} = q^l + h v^{l+1}` ("extra fast response") — the scheme of
+    :func:`mbdcp.step`, which is used here to compute it (a step without contacts). Both give
+    the exact velocity; the positions bracket the exact :math:`q_0 + v_0 t + F t^2/(2m)`, which is
+    their mean.
+
+    Returns
+    -------
+    EulerTable
+
+    Examples
+    --------
+    The seed's table (F = m = h = 1, starting at rest):
+
+    >>> from mbdcp.examples import euler_table
+    >>> tab = euler_table()
+    >>> tab.q_explicit.tolist(), tab.q_semi_implicit.tolist(), tab.v_explicit.tolist()
+    ([0.0, 0.0, 1.0, 3.0], [0.0, 1.0, 3.0, 6.0], [0.0, 1.0, 2.0, 3.0])
+    """
+    steps = val.positive_int("steps", steps, allow_none=False)
+    F = float(val.as_array("F", F, ndim=0))
+    m = val.positive_scalar("m", m)
+    h = val.positive_scalar("h", h)
+    q0 = float(val.as_array("q0", q0, ndim=0))
+    v0 = float(val.as_array("v0", v0, ndim=0))
+    qe, ve, qs, vs = [q0], [v0], [q0], [v0]
+    no_contacts = (np.zeros((1, 0)), np.zeros((1, 0)), np.zeros((0, 0)), np.zeros(0))
+    for _ in range(steps):
+        qe.append(qe[-1] + h * ve[-1])
+        ve.append(ve[-1] + h * F / m)
+        v_next = mbdcp.step([[m]], *no_contacts, [vs[-1]], h, p_ext=[h * F]).v_next[0]
+        vs.append(v_next)
+        qs.append(qs[-1] + h * v_next)
+    t = h * np.arange(steps + 1)
+    return EulerTable(l=np.arange(steps + 1), t=t, q_explicit=np.array(qe), v_explicit=np.array(ve),
+                      q_semi_implicit=np.array(qs), v_semi_implicit=np.array(vs),
+                      q_exact=q0 + v0 * t + 0.5 * F / m * t * t, v_exact=v0 + F / m * t)
+
+
+#: The seed's frictionless parts-seating example (seed 002 p. 29): a planar part, v = (v_x, v_y, w),
+#: touching a wall (contact 1, normal x) and a floor at two points (contacts 2 and 3, normal y, the
+#: third with unit moment arm). Columns are the contact normals W_n.
+SEATING_WN = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 1.0], [0.0, 0.0, 1.0]])
+SEATING_WN.setflags(write=False)
+
+
+@dataclass(frozen=True, repr=False)
+class SeatingResult(_Result):
+    """Result of :func:`parts_seating`.
+
+    ``seed_bound``: the right side b of the notes' inequality :math:`p_{ext} \\le b`;
+    ``seed_inequality``: whether it holds; ``p_n_required``: the impulses that close every
+    contact in one step (the solution of the closure equations); ``seats``: whether they are all
+    >= 0 (the exact condition); ``p_n``, ``v_next``, ``gaps_after`` (:math:`\\Psi + hW_n^Tv^{l+1}`)
+    from :func:`mbdcp.step`; ``seated``: whether every gap is closed after the step."""
+
+    seed_bound: np.ndarray
+    seed_inequality: bool
+    p_n_required: np.ndarray
+    seats: bool
+    p_n: np.ndarray
+    v_next: np.ndarray
+    gaps_after: np.ndarray
+    seated: bool
+
+
+def parts_seating(p_ext, psi_n, Wn=SEATING_WN, h=1.0, tol=1e-9):
+    r"""Does one applied impulse seat a part, closing all its contacts in one step? (seed 002 pp. 29-30)
+
+    With :math:`M = I`, :math:`v^l = 0` and fixed surfaces, the time step's LCP with every
+    contact closed (:math:`\rho_n = W_n^Tv^{l+1} + \Psi_n/h = 0`) gives, for a square invertible
+    :math:`W_n`,
+
+    .. math::  p_n = -W_n^{-1}p_{ext} - W_n^{-1}W_n^{-T}\Psi_n/h \ge 0,
+
+    the exact condition. The notes multiply it by :math:`W_n` to get the polytope
+    :math:`p_{ext} \le -W_n^{-T}\Psi_n/h` — necessary (:math:`W_n \ge 0` entrywise keeps the
+    sign) but not sufficient unless :math:`W_n^{-1} \ge 0` too, as for the point pushed into a
+    corner (:math:`W_n = I`). The step itself is solved with :func:`mbdcp.step`.
+
+    Parameters
+    ----------
+    p_ext : (n,) applied impulse; psi_n : (n,) gaps before the step (> 0 for a part not seated).
+    Wn : (n, n) invertible normal Jacobian (default: the seed's :data:`SEATING_WN`).
+    h : time step; tol : a gap or impulse within tol of zero counts as zero.
+
+    Returns
+    -------
+    SeatingResult
+
+    Examples
+    --------
+    Pushing with p_ext = (-1, -1, -1) against gaps (1, 1, 1) satisfies the notes' inequality
+    (bound (-1, -1, 0)) but would need a negative impulse at contact 2: the part tilts, contact 2
+    stays open.
+
+    >>> from mbdcp.examples import parts_seating
+    >>> res = parts_seating([-1.0, -1.0, -1.0], [1.0, 1.0, 1.0])
+    >>> (res.seed_bound + 0.0).tolist(), res.seed_inequality, (res.p_n_required + 0.0).tolist(), res.seats, res.seated
+    ([-1.0, -1.0, 0.0], True, [0.0, -1.0, 1.0], False, False)
+    """
+    Wn = val.matrix("Wn", Wn, (None, None), ("n", "n"))
+    n = Wn.shape[0]
+    if Wn.shape[1] != n:
+        raise ValueError(f"Wn must be square (n, n), got shape {Wn.shape}")
+    if abs(np.linalg.det(Wn)) < 1e-12 * max(1.0, np.abs(Wn).max()) ** n:
+        raise ValueError("Wn must be invertible")
+    p_ext = val.vector("p_ext", p_ext, n, symbol="n")
+    psi_n = val.vector("psi_n", psi_n, n, symbol="n")
+    h = val.positive_scalar("h", h)
+    tol = val.positive_scalar("tol", tol)
+    WnT_inv_psi = np.linalg.solve(Wn.T, psi_n / h)
+    bound = -WnT_inv_psi
+    required = -np.linalg.solve(Wn, p_ext + WnT_inv_psi)
+    res = mbdcp.step(np.eye(n), Wn, np.zeros((n, 0)), np.zeros((0, n)), np.zeros(n), np.zeros(n), h,
+                     p_ext=p_ext, psi_n=psi_n)
+    if not res.success:
+        raise RuntimeError(f"parts seating step failed: {res.message}")
+    gaps = psi_n + h * (Wn.T @ res.v_next)
+    return SeatingResult(
+        seed_bound=bound, seed_inequality=bool(np.all(p_ext <= bound + tol)), p_n_required=required,
+        seats=bool(np.all(required >= -tol)), p_n=res.p_n, v_next=res.v_next, gaps_after=gaps,
+        seated=bool(np.all(np.abs(gaps) <= tol * max(1.0, np.abs(psi_n).max()))),
+    )
+
+
+@dataclass(frozen=True, repr=False)
+class Trajectory(_Result):
+    """A simulated trajectory: times (steps+1,), positions q and velocities v (steps+1, n_v) at
+    those times, and the constraint impulses of each step (steps, k) in ``impulses``."""
+
+    t: np.ndarray
+    q: np.ndarray
+    v: np.ndarray
+    impulses: np.ndarray
+
+
+def bead_on_wire(theta0=0.5, length=1.0, h=1e-3, T=2.0, m=1.0, g=9.81):
+    r"""A bead on a circular frictionless wire (a pendulum), time-stepped with :func:`mbdcp.step`.
+
+    The wire is the bilateral constraint :math:`\Theta(q) = |q| - l = 0` (seed 002 p. 22), q the
+    bead's position from the wire's centre: :math:`W_b = q/|q|`, with :math:`\Theta/h` correcting
+    the drift each step. Starts at rest at angle ``theta0`` from the bottom. The joint impulse
+    over a step is :math:`-h` times the wire's pull on the bead (``impulses[:, 0]``).
+    """
+    theta0 = float(val.as_array("theta0", theta0, ndim=0))
+    length, h, T, m = (val.positive_scalar(n, x) for n, x in (("length", length), ("h", h), ("T", T), ("m", m)))
+    g = float(val.as_array("g", g, ndim=0))
+    steps = round(T / h)
+    q = length * np.array([np.sin(theta0), -np.cos(theta0)])
+    v = np.zeros(2)
+    M, p_ext = m * np.eye(2), np.array([0.0, -m * g * h])
+    no_contacts = (np.zeros((2, 0)), np.zeros((2, 0)), np.zeros((0, 0)), np.zeros(0))
+    qs, vs, pb = [q], [v], []
+    for _ in range(steps):
+        r = np.linalg.norm(q)
+        res = mbdcp.step(M, *no_contacts, v, h, p_ext=p_ext, Wb=(q / r)[:, None], theta=[r - length])
+        v = res.v_next
+        q = q + h * v
+        qs.append(q)
+        vs.append(v)
+        pb.append(res.p_b)
+    return Trajectory(t=h * np.arange(steps + 1), q=np.array(qs), v=np.array(vs), impulses=np.array(pb))
+
+
+def slider_with_joint_friction(force, c_max, v0=0.0, h=1e-2, T=1.0, m=1.0):
+    r"""A block on a horizontal rail (a prismatic joint) with dry joint friction, by :func:`mbdcp.step`.
+
+    v = (v_x, v_y); the rail is the joint :math:`W_b = e_y`; its friction (seed 000 eq. 16) acts
+    along :math:`D_j = [e_x, -e_x]` with at most ``c_max`` (a force; :math:`\beta_{max} = h c_{max}`).
+    A constant ``force`` along x is applied. Closed form: the block sticks while
+    :math:`|F| \le c_{max}`, else slides with :math:`m\dot v = F - c_{max}\,\mathrm{sign}(v)`.
+    ``impulses`` holds :math:`(\beta_{j+}, \beta_{j-}, p_b)` per step.
+    """
+    force = float(val.as_array("force", force, ndim=0))
+    c_max = float(val.as_array("c_max", c_max, ndim=0))
+    if c_max < 0:
+        raise ValueError("c_max must be nonnegative")
+    v0 = float(val.as_array("v0", v0, ndim=0))
+    h, T, m = (val.positive_scalar(n, x) for n, x in (("h", h), ("T", T), ("m", m)))
+    steps = round(T / h)
+    M = m * np.eye(2)
+    Wb, Dj, Ej = np.array([[0.0], [1.0]]), np.array([[1.0, -1.0], [0.0, 0.0]]), np.ones((2, 1))
+    no_contacts = (np.zeros((2, 0)), np.zeros((2, 0)), np.zeros((0, 0)), np.zeros(0))
+    q, v = np.zeros(2), np.array([v0, 0.0])
+    qs, vs, imp = [q], [v], []
+    for _ in range(steps):
+        res = mbdcp.step(M, *no_contacts, v, h, p_ext=[h * force, 0.0], Wb=Wb, Dj=Dj, Ej=Ej, beta_max=[h * c_max])
+        if not res.success:
+            raise RuntimeError(f"slider step failed: {res.message}")
+        v = res.v_next
+        q = q + h * v
+        qs.append(q)
+        vs.append(v)
+        imp.append(np.concatenate([res.beta_j, res.p_b]))
+    return Trajectory(t=h * np.arange(steps + 1), q=np.array(qs), v=np.array(vs), impulses=np.array(imp))
+
+
+def box_on_belt(belt_speed=1.0, mu=0.3, v0=0.0, h=1e-2, T=1.0, m=1.0, g=9.81):
+    r"""A box dropped at rest on a conveyor belt, by :func:`mbdcp.step` with a moving surface.
+
+    Planar, v = (v_x, v_z); the belt z = 0 moves along x at ``belt_speed``, so the relative
+    tangential velocity is :math:`D^Tv + \partial_t\Psi_f` with
+    :math:`\partial_t\Psi_f = -D^T(V e_x) = (-V, V)` (seed 002 p. 21). Closed form: friction
+    :math:`\mu m g` accelerates the box until it moves with the belt, :math:`v_x(t) = \min(v_0 +
+    \mu g t, V)` for :math:`v_0 \le V`. ``impulses`` holds :math:`(p_n, \beta_+, \beta_-)`.
+    """
+    V = float(val.as_array("belt_speed", belt_speed, ndim=0))
+    mu = float(val.as_array("mu", mu, ndim=0))
+    if mu < 0:
+        raise ValueError("mu must be nonnegative")
+    v0 = float(val.as_array("v0", v0, ndim=0))
+    h, T, m = (val.positive_scalar(n, x) for n, x in (("h", h), ("T", T), ("m", m)))
+    g = float(val.as_array("g", g, ndim=0))
+    steps = round(T / h)
+    M, Wn = m * np.eye(2), np.array([[0.0], [1.0]])
+    D, E = np.array([[1.0, -1.0], [0.0, 0.0]]), np.ones((2, 1))
+    dpsi_f = -D.T @ np.array([V, 0.0])
+    q, v = np.zeros(2), np.array([v0, 0.0])
+    qs, vs, imp = [q], [v], []
+    for _ in range(steps):
+        res = mbdcp.step(M, Wn, D, E, [mu], v, h, p_ext=[0.0, -m * g * h], psi_n=[q[1]], dpsi_f=dpsi_f)
+        if not res.success:
+            raise RuntimeError(f"belt step failed: {res.message}")
+        v = res.v_next
+        q = q + h * v
+        qs.append(q)
+        vs.append(v)
+        imp.append(np.concatenate([res.p_n, res.beta]))
+    return Trajectory(t=h * np.arange(steps + 1), q=np.array(qs), v=np.array(vs), impulses=np.array(imp))

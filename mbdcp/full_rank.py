@@ -18,16 +18,20 @@ Eliminating :math:`v^{l+1}` and :math:`p_t` (Schur complement with
 matrix has full rank. :math:`\rho` does not change the dynamics: :math:`\kappa_{j+}` and
 :math:`\kappa_{j-}` are never both positive.
 """
+from dataclasses import dataclass, field
+from typing import Optional
+
 import numpy as np
+import scipy.linalg as sla
 
 from mbdcp import _core
 from mbdcp import _validate as val
-from mbdcp._problem import call_core
-from mbdcp._problem import friction_coefficients
-from mbdcp.results import FullRankResult, LCPData
+from mbdcp._problem import call_core, friction_coefficients
+from mbdcp.lemke import lemke
+from mbdcp.results import FullRankResult, LCPData, _Result
 from mbdcp.status import Status
 
-__all__ = ["full_rank_step", "tangent_directions"]
+__all__ = ["FullRankAccelerationResult", "full_rank_acceleration", "full_rank_step", "tangent_directions"]
 
 _STATUS = tuple(Status)
 
@@ -100,4 +104,158 @@ def full_rank_step(M, Wn, Wt, mu, v, h, *, n_d=2, rho=None, p_ext=None, psi_n=No
         kappa_minus=z[n_c + K:].reshape(n_c, n_d), rho=float(rho_used), pivots=int(pivots),
         residual=float(residual), lcp=LCPData(F=F, f=f, z=z, w=w) if return_lcp else None,
         cone_slack=w[n_c:].reshape(2, n_c, n_d).min(axis=(0, 2)) if n_d else np.zeros(n_c),
+    )
+
+
+@dataclass(frozen=True, repr=False)
+class FullRankAccelerationResult(_Result):
+    """Result of :func:`full_rank_acceleration`: accelerations ``a`` (n_v,), normal forces ``c_n``
+    (n_c,), friction forces ``c_t`` (n_c, 2) in (u, w) components, ``kappa_plus`` and
+    ``kappa_minus`` (n_c, n_d) (zero on sliding contacts), ``sliding`` (bool per contact), the
+    phantom inertia ``rho`` used, Lemke's ``pivots`` and ``residual``, and the LCP when asked."""
+
+    success: bool
+    status: Status
+    message: str
+    a: np.ndarray
+    c_n: np.ndarray
+    c_t: np.ndarray
+    kappa_plus: np.ndarray
+    kappa_minus: np.ndarray
+    sliding: np.ndarray
+    rho: float
+    pivots: int
+    residual: float
+    lcp: Optional[LCPData] = field(default=None)
+
+
+def full_rank_acceleration(M, Wn, Wt, mu, v, k, *, n_d=2, rho=None, dWn_v=None, dWt_v=None, slide_tol=1e-9,
+                           return_lcp=False):
+    r"""The full-rank discretized friction model at acceleration level (seed 003 eq. 8).
+
+    For closed contacts (zero normal velocity), with :math:`W_n = J_n^T`, :math:`W_t = J_t^T`:
+
+    .. math::
+        \begin{bmatrix} M & -W_t & -W_n & 0 & 0 \\ W_t^T & 0 & 0 & -E & E \\ W_n^T & 0 & 0 & 0 & 0 \\
+        0 & E^T & \mu & 0 & \rho \\ 0 & -E^T & \mu & \rho & 0 \end{bmatrix}
+        \begin{bmatrix} a \\ c_t \\ c_n \\ \kappa_+ \\ \kappa_- \end{bmatrix} +
+        \begin{bmatrix} -k \\ \dot J_t v \\ \dot J_n v \\ 0 \\ 0 \end{bmatrix} =
+        \begin{bmatrix} 0 \\ 0 \\ \dot u_n \\ \sigma_- \\ \sigma_+ \end{bmatrix},
+
+    :math:`0 \le c_n \perp \dot u_n \ge 0`, :math:`0 \le \kappa_+ \perp \sigma_- \ge 0`,
+    :math:`0 \le \kappa_- \perp \sigma_+ \ge 0` (k: applied minus Coriolis forces,
+    :math:`f_a - c`). The tangential acceleration :math:`\dot u_t = J_t a + \dot J_t v` of a
+    contact at rest is :math:`E(\kappa_+ - \kappa_-)`: zero while it sticks, and its friction
+    saturates against it when it starts to slip. :math:`a` and :math:`c_t` are eliminated
+    (Schur complement :math:`S = W_t^TM^{-1}W_t`), leaving a full-rank LCP in
+    :math:`(c_n, \kappa_+, \kappa_-)`. A contact already sliding (tangential velocity above
+    ``slide_tol``) gets Coulomb's kinetic force :math:`-\mu c_n u_t/|u_t|` instead (the seed's
+    model covers contacts that do not slide). Like :func:`mbdcp.instantaneous` the problem can
+    have no solution (Painlevé); Lemke then ends on a ray.
+
+    Parameters
+    ----------
+    M, Wn, Wt, mu, n_d, rho : as in :func:`full_rank_step` (forces instead of impulses; the
+        default rho is the mean diagonal entry of :math:`E^TS^{-1}E` over the contacts at rest).
+    v : (n_v,) velocity; k : (n_v,) applied force minus Coriolis and centrifugal terms.
+    dWn_v : (n_c,) :math:`\dot J_n v`; dWt_v : (2 n_c,) or (n_c, 2) :math:`\dot J_t v`.
+    slide_tol : a contact slides when its tangential speed exceeds it.
+    return_lcp : also return the LCP (F, f, z, w) in z = (c_n, kappa_plus, kappa_minus) of the
+        contacts at rest (all normal forces first).
+
+    Returns
+    -------
+    FullRankAccelerationResult
+
+    Examples
+    --------
+    A unit particle moving at 2 m/s along the inside of a vertical ring of radius 0.5, at its
+    bottom: :math:`\dot J_n v = -u^2/R` and the ring pushes with :math:`m(g + u^2/R)`.
+
+    >>> import numpy as np, mbdcp
+    >>> res = mbdcp.full_rank_acceleration(np.eye(2), [[0.0], [1.0]], [[1.0, 0.0], [0.0, 0.0]], 0.0,
+    ...                                    [2.0, 0.0], [0.0, -9.81], dWn_v=[-2.0 ** 2 / 0.5])
+    >>> round(float(res.c_n[0]), 10), res.a.round(10).tolist()
+    (17.81, [0.0, 8.0])
+    """
+    M = val.mass_matrix("M", M)
+    n_v = M.shape[0]
+    Wn = val.matrix("Wn", Wn, (n_v, None), ("n_v", "n_c"))
+    n_c = Wn.shape[1]
+    Wt = val.matrix("Wt", Wt, (n_v, 2 * n_c), ("n_v", "2 n_c"))
+    mu_a = friction_coefficients("mu", mu, n_c)
+    v = val.vector("v", v, n_v, symbol="n_v")
+    k = val.vector("k", k, n_v, symbol="n_v")
+    n_d = val.positive_int("n_d", n_d, allow_none=False)
+    rho = None if rho is None else val.positive_scalar("rho", rho)
+    dWn_v = np.zeros(n_c) if dWn_v is None else val.vector("dWn_v", dWn_v, n_c, symbol="n_c")
+    if dWt_v is None:
+        dWt_v = np.zeros(2 * n_c)
+    else:
+        dWt_v = val.as_array("dWt_v", dWt_v)
+        if dWt_v.shape not in ((n_c, 2), (2 * n_c,)):
+            raise ValueError(f"dWt_v must have shape (2 n_c,) = ({2 * n_c},) or (n_c, 2) = ({n_c}, 2), got {dWt_v.shape}")
+        dWt_v = dWt_v.reshape(2 * n_c)
+    slide_tol = val.positive_scalar("slide_tol", slide_tol)
+    try:
+        chol = sla.cho_factor(M)
+    except np.linalg.LinAlgError:
+        raise ValueError("M must be symmetric positive definite (its Cholesky factorization failed)") from None
+
+    u_t = (Wt.T @ v).reshape(n_c, 2)
+    speed = np.linalg.norm(u_t, axis=1)
+    sliding = speed > slide_tol
+    Wf = Wn.copy()  # the direction each normal force acts along, kinetic friction included
+    for i in np.flatnonzero(sliding):
+        Wf[:, i] -= mu_a[i] * Wt[:, 2 * i:2 * i + 2] @ (u_t[i] / speed[i])
+    rest = np.flatnonzero(~sliding)
+    s = rest.size
+    tcols = np.ravel(np.column_stack([2 * rest, 2 * rest + 1]))
+    Wtr, dWtr = Wt[:, tcols], dWt_v[tcols]
+    E = np.kron(np.eye(s), tangent_directions(n_d))  # (2s, s n_d)
+    K = s * n_d
+    Minv_k, Minv_Wf = sla.cho_solve(chol, k), sla.cho_solve(chol, Wf)
+    if s:
+        X = sla.cho_solve(chol, Wtr)
+        sv = np.linalg.svd(sla.solve_triangular(chol[0], Wtr, trans="T", lower=chol[1]), compute_uv=False)
+        if sv.min() <= 1e-10 * sv.max():
+            raise ValueError("Wt must have full column rank over the contacts at rest (Wt^T M^-1 Wt is singular)")
+        schol = sla.cho_factor(Wtr.T @ X)
+        Sinv_E = sla.cho_solve(schol, E)
+        # c_t = L z + l0 and a = A z + a0 in z = (c_n, kappa_plus, kappa_minus)
+        L = np.hstack([-sla.cho_solve(schol, X.T @ Wf), Sinv_E, -Sinv_E])
+        l0 = -sla.cho_solve(schol, dWtr + X.T @ k)
+        rho_used = float(np.mean(np.diag(E.T @ Sinv_E))) if rho is None else rho
+    else:
+        L, l0 = np.zeros((0, n_c)), np.zeros(0)
+        rho_used = 0.0 if rho is None else rho
+    A = np.hstack([Minv_Wf, np.zeros((n_v, 2 * K))]) + (X @ L if s else 0.0)
+    a0 = Minv_k + (X @ l0 if s else 0.0)
+    Mu = np.zeros((K, n_c))
+    Mu[np.arange(K), np.repeat(rest, n_d)] = mu_a[np.repeat(rest, n_d)]
+    EtL, Etl0 = E.T @ L, E.T @ l0
+    N = n_c + 2 * K
+    F = np.zeros((N, N))
+    F[:n_c] = Wn.T @ A
+    F[n_c:n_c + K] = EtL
+    F[n_c:n_c + K, :n_c] += Mu
+    F[n_c:n_c + K, n_c + K:] += rho_used * np.eye(K)
+    F[n_c + K:] = -EtL
+    F[n_c + K:, :n_c] += Mu
+    F[n_c + K:, n_c:n_c + K] += rho_used * np.eye(K)
+    f = np.concatenate([Wn.T @ a0 + dWn_v, Etl0, -Etl0])
+    res = lemke(F, f)
+    z = res.z
+    a = A @ z + a0
+    c_n = z[:n_c]
+    c_t = np.zeros((n_c, 2))
+    if s:
+        c_t[rest] = (L @ z + l0).reshape(s, 2)
+    c_t[sliding] = -(mu_a[sliding] * c_n[sliding])[:, None] * u_t[sliding] / speed[sliding][:, None]
+    kp, km = np.zeros((n_c, n_d)), np.zeros((n_c, n_d))
+    kp[rest], km[rest] = z[n_c:n_c + K].reshape(s, n_d), z[n_c + K:].reshape(s, n_d)
+    return FullRankAccelerationResult(
+        success=res.success, status=res.status, message=res.message, a=a, c_n=c_n, c_t=c_t, kappa_plus=kp,
+        kappa_minus=km, sliding=sliding, rho=float(rho_used), pivots=res.pivots, residual=res.residual,
+        lcp=LCPData(F=F, f=f, z=z, w=res.w) if return_lcp else None,
     )

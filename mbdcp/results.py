@@ -6,7 +6,7 @@ import numpy as np
 
 from mbdcp.status import Status
 
-__all__ = ["LemkeResult", "LCPData", "StepResult", "RelaxResult", "FixedPointResult", "FullRankResult", 
+__all__ = ["LemkeResult", "LCPData", "StepResult", "RelaxResult", "FixedPointResult", "FullRankResult",
            "InstantaneousResult", "CCPResult", "CoulombResult", "LocalCCPResult"]
 
 
@@ -134,7 +134,8 @@ class FixedPointResult(_Result):
     def contact_state(self):
         r"""One :class:`~mbdcp.ContactState` per contact: SEPARATING when :math:`p_n \le \tau_p`;
         else SLIDING when the sliding speed :math:`\lambda = \Lambda(v^{l+1}) > \tau_v` and
-        ``cone_slack`` :math:`U p_n - E^T\beta \le \tau_p`; else STICKING (tolerances as for :attr:`StepResult.contact_state`, without a residual). At a
+        ``cone_slack`` :math:`U p_n - E^T\beta \le \tau_p`; else STICKING (tolerances as for :attr:`StepResult.contact_state`,
+        without a residual). At a
         converged fixed point :math:`\lambda` is the original LCP's :math:`\sigma`, so the friction
         of a SLIDING contact is on the cone boundary; for algorithm 3 or an unconverged run the
         state is the kinematic one of :math:`v^{l+1}` (P2 does not enforce the cone)."""
@@ -167,7 +168,8 @@ class FullRankResult(_Result):
         :math:`p_n \le \tau_p`; else SLIDING when some :math:`\kappa_{j+} + \kappa_{j-} > \tau_v`
         (the discretized sliding velocity :math:`u_t = E(\kappa_+ - \kappa_-) = W_t^T v^{l+1}` is
         nonzero) and some :math:`\sigma_{j\pm} \le \tau_p` (``cone_slack``: friction on the
-        boundary, which :math:`\kappa_{j\mp} > 0` forces); else STICKING. :math:`\tau_p = 10^{-9}\max(\|p_n\|_\infty, \|p_t\|_\infty) + r`,
+        boundary, which :math:`\kappa_{j\mp} > 0` forces); else STICKING. :math:`\tau_p = 10^{-9}\max(\|p_n\|_\infty,
+        \|p_t\|_\infty) + r`,
         :math:`\tau_v = 10^{-9}\max(\|v^{l+1}\|_\infty, \|\kappa_\pm\|_\infty) + r`."""
         from mbdcp.contact_state import full_rank_states
 
