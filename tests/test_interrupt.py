@@ -1,6 +1,7 @@
 """Long solves can be interrupted (Ctrl-C raises KeyboardInterrupt), traces and histories are sized
 by what is used, and results do not keep the solver's workspace alive."""
 import _thread
+import signal
 import threading
 import time
 
@@ -14,6 +15,15 @@ from mbdcp.examples import sphere_on_plane
 def murty(n):
     """Murty's example: Lemke with covering vector e needs 2^n pivots."""
     return np.tril(np.full((n, n), 2.0), -1) + np.eye(n), -np.ones(n)
+
+
+@pytest.fixture(autouse=True)
+def _python_handles_sigint():
+    """A process started in the background (nohup, CI runners) may inherit SIGINT as ignored; then
+    Ctrl-C, and _thread.interrupt_main, do nothing. These tests are about Python's own handler."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
 
 
 def _interrupt_after(seconds):
