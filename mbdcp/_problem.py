@@ -10,7 +10,7 @@ from mbdcp import _core
 from mbdcp import _validate as val
 
 __all__ = ["ContactData", "StepData", "friction_coefficients", "contact_data", "step_data", "call_core",
-           "solve_joints", "full_joint_impulse"]
+           "solve_joints", "full_joint_impulse", "joint_friction_data"]
 
 _JOINT_RANK_TOL = 1e-10  # a pivot of the M-weighted joint Jacobian's QR below this fraction of the first: dependent
 
@@ -115,6 +115,13 @@ def step_data(M, Wn, D, E, U, v, h, p_ext, psi_n, dpsi_n, dpsi_f, Wb, theta, dth
             raise ValueError("Ej and beta_max need the joint friction directions Dj")
         return StepData(M, Wn, D, E, mu, v, h, p_ext, psi_n, dpsi_n, dpsi_f, Wb, theta, dtheta,
                         np.zeros((n_v, 0)), np.zeros((0, 0)), val._EMPTY)
+    return StepData(M, Wn, D, E, mu, v, h, p_ext, psi_n, dpsi_n, dpsi_f, Wb, theta, dtheta,
+                    *joint_friction_data(n_v, Dj, Ej, beta_max))
+
+
+def joint_friction_data(n_v, Dj, Ej, beta_max):
+    """Validated (Dj, Ej, beta_max) of joint dry friction (Dj given): directions, their grouping by
+    joint (every joint has one), and the bounds >= 0."""
     if Ej is None or beta_max is None:
         raise ValueError("joint friction needs Dj, Ej and beta_max together")
     Dj = val.matrix("Dj", Dj, (n_v, None), ("n_v", "m_j"))
@@ -126,7 +133,7 @@ def step_data(M, Wn, D, E, U, v, h, p_ext, psi_n, dpsi_n, dpsi_f, Wb, theta, dth
     beta_max = val.vector("beta_max", beta_max, n_j, symbol="n_j")
     if n_j and beta_max.min() < 0:
         raise ValueError("beta_max must be nonnegative")
-    return StepData(M, Wn, D, E, mu, v, h, p_ext, psi_n, dpsi_n, dpsi_f, Wb, theta, dtheta, Dj, Ej, beta_max)
+    return Dj, Ej, beta_max
 
 
 def call_core(fn, *args, rank_deficient="Wb"):

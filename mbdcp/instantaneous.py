@@ -38,7 +38,7 @@ import numpy as np
 import scipy.linalg
 
 from mbdcp import _validate as val
-from mbdcp._problem import _JOINT_RANK_TOL, contact_data
+from mbdcp._problem import _JOINT_RANK_TOL, contact_data, joint_friction_data
 from mbdcp.lemke import lemke
 from mbdcp.results import InstantaneousResult, LCPData
 
@@ -71,17 +71,8 @@ def _joint_data(n_v, Wb, dWb_v, Dj, Ej, beta_max, dDj_v):
         if Ej is not None or beta_max is not None or dDj_v is not None:
             raise ValueError("Ej, beta_max and dDj_v need the joint friction directions Dj")
         return Wb, dWb_v, np.zeros((n_v, 0)), np.zeros((0, 0)), np.zeros(0), np.zeros(0)
-    if Ej is None or beta_max is None:
-        raise ValueError("joint friction needs Dj, Ej and beta_max together")
-    Dj = val.matrix("Dj", Dj, (n_v, None), ("n_v", "m_j"))
+    Dj, Ej, beta_max = joint_friction_data(n_v, Dj, Ej, beta_max)
     m_j = Dj.shape[1]
-    Ej = val.grouping("Ej", Ej, m_j, None, ("m_j", "n_j"))
-    n_j = Ej.shape[1]
-    if m_j and np.any(Ej.sum(axis=0) == 0):
-        raise ValueError("Ej must give every joint at least one friction direction")
-    beta_max = val.vector("beta_max", beta_max, n_j, symbol="n_j")
-    if n_j and beta_max.min() < 0:
-        raise ValueError("beta_max must be nonnegative")
     dDj_v = np.zeros(m_j) if dDj_v is None else val.vector("dDj_v", dDj_v, m_j, symbol="m_j")
     return Wb, dWb_v, Dj, Ej, beta_max, dDj_v
 
