@@ -150,6 +150,7 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
         const mbdcp_float *p_ext
         const mbdcp_float *psi_n
         mbdcp_float rho
+        mbdcp_float compliance
 
     ctypedef struct MbdcpFullRankOutput:
         mbdcp_float *v_next
@@ -159,6 +160,7 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
         mbdcp_float *F
         mbdcp_float *f
         mbdcp_float rho_used
+        mbdcp_float compliance_used
 
     mbdcp_int mbdcp_full_rank_lcp_size(const MbdcpFullRankProblem *p)
     size_t mbdcp_full_rank_workspace_size(const MbdcpFullRankProblem *p)

@@ -404,8 +404,9 @@ def sliding_speed(cnp.ndarray D, cnp.ndarray E, cnp.ndarray v):
 
 
 def full_rank_step(cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray Wt, cnp.ndarray mu, cnp.ndarray v,
-                   double h, int n_d, double rho, cnp.ndarray p_ext, cnp.ndarray psi_n, bint return_lcp):
-    """(v_next, p_t, z, w, F, f, rho_used, status, pivots, residual)."""
+                   double h, int n_d, double rho, cnp.ndarray p_ext, cnp.ndarray psi_n, bint return_lcp,
+                   double compliance=-1.0):
+    """(v_next, p_t, z, w, F, f, rho_used, status, pivots, residual, compliance_used)."""
     cdef MbdcpFullRankProblem p
     p.n_v = M.shape[0]
     p.n_c = Wn.shape[1]
@@ -419,6 +420,7 @@ def full_rank_step(cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray Wt, cnp.ndarray mu
     p.p_ext = _data(p_ext)
     p.psi_n = _data(psi_n)
     p.rho = rho
+    p.compliance = compliance
     cdef MbdcpLemkeSettings s = _lemke_settings(0, 0.0)
     cdef MbdcpLemkeInfo info
     cdef mbdcp_int N = mbdcp_full_rank_lcp_size(&p)
@@ -437,6 +439,7 @@ def full_rank_step(cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray Wt, cnp.ndarray mu
     f = np.zeros(N) if return_lcp else None
     out.F = <double *>cnp.PyArray_DATA(F) if return_lcp and N else NULL
     out.f = <double *>cnp.PyArray_DATA(f) if return_lcp and N else NULL
+    out.compliance_used = 0.0
     cdef void *wp = cnp.PyArray_DATA(work)
     cdef MbdcpReturn rc
     with nogil:
@@ -445,7 +448,7 @@ def full_rank_step(cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray Wt, cnp.ndarray mu
     _check(rc)
     a, b = p.n_v, p.n_v + 2 * p.n_c
     return (buf[:a], buf[a:b], buf[b:b + N], buf[b + N:], F, f, out.rho_used, <int>info.status,
-            info.pivots, info.residual)
+            info.pivots, info.residual, out.compliance_used)
 
 
 CCP_METHODS = {"apgd": MBDCP_CCP_APGD, "pjacobi": MBDCP_CCP_PJACOBI, "pgs": MBDCP_CCP_PGS}

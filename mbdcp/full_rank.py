@@ -43,7 +43,8 @@ def tangent_directions(n_d):
     return np.vstack([np.cos(ang), np.sin(ang)])
 
 
-def full_rank_step(M, Wn, Wt, mu, v, h, *, n_d=2, rho=None, p_ext=None, psi_n=None, return_lcp=False):
+def full_rank_step(M, Wn, Wt, mu, v, h, *, n_d=2, rho=None, p_ext=None, psi_n=None, return_lcp=False,
+                   compliance=None):
     r"""One time step with the full-rank discretized friction model, at velocity level.
 
     Parameters
@@ -51,7 +52,8 @@ def full_rank_step(M, Wn, Wt, mu, v, h, *, n_d=2, rho=None, p_ext=None, psi_n=No
     M : (n_v, n_v) symmetric positive definite.
     Wn : (n_v, n_c) normal Jacobian.
     Wt : (n_v, 2 n_c) tangent Jacobian: columns 2i, 2i+1 are contact i's tangent pair
-        (u_i, w_i); must have full column rank.
+        (u_i, w_i). Without full column rank (redundant contacts: a box on four corners) the
+        tangential relation is made compliant, see ``compliance``.
     mu : (n_c,) friction coefficients (a scalar applies to all), >= 0.
     v : (n_v,) velocity; h : time step > 0.
     n_d : directions per contact, evenly spaced in [0, pi) from u_i (>= 1; 2 gives u and w).
@@ -60,6 +62,12 @@ def full_rank_step(M, Wn, Wt, mu, v, h, *, n_d=2, rho=None, p_ext=None, psi_n=No
         the same velocity.
     p_ext, psi_n : applied impulse (n_v,) and gaps (n_c,).
     return_lcp : also return the LCP (F, f, z, w) in z = (p_n, kappa_plus, kappa_minus).
+    compliance : c >= 0 turns the tangential relation into :math:`W_t^T v^{l+1} + c\,p_t =
+        E(\kappa_+ - \kappa_-)`, i.e. :math:`S + cI` in place of :math:`S`: a documented
+        regularisation that makes :math:`p_t` unique when :math:`W_t` lacks full column rank.
+        Default None: 0 when :math:`S` is regular (the model as published), else
+        :math:`10^{-8}\max_i S_{ii}` (the velocity then violates the tangential relation by
+        :math:`c\,|p_t|`, far below the step's own error). The value used is ``res.compliance``.
 
     Returns
     -------
@@ -91,10 +99,14 @@ def full_rank_step(M, Wn, Wt, mu, v, h, *, n_d=2, rho=None, p_ext=None, psi_n=No
     h = val.positive_scalar("h", h)
     n_d = val.positive_int("n_d", n_d, allow_none=False)
     rho = 0.0 if rho is None else val.positive_scalar("rho", rho)
+    if compliance is None:
+        compliance = -1.0  # automatic
+    elif compliance != 0:
+        compliance = val.positive_scalar("compliance", compliance)
     p_ext = val.vector("p_ext", p_ext, n_v, optional=True, symbol="n_v")
     psi_n = val.vector("psi_n", psi_n, n_c, optional=True, symbol="n_c")
-    v_next, p_t, z, w, F, f, rho_used, status, pivots, residual = call_core(
-        _core.full_rank_step, M, Wn, Wt, mu_a, v, h, n_d, rho, p_ext, psi_n, bool(return_lcp),
+    v_next, p_t, z, w, F, f, rho_used, status, pivots, residual, c_used = call_core(
+        _core.full_rank_step, M, Wn, Wt, mu_a, v, h, n_d, rho, p_ext, psi_n, bool(return_lcp), float(compliance),
         rank_deficient="Wt")
     status = _STATUS[status]
     K = n_c * n_d
@@ -104,6 +116,7 @@ def full_rank_step(M, Wn, Wt, mu, v, h, *, n_d=2, rho=None, p_ext=None, psi_n=No
         kappa_minus=z[n_c + K:].reshape(n_c, n_d), rho=float(rho_used), pivots=int(pivots),
         residual=float(residual), lcp=LCPData(F=F, f=f, z=z, w=w) if return_lcp else None,
         cone_slack=w[n_c:].reshape(2, n_c, n_d).min(axis=(0, 2)) if n_d else np.zeros(n_c),
+        compliance=float(c_used),
     )
 
 

@@ -161,6 +161,7 @@ class FullRankResult(_Result):
     residual: float
     lcp: Optional[LCPData] = field(default=None)
     cone_slack: Optional[np.ndarray] = None  # (n_c,): min over j of sigma_{j+}, sigma_{j-}
+    compliance: float = 0.0  # c of the tangential relation W_t^T v + c p_t = E kappa (0: as published)
 
     @property
     def contact_state(self):

@@ -137,15 +137,41 @@ def test_sticking_scenes_agree_with_step(v, push):
     np.testing.assert_allclose(fr.p_n, G * h)
 
 
-def test_redundant_tangent_jacobian_is_reported():
+def _box_on_four_corners():
     # Four coplanar corners of a box: 8 tangent columns, 3 in-plane motions (seed 003 assumes
     # non-redundant contact forces).
     corners = [np.array([sx, sy, -0.5]) for sx in (-0.5, 0.5) for sy in (-0.5, 0.5)]
     col = lambda r, d: np.r_[d, np.cross(r, d)]  # noqa: E731
     Wn = np.array([col(r, [0, 0, 1.0]) for r in corners]).T
     Wt = np.array([col(r, d) for r in corners for d in ([1.0, 0, 0], [0, 1.0, 0])]).T
+    return np.diag([2.0, 2, 2, 1, 2, 3]), Wn, Wt
+
+
+def test_redundant_tangent_jacobian_strict_is_reported():
+    M, Wn, Wt = _box_on_four_corners()
     with pytest.raises(ValueError, match="Wt must have full column rank"):
-        mbdcp.full_rank_step(np.diag([1.0, 1, 1, 1, 2, 3]), Wn, Wt, 0.5, np.zeros(6), 0.01)
+        mbdcp.full_rank_step(M, Wn, Wt, 0.5, np.zeros(6), 0.01, compliance=0)
+
+
+@pytest.mark.parametrize("push, expect", [(0.0, 0.0), (9.0, 0.0), (20.0, 0.01 * (20.0 / 2 - 0.5 * G))])
+def test_box_on_four_corners_with_a_compliant_tangential_relation(push, expect):
+    # m = 2 resting on four corners, pushed along x: sticks while push < mu m g (9.81), else
+    # accelerates at push/m - mu g; the normal impulses carry the weight
+    M, Wn, Wt = _box_on_four_corners()
+    h = 0.01
+    p_ext = np.array([push * h, 0, -2 * G * h, 0, 0, 0])
+    res = mbdcp.full_rank_step(M, Wn, Wt, 0.5, np.zeros(6), h, n_d=4, p_ext=p_ext, psi_n=np.zeros(4))
+    assert res.success and 0 < res.compliance < 1e-6
+    np.testing.assert_allclose(res.v_next, [expect, 0, 0, 0, 0, 0], atol=1e-7)
+    assert res.p_n.sum() == pytest.approx(2 * G * h, rel=1e-9)
+    # the same answer as the Stewart-Trinkle step on the four corners
+    D = np.hstack([np.c_[Wt[:, 2 * i], Wt[:, 2 * i + 1], -Wt[:, 2 * i], -Wt[:, 2 * i + 1]] for i in range(4)])
+    E = np.kron(np.eye(4), np.ones((4, 1)))
+    lcp = mbdcp.step(M, Wn, D, E, 0.5, np.zeros(6), h, p_ext=p_ext, psi_n=np.zeros(4))
+    np.testing.assert_allclose(res.v_next, lcp.v_next, atol=1e-7)
+    explicit = mbdcp.full_rank_step(M, Wn, Wt, 0.5, np.zeros(6), h, n_d=4, p_ext=p_ext, psi_n=np.zeros(4),
+                                    compliance=1e-6)
+    assert explicit.compliance == 1e-6 and explicit.success
 
 
 def test_zero_contacts_and_bad_input():
@@ -156,7 +182,9 @@ def test_zero_contacts_and_bad_input():
     with pytest.raises(ValueError, match=r"Wt must have shape \(n_v, 2 n_c\) = \(3, 2\)"):
         mbdcp.full_rank_step(M, Wn, Wt[:, :1], mu, v, h)
     with pytest.raises(ValueError, match="Wt must have full column rank"):
-        mbdcp.full_rank_step(M, Wn, np.c_[Wt[:, 0], Wt[:, 0]], mu, v, h)
+        mbdcp.full_rank_step(M, Wn, np.c_[Wt[:, 0], Wt[:, 0]], mu, v, h, compliance=0)
+    with pytest.raises(ValueError, match="compliance must be positive"):
+        mbdcp.full_rank_step(M, Wn, Wt, mu, v, h, compliance=-1.0)
     with pytest.raises(ValueError, match="mu must be nonnegative"):
         mbdcp.full_rank_step(M, Wn, Wt, -0.1, v, h)
     with pytest.raises(ValueError, match="rho must be positive"):

@@ -8,6 +8,8 @@
 
 /* S = Wt^T M^-1 Wt with a Cholesky pivot below this fraction: Wt is rank deficient. */
 #define RANK_TOL 1e-11
+/* Automatic compliance for a singular S: this fraction of its largest diagonal entry. */
+#define AUTO_COMPLIANCE 1e-8
 
 static mbdcp_int n_dirs(const MbdcpFullRankProblem *p)
 {
@@ -33,7 +35,7 @@ static MbdcpReturn check(const MbdcpFullRankProblem *p)
 {
     if (!p) return MBDCP_ERR_NULL;
     if (p->n_v < 1 || p->n_c < 0 || p->n_d < 1) return MBDCP_ERR_DIMENSION;
-    if (!(p->h > 0.0) || !isfinite(p->h) || !isfinite(p->rho)) return MBDCP_ERR_SETTING;
+    if (!(p->h > 0.0) || !isfinite(p->h) || !isfinite(p->rho) || !isfinite(p->compliance)) return MBDCP_ERR_SETTING;
     const size_t nv = (size_t)p->n_v, nc = (size_t)p->n_c;
     if (!p->M || !p->v || (nc && (!p->Wn || !p->Wt || !p->mu))) return MBDCP_ERR_NULL;
     if (!mbdcp_all_finite(nv * nv, p->M) || !mbdcp_all_finite(nv, p->v) ||
@@ -76,10 +78,19 @@ MbdcpReturn mbdcp_full_rank_step(const MbdcpFullRankProblem *p, const MbdcpLemke
     const mbdcp_int nw = 3 * nc;
     const mbdcp_float *G = red.G, *g = red.g;
 
-    /* S = A_tt = Ls Ls^T */
-    for (mbdcp_int a = 0; a < t2; ++a)
-        memcpy(Ls + (size_t)a * t2, G + (size_t)(nc + a) * nw + nc, (size_t)t2 * sizeof(mbdcp_float));
-    if (mbdcp_cholesky(t2, Ls, RANK_TOL) != MBDCP_OK) return MBDCP_ERR_RANK_DEFICIENT;
+    /* S + c I = A_tt + c I = Ls Ls^T (c: the compliance of the tangential relation) */
+    mbdcp_float smax = 0.0, c = p->compliance > 0.0 ? p->compliance : 0.0;
+    for (mbdcp_int a = 0; a < t2; ++a) smax = fmax(smax, G[(size_t)(nc + a) * nw + nc + a]);
+    for (int attempt = 0;; ++attempt) {
+        for (mbdcp_int a = 0; a < t2; ++a) {
+            memcpy(Ls + (size_t)a * t2, G + (size_t)(nc + a) * nw + nc, (size_t)t2 * sizeof(mbdcp_float));
+            Ls[(size_t)a * t2 + a] += c;
+        }
+        if (mbdcp_cholesky(t2, Ls, RANK_TOL) == MBDCP_OK) break;
+        if (attempt > 0 || p->compliance >= 0.0 || !(smax > 0.0)) return MBDCP_ERR_RANK_DEFICIENT;
+        c = AUTO_COMPLIANCE * smax; /* redundant tangent directions: a compliant relation */
+    }
+    out->compliance_used = c;
 
     /* Y = Ls^-1 [A_tn | E | b_t]; Z = Y^T Y holds every product with S^-1 the LCP needs. */
     memset(Y, 0, (size_t)t2 * cols * sizeof(mbdcp_float));

@@ -206,6 +206,7 @@ static void fuzz_full_rank(Reader *r)
     p.n_d = (int)(byte(r) % 5);
     p.h = number(r);
     p.rho = byte(r) & 1 ? number(r) : 0.0;
+    p.compliance = byte(r) & 1 ? -1.0 : 0.0;
     const int nv = p.n_v, nc = p.n_c;
     double *M = malloc(sizeof(double) * nv * nv), *Wn = malloc(sizeof(double) * (nv * nc + 1));
     double *Wt = malloc(sizeof(double) * (2 * nv * nc + 1)), *mu = malloc(sizeof(double) * (nc + 1));
@@ -220,7 +221,7 @@ static void fuzz_full_rank(Reader *r)
     p.M = M, p.Wn = Wn, p.Wt = Wt, p.mu = mu, p.v = v, p.p_ext = pe, p.psi_n = psi;
     const int N = mbdcp_full_rank_lcp_size(&p) + 1;
     double *o = calloc((size_t)(nv + 2 * nc + 2 * N + 1), sizeof(double));
-    MbdcpFullRankOutput out = {o, o + nv, o + nv + 2 * nc, o + nv + 2 * nc + N, NULL, NULL, 0.0};
+    MbdcpFullRankOutput out = {o, o + nv, o + nv + 2 * nc, o + nv + 2 * nc + N, NULL, NULL, 0.0, 0.0};
     MbdcpLemkeSettings st;
     mbdcp_lemke_default_settings(&st);
     MbdcpLemkeInfo info;

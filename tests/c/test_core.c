@@ -326,11 +326,11 @@ static void test_full_rank_incline(void)
     double M[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, v[3] = {0, 0, 0}, p_ext[3] = {0, 0, -g * h};
     double Wn[3] = {-sin(th), 0, cos(th)};
     double Wt[6] = {cos(th), 0, 0, 1, sin(th), 0}; /* columns u (up the slope) and w */
-    MbdcpFullRankProblem p = {3, 1, 2, h, M, Wn, Wt, mu, v, p_ext, NULL, 0.0};
+    MbdcpFullRankProblem p = {3, 1, 2, h, M, Wn, Wt, mu, v, p_ext, NULL, 0.0, 0.0};
     const int N = mbdcp_full_rank_lcp_size(&p);
     CHECK(N == 5);
     double v_next[3], p_t[2], z[5], w[5];
-    MbdcpFullRankOutput out = {v_next, p_t, z, w, NULL, NULL, 0.0};
+    MbdcpFullRankOutput out = {v_next, p_t, z, w, NULL, NULL, 0.0, 0.0};
     MbdcpLemkeSettings s;
     MbdcpLemkeInfo info;
     mbdcp_lemke_default_settings(&s);
@@ -343,6 +343,11 @@ static void test_full_rank_incline(void)
     Wt[1] = 0; /* w := 0: rank deficient */
     Wt[3] = 0;
     CHECK(mbdcp_full_rank_step(&p, &s, &out, &info, work, bytes) == MBDCP_ERR_RANK_DEFICIENT);
+    p.compliance = -1.0; /* automatic: a compliant tangential relation, the same sliding motion */
+    CHECK(mbdcp_full_rank_step(&p, &s, &out, &info, work, bytes) == MBDCP_OK && info.status == MBDCP_SOLVED);
+    CHECK(out.compliance_used > 0.0 && near(v_next[0], -speed * cos(th), 1e-9) && near(v_next[2], -speed * sin(th), 1e-9));
+    p.compliance = NAN;
+    CHECK(mbdcp_full_rank_step(&p, &s, &out, &info, work, bytes) == MBDCP_ERR_SETTING);
     free(work);
 }
 

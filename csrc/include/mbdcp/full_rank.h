@@ -35,6 +35,11 @@ typedef struct {
     const mbdcp_float *psi_n;     /* n_c or NULL */
     mbdcp_float rho;              /* phantom inertia; <= 0 selects the default: the mean diagonal
                                      entry of E^T S^-1 E (the mass a direction sees) */
+    mbdcp_float compliance;       /* c >= 0: the tangential relation is W_t^T v + c p_t = E kappa, i.e.
+                                     S = W_t^T M^-1 W_t + c I (0: strict, and a W_t without full column
+                                     rank is MBDCP_ERR_RANK_DEFICIENT); c < 0: automatic, 0 when S is
+                                     regular, else 1e-8 times its largest diagonal entry (redundant
+                                     contacts, e.g. a box on four corners) */
 } MbdcpFullRankProblem;
 
 typedef struct {
@@ -44,12 +49,14 @@ typedef struct {
     mbdcp_float *w;               /* N: (u_n, sigma_-, sigma_+) */
     mbdcp_float *F, *f;           /* N x N and N, or NULL */
     mbdcp_float rho_used;         /* output */
+    mbdcp_float compliance_used;  /* output: the c of the tangential relation */
 } MbdcpFullRankOutput;
 
 mbdcp_int mbdcp_full_rank_lcp_size(const MbdcpFullRankProblem *p);
 size_t mbdcp_full_rank_workspace_size(const MbdcpFullRankProblem *p);
 
-/* Errors: MBDCP_ERR_NOT_POSDEF (M), MBDCP_ERR_RANK_DEFICIENT (Wt), MBDCP_ERR_SETTING (h, mu). */
+/* Errors: MBDCP_ERR_NOT_POSDEF (M), MBDCP_ERR_RANK_DEFICIENT (Wt, with compliance 0),
+ * MBDCP_ERR_SETTING (h, rho, compliance), MBDCP_ERR_DATA (mu < 0). */
 MbdcpReturn mbdcp_full_rank_step(const MbdcpFullRankProblem *p, const MbdcpLemkeSettings *s,
                                  MbdcpFullRankOutput *out, MbdcpLemkeInfo *info, void *work, size_t work_bytes);
 
