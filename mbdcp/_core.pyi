@@ -15,6 +15,7 @@ ERR_DATA: Any
 CCP_METHODS: Any
 FC_METHODS: Any
 FC_CASES: Any
+DEFAULTS: Any
 
 
 class CoreError(ValueError):

@@ -147,6 +147,27 @@ cdef tuple _recorded(Recorder *R):
     return pairs, values
 
 
+cdef dict _defaults():
+    """The C core's default settings, the one source of every default the Python layer shows."""
+    cdef MbdcpLemkeSettings ls
+    cdef MbdcpFixedPointSettings fs
+    cdef MbdcpCcpSettings cs
+    cdef MbdcpFcSettings qs
+    mbdcp_lemke_default_settings(&ls)
+    mbdcp_fixed_point_default_settings(&fs)
+    mbdcp_ccp_default_settings(&cs)
+    mbdcp_fc_default_settings(&qs)
+    return {
+        "lemke": {"tol": ls.tol, "pivot_tol": ls.pivot_tol, "refine": ls.refine},
+        "fixed_point": {"algorithm": fs.algorithm, "tol": fs.tol, "max_iter": fs.max_iter},
+        "ccp": {"tol": cs.tol, "max_iter": cs.max_iter},
+        "fc": {"tol": qs.tol, "max_iter": qs.max_iter, "inner_max_iter": qs.inner_max_iter},
+    }
+
+
+DEFAULTS = _defaults()
+
+
 cdef MbdcpLemkeSettings _lemke_settings(int max_pivots, double tol) except *:
     cdef MbdcpLemkeSettings s
     cdef const char *msg = NULL

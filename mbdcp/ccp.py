@@ -135,7 +135,7 @@ def mass_inverse(M):
 
 
 def ccp(M, Wn, Wt, mu, v, h, *, p_ext=None, phi=None, Wb=None, theta=None, dtheta=None,
-        method="apgd", tol=1e-8, max_iter=10_000, warm_start=None, omega=None, max_correction_speed=None,
+        method="apgd", tol=_core.DEFAULTS["ccp"]["tol"], max_iter=_core.DEFAULTS["ccp"]["max_iter"], warm_start=None, omega=None, max_correction_speed=None,
         baumgarte=1.0, dphi_t=None):
     r"""Solve one time step as a cone complementarity problem.
 

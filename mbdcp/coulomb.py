@@ -170,7 +170,7 @@ def _solve(coulomb_, W, q, mu, method, inner, tol, max_iter, inner_max_iter, war
                inner_iterations=int(inner_iterations), local_failures=int(failures))
 
 
-def coulomb(W, q=None, mu=None, *, method="fixed_point", tol=1e-8, max_iter=None, warm_start=None, inner="apgd",
+def coulomb(W, q=None, mu=None, *, method="fixed_point", tol=_core.DEFAULTS["fc"]["tol"], max_iter=None, warm_start=None, inner="apgd",
             inner_max_iter=None, spacedim=3):
     r"""Solve the Coulomb friction problem FC(W, q, μ) (FCLib's local problem; module docstring).
 
@@ -224,7 +224,7 @@ def coulomb(W, q=None, mu=None, *, method="fixed_point", tol=1e-8, max_iter=None
     return _solve(True, W, q, mu, method, inner, tol, max_iter, inner_max_iter, warm_start, spacedim)
 
 
-def ccp_local(W, q=None, mu=None, *, method="apgd", tol=1e-8, max_iter=None, warm_start=None, inner_max_iter=None,
+def ccp_local(W, q=None, mu=None, *, method="apgd", tol=_core.DEFAULTS["fc"]["tol"], max_iter=None, warm_start=None, inner_max_iter=None,
               spacedim=3):
     r"""Solve the cone complementarity problem on the Delassus matrix: :math:`u = Wr + q`,
     :math:`K^*_\alpha \ni u_\alpha \perp r_\alpha \in K_\alpha`.

@@ -117,7 +117,8 @@ def sliding_speed(D, E, v):
 
 
 def fixed_point(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, Wb=None, theta=None, dtheta=None,
-                algorithm=2, tol=1e-10, max_iter=100, max_correction_speed=None, baumgarte=1.0):
+                algorithm=_core.DEFAULTS["fixed_point"]["algorithm"], tol=_core.DEFAULTS["fixed_point"]["tol"],
+                max_iter=_core.DEFAULTS["fixed_point"]["max_iter"], max_correction_speed=None, baumgarte=1.0):
     r"""One time step by the Anitescu–Potra fixed-point algorithms.
 
     - **Algorithm 1**: Γ = 0; repeat :math:`v = P_1(\Gamma)`, :math:`\lambda = \Lambda(v)`,

@@ -48,3 +48,22 @@ def test_every_public_module_declares_all(name):
     assert hasattr(module, "__all__"), f"{name} has no __all__"
     for item in module.__all__:
         assert hasattr(module, item), f"{name}.__all__ names {item!r}, which it does not define"
+
+
+def test_defaults_come_from_the_c_core():
+    import inspect
+
+    from mbdcp.mechanics import simulate
+
+    D = _core.DEFAULTS
+    assert D["lemke"]["tol"] == 1e-9 and D["ccp"]["tol"] == 1e-8 and D["fixed_point"]["tol"] == 1e-10
+
+    def default(fn, name):
+        return inspect.signature(fn).parameters[name].default
+
+    assert default(mbdcp.ccp, "tol") == D["ccp"]["tol"] and default(mbdcp.ccp, "max_iter") == D["ccp"]["max_iter"]
+    assert default(mbdcp.fixed_point, "tol") == D["fixed_point"]["tol"]
+    assert default(mbdcp.fixed_point, "max_iter") == D["fixed_point"]["max_iter"]
+    assert default(mbdcp.fixed_point, "algorithm") == D["fixed_point"]["algorithm"]
+    assert default(mbdcp.coulomb, "tol") == D["fc"]["tol"] == default(mbdcp.ccp_local, "tol")
+    assert default(simulate, "ccp_tol") == D["ccp"]["tol"] and default(simulate, "fp_tol") == D["fixed_point"]["tol"]

@@ -6,6 +6,7 @@ from typing import Optional
 import numpy as np
 
 import mbdcp
+from mbdcp import _core
 from mbdcp.mechanics import assembly, checks
 from mbdcp.mechanics.contacts import CoincidentCentres
 from mbdcp.results import _Result
@@ -231,7 +232,8 @@ def _contact_keys(contacts):
     return keys
 
 
-def simulate(scene, h, T, method="lcp", progress=True, algorithm=3, ccp_tol=1e-8, fp_tol=1e-10, max_iter=None,
+def simulate(scene, h, T, method="lcp", progress=True, algorithm=3, ccp_tol=_core.DEFAULTS["ccp"]["tol"],
+             fp_tol=_core.DEFAULTS["fixed_point"]["tol"], max_iter=None,
              max_penetration=None, warm_start=True, max_correction_speed=None, baumgarte=1.0):
     """Time-step a scene from t = 0 to T with step h; the scene's bodies are advanced in place.
 
