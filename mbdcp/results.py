@@ -33,12 +33,19 @@ class _Result:
 
 
 @dataclass(frozen=True, repr=False)
-class LemkeResult(_Result):
-    """Result of :func:`mbdcp.lemke` for LCP(M, q): z >= 0, w = M z + q >= 0, z.w = 0."""
+class _Outcome(_Result):
+    """The fields every solver result starts with: ``success`` (True only when ``status`` is SOLVED,
+    i.e. the result was verified), ``status`` (:class:`mbdcp.Status`) and its ``message``."""
 
     success: bool
     status: Status
     message: str
+
+
+@dataclass(frozen=True, repr=False)
+class LemkeResult(_Outcome):
+    """Result of :func:`mbdcp.lemke` for LCP(M, q): z >= 0, w = M z + q >= 0, z.w = 0."""
+
     z: np.ndarray
     w: np.ndarray
     pivots: int
@@ -60,12 +67,9 @@ class LCPData(_Result):
 
 
 @dataclass(frozen=True, repr=False)
-class StepResult(_Result):
+class StepResult(_Outcome):
     """Result of one time step (:func:`mbdcp.step`)."""
 
-    success: bool
-    status: Status
-    message: str
     v_next: np.ndarray
     p_n: np.ndarray
     beta: np.ndarray
@@ -95,12 +99,9 @@ class StepResult(_Result):
 
 
 @dataclass(frozen=True, repr=False)
-class RelaxResult(_Result):
+class RelaxResult(_Outcome):
     """Result of one relaxed subproblem (:func:`mbdcp.relax.p1`, :func:`mbdcp.relax.p2`)."""
 
-    success: bool
-    status: Status
-    message: str
     v_next: np.ndarray
     p_n: np.ndarray
     beta: np.ndarray
@@ -112,12 +113,9 @@ class RelaxResult(_Result):
 
 
 @dataclass(frozen=True, repr=False)
-class FixedPointResult(_Result):
+class FixedPointResult(_Outcome):
     """Result of :func:`mbdcp.fixed_point` (Anitescu–Potra algorithms 1, 2, 3)."""
 
-    success: bool
-    status: Status
-    message: str
     v_next: np.ndarray
     p_n: np.ndarray
     beta: np.ndarray
@@ -145,12 +143,9 @@ class FixedPointResult(_Result):
 
 
 @dataclass(frozen=True, repr=False)
-class FullRankResult(_Result):
+class FullRankResult(_Outcome):
     """Result of :func:`mbdcp.full_rank_step` (full-rank discretized friction)."""
 
-    success: bool
-    status: Status
-    message: str
     v_next: np.ndarray
     p_n: np.ndarray
     p_t: np.ndarray
@@ -178,12 +173,9 @@ class FullRankResult(_Result):
 
 
 @dataclass(frozen=True, repr=False)
-class InstantaneousResult(_Result):
+class InstantaneousResult(_Outcome):
     """Result of :func:`mbdcp.instantaneous` (acceleration-level contact model)."""
 
-    success: bool
-    status: Status
-    message: str
     a: np.ndarray
     c_n: np.ndarray
     beta: np.ndarray
@@ -195,12 +187,9 @@ class InstantaneousResult(_Result):
 
 
 @dataclass(frozen=True, repr=False)
-class CCPResult(_Result):
+class CCPResult(_Outcome):
     """Result of :func:`mbdcp.ccp` (cone complementarity problem)."""
 
-    success: bool
-    status: Status
-    message: str
     gamma: np.ndarray
     p_b: np.ndarray
     v_next: np.ndarray
@@ -226,7 +215,7 @@ class CCPResult(_Result):
 
 
 @dataclass(frozen=True, repr=False)
-class CoulombResult(_Result):
+class CoulombResult(_Outcome):
     """Result of :func:`mbdcp.coulomb` (Coulomb friction on the Delassus matrix, FCLib's local problem).
 
     ``r`` (3 n_c,): reactions, per contact normal then tangents; ``u`` = W r + q (without de Saxcé's
@@ -235,9 +224,6 @@ class CoulombResult(_Result):
     ``inner_iterations``: the CCP solves' iterations (fixed_point); ``local_failures``: local solves
     where no case could be verified; ``history``: the residual after each iteration."""
 
-    success: bool
-    status: Status
-    message: str
     r: np.ndarray
     u: np.ndarray
     residual: float
@@ -249,14 +235,11 @@ class CoulombResult(_Result):
 
 
 @dataclass(frozen=True, repr=False)
-class LocalCCPResult(_Result):
+class LocalCCPResult(_Outcome):
     """Result of :func:`mbdcp.ccp_local` (the cone complementarity problem on the Delassus matrix).
 
     Fields as :class:`CoulombResult`, with the residual :math:`\\|r - \\Pi_K(r - u)\\|_2 / \\|q\\|_2`."""
 
-    success: bool
-    status: Status
-    message: str
     r: np.ndarray
     u: np.ndarray
     residual: float
