@@ -62,8 +62,8 @@ def full_rank_step(M, Wn, Wt, mu, v, h, *, n_d=2, rho=None, p_ext=None, psi_n=No
         the same velocity.
     p_ext, psi_n : applied impulse (n_v,) and gaps (n_c,).
     return_lcp : also return the LCP (F, f, z, w) in z = (p_n, kappa_plus, kappa_minus).
-    compliance : c >= 0 turns the tangential relation into :math:`W_t^T v^{l+1} + c\,p_t =
-        E(\kappa_+ - \kappa_-)`, i.e. :math:`S + cI` in place of :math:`S`: a documented
+    compliance : c >= 0 turns the tangential relation into
+        :math:`W_t^T v^{l+1} + c\,p_t = E(\kappa_+ - \kappa_-)`, i.e. :math:`S + cI` for :math:`S`: a documented
         regularisation that makes :math:`p_t` unique when :math:`W_t` lacks full column rank.
         Default None: 0 when :math:`S` is regular (the model as published), else
         :math:`10^{-8}\max_i S_{ii}` (the velocity then violates the tangential relation by
