@@ -162,3 +162,32 @@ MbdcpReturn mbdcp_reduced_recover(const MbdcpReduced *red, const mbdcp_float *x,
     mbdcp_trsv_lower(nv, red->L, 1, v_next);
     return MBDCP_OK;
 }
+
+void mbdcp_place_gram(const MbdcpReduced *red, mbdcp_int N, mbdcp_float *F)
+{
+    const mbdcp_int nw = red->n_w;
+    memset(F, 0, (size_t)N * N * sizeof(mbdcp_float));
+    for (mbdcp_int a = 0; a < nw; ++a) memcpy(F + (size_t)a * N, red->G + (size_t)a * nw, (size_t)nw * sizeof(mbdcp_float));
+}
+
+void mbdcp_place_grouping(mbdcp_int rows, mbdcp_int groups, const mbdcp_float *E, mbdcp_int r0, mbdcp_int c0,
+                          mbdcp_int N, mbdcp_float *F)
+{
+    for (mbdcp_int k = 0; k < rows; ++k)
+        for (mbdcp_int c = 0; c < groups; ++c) {
+            const mbdcp_float e = E[(size_t)k * groups + c];
+            F[(size_t)(r0 + k) * N + c0 + c] = e;
+            F[(size_t)(c0 + c) * N + r0 + k] = -e;
+        }
+}
+
+void mbdcp_contact_rhs(const MbdcpStepProblem *p, const MbdcpReduced *red, mbdcp_float *f)
+{
+    memcpy(f, red->g, (size_t)red->n_w * sizeof(mbdcp_float));
+    for (mbdcp_int c = 0; c < p->n_c; ++c) {
+        if (p->psi_n) f[c] += p->psi_n[c] / p->h;
+        if (p->dpsi_n) f[c] += p->dpsi_n[c];
+    }
+    if (p->dpsi_f)
+        for (mbdcp_int k = 0; k < p->m; ++k) f[p->n_c + k] += p->dpsi_f[k];
+}

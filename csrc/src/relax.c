@@ -102,31 +102,13 @@ static MbdcpReturn setup(const MbdcpStepProblem *p, void *work, size_t work_byte
     return MBDCP_OK;
 }
 
-/* Normal and friction rows shared by P1 and P2: f = (g_n + psi_n/h + dpsi_n, g_d + dpsi_f). */
-static void base_rhs(const MbdcpStepProblem *p, const MbdcpReduced *red, mbdcp_float *f)
-{
-    memcpy(f, red->g, (size_t)(p->n_c + p->m) * sizeof(mbdcp_float));
-    for (mbdcp_int c = 0; c < p->n_c; ++c) {
-        if (p->psi_n) f[c] += p->psi_n[c] / p->h;
-        if (p->dpsi_n) f[c] += p->dpsi_n[c];
-    }
-    if (p->dpsi_f)
-        for (mbdcp_int k = 0; k < p->m; ++k) f[p->n_c + k] += p->dpsi_f[k];
-}
-
 /* The P1 matrix (N1 x N1): G, E in rows beta / columns lam, -E^T below, the skew coupling of p_n
  * and lam through U. P2's matrix is G itself. Both stay fixed over a fixed-point run. */
 static void p1_matrix(const MbdcpStepProblem *p, const MbdcpReduced *red, mbdcp_float *F)
 {
     const mbdcp_int nc = p->n_c, m = p->m, nw = nc + m, N = size_p1(p);
-    memset(F, 0, (size_t)N * N * sizeof(mbdcp_float));
-    for (mbdcp_int a = 0; a < nw; ++a) memcpy(F + (size_t)a * N, red->G + (size_t)a * nw, (size_t)nw * sizeof(mbdcp_float));
-    for (mbdcp_int k = 0; k < m; ++k)
-        for (mbdcp_int c = 0; c < nc; ++c) {
-            const mbdcp_float e = p->E[(size_t)k * nc + c];
-            F[(size_t)(nc + k) * N + nw + c] = e;
-            F[(size_t)(nw + c) * N + nc + k] = -e;
-        }
+    mbdcp_place_gram(red, N, F);
+    mbdcp_place_grouping(m, nc, p->E, nc, nw, N, F);
     for (mbdcp_int c = 0; c < nc; ++c) {
         F[(size_t)c * N + nw + c] = -p->mu[c];
         F[(size_t)(nw + c) * N + c] = p->mu[c];
@@ -136,7 +118,7 @@ static void p1_matrix(const MbdcpStepProblem *p, const MbdcpReduced *red, mbdcp_
 static void p1_rhs(const MbdcpStepProblem *p, const MbdcpReduced *red, const mbdcp_float *gamma, mbdcp_float *f)
 {
     const mbdcp_int nc = p->n_c, nw = nc + p->m;
-    base_rhs(p, red, f);
+    mbdcp_contact_rhs(p, red, f);
     for (mbdcp_int c = 0; c < nc; ++c) {
         if (gamma) f[c] += gamma[c];
         f[nw + c] = 0.0;
@@ -146,7 +128,7 @@ static void p1_rhs(const MbdcpStepProblem *p, const MbdcpReduced *red, const mbd
 static void p2_rhs(const MbdcpStepProblem *p, const MbdcpReduced *red, const mbdcp_float *lam, mbdcp_float *f)
 {
     const mbdcp_int nc = p->n_c, m = p->m;
-    base_rhs(p, red, f);
+    mbdcp_contact_rhs(p, red, f);
     for (mbdcp_int k = 0; k < m; ++k)
         for (mbdcp_int c = 0; c < nc; ++c) f[nc + k] += p->E[(size_t)k * nc + c] * lam[c];
 }

@@ -34,30 +34,12 @@ MbdcpReturn mbdcp_step_assemble(const MbdcpStepProblem *p, const MbdcpReduced *r
     /* Row offsets of the blocks of z = (p_n, beta, beta_j, sigma, sigma_j). */
     const mbdcp_int o_b = nc, o_j = nc + m, o_s = nw, o_sj = nw + nc;
 
-    memset(F, 0, (size_t)N * N * sizeof(mbdcp_float));
-    for (mbdcp_int a = 0; a < nw; ++a)
-        memcpy(F + (size_t)a * N, red->G + (size_t)a * nw, (size_t)nw * sizeof(mbdcp_float));
-    for (mbdcp_int k = 0; k < m; ++k)
-        for (mbdcp_int c = 0; c < nc; ++c) {
-            const mbdcp_float e = p->E[(size_t)k * nc + c];
-            F[(size_t)(o_b + k) * N + o_s + c] = e;
-            F[(size_t)(o_s + c) * N + o_b + k] = -e;
-        }
-    for (mbdcp_int k = 0; k < mj; ++k)
-        for (mbdcp_int c = 0; c < nj; ++c) {
-            const mbdcp_float e = p->Ej[(size_t)k * nj + c];
-            F[(size_t)(o_j + k) * N + o_sj + c] = e;
-            F[(size_t)(o_sj + c) * N + o_j + k] = -e;
-        }
+    mbdcp_place_gram(red, N, F);
+    mbdcp_place_grouping(m, nc, p->E, o_b, o_s, N, F);
+    mbdcp_place_grouping(mj, nj, p->Ej, o_j, o_sj, N, F);
     for (mbdcp_int c = 0; c < nc; ++c) F[(size_t)(o_s + c) * N + c] = p->mu[c];
 
-    memcpy(f, red->g, (size_t)nw * sizeof(mbdcp_float));
-    for (mbdcp_int c = 0; c < nc; ++c) {
-        if (p->psi_n) f[c] += p->psi_n[c] / p->h;
-        if (p->dpsi_n) f[c] += p->dpsi_n[c];
-    }
-    if (p->dpsi_f)
-        for (mbdcp_int k = 0; k < m; ++k) f[o_b + k] += p->dpsi_f[k];
+    mbdcp_contact_rhs(p, red, f);
     for (mbdcp_int c = 0; c < nc; ++c) f[o_s + c] = 0.0;
     for (mbdcp_int c = 0; c < nj; ++c) f[o_sj + c] = p->beta_max ? p->beta_max[c] : 0.0;
     return MBDCP_OK;

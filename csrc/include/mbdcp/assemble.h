@@ -86,6 +86,16 @@ MbdcpReturn mbdcp_reduce_blocks(const MbdcpReduceInput *in, MbdcpReduced *red, v
 /* mbdcp_reduce_blocks for a step problem, with W = [Wn D Dj], after mbdcp_step_problem_check. */
 MbdcpReturn mbdcp_reduce(const MbdcpStepProblem *p, MbdcpReduced *red, void *work, size_t work_bytes);
 
+/* The blocks every contact LCP shares (step, P1, P2), into F (N x N, row-major):
+ * mbdcp_place_gram zeroes F and copies G into its leading n_w x n_w block; mbdcp_place_grouping
+ * puts a grouping matrix E (rows x groups) at rows r0.., columns c0.. and -E^T at rows c0..,
+ * columns r0..; mbdcp_contact_rhs writes the n_w contact rows of the right-hand side,
+ * f = (g_n + psi_n/h + dpsi_n, g_d + dpsi_f, g_j). */
+void mbdcp_place_gram(const MbdcpReduced *red, mbdcp_int N, mbdcp_float *F);
+void mbdcp_place_grouping(mbdcp_int rows, mbdcp_int groups, const mbdcp_float *E, mbdcp_int r0, mbdcp_int c0,
+                          mbdcp_int N, mbdcp_float *F);
+void mbdcp_contact_rhs(const MbdcpStepProblem *p, const MbdcpReduced *red, mbdcp_float *f);
+
 /* From contact impulses x (n_w), the velocity v_next (n_v) and joint impulses p_b (n_b, may be
  * NULL when n_b = 0). */
 MbdcpReturn mbdcp_reduced_recover(const MbdcpReduced *red, const mbdcp_float *x, mbdcp_float *v_next,
