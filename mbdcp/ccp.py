@@ -141,25 +141,48 @@ def ccp(M, Wn, Wt, mu, v, h, *, p_ext=None, phi=None, Wb=None, theta=None, dthet
 
     Parameters
     ----------
-    M : (n_v, n_v) mass matrix, dense or scipy.sparse (block diagonal per body: each block is
-        inverted once), or an array of diagonal blocks (n_bodies, k, k) meaning the
-        block-diagonal matrix with n_v = n_bodies k (see :func:`mass_inverse`).
-    Wn : (n_v, n_c) contact normals; Wt : (n_v, 2 n_c) tangent pairs (u_i, w_i) in columns
-        2i, 2i+1; Wb : (n_v, n_b) joints. Dense or scipy.sparse.
-    mu : (n_c,) friction coefficients >= 0 (a scalar applies to all).
-    v : (n_v,) velocity; h : time step > 0; p_ext : (n_v,) applied impulse.
-    phi : (n_c,) gaps :math:`\Phi_i` (stabilisation :math:`\Phi/h`); theta, dtheta : (n_b,).
-    method : "apgd" (default), "pjacobi" or "pgs".
-    tol : stop when the relative residual
+    M : array_like or scipy.sparse matrix, shape (n_v, n_v), or ndarray, shape (n_bodies, k, k)
+        Mass matrix, dense or sparse (block diagonal per body: each block is inverted once), or
+        its diagonal blocks, meaning the block-diagonal matrix with n_v = n_bodies k (see
+        :func:`mass_inverse`).
+    Wn : array_like or scipy.sparse matrix, shape (n_v, n_c)
+        Contact normals.
+    Wt : array_like or scipy.sparse matrix, shape (n_v, 2 n_c)
+        Tangent pairs (u_i, w_i) in columns 2i, 2i+1.
+    mu : float or array_like, shape (n_c,)
+        Friction coefficients >= 0 (a scalar applies to all).
+    v : array_like, shape (n_v,)
+        Velocity at the start of the step.
+    h : float
+        Time step > 0.
+    p_ext : array_like, shape (n_v,), optional
+        Applied impulse over the step.
+    phi : array_like, shape (n_c,), optional
+        Gaps :math:`\Phi_i` (stabilisation :math:`\Phi/h`).
+    Wb : array_like or scipy.sparse matrix, shape (n_v, n_b), optional
+        Bilateral joints.
+    theta, dtheta : array_like, shape (n_b,), optional
+        Joint drift and its explicit time derivative.
+    method : str
+        ``"apgd"`` (default), ``"pjacobi"`` or ``"pgs"``.
+    tol : float
+        Stop when the relative residual
         :math:`\|\nu - \Pi_K(\nu - (N\nu + p)/L)\|_\infty L / \|p\|_\infty` (zero exactly at a
         solution; L estimates the largest eigenvalue of N) is below it.
-    max_iter : iteration limit; reaching it gives status ``MAX_ITERATIONS`` (not an error).
-    warm_start : a previous :class:`CCPResult`, gamma (n_c, 3), or the full (3 n_c + n_b,) vector.
-    omega : relaxation for "pjacobi" (default 0.3) and "pgs" (default 1.0), in (0, 2).
-    max_correction_speed, baumgarte : the penetration correction of :func:`mbdcp.step`
-        (:math:`\Phi_i < 0` enters as :math:`\max(b\Phi_i, -h v_{max})`).
-    dphi_t : (n_c, 2) or (2 n_c,) tangentially moving surfaces: per contact, the (u, w) components
-        of :math:`\partial_t\Phi_t`, added to the tangential velocity :math:`W_t^Tv^{l+1}` as
+    max_iter : int
+        Iteration limit; reaching it gives status ``MAX_ITERATIONS`` (not an error).
+    warm_start : CCPResult or array_like, optional
+        A previous result, gamma (n_c, 3), or the full (3 n_c + n_b,) vector.
+    omega : float, optional
+        Relaxation for ``"pjacobi"`` (default 0.3) and ``"pgs"`` (default 1.0), in (0, 2).
+    max_correction_speed : float, optional
+        The penetration correction of :func:`mbdcp.step`: :math:`\Phi_i < 0` enters as
+        :math:`\max(b\Phi_i, -h v_{max})`.
+    baumgarte : float
+        The fraction b in (0, 1] of a penetration removed per step (default 1).
+    dphi_t : array_like, shape (n_c, 2) or (2 n_c,), optional
+        Tangentially moving surfaces: per contact, the (u, w) components of
+        :math:`\partial_t\Phi_t`, added to the tangential velocity :math:`W_t^Tv^{l+1}` as
         ``dpsi_f`` is for :func:`mbdcp.step` (seed 002 p. 21). A conveyor belt moving at speed V
         along :math:`u_i` under the body has ``dphi_t[i] = (-V, 0)``; friction then drives the
         velocity relative to the belt to zero. Default: fixed surfaces.

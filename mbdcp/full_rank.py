@@ -49,23 +49,37 @@ def full_rank_step(M, Wn, Wt, mu, v, h, *, n_d=2, rho=None, p_ext=None, psi_n=No
 
     Parameters
     ----------
-    M : (n_v, n_v) symmetric positive definite.
-    Wn : (n_v, n_c) normal Jacobian.
-    Wt : (n_v, 2 n_c) tangent Jacobian: columns 2i, 2i+1 are contact i's tangent pair
-        (u_i, w_i). Without full column rank (redundant contacts: a box on four corners) the
-        tangential relation is made compliant, see ``compliance``.
-    mu : (n_c,) friction coefficients (a scalar applies to all), >= 0.
-    v : (n_v,) velocity; h : time step > 0.
-    n_d : directions per contact, evenly spaced in [0, pi) from u_i (>= 1; 2 gives u and w).
-    rho : phantom inertia > 0. Default: the mean diagonal entry of :math:`E^T S^{-1} E`, the
+    M : array_like, shape (n_v, n_v)
+        Symmetric positive definite mass matrix.
+    Wn : array_like, shape (n_v, n_c)
+        Normal Jacobian.
+    Wt : array_like, shape (n_v, 2 n_c)
+        Tangent Jacobian: columns 2i, 2i+1 are contact i's tangent pair (u_i, w_i). Without full
+        column rank (redundant contacts: a box on four corners) the tangential relation is made
+        compliant, see ``compliance``.
+    mu : float or array_like, shape (n_c,)
+        Friction coefficients >= 0 (a scalar applies to all).
+    v : array_like, shape (n_v,)
+        Velocity at the start of the step.
+    h : float
+        Time step > 0.
+    n_d : int
+        Directions per contact, evenly spaced in [0, pi) from u_i (>= 1; 2 gives u and w).
+    rho : float, optional
+        Phantom inertia > 0. Default: the mean diagonal entry of :math:`E^T S^{-1} E`, the
         effective mass one direction sees, so the LCP is well scaled; any positive value gives
         the same velocity.
-    p_ext, psi_n : applied impulse (n_v,) and gaps (n_c,).
-    return_lcp : also return the LCP (F, f, z, w) in z = (p_n, kappa_plus, kappa_minus).
-    compliance : c >= 0 turns the tangential relation into
-        :math:`W_t^T v^{l+1} + c\,p_t = E(\kappa_+ - \kappa_-)`, i.e. :math:`S + cI` for :math:`S`: a documented
-        regularisation that makes :math:`p_t` unique when :math:`W_t` lacks full column rank.
-        Default None: 0 when :math:`S` is regular (the model as published), else
+    p_ext : array_like, shape (n_v,), optional
+        Applied impulse over the step.
+    psi_n : array_like, shape (n_c,), optional
+        Gaps at the start of the step.
+    return_lcp : bool
+        Also return the LCP (F, f, z, w) in z = (p_n, kappa_plus, kappa_minus).
+    compliance : float, optional
+        c >= 0 turns the tangential relation into
+        :math:`W_t^T v^{l+1} + c\,p_t = E(\kappa_+ - \kappa_-)`, i.e. :math:`S + cI` for :math:`S`: a
+        documented regularisation that makes :math:`p_t` unique when :math:`W_t` lacks full column
+        rank. Default None: 0 when :math:`S` is regular (the model as published), else
         :math:`10^{-8}\max_i S_{ii}` (the velocity then violates the tangential relation by
         :math:`c\,|p_t|`, far below the step's own error). The value used is ``res.compliance``.
 

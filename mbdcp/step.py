@@ -46,31 +46,57 @@ def step(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi_f=No
 
     Parameters
     ----------
-    M : (n_v, n_v) symmetric positive definite mass matrix.
-    Wn : (n_v, n_c) normal Jacobian (columns: generalized contact normals).
-    D : (n_v, m) friction directions, grouped by contact.
-    E : (m, n_c) one 1 per row: column j marks contact j's directions.
-    U : friction coefficients: (n_c,) or diagonal (n_c, n_c) (a scalar is applied to all).
-    v : (n_v,) velocity at the start of the step.
-    h : time step > 0.
-    p_ext : (n_v,) applied impulse over the step (h times the applied force).
-    psi_n : (n_c,) gaps at the start of the step; dpsi_n (n_c,), dpsi_f (m,):
-        prescribed surface velocities (moving surfaces).
-    Wb : (n_v, n_b) bilateral joint Jacobian; theta, dtheta (n_b,). Redundant joint equations (Wb
-        without full column rank, e.g. a rigid loop) are solved on a largest independent subset:
-        ``v_next`` is unique, ``p_b`` is one of the many impulse distributions (the dependent
-        equations get none); their theta/dtheta must agree with the others.
-    Dj, Ej, beta_max : joint dry friction (n_v, m_j), (m_j, n_j), (n_j,).
-    solver : "lemke" (the only pivoting solver; the relaxations are :func:`mbdcp.fixed_point`).
-    return_lcp : also return the reduced LCP (F, f, z, w) as ``res.lcp``.
-    warm_start : a previous :class:`StepResult` (or a boolean array of the LCP's size): Lemke starts
-        from its final basis (``res.basis``) — in a simulation, the last step's. A hint of another
-        size (the contacts changed) is ignored; a wrong one only costs pivots, never correctness.
-    max_correction_speed, baumgarte : how a penetration :math:`\Psi_i < 0` is corrected: the
-        stabilisation term uses :math:`\max(b\Psi_i, -h v_{max})` instead of :math:`\Psi_i`, so
-        that the separation velocity asked for is at most ``max_correction_speed`` (seed 004's
-        cap; default: none) and a fraction ``baumgarte`` b in (0, 1] (default 1) of the
-        penetration is removed per step. Gaps :math:`\Psi_i \ge 0` are never changed.
+    M : array_like, shape (n_v, n_v)
+        Symmetric positive definite mass matrix.
+    Wn : array_like, shape (n_v, n_c)
+        Normal Jacobian (columns: generalized contact normals).
+    D : array_like, shape (n_v, m)
+        Friction directions, grouped by contact.
+    E : array_like, shape (m, n_c)
+        One 1 per row: column j marks contact j's directions.
+    U : float or array_like, shape (n_c,) or (n_c, n_c)
+        Friction coefficients mu_j >= 0 (a scalar applies to all; a matrix must be diagonal).
+    v : array_like, shape (n_v,)
+        Velocity at the start of the step.
+    h : float
+        Time step > 0.
+    p_ext : array_like, shape (n_v,), optional
+        Applied impulse over the step (h times the applied force).
+    psi_n : array_like, shape (n_c,), optional
+        Gaps at the start of the step (the stabilisation term :math:`\Psi_n/h`).
+    dpsi_n : array_like, shape (n_c,), optional
+        Prescribed normal surface velocities (moving surfaces).
+    dpsi_f : array_like, shape (m,), optional
+        Prescribed tangential surface velocities along the friction directions (conveyor belts).
+    Wb : array_like, shape (n_v, n_b), optional
+        Bilateral joint Jacobian. Redundant joint equations (Wb without full column rank, e.g. a
+        rigid loop) are solved on a largest independent subset: ``v_next`` is unique, ``p_b`` is
+        one of the many impulse distributions (the dependent equations get none); their
+        theta/dtheta must agree with the others.
+    theta, dtheta : array_like, shape (n_b,), optional
+        Joint drift :math:`\Theta` (removed in one step, :math:`\Theta/h`) and explicit time
+        derivative :math:`\partial_t\Theta`.
+    Dj : array_like, shape (n_v, m_j), optional
+        Joint dry friction directions.
+    Ej : array_like, shape (m_j, n_j), optional
+        Their grouping by joint.
+    beta_max : array_like, shape (n_j,), optional
+        Largest joint friction impulse per joint (>= 0).
+    solver : str
+        ``"lemke"`` (the only pivoting solver; the relaxations are :func:`mbdcp.fixed_point`).
+    return_lcp : bool
+        Also return the reduced LCP (F, f, z, w) as ``res.lcp``.
+    warm_start : StepResult or ndarray of bool, optional
+        A previous result (or a boolean array of the LCP's size): Lemke starts from its final basis
+        (``res.basis``) — in a simulation, the last step's. A hint of another size (the contacts
+        changed) is ignored; a wrong one only costs pivots, never correctness.
+    max_correction_speed : float, optional
+        Seed 004's cap on the correction of a penetration :math:`\Psi_i < 0`: the stabilisation
+        term uses :math:`\max(b\Psi_i, -h v_{max})` instead of :math:`\Psi_i`, so that the
+        separation velocity asked for is at most this (default: no cap). Gaps
+        :math:`\Psi_i \ge 0` are never changed.
+    baumgarte : float
+        The fraction b in (0, 1] of a penetration removed per step (default 1).
 
     Returns
     -------
