@@ -44,7 +44,31 @@ class _Outcome(_Result):
 
 @dataclass(frozen=True, repr=False)
 class LemkeResult(_Outcome):
-    """Result of :func:`mbdcp.lemke` for LCP(M, q): z >= 0, w = M z + q >= 0, z.w = 0."""
+    """Result of :func:`mbdcp.lemke` for LCP(M, q): z >= 0, w = M z + q >= 0, z.w = 0.
+
+    Attributes
+    ----------
+    success : bool
+        True only when ``status`` is SOLVED: the result was verified componentwise.
+    status : Status
+        How the solver ended (:class:`mbdcp.Status`).
+    message : str
+        The status in words.
+    z, w : ndarray, shape (n,)
+        The solution and w = M z + q (on a failure, the last basic point reached).
+    pivots : int
+        Pivots taken, the one bringing in z0 included.
+    residual : float
+        :math:`\max_i |\min(z_i, w_i)|`.
+    trace : list of (str, str) or None
+        The (entering, leaving) variables of every pivot, when asked for.
+    basis : ndarray of bool, shape (n,)
+        Lemke's final basis (True where :math:`z_i` is basic): a warm start for a neighbouring LCP.
+    certificate : ndarray, shape (n,), or None
+        On a certified ray: y >= 0 with :math:`M^T y \le 0`, :math:`q^T y < 0` (infeasibility).
+    warm_started : bool
+        Whether the result was reached from the warm-start hint.
+    """
 
     z: np.ndarray
     w: np.ndarray
@@ -68,7 +92,37 @@ class LCPData(_Result):
 
 @dataclass(frozen=True, repr=False)
 class StepResult(_Outcome):
-    """Result of one time step (:func:`mbdcp.step`)."""
+    """Result of one time step (:func:`mbdcp.step`).
+
+    Attributes
+    ----------
+    success : bool
+        True only when ``status`` is SOLVED: the result was verified componentwise.
+    status : Status
+        How the solver ended (:class:`mbdcp.Status`).
+    message : str
+        The status in words.
+    v_next : ndarray, shape (n_v,)
+        The velocity :math:`v^{l+1}`.
+    p_n, sigma : ndarray, shape (n_c,)
+        Normal impulses and sliding-speed multipliers.
+    beta : ndarray, shape (m,)
+        Friction impulses along the directions D.
+    p_b : ndarray, shape (n_b,)
+        Joint impulses.
+    beta_j, sigma_j : ndarray, shape (m_j,) and (n_j,)
+        Joint friction impulses and multipliers.
+    pivots : int
+        Lemke's pivots.
+    residual : float
+        Natural residual of the reduced LCP.
+    lcp : LCPData or None
+        The reduced LCP(F, f), when asked for.
+    basis : ndarray of bool
+        Lemke's final basis, for ``warm_start``.
+    cone_slack : ndarray, shape (n_c,)
+        :math:`U p_n - E^T\beta`, the complement of sigma.
+    """
 
     v_next: np.ndarray
     p_n: np.ndarray
@@ -100,7 +154,31 @@ class StepResult(_Outcome):
 
 @dataclass(frozen=True, repr=False)
 class RelaxResult(_Outcome):
-    """Result of one relaxed subproblem (:func:`mbdcp.relax.p1`, :func:`mbdcp.relax.p2`)."""
+    """Result of one relaxed subproblem (:func:`mbdcp.relax.p1`, :func:`mbdcp.relax.p2`).
+
+    Attributes
+    ----------
+    success : bool
+        True only when ``status`` is SOLVED: the result was verified componentwise.
+    status : Status
+        How the solver ended (:class:`mbdcp.Status`).
+    message : str
+        The status in words.
+    v_next : ndarray, shape (n_v,)
+        The velocity of the subproblem's solution.
+    p_n, lam : ndarray, shape (n_c,)
+        Normal impulses; sliding speeds (P1's multipliers, or P2's given lambda).
+    beta : ndarray, shape (m,)
+        Friction impulses.
+    p_b : ndarray, shape (n_b,)
+        Joint impulses.
+    pivots : int
+        Lemke's pivots.
+    residual : float
+        Natural residual of the subproblem's LCP.
+    lcp : LCPData or None
+        The subproblem's LCP, when asked for.
+    """
 
     v_next: np.ndarray
     p_n: np.ndarray
@@ -114,7 +192,37 @@ class RelaxResult(_Outcome):
 
 @dataclass(frozen=True, repr=False)
 class FixedPointResult(_Outcome):
-    """Result of :func:`mbdcp.fixed_point` (Anitescu–Potra algorithms 1, 2, 3)."""
+    """Result of :func:`mbdcp.fixed_point` (Anitescu–Potra algorithms 1, 2, 3).
+
+    Attributes
+    ----------
+    success : bool
+        True only when ``status`` is SOLVED: the result was verified componentwise.
+    status : Status
+        How the solver ended (:class:`mbdcp.Status`).
+    message : str
+        The status in words.
+    v_next : ndarray, shape (n_v,)
+        The velocity :math:`v^{l+1}`.
+    p_n, lam : ndarray, shape (n_c,)
+        Normal impulses (of the last subproblem) and :math:`\lambda = \Lambda(v^{l+1})`.
+    beta : ndarray, shape (m,)
+        Friction impulses (of the last subproblem).
+    p_b : ndarray, shape (n_b,)
+        Joint impulses.
+    iterations : int
+        Fixed-point iterations.
+    converged : bool
+        The fixed point converged (the same as ``success``; kept for the fixed-point vocabulary).
+    history : ndarray
+        :math:`\|v_k - v_{k-1}\|_\infty` per iteration.
+    pivots : int
+        Lemke's pivots over all subproblems.
+    algorithm : int
+        1, 2 or 3.
+    cone_slack : ndarray, shape (n_c,)
+        :math:`U p_n - E^T\beta` of the returned impulses.
+    """
 
     v_next: np.ndarray
     p_n: np.ndarray
@@ -144,7 +252,37 @@ class FixedPointResult(_Outcome):
 
 @dataclass(frozen=True, repr=False)
 class FullRankResult(_Outcome):
-    """Result of :func:`mbdcp.full_rank_step` (full-rank discretized friction)."""
+    """Result of :func:`mbdcp.full_rank_step` (full-rank discretized friction).
+
+    Attributes
+    ----------
+    success : bool
+        True only when ``status`` is SOLVED: the result was verified componentwise.
+    status : Status
+        How the solver ended (:class:`mbdcp.Status`).
+    message : str
+        The status in words.
+    v_next : ndarray, shape (n_v,)
+        The velocity :math:`v^{l+1}`.
+    p_n : ndarray, shape (n_c,)
+        Normal impulses.
+    p_t : ndarray, shape (n_c, 2)
+        Friction impulses in (u, w) components.
+    kappa_plus, kappa_minus : ndarray, shape (n_c, n_d)
+        The discretized sliding velocity's parts.
+    rho : float
+        The phantom inertia used.
+    pivots : int
+        Lemke's pivots.
+    residual : float
+        Natural residual of the LCP.
+    lcp : LCPData or None
+        The LCP, when asked for.
+    cone_slack : ndarray, shape (n_c,)
+        Per contact the least :math:`\sigma_{j\pm}`.
+    compliance : float
+        The c of the tangential relation :math:`W_t^T v + c\,p_t = E\kappa` (0: as published).
+    """
 
     v_next: np.ndarray
     p_n: np.ndarray
@@ -174,7 +312,31 @@ class FullRankResult(_Outcome):
 
 @dataclass(frozen=True, repr=False)
 class InstantaneousResult(_Outcome):
-    """Result of :func:`mbdcp.instantaneous` (acceleration-level contact model)."""
+    """Result of :func:`mbdcp.instantaneous` (acceleration-level contact model).
+
+    Attributes
+    ----------
+    success : bool
+        True only when ``status`` is SOLVED: the result was verified componentwise.
+    status : Status
+        How the solver ended (:class:`mbdcp.Status`).
+    message : str
+        The status in words.
+    a : ndarray, shape (n_v,)
+        Accelerations.
+    c_n, sigma : ndarray, shape (n_c,)
+        Normal forces and sliding multipliers.
+    beta : ndarray, shape (m,)
+        Friction forces along the directions D.
+    sliding : ndarray of bool, shape (n_c,)
+        Contacts that slide (kinetic friction).
+    pivots : int
+        Lemke's pivots.
+    residual : float
+        Natural residual of the LCP.
+    lcp : LCPData or None
+        The LCP, when asked for.
+    """
 
     a: np.ndarray
     c_n: np.ndarray
@@ -188,7 +350,35 @@ class InstantaneousResult(_Outcome):
 
 @dataclass(frozen=True, repr=False)
 class CCPResult(_Outcome):
-    """Result of :func:`mbdcp.ccp` (cone complementarity problem)."""
+    """Result of :func:`mbdcp.ccp` (cone complementarity problem).
+
+    Attributes
+    ----------
+    success : bool
+        True only when ``status`` is SOLVED: the result was verified componentwise.
+    status : Status
+        How the solver ended (:class:`mbdcp.Status`).
+    message : str
+        The status in words.
+    gamma : ndarray, shape (n_c, 3)
+        Per contact the (normal, u, w) impulses.
+    p_b : ndarray, shape (n_b,)
+        Joint impulses.
+    v_next : ndarray, shape (n_v,)
+        The velocity :math:`v^{l+1}`.
+    iterations : int
+        Iterations taken.
+    residual : float
+        The relative residual the solver stopped on.
+    history : ndarray
+        The residual per iteration.
+    method : str
+        ``"apgd"``, ``"pjacobi"`` or ``"pgs"``.
+    contact_velocity : ndarray, shape (n_c, 3)
+        Per contact :math:`(v_n, v_u, v_w) = D_i^T v^{l+1}`.
+    velocity_scale : float
+        :math:`\|p\|_\infty`, the size of the free relative velocities.
+    """
 
     gamma: np.ndarray
     p_b: np.ndarray
