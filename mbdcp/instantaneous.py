@@ -95,18 +95,32 @@ def instantaneous(M, Wn, D, E, U, v, k, *, dWn_v=None, dD_v=None, slide_tol=1e-9
 
     Parameters
     ----------
-    M, Wn, D, E, U : as in :func:`mbdcp.step`; every contact is assumed closed with zero
-        normal velocity.
-    v : (n_v,) current velocity (decides which contacts slide).
-    k : (n_v,) applied force (gravity, gyroscopic terms, ...).
-    dWn_v, dD_v : (n_c,), (m,) velocity-product terms :math:`\dot W_n^T v`, :math:`\dot D^T v`.
-    slide_tol : a contact slides when :math:`\max_i |d_i^T v|` over its directions exceeds it.
-    Wb : (n_v, n_b) bilateral joint Jacobian (full column rank); dWb_v : (n_b,) the joints'
-        acceleration-level right side :math:`k_b` of seed 000 eq. 19 (e.g. :math:`\dot W_b^T v`).
-    Dj, Ej, beta_max : joint dry friction as in :func:`mbdcp.step` — directions (n_v, m_j),
-        grouping (m_j, n_j) — but ``beta_max`` (n_j,) is the largest friction *force*
-        :math:`c_{max}`; a joint slides when a speed along its directions exceeds ``slide_tol``.
-        dDj_v : (m_j,) :math:`\dot D_j^T v`.
+    M, Wn, D, E, U : array_like
+        As in :func:`mbdcp.step`; every contact is assumed closed with zero normal velocity.
+    v : array_like, shape (n_v,)
+        Current velocity (decides which contacts slide).
+    k : array_like, shape (n_v,)
+        Applied force (gravity, gyroscopic terms, ...).
+    dWn_v : array_like, shape (n_c,), optional
+        Velocity-product term :math:`\dot W_n^T v`.
+    dD_v : array_like, shape (m,), optional
+        Velocity-product term :math:`\dot D^T v`.
+    slide_tol : float
+        A contact slides when :math:`\max_i |d_i^T v|` over its directions exceeds it.
+    return_lcp : bool
+        Also return the LCP as ``res.lcp``.
+    Wb : array_like, shape (n_v, n_b), optional
+        Bilateral joint Jacobian (full column rank).
+    dWb_v : array_like, shape (n_b,), optional
+        The joints' acceleration-level right side :math:`k_b` of seed 000 eq. 19 (e.g.
+        :math:`\dot W_b^T v`).
+    Dj, Ej : array_like, shapes (n_v, m_j) and (m_j, n_j), optional
+        Joint dry friction directions and their grouping, as in :func:`mbdcp.step`; a joint slides
+        when a speed along its directions exceeds ``slide_tol``.
+    beta_max : array_like, shape (n_j,), optional
+        The largest joint friction *force* :math:`c_{max}` (not an impulse).
+    dDj_v : array_like, shape (m_j,), optional
+        :math:`\dot D_j^T v`.
 
     Returns
     -------

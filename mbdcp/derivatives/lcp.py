@@ -105,9 +105,14 @@ def lcp(M, q, res, *, degenerate_tol=1e-9):
 
     Parameters
     ----------
-    M : (n, n) the LCP matrix; q : (n,).
-    res : a SOLVED :class:`mbdcp.LemkeResult` of ``mbdcp.lemke(M, q)``.
-    degenerate_tol : relative tolerance deciding z_i = 0 and w_i = 0.
+    M : array_like, shape (n, n)
+        The LCP matrix.
+    q : array_like, shape (n,)
+        The LCP vector.
+    res : LemkeResult
+        A SOLVED result of ``mbdcp.lemke(M, q)``.
+    degenerate_tol : float
+        Relative tolerance deciding z_i = 0 and w_i = 0.
 
     Returns
     -------

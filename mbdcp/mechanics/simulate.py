@@ -240,20 +240,35 @@ def simulate(scene, h, T, method="lcp", progress=True, algorithm=3, ccp_tol=_cor
     Parameters
     ----------
     scene : Scene
-    h, T : the step > 0 and the final time >= 0 (round(T / h) steps).
-    method : "lcp" (:func:`mbdcp.step`), "fixed_point" (:func:`mbdcp.fixed_point` with
-        ``algorithm``, ``fp_tol``; fixed walls only) or "ccp" (:func:`mbdcp.ccp` with ``ccp_tol``,
-        M passed as its diagonal blocks; walls may move along their normal only).
-    progress : show a tqdm progress bar (the results do not depend on it).
-    max_iter : iteration limit of the iterative solvers (their default if None).
-    warm_start : "lcp": start each step's Lemke from the previous step's final basis (fewer pivots
-        when the contact set persists; a step whose contacts changed starts cold); "ccp": start
-        each contact's impulse from its value at the previous step (new contacts from zero).
-    max_correction_speed, baumgarte : how a penetration is corrected (see :func:`mbdcp.step`):
-        at most this separation speed, this fraction per step. Default: none, all of it.
-    max_penetration : the penetration (m) beyond which the run is not a success; None: 10 % of
-        the smallest body size (radius or smallest half extent; no check if all bodies are
-        particles), a size no stable run approaches; ``np.inf`` turns the check off.
+        The bodies, walls and joints; advanced in place.
+    h : float
+        The time step > 0.
+    T : float
+        The final time >= 0 (round(T / h) steps).
+    method : str
+        ``"lcp"`` (:func:`mbdcp.step`), ``"fixed_point"`` (:func:`mbdcp.fixed_point` with
+        ``algorithm``, ``fp_tol``; fixed walls only) or ``"ccp"`` (:func:`mbdcp.ccp` with
+        ``ccp_tol``, M passed as its diagonal blocks; walls may move along their normal only).
+    progress : bool
+        Show a tqdm progress bar (the results do not depend on it).
+    algorithm : int
+        Anitescu–Potra algorithm 1, 2 or 3 for ``"fixed_point"``.
+    ccp_tol, fp_tol : float
+        Tolerances of the CCP and of the fixed point (the C core's defaults).
+    max_iter : int, optional
+        Iteration limit of the iterative solvers (their default if None).
+    max_penetration : float, optional
+        The penetration (m) beyond which the run is not a success; None: 10 % of the smallest body
+        size (radius or smallest half extent; no check if all bodies are particles), a size no
+        stable run approaches; ``np.inf`` turns the check off.
+    warm_start : bool
+        ``"lcp"``: start each step's Lemke from the previous step's final basis (fewer pivots when
+        the contact set persists; a step whose contacts changed starts cold); ``"ccp"``: start each
+        contact's impulse from its value at the previous step (new contacts from zero).
+    max_correction_speed : float, optional
+        At most this separation speed corrects a penetration (see :func:`mbdcp.step`; default: no cap).
+    baumgarte : float
+        The fraction of a penetration removed per step (default 1).
 
     Returns
     -------
