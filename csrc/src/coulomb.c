@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "mbdcp/ccp.h"
+#include "mbdcp/cone.h"
 #include "mbdcp/coulomb.h"
 #include "mbdcp/dense.h"
 

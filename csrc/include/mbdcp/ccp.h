@@ -20,6 +20,7 @@
 #ifndef MBDCP_CCP_H
 #define MBDCP_CCP_H
 
+#include "cone.h"
 #include "mbdcp_types.h"
 
 typedef enum { MBDCP_CCP_APGD = 0, MBDCP_CCP_PJACOBI = 1, MBDCP_CCP_PGS = 2 } MbdcpCcpMethod;
@@ -60,8 +61,6 @@ MbdcpReturn mbdcp_ccp_default_settings(MbdcpCcpSettings *s);
 MbdcpReturn mbdcp_ccp_check_settings(const MbdcpCcpSettings *s, const char **message);
 size_t mbdcp_ccp_workspace_size(const MbdcpCcpProblem *p);
 
-/* Project gamma (3 entries) onto {g_n >= 0, ||g_t|| <= mu g_n} in place. */
-void mbdcp_cone_project(mbdcp_float mu, mbdcp_float *gamma);
 
 /*
  * nu (n_p): in: the warm start when settings->warm_start, out: the solution.

@@ -9,6 +9,7 @@
 #include "step.h"
 #include "relax.h"
 #include "full_rank.h"
+#include "cone.h"
 #include "ccp.h"
 #include "coulomb.h"
 #include "batch.h"
