@@ -261,3 +261,83 @@ R, speed = 0.5, 2.0
 r = mbdcp.full_rank_acceleration(np.eye(2), [[0.0], [1.0]], [[1.0, 0.0], [0.0, 0.0]], 0.0, [speed, 0.0], [0.0, -G],
                                  dWn_v=[-speed ** 2 / R])
 print("ring, bottom: c_n =", r.c_n[0], " m(g + u^2/R) =", G + speed ** 2 / R)
+
+# %% [markdown]
+# ## 7. No bounce from stabilisation (seed 004 §3)
+#
+# The stabilisation term $\Psi_n/h$ removes a penetration in one step. A contact seen only once the
+# bodies overlap ($\delta = 0$) is therefore pushed apart at $-\Psi_n/h$, and a sphere dropped 1 m
+# bounces although the model is perfectly inelastic. Two cures: an activation distance $\delta > 0$
+# (the contact is active before the bodies touch, the default of `Scene`: 10 % of the smallest
+# body), and seed 004's cap on the correction speed (`max_correction_speed`, with an optional
+# Baumgarte factor).
+
+# %%
+from mbdcp.mechanics import Body2D, Body3D, Pin, Plane, Scene, simulate
+
+
+def drop(h, **kw):
+    scene_kw = {k: kw.pop(k) for k in ("delta",) if k in kw}
+    scene = Scene([Body3D(1.0, [0, 0, 1.5], radius=0.5)], [Plane([0, 0, 0], [0, 0, 1])], mu=0.3, **scene_kw)
+    tr = simulate(scene, h, 1.5, progress=False, **kw)
+    return tr.times, tr.positions[:, 2] - 0.5
+
+
+fig, ax = plt.subplots(1, 2, figsize=(10, 3.5), sharey=True)
+for a, h in zip(ax, (0.01, 0.002)):
+    for label, kw in (("delta = 0", dict(delta=0.0)), ("delta = 0, cap 0.1 m/s", dict(delta=0.0, max_correction_speed=0.1)),
+                      ("default delta", {})):
+        t, gap = drop(h, **kw)
+        first = np.argmax(gap <= 1e-6)
+        a.plot(t, gap, label=f"{label}: rebound {gap[first:].max():.3f} m")
+    a.set_title(f"sphere dropped 1 m, h = {h}")
+    a.set_xlabel("t [s]")
+    a.legend(fontsize=8)
+ax[0].set_ylabel("gap [m]")
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# ## 8. Joints in scenes and redundant constraints
+#
+# `mechanics.Pin` holds a point of a body at a point of another body or of the world (seed 000
+# eq. 3: $W_b^T v^{l+1} + \Theta/h = 0$). A disk pinned 1 m from its centre swings with the period
+# $T = 2\pi\sqrt{I_{pivot}/(mgl)}\,(1 + \theta_0^2/16)$. The same pin given twice is a redundant
+# (rigid-loop) constraint: `mbdcp.step` solves it on an independent subset, with the same motion.
+# A box resting on four corners has redundant *contacts* for the full-rank model; its tangential
+# relation is made compliant (`compliance`) and the answer equals the Stewart–Trinkle step.
+
+# %%
+l, th0 = 1.0, np.radians(10.0)
+bob = Body2D(1.0, [l * np.sin(th0), -l * np.cos(th0)], radius=0.1)
+tr = simulate(Scene([bob], joints=[Pin(bob, None, [0.0, 0.0])]), 0.001, 4.0, progress=False)
+angle = np.degrees(np.arctan2(tr.positions[:, 0], -tr.positions[:, 1]))
+s = np.sign(tr.positions[:, 0])
+cross = np.flatnonzero(s[:-1] != s[1:])
+period = 2 * np.mean(np.diff(tr.times[cross]))
+exact = 2 * np.pi * np.sqrt((0.005 + l * l) / (G * l)) * (1 + th0 ** 2 / 16)
+plt.figure(figsize=(6, 3))
+plt.plot(tr.times, angle)
+plt.xlabel("t [s]"); plt.ylabel("angle [deg]"); plt.title("a pinned disk")
+plt.show()
+print(f"period {period:.4f} s, closed form {exact:.4f} s; pin drift {np.abs(np.hypot(*tr.positions[:, :2].T) - l).max():.1e}")
+
+# the pin twice: the same motion
+M3 = np.diag([1.0, 1.0, 1 / 3])
+pin = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, -1.0]])
+args = (M3, np.zeros((3, 0)), np.zeros((3, 0)), np.zeros((0, 0)), [], [0.0, 0.0, -0.5], 0.01)
+once = mbdcp.step(*args, Wb=pin, p_ext=[0.0, -0.0981, 0.0])
+twice = mbdcp.step(*args, Wb=np.hstack([pin, pin]), p_ext=[0.0, -0.0981, 0.0])
+print("pin once :", once.v_next, "\npin twice:", twice.v_next, " p_b =", twice.p_b)
+
+# a box on four corners in the full-rank model
+corners = [np.array([sx, sy, -0.5]) for sx in (-0.5, 0.5) for sy in (-0.5, 0.5)]
+col = lambda r, d: np.r_[d, np.cross(r, d)]  # noqa: E731
+Wn4 = np.array([col(r, [0, 0, 1.0]) for r in corners]).T
+Wt4 = np.array([col(r, d) for r in corners for d in ([1.0, 0, 0], [0, 1.0, 0])]).T
+Mb, hb = np.diag([2.0, 2, 2, 1, 2, 3]), 0.01
+for push in (9.0, 20.0):
+    p_ext = np.array([push * hb, 0, -2 * G * hb, 0, 0, 0])
+    fr = mbdcp.full_rank_step(Mb, Wn4, Wt4, 0.5, np.zeros(6), hb, n_d=4, p_ext=p_ext, psi_n=np.zeros(4))
+    print(f"push {push}: full rank v_x = {fr.v_next[0]:.6f} (compliance {fr.compliance:.1e}), "
+          f"closed form {max(0.0, hb * (push / 2 - 0.5 * G)):.6f}")
