@@ -289,30 +289,56 @@ cdef MbdcpStepProblem _problem(cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray D, cnp
     return p
 
 
-cdef tuple _step_buffers(MbdcpStepOutput *out, Py_ssize_t n_v, Py_ssize_t n_b, Py_ssize_t N,
-                         bint return_lcp):
-    """The outputs v_next, p_b, z, w (zeroed, returned as views of one small buffer that holds
-    nothing else) and F, f when the LCP is asked for. Returns (buffer, F, f)."""
-    cdef cnp.ndarray buf = np.zeros(n_v + n_b + 2 * N)
-    cdef double *ob = <double *>cnp.PyArray_DATA(buf)
-    out.v_next = ob
-    out.p_b = ob + n_v if n_b else NULL
-    out.z = ob + n_v + n_b if N else NULL
-    out.w = ob + n_v + n_b + N if N else NULL
-    F = np.zeros((N, N)) if return_lcp else None
-    f = np.zeros(N) if return_lcp else None
-    out.F = <double *>cnp.PyArray_DATA(F) if return_lcp and N else NULL
-    out.f = <double *>cnp.PyArray_DATA(f) if return_lcp and N else NULL
+cdef class _Outputs:
+    """The output arrays of one C call, carved back to back from one zeroed buffer that holds
+    nothing else: ``ptr(k)`` is array k's data for the C side, ``views()`` the arrays for the
+    results."""
+    cdef cnp.ndarray buf
+    cdef list offsets
+
+    def __cinit__(self, sizes):
+        cdef Py_ssize_t total = 0
+        self.offsets = [0]
+        for size in sizes:
+            total += size
+            self.offsets.append(total)
+        self.buf = np.zeros(total)
+
+    cdef double *ptr(self, int k):
+        return <double *>cnp.PyArray_DATA(self.buf) + <Py_ssize_t>self.offsets[k]
+
+    def views(self):
+        cdef Py_ssize_t k, n = len(self.offsets) - 1
+        return [self.buf[self.offsets[k]:self.offsets[k + 1]] for k in range(n)]
+
+
+cdef tuple _lcp_arrays(Py_ssize_t N, bint return_lcp):
+    """(F, f): the LCP a step solved, zeroed (N x N and N), when asked for; else (None, None)."""
+    if not return_lcp:
+        return None, None
+    return np.zeros((N, N)), np.zeros(N)
+
+
+cdef inline double *_ptr_or_null(a):
+    return <double *>cnp.PyArray_DATA(a) if a is not None and cnp.PyArray_SIZE(a) else NULL
+
+
+cdef _Outputs _step_buffers(MbdcpStepOutput *out, Py_ssize_t n_v, Py_ssize_t n_b, Py_ssize_t N, F, f):
+    """The outputs v_next, p_b, z, w of a step or relaxation (and F, f when given)."""
+    cdef _Outputs o = _Outputs((n_v, n_b, N, N))
+    out.v_next = o.ptr(0)
+    out.p_b = o.ptr(1) if n_b else NULL
+    out.z = o.ptr(2) if N else NULL
+    out.w = o.ptr(3) if N else NULL
+    out.F = _ptr_or_null(F)
+    out.f = _ptr_or_null(f)
     out.basis = NULL
-    return buf, F, f
+    return o
 
 
-cdef tuple _step_results(cnp.ndarray buf, Py_ssize_t n_v, Py_ssize_t n_b, Py_ssize_t N, F, f,
-                         MbdcpLemkeInfo info):
-    """(v_next, p_b, z, w, F, f, status, pivots, residual) from the buffer of _step_buffers."""
-    cdef Py_ssize_t a = n_v, b = n_v + n_b
-    return (buf[:a], buf[a:b], buf[b:b + N], buf[b + N:b + 2 * N], F, f, <int>info.status, info.pivots,
-            info.residual)
+cdef tuple _step_results(_Outputs o, F, f, MbdcpLemkeInfo info):
+    """(v_next, p_b, z, w, F, f, status, pivots, residual) from the outputs of _step_buffers."""
+    return tuple(o.views()) + (F, f, <int>info.status, info.pivots, info.residual)
 
 
 def step(cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray D, cnp.ndarray E, cnp.ndarray mu,
@@ -331,7 +357,8 @@ def step(cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray D, cnp.ndarray E, cnp.ndarra
     s.monitor = _monitor(&R, 4.0 * N * N, False, False)
     cdef size_t nbytes = mbdcp_step_workspace_size(&p)
     cdef MbdcpStepOutput out
-    buf, F, f = _step_buffers(&out, p.n_v, p.n_b, N, return_lcp)
+    F, f = _lcp_arrays(N, return_lcp)
+    cdef _Outputs o = _step_buffers(&out, p.n_v, p.n_b, N, F, f)
     cdef cnp.ndarray basis = np.zeros(N, dtype=np.intc)
     out.basis = <int *>cnp.PyArray_DATA(basis) if N else NULL
     cdef const int *sp = _idata(start) if start is not None and N else NULL
@@ -342,7 +369,7 @@ def step(cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray D, cnp.ndarray E, cnp.ndarra
         rc = mbdcp_step_solve(&p, &s, sp, &out, &info, wp, nbytes)
     _recorded(&R)
     _check(rc)
-    return _step_results(buf, p.n_v, p.n_b, N, F, f, info) + (basis.astype(bool),)
+    return _step_results(o, F, f, info) + (basis.astype(bool),)
 
 
 def relax(int which, cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray D, cnp.ndarray E, cnp.ndarray mu,
@@ -360,7 +387,8 @@ def relax(int which, cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray D, cnp.ndarray E
     s.monitor = _monitor(&R, 4.0 * N * N, False, False)
     cdef size_t nbytes = mbdcp_relax_workspace_size(&p)
     cdef MbdcpStepOutput out
-    buf, F, f = _step_buffers(&out, p.n_v, p.n_b, N, return_lcp)
+    F, f = _lcp_arrays(N, return_lcp)
+    cdef _Outputs o = _step_buffers(&out, p.n_v, p.n_b, N, F, f)
     cdef cnp.ndarray work = np.empty(nbytes // 8 + 1)
     cdef void *wp = cnp.PyArray_DATA(work)
     cdef const double *dp = _data(data)
@@ -372,7 +400,7 @@ def relax(int which, cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray D, cnp.ndarray E
             rc = mbdcp_relax_p2(&p, dp, &s, &out, &info, wp, nbytes)
     _recorded(&R)
     _check(rc)
-    return _step_results(buf, p.n_v, p.n_b, N, F, f, info)
+    return _step_results(o, F, f, info)
 
 
 def fixed_point(cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray D, cnp.ndarray E, cnp.ndarray mu,
@@ -396,24 +424,21 @@ def fixed_point(cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray D, cnp.ndarray E, cnp
     cdef MbdcpFixedPointInfo info
     cdef size_t nbytes = mbdcp_relax_workspace_size(&p)
     cdef cnp.ndarray work = np.empty(nbytes // 8 + 1)
-    cdef cnp.ndarray buf = np.zeros(p.n_v + p.n_b + 2 * p.n_c + p.m)
-    cdef double *bp = <double *>cnp.PyArray_DATA(buf)
+    cdef _Outputs o = _Outputs((p.n_v, p.n_b, p.n_c, p.m, p.n_c))
     cdef MbdcpFixedPointOutput out
-    cdef Py_ssize_t o_b = p.n_v, o_n = p.n_v + p.n_b, o_d = o_n + p.n_c, o_l = o_d + p.m
-    cdef Py_ssize_t o_e = o_l + p.n_c
-    out.v_next = bp
-    out.p_b = bp + o_b
-    out.p_n = bp + o_n
-    out.beta = bp + o_d
-    out.lam = bp + o_l
+    out.v_next = o.ptr(0)
+    out.p_b = o.ptr(1)
+    out.p_n = o.ptr(2)
+    out.beta = o.ptr(3)
+    out.lam = o.ptr(4)
     cdef void *wp = cnp.PyArray_DATA(work)
     cdef MbdcpReturn rc
     with nogil:
         rc = mbdcp_fixed_point(&p, &s, &out, &info, wp, nbytes)
     _, history = _recorded(&R)
     _check(rc)
-    return (buf[:o_b], buf[o_b:o_n], buf[o_n:o_d], buf[o_d:o_l], buf[o_l:o_e], history, <int>info.status,
-            info.iterations, bool(info.converged), info.pivots, info.residual)
+    return tuple(o.views()) + (history, <int>info.status, info.iterations, bool(info.converged), info.pivots,
+                               info.residual)
 
 
 def sliding_speed(cnp.ndarray D, cnp.ndarray E, cnp.ndarray v):
@@ -448,18 +473,16 @@ def full_rank_step(cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray Wt, cnp.ndarray mu
     cdef Recorder R
     s.monitor = _monitor(&R, 4.0 * N * N, False, False)
     cdef size_t nbytes = mbdcp_full_rank_workspace_size(&p)
-    cdef cnp.ndarray buf = np.zeros(p.n_v + 2 * p.n_c + 2 * N)
-    cdef double *bp = <double *>cnp.PyArray_DATA(buf)
+    cdef _Outputs o = _Outputs((p.n_v, 2 * p.n_c, N, N))
     cdef cnp.ndarray work = np.empty(nbytes // 8 + 1)
     cdef MbdcpFullRankOutput out
-    out.v_next = bp
-    out.p_t = bp + p.n_v
-    out.z = bp + p.n_v + 2 * p.n_c
-    out.w = bp + p.n_v + 2 * p.n_c + N
-    F = np.zeros((N, N)) if return_lcp else None
-    f = np.zeros(N) if return_lcp else None
-    out.F = <double *>cnp.PyArray_DATA(F) if return_lcp and N else NULL
-    out.f = <double *>cnp.PyArray_DATA(f) if return_lcp and N else NULL
+    out.v_next = o.ptr(0)
+    out.p_t = o.ptr(1)
+    out.z = o.ptr(2)
+    out.w = o.ptr(3)
+    F, f = _lcp_arrays(N, return_lcp)
+    out.F = _ptr_or_null(F)
+    out.f = _ptr_or_null(f)
     out.compliance_used = 0.0
     cdef void *wp = cnp.PyArray_DATA(work)
     cdef MbdcpReturn rc
@@ -467,9 +490,8 @@ def full_rank_step(cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray Wt, cnp.ndarray mu
         rc = mbdcp_full_rank_step(&p, &s, &out, &info, wp, nbytes)
     _recorded(&R)
     _check(rc)
-    a, b = p.n_v, p.n_v + 2 * p.n_c
-    return (buf[:a], buf[a:b], buf[b:b + N], buf[b + N:], F, f, out.rho_used, <int>info.status,
-            info.pivots, info.residual, out.compliance_used)
+    return tuple(o.views()) + (F, f, out.rho_used, <int>info.status, info.pivots, info.residual,
+                               out.compliance_used)
 
 
 CCP_METHODS = {"apgd": MBDCP_CCP_APGD, "pjacobi": MBDCP_CCP_PJACOBI, "pgs": MBDCP_CCP_PGS}
