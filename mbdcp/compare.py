@@ -44,14 +44,19 @@ def tangent_pairs(D, E):
 
     Parameters
     ----------
-    D : (n_v, m) friction directions; E : (m, n_c) their grouping by contact.
+    D : array_like, shape (n_v, m)
+        Friction directions.
+    E : array_like, shape (m, n_c)
+        Their grouping by contact.
 
     Returns
     -------
-    Wt : (n_v, 2 n_c) ndarray with (u_i, w_i) in columns 2i, 2i+1, or None when a contact's
-        directions have none of these layouts.
-    n_d : (n_c,) ndarray of the directions per contact.
-    note : str, why Wt is None ("" otherwise).
+    Wt : ndarray, shape (n_v, 2 n_c), or None
+        (u_i, w_i) in columns 2i, 2i+1; None when a contact's directions have none of these layouts.
+    n_d : ndarray, shape (n_c,)
+        The directions per contact.
+    note : str
+        Why Wt is None ("" otherwise).
 
     >>> import numpy as np
     >>> Wt, n_d, note = tangent_pairs([[1.0, -1.0, 0, 0], [0, 0, 1.0, -1.0]], np.ones((4, 1)))
@@ -153,13 +158,16 @@ def compare(M, Wn, D, E, U, v, h, *, formulations=None, options=None, **keywords
 
     Parameters
     ----------
-    M, Wn, D, E, U, v, h : as in :func:`mbdcp.step`.
-    formulations : names among ``FORMULATIONS`` (default: all); ``"lcp"`` is always solved, as
-        the reference.
-    options : solver settings per family (a dict of dicts keyed by "ccp", "fixed_point",
-        "full_rank"), e.g. ``{"ccp": {"tol": 1e-12}}``; defaults: the CCP with ``tol=1e-10``,
-        the others their own defaults.
-    \*\*keywords : the problem data above.
+    M, Wn, D, E, U, v, h : array_like and float
+        The step's data, as in :func:`mbdcp.step`.
+    formulations : sequence of str, optional
+        Names among ``FORMULATIONS`` (default: all); ``"lcp"`` is always solved, as the reference.
+    options : dict, optional
+        Solver settings per family (a dict of dicts keyed by "ccp", "fixed_point", "full_rank"),
+        e.g. ``{"ccp": {"tol": 1e-12}}``; defaults: the CCP with ``tol=1e-10``, the others their
+        own defaults.
+    \*\*keywords
+        The rest of the problem data (p_ext, psi_n, Wb, ...), as in :func:`mbdcp.step`.
 
     Returns
     -------

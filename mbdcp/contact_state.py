@@ -59,11 +59,14 @@ def classify(p_n, slip, *, p_tol, slip_tol):
 
     Parameters
     ----------
-    p_n : (n_c,) normal impulses.
-    slip : (n_c,) a measure of the relative tangential speed (a sliding-speed multiplier
+    p_n : array_like, shape (n_c,)
+        Normal impulses.
+    slip : array_like, shape (n_c,)
+        A measure of the relative tangential speed (a sliding-speed multiplier
         :math:`\\sigma`, :math:`\\lambda`, or a norm of the tangential velocity).
-    p_tol, slip_tol : nonnegative absolute tolerances: SEPARATING when ``p_n <= p_tol``, else
-        SLIDING when ``slip > slip_tol``, else STICKING.
+    p_tol, slip_tol : float
+        Nonnegative absolute tolerances: SEPARATING when ``p_n <= p_tol``, else SLIDING when
+        ``slip > slip_tol``, else STICKING.
 
     Returns
     -------

@@ -180,12 +180,14 @@ def coulomb(W, q=None, mu=None, *, method="fixed_point", tol=_core.DEFAULTS["fc"
 
     Parameters
     ----------
-    W : (m, m) array_like or scipy.sparse, m = spacedim · n_c
+    W : array_like or scipy.sparse matrix, shape (m, m), m = spacedim · n_c
         Delassus matrix, each contact's rows and columns ordered normal, tangent 1[, tangent 2];
         need not be symmetric. Or an :class:`mbdcp.io.LocalProblem` / :class:`mbdcp.io.GlobalProblem`
         (reduced to its local problem), with q and mu left None.
-    q : (m,) array_like
-    mu : float or (n_c,) array_like, >= 0
+    q : array_like, shape (m,)
+        The free local velocities.
+    mu : float or array_like, shape (n_c,)
+        Friction coefficients >= 0.
     method : "fixed_point" (default) or "nsgs"
         The fixed point on :math:`s = \mu\|u_T\|` with a warm-started CCP per iteration, or
         nonsmooth Gauss–Seidel with exact local solves. On the FCLib collection the fixed point

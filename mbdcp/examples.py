@@ -207,9 +207,16 @@ def parts_seating(p_ext, psi_n, Wn=SEATING_WN, h=1.0, tol=1e-9):
 
     Parameters
     ----------
-    p_ext : (n,) applied impulse; psi_n : (n,) gaps before the step (> 0 for a part not seated).
-    Wn : (n, n) invertible normal Jacobian (default: the seed's :data:`SEATING_WN`).
-    h : time step; tol : a gap or impulse within tol of zero counts as zero.
+    p_ext : array_like, shape (n,)
+        Applied impulse.
+    psi_n : array_like, shape (n,)
+        Gaps before the step (> 0 for a part not seated).
+    Wn : array_like, shape (n, n)
+        Invertible normal Jacobian (default: the seed's :data:`SEATING_WN`).
+    h : float
+        Time step.
+    tol : float
+        A gap or impulse within tol of zero counts as zero.
 
     Returns
     -------

@@ -182,13 +182,22 @@ def full_rank_acceleration(M, Wn, Wt, mu, v, k, *, n_d=2, rho=None, dWn_v=None, 
 
     Parameters
     ----------
-    M, Wn, Wt, mu, n_d, rho : as in :func:`full_rank_step` (forces instead of impulses; the
-        default rho is the mean diagonal entry of :math:`E^TS^{-1}E` over the contacts at rest).
-    v : (n_v,) velocity; k : (n_v,) applied force minus Coriolis and centrifugal terms.
-    dWn_v : (n_c,) :math:`\dot J_n v`; dWt_v : (2 n_c,) or (n_c, 2) :math:`\dot J_t v`.
-    slide_tol : a contact slides when its tangential speed exceeds it.
-    return_lcp : also return the LCP (F, f, z, w) in z = (c_n, kappa_plus, kappa_minus) of the
-        contacts at rest (all normal forces first).
+    M, Wn, Wt, mu, n_d, rho : array_like, float and int
+        As in :func:`full_rank_step` (forces instead of impulses; the default rho is the mean
+        diagonal entry of :math:`E^TS^{-1}E` over the contacts at rest).
+    v : array_like, shape (n_v,)
+        Velocity.
+    k : array_like, shape (n_v,)
+        Applied force minus Coriolis and centrifugal terms.
+    dWn_v : array_like, shape (n_c,), optional
+        :math:`\dot J_n v`.
+    dWt_v : array_like, shape (2 n_c,) or (n_c, 2), optional
+        :math:`\dot J_t v`.
+    slide_tol : float
+        A contact slides when its tangential speed exceeds it.
+    return_lcp : bool
+        Also return the LCP (F, f, z, w) in z = (c_n, kappa_plus, kappa_minus) of the contacts at
+        rest (all normal forces first).
 
     Returns
     -------

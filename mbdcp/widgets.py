@@ -183,9 +183,16 @@ def sphere(mu=0.2, h=0.05, v0=2.0, n_d=4, *, static=None):
 
     Parameters
     ----------
-    mu : friction coefficient in [0.05, 1]; h : time step in [0.005, 0.2]; v0 : initial speed in
-        [0.1, 5]; n_d : friction directions (4, 8, 12 or 16, from :func:`mbdcp.friction_basis`).
-    static : True for a static figure, False for widgets, None to decide (see :func:`interactive`).
+    mu : float
+        Friction coefficient in [0.05, 1].
+    h : float
+        Time step in [0.005, 0.2].
+    v0 : float
+        Initial speed in [0.1, 5].
+    n_d : int
+        Friction directions (4, 8, 12 or 16, from :func:`mbdcp.friction_basis`).
+    static : bool, optional
+        True for a static figure, False for widgets, None to decide (see :func:`interactive`).
 
     Returns
     -------
@@ -236,9 +243,16 @@ def particle_and_wall(v0=-4.0, gap=1.0, wall_speed=0.0, h=1.0, *, static=None):
 
     Parameters
     ----------
-    v0 : initial velocity in [-8, 2]; gap : initial gap in [0, 3]; wall_speed : in [-1, 1];
-    h : time step in [0.1, 2].
-    static : see :func:`sphere`.
+    v0 : float
+        Initial velocity in [-8, 2].
+    gap : float
+        Initial gap in [0, 3].
+    wall_speed : float
+        In [-1, 1].
+    h : float
+        Time step in [0.1, 2].
+    static : bool, optional
+        See :func:`sphere`.
 
     Returns
     -------
