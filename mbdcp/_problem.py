@@ -10,7 +10,7 @@ from mbdcp import _core
 from mbdcp import _validate as val
 
 __all__ = ["ContactData", "StepData", "friction_coefficients", "contact_data", "step_data", "call_core",
-           "solve_joints", "full_joint_impulse", "joint_friction_data"]
+           "solve_joints", "full_joint_impulse", "joint_friction_data", "pair_data"]
 
 _JOINT_RANK_TOL = 1e-10  # a pivot of the M-weighted joint Jacobian's QR below this fraction of the first: dependent
 
@@ -90,6 +90,17 @@ def contact_data(M, Wn, D, E, U, v):
     D = val.matrix("D", D, (n_v, None), ("n_v", "m"))
     E = val.grouping("E", E, D.shape[1], n_c, ("m", "n_c"))
     return ContactData(M, Wn, D, E, friction_coefficients("U", U, n_c), val.vector("v", v, n_v, symbol="n_v"))
+
+
+def pair_data(M, Wn, Wt, mu, v):
+    """The validated (M, Wn, Wt, mu, v) of the formulations with a tangent pair (u_i, w_i) per
+    contact in Wt's columns 2i, 2i+1 (the full-rank model)."""
+    M = val.mass_matrix("M", M)
+    n_v = M.shape[0]
+    Wn = val.matrix("Wn", Wn, (n_v, None), ("n_v", "n_c"))
+    n_c = Wn.shape[1]
+    Wt = val.matrix("Wt", Wt, (n_v, 2 * n_c), ("n_v", "2 n_c"))
+    return M, Wn, Wt, friction_coefficients("mu", mu, n_c), val.vector("v", v, n_v, symbol="n_v")
 
 
 def step_data(M, Wn, D, E, U, v, h, p_ext, psi_n, dpsi_n, dpsi_f, Wb, theta, dtheta, Dj, Ej, beta_max):

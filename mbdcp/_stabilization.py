@@ -12,6 +12,7 @@ the penetration per step. The gap used is then
 so that the correction velocity -Ψ̃_i/h is at most v_max.
 """
 import numbers
+from typing import NamedTuple
 
 import numpy as np
 
@@ -29,32 +30,47 @@ def settings(max_correction_speed, baumgarte):
     return max_correction_speed, float(baumgarte)
 
 
-def active(max_correction_speed, baumgarte):
-    return max_correction_speed is not None or baumgarte != 1.0
+def corrected(name, psi, h, max_correction_speed, baumgarte):
+    """Ψ̃ for the gaps ``psi`` (array_like or None) at step h, the settings validated; ``psi`` itself
+    when no correction is asked for (the defaults: no cap, b = 1)."""
+    return differentiable(name, psi, h, max_correction_speed, baumgarte)[0]
 
 
-def gap(name, psi, h, max_correction_speed, baumgarte):
-    """Ψ̃ for the gaps ``psi`` (validated 1-D array or None) at step h (validated)."""
-    if psi is None:
-        return None
+def differentiable(name, psi, h, max_correction_speed, baumgarte):
+    """(Ψ̃, its :class:`Chain` or None when Ψ̃ is Ψ)."""
+    if max_correction_speed is None and baumgarte == 1.0:
+        return psi, None  # the common case, checked first: nothing to validate or change
+    v_max, b = settings(max_correction_speed, baumgarte)
+    if psi is None or (v_max is None and b == 1.0):
+        return psi, None
     psi = val.as_array(name, psi, 1)
+    h = val.positive_scalar("h", h)
+    psi_tilde = psi.copy()
     pen = psi < 0
-    if not pen.any():
-        return psi
-    out = psi.copy()
-    out[pen] = baumgarte * psi[pen]
-    if max_correction_speed is not None:
-        out[pen] = np.maximum(out[pen], -h * max_correction_speed)
-    return out
-
-
-def chain(psi, psi_tilde, h, max_correction_speed, baumgarte):
-    """(dΨ̃/dΨ, dΨ̃/dh) per row, for derivatives through the correction (one-sided at the kinks
-    Ψ = 0 and bΨ = -h v_max: the side of the formula that holds there is used)."""
-    slope = np.where(psi < 0, baumgarte, 1.0)
+    psi_tilde[pen] = b * psi[pen]
+    slope = np.where(pen, b, 1.0)
     rate = np.zeros_like(psi)
-    if max_correction_speed is not None:
-        capped = (psi < 0) & (psi_tilde == -h * max_correction_speed) & (baumgarte * psi < psi_tilde)
+    if v_max is not None:
+        psi_tilde[pen] = np.maximum(psi_tilde[pen], -h * v_max)
+        # one-sided at the kink b psi = -h v_max: the side of the formula that holds there
+        capped = pen & (psi_tilde == -h * v_max) & (b * psi < psi_tilde)
         slope[capped] = 0.0
-        rate[capped] = -max_correction_speed
-    return slope, rate
+        rate[capped] = -v_max
+    return psi_tilde, Chain(slope, rate)
+
+
+class Chain(NamedTuple):
+    """dΨ̃/dΨ (``slope``) and dΨ̃/dh (``rate``) per row, for derivatives through the correction."""
+
+    slope: np.ndarray
+    rate: np.ndarray
+
+    def tangent(self, t_psi, t_h):
+        """The tangent of Ψ̃ from those of Ψ (or None) and h (or None); None when both are."""
+        if t_psi is None and not t_h:
+            return None
+        return (0.0 if t_psi is None else self.slope * t_psi) + self.rate * (t_h or 0.0)
+
+    def pullback(self, g_psi_tilde, g_h):
+        """(gradient for Ψ, gradient for h) from those for Ψ̃ and h."""
+        return g_psi_tilde * self.slope, g_h + float(g_psi_tilde @ self.rate)

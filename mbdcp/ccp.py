@@ -30,7 +30,7 @@ from mbdcp._problem import friction_coefficients
 from mbdcp.results import CCPResult
 from mbdcp.status import Status
 
-__all__ = ["ccp", "mass_inverse"]
+__all__ = ["ccp", "mass_inverse", "cone_jacobian"]
 
 _STATUS = tuple(Status)
 
@@ -134,9 +134,20 @@ def mass_inverse(M):
     return sp.csr_matrix(Linv.T @ Linv)
 
 
+def cone_jacobian(Wn, Wt, Wb):
+    """P = [n_1 u_1 w_1 ... n_{n_c} u_{n_c} w_{n_c} | Wb] (CSC): per contact its normal and tangent
+    pair, then the joints — the columns the CCP's unknowns gamma_i = (n, u, w) multiply."""
+    n_c = Wn.shape[1]
+    perm = np.empty(3 * n_c, dtype=np.intp)
+    perm[0::3] = np.arange(n_c)
+    perm[1::3] = n_c + 2 * np.arange(n_c)
+    perm[2::3] = n_c + 2 * np.arange(n_c) + 1
+    return sp.hstack([sp.hstack([Wn, Wt], format="csc")[:, perm], Wb], format="csc")
+
+
 def ccp(M, Wn, Wt, mu, v, h, *, p_ext=None, phi=None, Wb=None, theta=None, dtheta=None,
-        method="apgd", tol=_core.DEFAULTS["ccp"]["tol"], max_iter=_core.DEFAULTS["ccp"]["max_iter"], warm_start=None, omega=None, max_correction_speed=None,
-        baumgarte=1.0, dphi_t=None):
+        method="apgd", tol=_core.DEFAULTS["ccp"]["tol"], max_iter=_core.DEFAULTS["ccp"]["max_iter"], warm_start=None,
+        omega=None, max_correction_speed=None, baumgarte=1.0, dphi_t=None):
     r"""Solve one time step as a cone complementarity problem.
 
     Parameters
@@ -219,9 +230,7 @@ def ccp(M, Wn, Wt, mu, v, h, *, p_ext=None, phi=None, Wb=None, theta=None, dthet
     h = val.positive_scalar("h", h)
     p_ext = val.vector("p_ext", p_ext, n_v, optional=True, symbol="n_v")
     phi = val.vector("phi", phi, n_c, optional=True, symbol="n_c")
-    v_max, b = stab.settings(max_correction_speed, baumgarte)
-    if phi.size:
-        phi = stab.gap("phi", phi, h, v_max, b) if stab.active(v_max, b) else phi
+    phi = stab.corrected("phi", phi, h, max_correction_speed, baumgarte)
     if Wb is None:
         if theta is not None or dtheta is not None:
             raise ValueError("theta and dtheta need the joint Jacobian Wb")
@@ -237,12 +246,7 @@ def ccp(M, Wn, Wt, mu, v, h, *, p_ext=None, phi=None, Wb=None, theta=None, dthet
     if omega >= 2:
         raise ValueError(f"omega must be in (0, 2), got {omega}")
 
-    # P: per contact the columns n_i, u_i, w_i, then the joints.
-    perm = np.empty(3 * n_c, dtype=np.intp)
-    perm[0::3] = np.arange(n_c)
-    perm[1::3] = n_c + 2 * np.arange(n_c)
-    perm[2::3] = n_c + 2 * np.arange(n_c) + 1
-    P = sp.hstack([sp.hstack([Wn, Wt], format="csc")[:, perm], Wb], format="csc")
+    P = cone_jacobian(Wn, Wt, Wb)
     Q = sp.csc_matrix(Minv @ P)
     v_free = v + (Minv @ p_ext if p_ext.size else 0.0)
     p = P.T @ v_free

@@ -226,8 +226,8 @@ def coulomb(W, q=None, mu=None, *, method="fixed_point", tol=_core.DEFAULTS["fc"
     return _solve(True, W, q, mu, method, inner, tol, max_iter, inner_max_iter, warm_start, spacedim)
 
 
-def ccp_local(W, q=None, mu=None, *, method="apgd", tol=_core.DEFAULTS["fc"]["tol"], max_iter=None, warm_start=None, inner_max_iter=None,
-              spacedim=3):
+def ccp_local(W, q=None, mu=None, *, method="apgd", tol=_core.DEFAULTS["fc"]["tol"], max_iter=None, warm_start=None,
+              inner_max_iter=None, spacedim=3):
     r"""Solve the cone complementarity problem on the Delassus matrix: :math:`u = Wr + q`,
     :math:`K^*_\alpha \ni u_\alpha \perp r_\alpha \in K_\alpha`.
 

@@ -269,6 +269,22 @@ class Trajectory(_Result):
     impulses: np.ndarray
 
 
+def _march(step, q, v, steps, h, what):
+    """``steps`` semi-implicit Euler steps: ``step(q, v) -> (StepResult, impulses)`` gives v_next,
+    then q += h v_next. A step that is not SOLVED raises."""
+    qs, vs, imp = [q], [v], []
+    for _ in range(steps):
+        res, impulses = step(q, v)
+        if not res.success:
+            raise RuntimeError(f"{what} step failed: {res.message}")
+        v = res.v_next
+        q = q + h * v
+        qs.append(q)
+        vs.append(v)
+        imp.append(impulses)
+    return Trajectory(t=h * np.arange(steps + 1), q=np.array(qs), v=np.array(vs), impulses=np.array(imp))
+
+
 def bead_on_wire(theta0=0.5, length=1.0, h=1e-3, T=2.0, m=1.0, g=9.81):
     r"""A bead on a circular frictionless wire (a pendulum), time-stepped with :func:`mbdcp.step`.
 
@@ -285,16 +301,13 @@ def bead_on_wire(theta0=0.5, length=1.0, h=1e-3, T=2.0, m=1.0, g=9.81):
     v = np.zeros(2)
     M, p_ext = m * np.eye(2), np.array([0.0, -m * g * h])
     no_contacts = (np.zeros((2, 0)), np.zeros((2, 0)), np.zeros((0, 0)), np.zeros(0))
-    qs, vs, pb = [q], [v], []
-    for _ in range(steps):
+
+    def step(q, v):
         r = np.linalg.norm(q)
         res = mbdcp.step(M, *no_contacts, v, h, p_ext=p_ext, Wb=(q / r)[:, None], theta=[r - length])
-        v = res.v_next
-        q = q + h * v
-        qs.append(q)
-        vs.append(v)
-        pb.append(res.p_b)
-    return Trajectory(t=h * np.arange(steps + 1), q=np.array(qs), v=np.array(vs), impulses=np.array(pb))
+        return res, res.p_b
+
+    return _march(step, q, v, steps, h, "bead")
 
 
 def slider_with_joint_friction(force, c_max, v0=0.0, h=1e-2, T=1.0, m=1.0):
@@ -317,17 +330,12 @@ def slider_with_joint_friction(force, c_max, v0=0.0, h=1e-2, T=1.0, m=1.0):
     Wb, Dj, Ej = np.array([[0.0], [1.0]]), np.array([[1.0, -1.0], [0.0, 0.0]]), np.ones((2, 1))
     no_contacts = (np.zeros((2, 0)), np.zeros((2, 0)), np.zeros((0, 0)), np.zeros(0))
     q, v = np.zeros(2), np.array([v0, 0.0])
-    qs, vs, imp = [q], [v], []
-    for _ in range(steps):
+
+    def step(q, v):
         res = mbdcp.step(M, *no_contacts, v, h, p_ext=[h * force, 0.0], Wb=Wb, Dj=Dj, Ej=Ej, beta_max=[h * c_max])
-        if not res.success:
-            raise RuntimeError(f"slider step failed: {res.message}")
-        v = res.v_next
-        q = q + h * v
-        qs.append(q)
-        vs.append(v)
-        imp.append(np.concatenate([res.beta_j, res.p_b]))
-    return Trajectory(t=h * np.arange(steps + 1), q=np.array(qs), v=np.array(vs), impulses=np.array(imp))
+        return res, np.concatenate([res.beta_j, res.p_b])
+
+    return _march(step, q, v, steps, h, "slider")
 
 
 def box_on_belt(belt_speed=1.0, mu=0.3, v0=0.0, h=1e-2, T=1.0, m=1.0, g=9.81):
@@ -351,14 +359,9 @@ def box_on_belt(belt_speed=1.0, mu=0.3, v0=0.0, h=1e-2, T=1.0, m=1.0, g=9.81):
     D, E = np.array([[1.0, -1.0], [0.0, 0.0]]), np.ones((2, 1))
     dpsi_f = -D.T @ np.array([V, 0.0])
     q, v = np.zeros(2), np.array([v0, 0.0])
-    qs, vs, imp = [q], [v], []
-    for _ in range(steps):
+
+    def step(q, v):
         res = mbdcp.step(M, Wn, D, E, [mu], v, h, p_ext=[0.0, -m * g * h], psi_n=[q[1]], dpsi_f=dpsi_f)
-        if not res.success:
-            raise RuntimeError(f"belt step failed: {res.message}")
-        v = res.v_next
-        q = q + h * v
-        qs.append(q)
-        vs.append(v)
-        imp.append(np.concatenate([res.p_n, res.beta]))
-    return Trajectory(t=h * np.arange(steps + 1), q=np.array(qs), v=np.array(vs), impulses=np.array(imp))
+        return res, np.concatenate([res.p_n, res.beta])
+
+    return _march(step, q, v, steps, h, "belt")

@@ -26,7 +26,7 @@ import scipy.linalg as sla
 
 from mbdcp import _core
 from mbdcp import _validate as val
-from mbdcp._problem import call_core, friction_coefficients
+from mbdcp._problem import call_core, pair_data
 from mbdcp.lemke import lemke
 from mbdcp.results import FullRankResult, LCPData, _Result
 from mbdcp.status import Status
@@ -103,13 +103,8 @@ def full_rank_step(M, Wn, Wt, mu, v, h, *, n_d=2, rho=None, p_ext=None, psi_n=No
     >>> round(float(-res.v_next @ u), 8), round(float(h * g * (np.sin(th) - 0.3 * np.cos(th))), 8)
     (0.02356287, 0.02356287)
     """
-    M = val.mass_matrix("M", M)
-    n_v = M.shape[0]
-    Wn = val.matrix("Wn", Wn, (n_v, None), ("n_v", "n_c"))
-    n_c = Wn.shape[1]
-    Wt = val.matrix("Wt", Wt, (n_v, 2 * n_c), ("n_v", "2 n_c"))
-    mu_a = friction_coefficients("mu", mu, n_c)
-    v = val.vector("v", v, n_v, symbol="n_v")
+    M, Wn, Wt, mu_a, v = pair_data(M, Wn, Wt, mu, v)
+    n_v, n_c = Wn.shape
     h = val.positive_scalar("h", h)
     n_d = val.positive_int("n_d", n_d, allow_none=False)
     rho = 0.0 if rho is None else val.positive_scalar("rho", rho)
@@ -214,13 +209,8 @@ def full_rank_acceleration(M, Wn, Wt, mu, v, k, *, n_d=2, rho=None, dWn_v=None, 
     >>> round(float(res.c_n[0]), 10), res.a.round(10).tolist()
     (17.81, [0.0, 8.0])
     """
-    M = val.mass_matrix("M", M)
-    n_v = M.shape[0]
-    Wn = val.matrix("Wn", Wn, (n_v, None), ("n_v", "n_c"))
-    n_c = Wn.shape[1]
-    Wt = val.matrix("Wt", Wt, (n_v, 2 * n_c), ("n_v", "2 n_c"))
-    mu_a = friction_coefficients("mu", mu, n_c)
-    v = val.vector("v", v, n_v, symbol="n_v")
+    M, Wn, Wt, mu_a, v = pair_data(M, Wn, Wt, mu, v)
+    n_v, n_c = Wn.shape
     k = val.vector("k", k, n_v, symbol="n_v")
     n_d = val.positive_int("n_d", n_d, allow_none=False)
     rho = None if rho is None else val.positive_scalar("rho", rho)

@@ -158,8 +158,7 @@ def fixed_point(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, Wb=None, theta=
     >>> bool(res.converged), res.v_next.round(6).tolist()   # mbdcp.step gives 1 - mu g h
     (True, [0.9019, 0.0])
     """
-    if stab.active(max_correction_speed, baumgarte):
-        psi_n = stab.gap("psi_n", psi_n, val.positive_scalar("h", h), *stab.settings(max_correction_speed, baumgarte))
+    psi_n = stab.corrected("psi_n", psi_n, h, max_correction_speed, baumgarte)
     d = _data(M, Wn, D, E, U, v, h, p_ext, psi_n, Wb, theta, dtheta)
     if algorithm not in (1, 2, 3) or isinstance(algorithm, bool):
         raise ValueError(f"algorithm must be 1, 2 or 3, got {algorithm!r}")

@@ -32,28 +32,38 @@ class _Result:
         return "\n".join(lines)
 
 
-@dataclass(frozen=True, repr=False)
-class _Outcome(_Result):
-    """The fields every solver result starts with: ``success`` (True only when ``status`` is SOLVED,
-    i.e. the result was verified), ``status`` (:class:`mbdcp.Status`) and its ``message``."""
-
-    success: bool
-    status: Status
-    message: str
-
-
-@dataclass(frozen=True, repr=False)
-class LemkeResult(_Outcome):
-    """Result of :func:`mbdcp.lemke` for LCP(M, q): z >= 0, w = M z + q >= 0, z.w = 0.
-
-    Attributes
-    ----------
-    success : bool
+_OUTCOME_ATTRIBUTES = """    success : bool
         True only when ``status`` is SOLVED: the result was verified componentwise.
     status : Status
         How the solver ended (:class:`mbdcp.Status`).
     message : str
         The status in words.
+"""
+
+
+@dataclass(frozen=True, repr=False)
+class _Outcome(_Result):
+    """The fields every solver result starts with: ``success`` (True only when ``status`` is SOLVED,
+    i.e. the result was verified), ``status`` (:class:`mbdcp.Status`) and its ``message``. A
+    subclass's ``Attributes`` section gets their entries first."""
+
+    success: bool
+    status: Status
+    message: str
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        head = "    Attributes\n    ----------\n"
+        if cls.__doc__ and head in cls.__doc__:
+            cls.__doc__ = cls.__doc__.replace(head, head + _OUTCOME_ATTRIBUTES, 1)
+
+
+@dataclass(frozen=True, repr=False)
+class LemkeResult(_Outcome):
+    r"""Result of :func:`mbdcp.lemke` for LCP(M, q): z >= 0, w = M z + q >= 0, z.w = 0.
+
+    Attributes
+    ----------
     z, w : ndarray, shape (n,)
         The solution and w = M z + q (on a failure, the last basic point reached).
     pivots : int
@@ -92,16 +102,10 @@ class LCPData(_Result):
 
 @dataclass(frozen=True, repr=False)
 class StepResult(_Outcome):
-    """Result of one time step (:func:`mbdcp.step`).
+    r"""Result of one time step (:func:`mbdcp.step`).
 
     Attributes
     ----------
-    success : bool
-        True only when ``status`` is SOLVED: the result was verified componentwise.
-    status : Status
-        How the solver ended (:class:`mbdcp.Status`).
-    message : str
-        The status in words.
     v_next : ndarray, shape (n_v,)
         The velocity :math:`v^{l+1}`.
     p_n, sigma : ndarray, shape (n_c,)
@@ -158,12 +162,6 @@ class RelaxResult(_Outcome):
 
     Attributes
     ----------
-    success : bool
-        True only when ``status`` is SOLVED: the result was verified componentwise.
-    status : Status
-        How the solver ended (:class:`mbdcp.Status`).
-    message : str
-        The status in words.
     v_next : ndarray, shape (n_v,)
         The velocity of the subproblem's solution.
     p_n, lam : ndarray, shape (n_c,)
@@ -192,16 +190,10 @@ class RelaxResult(_Outcome):
 
 @dataclass(frozen=True, repr=False)
 class FixedPointResult(_Outcome):
-    """Result of :func:`mbdcp.fixed_point` (Anitescu–Potra algorithms 1, 2, 3).
+    r"""Result of :func:`mbdcp.fixed_point` (Anitescu–Potra algorithms 1, 2, 3).
 
     Attributes
     ----------
-    success : bool
-        True only when ``status`` is SOLVED: the result was verified componentwise.
-    status : Status
-        How the solver ended (:class:`mbdcp.Status`).
-    message : str
-        The status in words.
     v_next : ndarray, shape (n_v,)
         The velocity :math:`v^{l+1}`.
     p_n, lam : ndarray, shape (n_c,)
@@ -252,16 +244,10 @@ class FixedPointResult(_Outcome):
 
 @dataclass(frozen=True, repr=False)
 class FullRankResult(_Outcome):
-    """Result of :func:`mbdcp.full_rank_step` (full-rank discretized friction).
+    r"""Result of :func:`mbdcp.full_rank_step` (full-rank discretized friction).
 
     Attributes
     ----------
-    success : bool
-        True only when ``status`` is SOLVED: the result was verified componentwise.
-    status : Status
-        How the solver ended (:class:`mbdcp.Status`).
-    message : str
-        The status in words.
     v_next : ndarray, shape (n_v,)
         The velocity :math:`v^{l+1}`.
     p_n : ndarray, shape (n_c,)
@@ -316,12 +302,6 @@ class InstantaneousResult(_Outcome):
 
     Attributes
     ----------
-    success : bool
-        True only when ``status`` is SOLVED: the result was verified componentwise.
-    status : Status
-        How the solver ended (:class:`mbdcp.Status`).
-    message : str
-        The status in words.
     a : ndarray, shape (n_v,)
         Accelerations.
     c_n, sigma : ndarray, shape (n_c,)
@@ -350,16 +330,10 @@ class InstantaneousResult(_Outcome):
 
 @dataclass(frozen=True, repr=False)
 class CCPResult(_Outcome):
-    """Result of :func:`mbdcp.ccp` (cone complementarity problem).
+    r"""Result of :func:`mbdcp.ccp` (cone complementarity problem).
 
     Attributes
     ----------
-    success : bool
-        True only when ``status`` is SOLVED: the result was verified componentwise.
-    status : Status
-        How the solver ended (:class:`mbdcp.Status`).
-    message : str
-        The status in words.
     gamma : ndarray, shape (n_c, 3)
         Per contact the (normal, u, w) impulses.
     p_b : ndarray, shape (n_b,)
@@ -406,7 +380,7 @@ class CCPResult(_Outcome):
 
 @dataclass(frozen=True, repr=False)
 class CoulombResult(_Outcome):
-    """Result of :func:`mbdcp.coulomb` (Coulomb friction on the Delassus matrix, FCLib's local problem).
+    r"""Result of :func:`mbdcp.coulomb` (Coulomb friction on the Delassus matrix, FCLib's local problem).
 
     ``r`` (3 n_c,): reactions, per contact normal then tangents; ``u`` = W r + q (without de Saxcé's
     shift); ``residual``: :math:`\\|r - \\Pi_K(r - \\hat u)\\|_2 / \\|q\\|_2` with
@@ -426,7 +400,7 @@ class CoulombResult(_Outcome):
 
 @dataclass(frozen=True, repr=False)
 class LocalCCPResult(_Outcome):
-    """Result of :func:`mbdcp.ccp_local` (the cone complementarity problem on the Delassus matrix).
+    r"""Result of :func:`mbdcp.ccp_local` (the cone complementarity problem on the Delassus matrix).
 
     Fields as :class:`CoulombResult`, with the residual :math:`\\|r - \\Pi_K(r - u)\\|_2 / \\|q\\|_2`."""
 

@@ -118,8 +118,7 @@ def step(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi_f=No
     """
     if solver != "lemke":
         raise ValueError(f"solver must be 'lemke', got {solver!r}")
-    if stab.active(max_correction_speed, baumgarte):
-        psi_n = stab.gap("psi_n", psi_n, val.positive_scalar("h", h), *stab.settings(max_correction_speed, baumgarte))
+    psi_n = stab.corrected("psi_n", psi_n, h, max_correction_speed, baumgarte)
     if (type(h) is float and 0.0 < h < np.inf and dpsi_n is None and dpsi_f is None and Wb is None and theta is None
             and dtheta is None and Dj is None and Ej is None and beta_max is None
             and _core.step_args_valid(M, Wn, D, E, U, v, p_ext, psi_n)):

@@ -8,6 +8,7 @@ import scipy.sparse.linalg as spla
 from mbdcp import _stabilization as stab
 from mbdcp import _validate as val
 from mbdcp._problem import friction_coefficients
+from mbdcp.ccp import cone_jacobian
 from mbdcp.derivatives._common import _Repr, check_keys, dense_tangent, matrix_tangent, mu_tangent
 from mbdcp.results import CCPResult
 from mbdcp.status import Status
@@ -74,9 +75,8 @@ class CCPDerivative(_Repr):
                 t[key] = float(dense_tangent("h", x, ()))
             else:
                 t[key] = dense_tangent(key, x, d[key].shape)
-        if d["phi_chain"] is not None and (t["phi"] is not None or t["h"]):
-            slope, rate = d["phi_chain"]  # phi entered as the corrected gap
-            t["phi"] = (0.0 if t["phi"] is None else slope * t["phi"]) + rate * (t["h"] or 0.0)
+        if d["phi_chain"] is not None:  # phi entered as the corrected gap
+            t["phi"] = d["phi_chain"].tangent(t["phi"], t["h"])
         n_v, n_c, n_b, h = d["n_v"], d["n_c"], d["n_b"], d["h"]
         vn, gam, pb = d["v_next"], d["gamma"], d["p_b"]
         r_v = np.zeros(n_v)
@@ -152,9 +152,7 @@ class CCPDerivative(_Repr):
             out["theta"] = -mu_b / h
             out["dtheta"] = -mu_b
         if d["phi_chain"] is not None:  # phi entered as the corrected gap
-            slope, rate = d["phi_chain"]
-            out["h"] += float(out["phi"] @ rate)
-            out["phi"] = out["phi"] * slope
+            out["phi"], out["h"] = d["phi_chain"].pullback(out["phi"], out["h"])
         return out
 
 
@@ -235,11 +233,7 @@ def ccp(M, Wn, Wt, mu, v, h, res, *, p_ext=None, phi=None, Wb=None, theta=None, 
     h = val.positive_scalar("h", h)
     p_ext = np.zeros(n_v) if p_ext is None else val.vector("p_ext", p_ext, n_v, symbol="n_v")
     phi = np.zeros(n_c) if phi is None else val.vector("phi", phi, n_c, symbol="n_c")
-    v_max, b = stab.settings(max_correction_speed, baumgarte)
-    phi_chain = None
-    if stab.active(v_max, b):  # differentiate through the penetration correction too
-        phi_raw, phi = phi, stab.gap("phi", phi, h, v_max, b)
-        phi_chain = stab.chain(phi_raw, phi, h, v_max, b)
+    phi, phi_chain = stab.differentiable("phi", phi, h, max_correction_speed, baumgarte)  # through the correction too
     if Wb is None:
         if theta is not None or dtheta is not None:
             raise ValueError("theta and dtheta need the joint Jacobian Wb")
@@ -261,11 +255,7 @@ def ccp(M, Wn, Wt, mu, v, h, res, *, p_ext=None, phi=None, Wb=None, theta=None, 
         if x.shape != shape:
             raise ValueError(f"res.{name} has shape {x.shape}, expected {shape}: res belongs to other data")
 
-    perm = np.empty(3 * n_c, dtype=np.intp)
-    perm[0::3] = np.arange(n_c)
-    perm[1::3] = n_c + 2 * np.arange(n_c)
-    perm[2::3] = n_c + 2 * np.arange(n_c) + 1
-    P = sp.hstack([sp.hstack([Wn, Wt], format="csc")[:, perm], Wb], format="csc")
+    P = cone_jacobian(Wn, Wt, Wb)
     nu = np.concatenate([gam.ravel(), pb])
     b = np.concatenate([np.zeros(3 * n_c), theta / h + dtheta])
     b[0:3 * n_c:3] = phi / h

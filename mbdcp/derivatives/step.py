@@ -12,7 +12,7 @@ import scipy.linalg as la
 
 from mbdcp import _stabilization as stab
 from mbdcp import _validate as val
-from mbdcp._problem import friction_coefficients
+from mbdcp._problem import step_data
 from mbdcp.derivatives._common import (
     _Repr,
     check_keys,
@@ -36,10 +36,6 @@ INPUTS = ("M", "Wn", "D", "U", "v", "h", "p_ext", "psi_n", "dpsi_n", "dpsi_f", "
 OUTPUTS = ("v_next", "p_n", "beta", "sigma", "p_b", "beta_j", "sigma_j")
 # keywords of mbdcp.step that choose how the step is solved, not what it is
 _SOLVER_ONLY = ("solver", "return_lcp", "warm_start", "basis", "max_pivots", "tol")
-
-
-def _opt(name, x, n):
-    return np.zeros(n) if x is None else val.vector(name, x, n)
 
 
 def _pairs_ok(z, w, tz, tw):
@@ -238,9 +234,7 @@ class StepDerivative(_Repr):
         else:
             del grad["Dj"]
         if d["psi_chain"] is not None:  # psi_n entered as the corrected gap
-            slope, rate = d["psi_chain"]
-            grad["h"] += float(grad["psi_n"] @ rate)
-            grad["psi_n"] *= slope
+            grad["psi_n"], grad["h"] = d["psi_chain"].pullback(grad["psi_n"], grad["h"])
         return grad
 
     def jacobian(self, of, wrt):
@@ -278,9 +272,8 @@ class StepDerivative(_Repr):
                 t[key] = float(dense_tangent("h", x, ()))
             else:
                 t[key] = dense_tangent(key, x, d[key].shape)
-        if d["psi_chain"] is not None and (t["psi_n"] is not None or t["h"]):
-            slope, rate = d["psi_chain"]  # psi_n entered as the corrected gap
-            t["psi_n"] = (0.0 if t["psi_n"] is None else slope * t["psi_n"]) + rate * (t["h"] or 0.0)
+        if d["psi_chain"] is not None:  # psi_n entered as the corrected gap
+            t["psi_n"] = d["psi_chain"].tangent(t["psi_n"], t["h"])
         return t
 
 
@@ -476,45 +469,17 @@ def step(M, Wn, D, E, U, v, h, res, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi
     for key in kwargs:
         if key not in _SOLVER_ONLY:
             raise TypeError(f"step() got an unexpected keyword argument {key!r}")
-    M = val.mass_matrix("M", M)
-    n_v = M.shape[0]
-    Wn = val.matrix("Wn", Wn, (n_v, None), ("n_v", "n_c"))
-    n_c = Wn.shape[1]
-    D = val.matrix("D", D, (n_v, None), ("n_v", "m"))
-    m = D.shape[1]
-    E = val.grouping("E", E, m, n_c, ("m", "n_c"))
-    mu = friction_coefficients("U", U, n_c)
-    v = val.vector("v", v, n_v, symbol="n_v")
-    h = val.positive_scalar("h", h)
-    p_ext, psi_n, dpsi_n, dpsi_f = (_opt("p_ext", p_ext, n_v), _opt("psi_n", psi_n, n_c), _opt("dpsi_n", dpsi_n, n_c),
-                                    _opt("dpsi_f", dpsi_f, m))
-    v_max, b = stab.settings(max_correction_speed, baumgarte)
-    psi_chain = None
-    if stab.active(v_max, b):  # differentiate through the penetration correction too
-        psi_raw, psi_n = psi_n, stab.gap("psi_n", psi_n, h, v_max, b)
-        psi_chain = stab.chain(psi_raw, psi_n, h, v_max, b)
-    if Wb is None:
-        if theta is not None or dtheta is not None:
-            raise ValueError("theta and dtheta need the joint Jacobian Wb")
-        Wb = np.zeros((n_v, 0))
-    else:
-        Wb = val.matrix("Wb", Wb, (n_v, None), ("n_v", "n_b"))
-    n_b = Wb.shape[1]
-    theta, dtheta = _opt("theta", theta, n_b), _opt("dtheta", dtheta, n_b)
     has_jf = Dj is not None
-    if not has_jf:
-        if Ej is not None or beta_max is not None:
-            raise ValueError("Ej and beta_max need the joint friction directions Dj")
-        Dj, Ej, beta_max = np.zeros((n_v, 0)), np.zeros((0, 0)), np.zeros(0)
-    else:
-        if Ej is None or beta_max is None:
-            raise ValueError("joint friction needs Dj, Ej and beta_max together")
-        Dj = val.matrix("Dj", Dj, (n_v, None), ("n_v", "m_j"))
-        Ej = val.grouping("Ej", Ej, Dj.shape[1], None, ("m_j", "n_j"))
-        beta_max = val.vector("beta_max", beta_max, Ej.shape[1], symbol="n_j")
-        if beta_max.size and beta_max.min() < 0:
-            raise ValueError("beta_max must be nonnegative")
-    m_j, n_j = Dj.shape[1], Ej.shape[1]
+    data = step_data(M, Wn, D, E, U, v, h, p_ext, psi_n, dpsi_n, dpsi_f, Wb, theta, dtheta, Dj, Ej, beta_max)
+    n_v, n_c, m, n_b, m_j, n_j = data.sizes
+    M, Wn, D, E, mu, v, h = data[:7]
+    Wb, Dj, Ej = data.Wb, data.Dj, data.Ej
+    # absent vectors as zeros of their size (the derivation uses them in products)
+    p_ext, psi_n, dpsi_n, dpsi_f, theta, dtheta, beta_max = (
+        x if x.size == n else np.zeros(n) for x, n in ((data.p_ext, n_v), (data.psi_n, n_c), (data.dpsi_n, n_c),
+                                                       (data.dpsi_f, m), (data.theta, n_b), (data.dtheta, n_b),
+                                                       (data.beta_max, n_j)))
+    psi_n, psi_chain = stab.differentiable("psi_n", psi_n, h, max_correction_speed, baumgarte)  # through the correction too
     tol = val.positive_scalar("degenerate_tol", degenerate_tol)
 
     if not isinstance(res, StepResult):

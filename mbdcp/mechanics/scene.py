@@ -59,16 +59,22 @@ class Scene:
                 raise ValueError(f"joints[{k}] joins a body that is not in this scene")
         self.joints, self._index = joints, index
 
-    def default_delta(self):
-        """The activation distance used when none is given: 10 % of the smallest body size
-        (radius, or a box's smallest half extent), 0 when every body is a particle. A contact
-        becomes active before the bodies touch, so a falling body stops at the surface instead of
-        sinking in and being pushed out by the stabilisation term Ψ/h (which makes it bounce)."""
+    def smallest_size(self):
+        """The smallest body size (radius, or a box's smallest half extent); None when every body
+        is a particle."""
         f = self.fields()
         sizes = f["radius"] if self.planar else np.where(f["half_extents"][:, 0] > 0, f["half_extents"].min(axis=1),
                                                          f["radius"])
         sizes = sizes[sizes > 0]
-        return 0.1 * float(sizes.min()) if sizes.size else 0.0
+        return float(sizes.min()) if sizes.size else None
+
+    def default_delta(self):
+        """The activation distance used when none is given: 10 % of the smallest body size, 0 when
+        every body is a particle. A contact becomes active before the bodies touch, so a falling
+        body stops at the surface instead of sinking in and being pushed out by the stabilisation
+        term Ψ/h (which makes it bounce)."""
+        size = self.smallest_size()
+        return 0.0 if size is None else 0.1 * size
 
     dim = property(lambda self: 2 if self.planar else 3)
     n_v = property(lambda self: int(self.offsets[-1]))

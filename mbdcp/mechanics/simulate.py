@@ -167,10 +167,8 @@ class Trajectory(_Result):
 def default_penetration_tolerance(scene):
     """10 % of the smallest body size (radius, or a box's smallest half extent); infinite when
     every body is a particle."""
-    f = scene.fields()
-    sizes = f["radius"] if scene.planar else np.where(f["half_extents"][:, 0] > 0, f["half_extents"].min(axis=1), f["radius"])
-    sizes = sizes[sizes > 0]
-    return 0.1 * float(sizes.min()) if sizes.size else np.inf
+    size = scene.smallest_size()
+    return np.inf if size is None else 0.1 * size
 
 
 def _solver(scene, method, h, algorithm, ccp_tol, fp_tol, max_iter, warm_start=True, correction=None):
