@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from mbdcp.mechanics import Body2D, Body3D, Line, Pin, Plane, Scene, simulate
+from mbdcp.mechanics import Body2D, Body3D, Line, Pin, Scene, simulate
 
 G = 9.81
 

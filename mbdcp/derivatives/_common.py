@@ -79,6 +79,28 @@ def mu_tangent(name, x, n_c):
     return a
 
 
+def tangents_of(tangents, inputs, d, mu_name, sparse_names=(), gap=None):
+    """Every input's tangent (None where not given), each validated against the data ``d``: the
+    friction coefficients (``mu_name``) as for :func:`mu_tangent`, h as a scalar, ``sparse_names``
+    as (possibly sparse) matrices, the rest dense; ``gap`` (name, Chain) turns a gap's tangent into
+    that of the corrected gap the step used."""
+    t = dict.fromkeys(inputs)
+    for key, x in tangents.items():
+        if x is None:
+            continue
+        if key == mu_name:
+            t[key] = mu_tangent(mu_name, x, d["n_c"])
+        elif key == "h":
+            t[key] = float(dense_tangent("h", x, ()))
+        elif key in sparse_names:
+            t[key] = matrix_tangent(key, x, d[key].shape)
+        else:
+            t[key] = dense_tangent(key, x, d[key].shape)
+    if gap is not None and gap[1] is not None:
+        t[gap[0]] = gap[1].tangent(t[gap[0]], t["h"])
+    return t
+
+
 def sym_outer(a, b):
     """The gradient of <a, dM b> over symmetric dM, as a symmetric matrix: (a b^T + b a^T) / 2."""
     g = np.outer(a, b)

@@ -9,7 +9,7 @@ from mbdcp import _stabilization as stab
 from mbdcp import _validate as val
 from mbdcp._problem import friction_coefficients
 from mbdcp.ccp import cone_jacobian
-from mbdcp.derivatives._common import _Repr, check_keys, dense_tangent, matrix_tangent, mu_tangent
+from mbdcp.derivatives._common import _Repr, check_keys, dense_tangent, tangents_of
 from mbdcp.results import CCPResult
 from mbdcp.status import Status
 
@@ -63,20 +63,7 @@ class CCPDerivative(_Repr):
         input name (M, Wn, Wt, mu, v, h, p_ext, phi, Wb, theta, dtheta); matrices may be sparse."""
         d = self._d
         check_keys(tangents, d["inputs"], "tangent")
-        t = dict.fromkeys(INPUTS)
-        for key, x in tangents.items():
-            if x is None:
-                continue
-            if key in ("M", "Wn", "Wt", "Wb"):
-                t[key] = matrix_tangent(key, x, d[key].shape)
-            elif key == "mu":
-                t[key] = mu_tangent("mu", x, d["n_c"])
-            elif key == "h":
-                t[key] = float(dense_tangent("h", x, ()))
-            else:
-                t[key] = dense_tangent(key, x, d[key].shape)
-        if d["phi_chain"] is not None:  # phi entered as the corrected gap
-            t["phi"] = d["phi_chain"].tangent(t["phi"], t["h"])
+        t = tangents_of(tangents, INPUTS, d, "mu", ("M", "Wn", "Wt", "Wb"), gap=("phi", d["phi_chain"]))
         n_v, n_c, n_b, h = d["n_v"], d["n_c"], d["n_b"], d["h"]
         vn, gam, pb = d["v_next"], d["gamma"], d["p_b"]
         r_v = np.zeros(n_v)

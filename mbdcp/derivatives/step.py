@@ -20,9 +20,9 @@ from mbdcp.derivatives._common import (
     dense_tangent,
     lu_factor,
     lu_solve,
-    mu_tangent,
     owners,
     sym_outer,
+    tangents_of,
     tri_solve,
 )
 from mbdcp.derivatives.lcp import RCOND_MIN
@@ -261,20 +261,7 @@ class StepDerivative(_Repr):
         return J.reshape(out_shape + in_shape)
 
     def _tangents(self, tangents):
-        d = self._d
-        t = dict.fromkeys(INPUTS)
-        for key, x in tangents.items():
-            if x is None:
-                continue
-            if key == "U":
-                t[key] = mu_tangent("U", x, d["n_c"])
-            elif key == "h":
-                t[key] = float(dense_tangent("h", x, ()))
-            else:
-                t[key] = dense_tangent(key, x, d[key].shape)
-        if d["psi_chain"] is not None:  # psi_n entered as the corrected gap
-            t["psi_n"] = d["psi_chain"].tangent(t["psi_n"], t["h"])
-        return t
+        return tangents_of(tangents, INPUTS, self._d, "U", gap=("psi_n", self._d["psi_chain"]))
 
 
 def _group_min(w, own, n_g, has):
