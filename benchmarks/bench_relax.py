@@ -1,16 +1,22 @@
 """Fixed-point algorithms 1, 2, 3 against Lemke on the full Stewart–Trinkle LCP.
 
-2-D disk piles (mbdcp.testing.disk_pile) with about 10 to 200 contacts, mu = 0.05, 0.2, 0.5:
-time per step, iterations, convergence, and the velocity difference from mbdcp.step.
+1. 2-D disk piles (mbdcp.testing.disk_pile) with about 10 to 200 contacts, mu = 0.05, 0.2, 0.5:
+   time per step (each solve cold), iterations, convergence, the velocity difference from
+   mbdcp.step, and the median ratio of each algorithm's time to Lemke's.
+2. Warm starts in a simulation: seed 001's 136-disk pile settling from its lattice
+   (mechanics.simulate, contacts appearing every step), with Lemke on the full LCP and with
+   algorithm 3, each step started from the last step's bases (warm_start=True) or cold.
 
     python benchmarks/bench_relax.py [--quick]
 """
 import argparse
+import time
 
 import numpy as np
 from common import best_time, print_table
 
 import mbdcp
+from mbdcp.mechanics import disk_pile_scene, simulate
 from mbdcp.testing import disk_pile
 
 
@@ -19,7 +25,7 @@ def main():
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args()
     sizes = [4, 12, 30] if args.quick else [4, 12, 30, 50, 75]
-    rows = []
+    rows, ratios = [], {1: [], 2: [], 3: []}
     for n in sizes:
         for mu in (0.05, 0.2, 0.5):
             s = disk_pile(n, seed=n, mu=mu)
@@ -30,10 +36,29 @@ def main():
                                                                tol=1e-8, max_iter=100), repeat=2, min_total=0)
                 err = np.abs(res.v_next - ref.v_next).max() / max(1.0, np.abs(ref.v_next).max())
                 row += [f"{t_a * 1e3:.1f}", f"{res.iterations}{'' if res.converged else '*'}", f"{err:.0e}"]
+                ratios[alg].append(t_a / t_l)
             rows.append(row)
     print("Time per step [ms]; it = iterations (* = not converged in 100); dv = |v - v_lemke| relative")
     print_table(["disks", "contacts", "mu", "lemke", "ok", "alg1", "it", "dv", "alg2", "it", "dv",
                  "alg3", "it", "dv"], rows)
+    print("median time / Lemke's: " + ", ".join(f"algorithm {a} {np.median(r):.2f}" for a, r in ratios.items()))
+    warm_table(60 if args.quick else 120)
+
+
+def warm_table(steps):
+    """Settling pile: seconds for `steps` steps with warm_start True / False."""
+    rows = []
+    for label, kw in (("lemke (full LCP)", {"method": "lcp"}), ("algorithm 3", {"method": "fixed_point", "algorithm": 3})):
+        seconds = {}
+        for warm in (True, False):
+            t0 = time.perf_counter()
+            tr = simulate(disk_pile_scene(136), 0.01, steps * 0.01, progress=False, warm_start=warm, **kw)
+            seconds[warm] = time.perf_counter() - t0
+            assert tr.success
+        rows.append([label, steps, f"{tr.contacts[0]}-{tr.contacts[-1]}", f"{seconds[False]:.1f}", f"{seconds[True]:.1f}",
+                     f"{seconds[False] / seconds[True]:.2f}"])
+    print(f"\n136-disk pile settling from its lattice, {steps} steps of h = 0.01 (seconds)")
+    print_table(["solver", "steps", "contacts", "cold", "warm_start", "speed-up"], rows)
 
 
 if __name__ == "__main__":

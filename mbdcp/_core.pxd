@@ -123,6 +123,8 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
         mbdcp_float *p_n
         mbdcp_float *beta
         mbdcp_float *lam
+        mbdcp_int *basis_p1
+        mbdcp_int *basis_p2
 
     MbdcpReturn mbdcp_fixed_point_default_settings(MbdcpFixedPointSettings *s)
     MbdcpReturn mbdcp_fixed_point_check_settings(const MbdcpFixedPointSettings *s, const char **message)
@@ -138,6 +140,10 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
     MbdcpReturn mbdcp_fixed_point(const MbdcpStepProblem *p, const MbdcpFixedPointSettings *s,
                                   MbdcpFixedPointOutput *out, MbdcpFixedPointInfo *info, void *work,
                                   size_t work_bytes)
+    MbdcpReturn mbdcp_fixed_point_warm(const MbdcpStepProblem *p, const MbdcpFixedPointSettings *s,
+                                       const mbdcp_int *start_p1, const mbdcp_int *start_p2,
+                                       MbdcpFixedPointOutput *out, MbdcpFixedPointInfo *info, void *work,
+                                       size_t work_bytes)
 
     ctypedef struct MbdcpFullRankProblem:
         mbdcp_int n_v, n_c, n_d

@@ -405,8 +405,10 @@ def relax(int which, cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray D, cnp.ndarray E
 
 def fixed_point(cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray D, cnp.ndarray E, cnp.ndarray mu,
                 cnp.ndarray v, double h, cnp.ndarray p_ext, cnp.ndarray psi_n, cnp.ndarray Wb,
-                cnp.ndarray theta, cnp.ndarray dtheta, int algorithm, double tol, int max_iter):
-    """(v_next, p_b, p_n, beta, lam, history, status, iterations, converged, pivots, residual)."""
+                cnp.ndarray theta, cnp.ndarray dtheta, int algorithm, double tol, int max_iter,
+                start_p1=None, start_p2=None):
+    """(v_next, p_b, p_n, beta, lam, history, status, iterations, converged, pivots, residual,
+    basis_p1, basis_p2); start_p1 / start_p2: None or int32 arrays of 2 n_c + m / n_c + m flags."""
     empty = np.zeros(0)
     cdef MbdcpStepProblem p = _problem(M, Wn, D, E, mu, v, h, p_ext, psi_n, empty, empty, Wb, theta,
                                        dtheta, np.zeros((M.shape[0], 0)), np.zeros((0, 0)), empty)
@@ -431,14 +433,20 @@ def fixed_point(cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray D, cnp.ndarray E, cnp
     out.p_n = o.ptr(2)
     out.beta = o.ptr(3)
     out.lam = o.ptr(4)
+    cdef Py_ssize_t N2 = p.n_c + p.m
+    cdef cnp.ndarray basis_p1 = np.zeros(N, dtype=np.intc), basis_p2 = np.zeros(N2, dtype=np.intc)
+    out.basis_p1 = <int *>cnp.PyArray_DATA(basis_p1) if N else NULL
+    out.basis_p2 = <int *>cnp.PyArray_DATA(basis_p2) if N2 else NULL
+    cdef const int *s1 = _idata(start_p1) if start_p1 is not None and N else NULL
+    cdef const int *s2 = _idata(start_p2) if start_p2 is not None and N2 else NULL
     cdef void *wp = cnp.PyArray_DATA(work)
     cdef MbdcpReturn rc
     with nogil:
-        rc = mbdcp_fixed_point(&p, &s, &out, &info, wp, nbytes)
+        rc = mbdcp_fixed_point_warm(&p, &s, s1, s2, &out, &info, wp, nbytes)
     _, history = _recorded(&R)
     _check(rc)
     return tuple(o.views()) + (history, <int>info.status, info.iterations, bool(info.converged), info.pivots,
-                               info.residual)
+                               info.residual, basis_p1.astype(bool), basis_p2.astype(bool))
 
 
 def sliding_speed(cnp.ndarray D, cnp.ndarray E, cnp.ndarray v):

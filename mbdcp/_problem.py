@@ -10,7 +10,7 @@ from mbdcp import _core
 from mbdcp import _validate as val
 
 __all__ = ["ContactData", "StepData", "friction_coefficients", "contact_data", "step_data", "call_core",
-           "solve_joints", "full_joint_impulse", "joint_friction_data", "pair_data"]
+           "solve_joints", "full_joint_impulse", "joint_friction_data", "pair_data", "warm_start_flags"]
 
 _JOINT_RANK_TOL = 1e-10  # a pivot of the M-weighted joint Jacobian's QR below this fraction of the first: dependent
 
@@ -202,3 +202,17 @@ def full_joint_impulse(p_b, keep, n_b):
     full = np.zeros(n_b)
     full[keep] = p_b
     return full
+
+
+def warm_start_flags(hint, N):
+    """int32 flags of a warm-start hint for an LCP of size N: from a result with a ``basis`` or a
+    boolean array; None when there is none or its size is not N."""
+    if hint is None:
+        return None
+    basis = getattr(hint, "basis", hint)
+    if basis is None:
+        return None
+    a = np.asarray(basis)
+    if a.dtype != bool or a.ndim != 1:
+        raise TypeError("warm_start must be a previous result (with a basis) or a boolean array of the LCP's size")
+    return np.ascontiguousarray(a, dtype=np.intc) if a.shape[0] == N else None

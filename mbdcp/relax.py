@@ -33,7 +33,7 @@ proves infeasibility); the Cholesky factor and :math:`W^T A W` are computed once
 from mbdcp import _core
 from mbdcp import _stabilization as stab
 from mbdcp import _validate as val
-from mbdcp._problem import call_core, full_joint_impulse, solve_joints, step_data
+from mbdcp._problem import call_core, full_joint_impulse, solve_joints, step_data, warm_start_flags
 from mbdcp.results import FixedPointResult, LCPData, RelaxResult
 from mbdcp.status import Status
 
@@ -118,7 +118,8 @@ def sliding_speed(D, E, v):
 
 def fixed_point(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, Wb=None, theta=None, dtheta=None,
                 algorithm=_core.DEFAULTS["fixed_point"]["algorithm"], tol=_core.DEFAULTS["fixed_point"]["tol"],
-                max_iter=_core.DEFAULTS["fixed_point"]["max_iter"], max_correction_speed=None, baumgarte=1.0):
+                max_iter=_core.DEFAULTS["fixed_point"]["max_iter"], max_correction_speed=None, baumgarte=1.0,
+                warm_start=None):
     r"""One time step by the Anitescu–Potra fixed-point algorithms.
 
     - **Algorithm 1**: Γ = 0; repeat :math:`v = P_1(\Gamma)`, :math:`\lambda = \Lambda(v)`,
@@ -140,6 +141,11 @@ def fixed_point(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, Wb=None, theta=
     plus ``max_correction_speed`` and ``baumgarte`` (the penetration correction of
     :func:`mbdcp.step`), ``algorithm`` (1, 2, 3), ``tol`` (stop when
     :math:`\|v_k - v_{k-1}\|_\infty \le tol \cdot \max(1, \|v_k\|_\infty)`) and ``max_iter``.
+    ``warm_start`` (a previous :class:`FixedPointResult` or :class:`StepResult`, or a boolean array
+    of P1's size 2 n_c + m) starts the first P1 solve (and, from a FixedPointResult, the first P2
+    solve) from that result's final basis, as :func:`mbdcp.step`'s ``warm_start`` does: in a
+    simulation the last step's, so that a resting pile costs a few pivots; a hint of another size
+    is ignored, a wrong one costs time, never the answer.
 
     Returns
     -------
@@ -164,13 +170,16 @@ def fixed_point(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, Wb=None, theta=
         raise ValueError(f"algorithm must be 1, 2 or 3, got {algorithm!r}")
     tol = val.positive_scalar("tol", tol)
     max_iter = val.positive_int("max_iter", max_iter, allow_none=False)
-    (v_next, p_b, p_n, beta, lam, history, status, iterations, converged, pivots, _), keep = solve_joints(
-        _core.fixed_point, d.relax_args(), _WB, int(algorithm), tol, max_iter)
+    n_c, m = d.E.shape[1], d.E.shape[0]
+    start_p1 = warm_start_flags(warm_start, 2 * n_c + m)
+    start_p2 = warm_start_flags(getattr(warm_start, "basis_p2", None), n_c + m)
+    (v_next, p_b, p_n, beta, lam, history, status, iterations, converged, pivots, _, basis, basis_p2), keep = solve_joints(
+        _core.fixed_point, d.relax_args(), _WB, int(algorithm), tol, max_iter, start_p1, start_p2)
     p_b = full_joint_impulse(p_b, keep, d.Wb.shape[1])
     status = _STATUS[status]
     return FixedPointResult(
         success=status == Status.SOLVED, status=status, message=status.message, v_next=v_next, p_n=p_n,
         beta=beta, lam=lam, p_b=p_b, iterations=int(iterations), converged=bool(converged),
         history=history, pivots=int(pivots), algorithm=int(algorithm),
-        cone_slack=d.mu * p_n - d.E.T @ beta,
+        cone_slack=d.mu * p_n - d.E.T @ beta, basis=basis, basis_p2=basis_p2,
     )

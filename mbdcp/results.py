@@ -214,6 +214,10 @@ class FixedPointResult(_Outcome):
         1, 2 or 3.
     cone_slack : ndarray, shape (n_c,)
         :math:`U p_n - E^T\beta` of the returned impulses.
+    basis, basis_p2 : ndarray of bool, shapes (2 n_c + m,), (n_c + m,)
+        Lemke's final bases of P1 (variables :math:`p_n, \beta, \lambda`: the layout of
+        :func:`mbdcp.step`'s LCP) and of P2 (:math:`p_n, \beta`; all False for algorithm 1),
+        True where the variable is basic: the ``warm_start`` of a neighbouring step.
     """
 
     v_next: np.ndarray
@@ -227,6 +231,8 @@ class FixedPointResult(_Outcome):
     pivots: int
     algorithm: int
     cone_slack: Optional[np.ndarray] = None  # (n_c,): U p_n - E^T beta of the returned impulses
+    basis: Optional[np.ndarray] = None     # P1's final basis (p_n, beta, lam), True: basic
+    basis_p2: Optional[np.ndarray] = None  # P2's final basis (p_n, beta)
 
     @property
     def contact_state(self):

@@ -4,7 +4,7 @@ import numpy as np
 from mbdcp import _core
 from mbdcp import _stabilization as stab
 from mbdcp import _validate as val
-from mbdcp._problem import StepData, full_joint_impulse, solve_joints, step_data
+from mbdcp._problem import StepData, full_joint_impulse, solve_joints, step_data, warm_start_flags
 from mbdcp.results import LCPData, StepResult
 from mbdcp.status import Status
 
@@ -129,7 +129,7 @@ def step(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi_f=No
     else:
         data = step_data(M, Wn, D, E, U, v, h, p_ext, psi_n, dpsi_n, dpsi_f, Wb, theta, dtheta, Dj, Ej, beta_max)
     _, n_c, m, n_b, m_j, n_j = data.sizes
-    start = _warm_start(warm_start, 2 * n_c + m + m_j + n_j)
+    start = warm_start_flags(warm_start, 2 * n_c + m + m_j + n_j)
     (v_next, p_b, z, w, F, f, status, pivots, residual, basis), keep = solve_joints(
         _core.step, data, StepData._fields.index("Wb"), 0, 0.0, bool(return_lcp), start)
     p_b = full_joint_impulse(p_b, keep, n_b)
@@ -152,20 +152,6 @@ def step(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi_f=No
         basis=basis,
         cone_slack=w[o[3]:o[4]],
     )
-
-
-def _warm_start(hint, N):
-    """int32 flags of a warm-start hint for an LCP of size N: from a result with a ``basis`` or a
-    boolean array; None when there is none or its size is not N."""
-    if hint is None:
-        return None
-    basis = getattr(hint, "basis", hint)
-    if basis is None:
-        return None
-    a = np.asarray(basis)
-    if a.dtype != bool or a.ndim != 1:
-        raise TypeError("warm_start must be a previous result (with a basis) or a boolean array of the LCP's size")
-    return np.ascontiguousarray(a, dtype=np.intc) if a.shape[0] == N else None
 
 
 def friction_basis(normal, n_d):

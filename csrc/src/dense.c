@@ -28,6 +28,48 @@ MbdcpReturn mbdcp_cholesky(mbdcp_int n, mbdcp_float *A, mbdcp_float rel_tol)
     return MBDCP_OK;
 }
 
+MbdcpReturn mbdcp_lu_solve(mbdcp_int n, mbdcp_float *A, mbdcp_int *piv, mbdcp_float *b, mbdcp_float rel_tol)
+{
+    if (n < 0) return MBDCP_ERR_DIMENSION;
+    if (n > 0 && (!A || !piv || !b)) return MBDCP_ERR_NULL;
+    const mbdcp_float floor_ = rel_tol * mbdcp_norm_inf((size_t)n * n, A);
+    for (mbdcp_int k = 0; k < n; ++k) {
+        mbdcp_int p = k;
+        for (mbdcp_int i = k + 1; i < n; ++i)
+            if (fabs(A[(size_t)i * n + k]) > fabs(A[(size_t)p * n + k])) p = i;
+        piv[k] = p;
+        const mbdcp_float akk = A[(size_t)p * n + k];
+        if (!(fabs(akk) > floor_) || !isfinite(akk)) return MBDCP_ERR_RANK_DEFICIENT;
+        if (p != k) { /* swap rows k and p of A and b */
+            mbdcp_float *Ak = A + (size_t)k * n, *Ap = A + (size_t)p * n;
+            for (mbdcp_int j = 0; j < n; ++j) {
+                const mbdcp_float t = Ak[j];
+                Ak[j] = Ap[j];
+                Ap[j] = t;
+            }
+            const mbdcp_float t = b[k];
+            b[k] = b[p];
+            b[p] = t;
+        }
+        const mbdcp_float *Ak = A + (size_t)k * n;
+        for (mbdcp_int i = k + 1; i < n; ++i) { /* eliminate below, row by row (contiguous) */
+            mbdcp_float *Ai = A + (size_t)i * n;
+            const mbdcp_float f = Ai[k] / akk;
+            Ai[k] = f;
+            if (f == 0.0) continue;
+            for (mbdcp_int j = k + 1; j < n; ++j) Ai[j] -= f * Ak[j];
+            b[i] -= f * b[k];
+        }
+    }
+    for (mbdcp_int i = n - 1; i >= 0; --i) { /* back substitution */
+        const mbdcp_float *Ai = A + (size_t)i * n;
+        mbdcp_float s = b[i];
+        for (mbdcp_int j = i + 1; j < n; ++j) s -= Ai[j] * b[j];
+        b[i] = s / Ai[i];
+    }
+    return MBDCP_OK;
+}
+
 MbdcpReturn mbdcp_trsm_lower(mbdcp_int n, const mbdcp_float *L, mbdcp_int ncols, mbdcp_float *B)
 {
     if (n < 0 || ncols < 0) return MBDCP_ERR_DIMENSION;

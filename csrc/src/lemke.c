@@ -739,6 +739,51 @@ static MbdcpStatus repair(Lemke *L, const MbdcpLemkeSettings *s, mbdcp_int *pivo
     return run(L, s, r, pivots, limit);
 }
 
+/* Are the basic values nonnegative up to rounding (CLEAN_ZERO n eps max |xbar|)? A warm basis that
+ * is the answer typically has degenerate values at -1e-17 (a sticking contact: lam = 0 and a
+ * zero friction impulse basic); letting z0 take them out can end on a spurious ray along the
+ * degenerate direction (beta+ and beta- of one contact growing together), so such a basis goes
+ * to polish (which verifies it) as it is. */
+static int nearly_feasible(const Lemke *L)
+{
+    mbdcp_float lo = 0.0, big = 0.0;
+    for (mbdcp_int i = 0; i < L->n; ++i) {
+        lo = L->xbar[i] < lo ? L->xbar[i] : lo;
+        big = acc_max(big, fabs(L->xbar[i]));
+    }
+    return lo >= -CLEAN_ZERO * L->n * DBL_EPSILON * big;
+}
+
+/* A hint whose basic solution verifies is the answer: z_S solves M_SS z_S = -q_S (w_S = 0) on the
+ * set S of basic z, z = 0 elsewhere. An LU factorization of M_SS costs k^3 / 3 flops where the
+ * basis inverse that pivoting starts from costs about k^2 n: a resting pile, warm-started from the
+ * last step's basis, costs one solve and one verification. Scratch: Bc, cand, res, P. Returns 1 if
+ * z verifies (z, w written, L->basis and L->flags set to the hint). */
+static int direct(Lemke *L, const mbdcp_float *M, const mbdcp_float *q, const mbdcp_int *start, mbdcp_float tol,
+                  const MbdcpLemkeOutput *out)
+{
+    const mbdcp_int n = L->n;
+    mbdcp_int k = 0;
+    for (mbdcp_int i = 0; i < n; ++i)
+        if (start[i]) L->P[k++] = i;
+    const mbdcp_int *S = L->P;
+    mbdcp_float *A = L->Bc, *rhs = L->res;
+    for (mbdcp_int a = 0; a < k; ++a) {
+        const mbdcp_float *Ma = M + (size_t)S[a] * n;
+        for (mbdcp_int b = 0; b < k; ++b) A[(size_t)a * k + b] = Ma[S[b]];
+        rhs[a] = -q[S[a]];
+    }
+    if (mbdcp_lu_solve(k, A, L->cand, rhs, 1e-13) != MBDCP_OK) return 0;
+    memset(out->z, 0, (size_t)n * sizeof(mbdcp_float));
+    for (mbdcp_int a = 0; a < k; ++a) out->z[S[a]] = pos_part(rhs[a]);
+    for (mbdcp_int i = 0; i < n; ++i) {
+        L->flags[i] = start[i] != 0;
+        L->basis[i] = L->flags[i] ? n + i : i;
+    }
+    L->np = 0;
+    return mbdcp_lcp_verify(n, M, q, out->z, tol, out->w, L->res);
+}
+
 /* Warm start from a hint (flags: z_i basic): factor that basis, then repair it. */
 static MbdcpStatus warm(Lemke *L, const MbdcpLemkeSettings *s, const mbdcp_int *start, mbdcp_int *pivots,
                         mbdcp_int limit)
@@ -748,7 +793,7 @@ static MbdcpStatus warm(Lemke *L, const MbdcpLemkeSettings *s, const mbdcp_int *
         L->cov[i] = 1.0;
     }
     if (!refactor(L, 1e-12)) return MBDCP_NUMERICAL_ERROR;
-    return repair(L, s, pivots, limit, 0);
+    return nearly_feasible(L) ? MBDCP_SOLVED : repair(L, s, pivots, limit, 0);
 }
 
 /* Refine and verify the basic solution of a complementary basis; once more after a
@@ -802,7 +847,9 @@ static MbdcpReturn solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q
     if (work_bytes < mbdcp_lemke_workspace_size(n)) return MBDCP_ERR_WORKSPACE;
     const size_t nn = (size_t)n;
     mbdcp_int *state = (mbdcp_int *)((mbdcp_float *)work + 2 * nn * nn + 9 * nn) + 5 * nn; /* magic, n, np, valid */
-    const int usable = reuse && state[0] == STATE_MAGIC && state[1] == n && state[3] == 1;
+    const int known = reuse && state[0] == STATE_MAGIC && state[1] == n;
+    const int usable = known && state[3] == 1;      /* the basis inverse is kept */
+    const int basis_only = known && state[3] == 2;  /* the last solve was direct(): its basis is in flags */
     state[3] = 0; /* valid again only after this solve succeeds */
     /* a re-solve's M passed this check in the solve it continues */
     if ((!usable && !mbdcp_all_finite((size_t)n * n, M)) || !mbdcp_all_finite((size_t)n, q)) return MBDCP_ERR_NONFINITE;
@@ -831,7 +878,12 @@ static MbdcpReturn solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q
     if (out->ray) memset(out->ray, 0, nn * sizeof(mbdcp_float));
 
     MbdcpStatus st = MBDCP_NUMERICAL_ERROR;
-    int verified = 0;
+    int verified = 0, direct_ok = 0;
+    if (basis_only) start = L.flags;
+    if (start && direct(&L, M, q, start, settings->tol, out)) {
+        st = MBDCP_SOLVED;
+        verified = info->warm = direct_ok = 1;
+    }
     if (usable) {
         /* the matrix (so its scaling and the basis inverse) is the last solve's: only q changed */
         L.np = state[2];
@@ -841,7 +893,7 @@ static MbdcpReturn solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q
         for (mbdcp_int i = 0; i < n; ++i) L.qs[i] = L.rs[i] * q[i];
         basic_values(&L);
         const mbdcp_int warm_limit = limit < 2 * n + 10 ? limit : 2 * n + 10;
-        st = repair(&L, settings, &info->pivots, warm_limit, 0);
+        st = nearly_feasible(&L) ? MBDCP_SOLVED : repair(&L, settings, &info->pivots, warm_limit, 0);
         if (st == MBDCP_SOLVED) verified = info->warm = polish(&L, M, q, settings, out, &info->pivots, limit);
     }
     if (!verified) equilibrate(&L, M, q, settings->scale);
@@ -900,7 +952,7 @@ static MbdcpReturn solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q
     state[0] = STATE_MAGIC;
     state[1] = n;
     state[2] = L.np;
-    state[3] = st == MBDCP_SOLVED; /* the basis inverse matches the final basis */
+    state[3] = st != MBDCP_SOLVED ? 0 : direct_ok ? 2 : 1; /* 1: the basis inverse matches the final basis */
     return MBDCP_OK;
 }
 

@@ -136,8 +136,8 @@ static void p2_rhs(const MbdcpStepProblem *p, const MbdcpReduced *red, const mbd
 /* Assemble (P1 when which == 1, else P2), solve with Lemke (from the subproblem's last basis when
  * `again`: same matrix, new right-hand side), recover v_next and p_b. */
 static MbdcpReturn solve_sub(const MbdcpStepProblem *p, Work *W, int which, const mbdcp_float *data,
-                             const MbdcpLemkeSettings *s, int again, mbdcp_float *v_next, mbdcp_float *p_b,
-                             MbdcpLemkeInfo *info)
+                             const MbdcpLemkeSettings *s, int again, const mbdcp_int *start,
+                             mbdcp_int *basis, mbdcp_float *v_next, mbdcp_float *p_b, MbdcpLemkeInfo *info)
 {
     const mbdcp_int N = which == 1 ? size_p1(p) : p->n_c + p->m;
     const mbdcp_float *F = which == 1 ? W->F : W->red.G;
@@ -147,11 +147,11 @@ static MbdcpReturn solve_sub(const MbdcpStepProblem *p, Work *W, int which, cons
     } else {
         p2_rhs(p, &W->red, data, W->f);
     }
-    const MbdcpLemkeOutput lout = {W->z, W->w, NULL, NULL};
+    const MbdcpLemkeOutput lout = {W->z, W->w, basis, NULL};
     void *lw = W->lemke_work[which - 1];
     const size_t lb = W->lemke_bytes[which - 1];
     MbdcpReturn rc = again ? mbdcp_lemke_resolve(N, F, W->f, s, &lout, info, lw, lb)
-                           : mbdcp_lemke_solve(N, F, W->f, s, NULL, &lout, info, lw, lb);
+                           : mbdcp_lemke_solve(N, F, W->f, s, start, &lout, info, lw, lb);
     if (rc != MBDCP_OK) return rc;
     return mbdcp_reduced_recover(&W->red, W->z, v_next, p_b);
 }
@@ -168,7 +168,7 @@ static MbdcpReturn relax_one(const MbdcpStepProblem *p, int which, const mbdcp_f
     if (rc != MBDCP_OK) return rc;
     if (p->n_c && !data) return MBDCP_ERR_NULL;
     if (!mbdcp_all_finite((size_t)p->n_c, data)) return MBDCP_ERR_NONFINITE;
-    rc = solve_sub(p, &W, which, data, s, 0, out->v_next, out->p_b, info);
+    rc = solve_sub(p, &W, which, data, s, 0, NULL, NULL, out->v_next, out->p_b, info);
     if (rc != MBDCP_OK) return rc;
     const size_t N = (size_t)(which == 1 ? size_p1(p) : p->n_c + p->m);
     if (out->z) memcpy(out->z, W.z, N * sizeof(mbdcp_float));
@@ -197,6 +197,14 @@ MbdcpReturn mbdcp_fixed_point(const MbdcpStepProblem *p, const MbdcpFixedPointSe
                               MbdcpFixedPointOutput *out, MbdcpFixedPointInfo *info, void *work,
                               size_t work_bytes)
 {
+    return mbdcp_fixed_point_warm(p, s, NULL, NULL, out, info, work, work_bytes);
+}
+
+MbdcpReturn mbdcp_fixed_point_warm(const MbdcpStepProblem *p, const MbdcpFixedPointSettings *s,
+                                   const mbdcp_int *start_p1, const mbdcp_int *start_p2,
+                                   MbdcpFixedPointOutput *out, MbdcpFixedPointInfo *info, void *work,
+                                   size_t work_bytes)
+{
     if (!s || !out || !info || !out->v_next) return MBDCP_ERR_NULL;
     MbdcpReturn rc = mbdcp_fixed_point_check_settings(s, NULL);
     if (rc != MBDCP_OK) return rc;
@@ -218,7 +226,10 @@ MbdcpReturn mbdcp_fixed_point(const MbdcpStepProblem *p, const MbdcpFixedPointSe
         MbdcpStatus st = MBDCP_SOLVED;
         for (int which = 1; which <= (s->algorithm >= 2 ? 2 : 1) && st == MBDCP_SOLVED; ++which) {
             MbdcpLemkeInfo li;
-            rc = solve_sub(p, &W, which, which == 1 ? W.gamma : W.lam, &s->lemke, it > 0, out->v_next, out->p_b, &li);
+            /* the first solves start from the hints; later ones from their own last basis */
+            rc = solve_sub(p, &W, which, which == 1 ? W.gamma : W.lam, &s->lemke, it > 0,
+                           which == 1 ? start_p1 : start_p2, which == 1 ? out->basis_p1 : out->basis_p2,
+                           out->v_next, out->p_b, &li);
             if (rc != MBDCP_OK) return rc;
             info->pivots += li.pivots;
             info->residual = li.residual;

@@ -188,7 +188,7 @@ static void fuzz_step(Reader *r)
             fs.algorithm = 1 + (int)(byte(r) % 4);
             fs.max_iter = (int)(byte(r) % 20);
             double pn[8], beta[8], lam[8];
-            MbdcpFixedPointOutput fo = {out_buf, out_buf + nv, pn, beta, lam};
+            MbdcpFixedPointOutput fo = {out_buf, out_buf + nv, pn, beta, lam, NULL, NULL};
             MbdcpFixedPointInfo fi;
             mbdcp_fixed_point(&p, &fs, &fo, &fi, work, bytes);
         }

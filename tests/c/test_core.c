@@ -80,6 +80,19 @@ static void test_lemke_small(void)
     /* warm start from the solution's basis: no pivot */
     CHECK(solve(2, M, q, basis, z, w, NULL, NULL, NULL, &info) == MBDCP_OK);
     CHECK(info.status == MBDCP_SOLVED && info.warm && info.pivots == 0 && near(z[1], 7.0 / 3.0, 1e-14));
+    {
+        /* a re-solve (new q) after a solve that verified its hint directly: from that basis */
+        size_t bytes = mbdcp_lemke_workspace_size(2);
+        void *work = malloc(bytes);
+        MbdcpLemkeSettings s;
+        mbdcp_lemke_default_settings(&s);
+        MbdcpLemkeOutput out = {z, w, NULL, NULL};
+        CHECK(mbdcp_lemke_solve(2, M, q, &s, basis, &out, &info, work, bytes) == MBDCP_OK && info.pivots == 0);
+        const double q2[2] = {-5, 1}; /* z = (2.5, 0) */
+        CHECK(mbdcp_lemke_resolve(2, M, q2, &s, &out, &info, work, bytes) == MBDCP_OK);
+        CHECK(info.status == MBDCP_SOLVED && near(z[0], 2.5, 1e-14) && z[1] == 0.0 && near(w[1], 3.5, 1e-14));
+        free(work);
+    }
     /* a wrong hint (only z1 basic) is repaired */
     const int wrong[2] = {1, 0};
     CHECK(solve(2, M, q, wrong, z, w, NULL, NULL, NULL, &info) == MBDCP_OK);
@@ -157,6 +170,14 @@ static void test_dense(void)
     CHECK(G[0] == 35 && G[1] == 44 && G[2] == 44 && G[3] == 56);
     const double inf[2] = {1, INFINITY};
     CHECK(!mbdcp_all_finite(2, inf) && mbdcp_all_finite(1, inf));
+    /* LU with partial pivoting: a zero leading entry needs the row swap */
+    double B[9] = {0, 2, 1, 1, 1, 1, 2, 1, 3}, x[3] = {3, 3, 6}; /* B (1, 1, 1) = (3, 3, 6) */
+    int piv[3];
+    CHECK(mbdcp_lu_solve(3, B, piv, x, 1e-14) == MBDCP_OK);
+    CHECK(near(x[0], 1, 1e-14) && near(x[1], 1, 1e-14) && near(x[2], 1, 1e-14));
+    double S[4] = {1, 2, 2, 4}, y[2] = {1, 2};
+    CHECK(mbdcp_lu_solve(2, S, piv, y, 1e-14) == MBDCP_ERR_RANK_DEFICIENT);
+    CHECK(mbdcp_lu_solve(0, NULL, NULL, NULL, 1e-14) == MBDCP_OK);
 }
 
 static MbdcpStepProblem sphere(double *M, double *Wn, double *D, double *E, double *mu, double *v,
@@ -304,10 +325,16 @@ static void test_relax_block(void)
     MbdcpFixedPointSettings fs;
     mbdcp_fixed_point_default_settings(&fs);
     double p_n[1], beta[2];
-    MbdcpFixedPointOutput fo = {v_next, NULL, p_n, beta, lam};
+    MbdcpFixedPointOutput fo = {v_next, NULL, p_n, beta, lam, NULL, NULL};
     MbdcpFixedPointInfo fi;
     CHECK(mbdcp_fixed_point(&p, &fs, &fo, &fi, work, bytes) == MBDCP_OK);
     CHECK(fi.status == MBDCP_SOLVED && fi.converged && near(v_next[0], 0.9019, 1e-12) && near(p_n[0], 0.981, 1e-12));
+    /* warm-started from its own final bases: the same answer without a pivot */
+    int b1[4], b2[3];
+    MbdcpFixedPointOutput fw = {v_next, NULL, p_n, beta, lam, b1, b2};
+    CHECK(mbdcp_fixed_point(&p, &fs, &fw, &fi, work, bytes) == MBDCP_OK && fi.status == MBDCP_SOLVED);
+    CHECK(mbdcp_fixed_point_warm(&p, &fs, b1, b2, &fw, &fi, work, bytes) == MBDCP_OK);
+    CHECK(fi.status == MBDCP_SOLVED && fi.pivots == 0 && near(v_next[0], 0.9019, 1e-12));
     fs.max_iter = 1;
     fs.algorithm = 1;
     CHECK(mbdcp_fixed_point(&p, &fs, &fo, &fi, work, bytes) == MBDCP_OK && fi.status == MBDCP_MAX_ITERATIONS);

@@ -13,6 +13,11 @@
  * rel_tol around 1e-14 for an SPD test, larger to detect rank deficiency). */
 MbdcpReturn mbdcp_cholesky(mbdcp_int n, mbdcp_float *A, mbdcp_float rel_tol);
 
+/* Solve A x = b in place (A: n x n row-major, overwritten by its LU factors with partial
+ * pivoting; piv: n ints; b: n, overwritten by x). MBDCP_ERR_RANK_DEFICIENT when a pivot is at or
+ * below rel_tol times the largest entry of A, or not finite. */
+MbdcpReturn mbdcp_lu_solve(mbdcp_int n, mbdcp_float *A, mbdcp_int *piv, mbdcp_float *b, mbdcp_float rel_tol);
+
 /* Solve L X = B in place: L n x n lower triangular, B n x ncols (overwritten by X). */
 MbdcpReturn mbdcp_trsm_lower(mbdcp_int n, const mbdcp_float *L, mbdcp_int ncols, mbdcp_float *B);
 

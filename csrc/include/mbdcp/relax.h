@@ -49,6 +49,8 @@ typedef struct {
     mbdcp_float *p_n;          /* n_c */
     mbdcp_float *beta;         /* m */
     mbdcp_float *lam;          /* n_c: Lambda(v_next) */
+    mbdcp_int *basis_p1;       /* NULL, or 2 n_c + m flags: z_i basic in P1's last solve (p_n, beta, lam) */
+    mbdcp_int *basis_p2;       /* NULL, or n_c + m flags: the same for P2 (p_n, beta); untouched by algorithm 1 */
 } MbdcpFixedPointOutput;
 
 MbdcpReturn mbdcp_fixed_point_default_settings(MbdcpFixedPointSettings *s);
@@ -72,5 +74,12 @@ MbdcpReturn mbdcp_relax_p2(const MbdcpStepProblem *p, const mbdcp_float *lam, co
 MbdcpReturn mbdcp_fixed_point(const MbdcpStepProblem *p, const MbdcpFixedPointSettings *s,
                               MbdcpFixedPointOutput *out, MbdcpFixedPointInfo *info, void *work,
                               size_t work_bytes);
+
+/* The same, the first P1 and P2 solves warm-started from basis hints (NULL: cold), e.g. the
+ * basis_p1 / basis_p2 of the previous time step: see mbdcp_lemke_solve's start. */
+MbdcpReturn mbdcp_fixed_point_warm(const MbdcpStepProblem *p, const MbdcpFixedPointSettings *s,
+                                   const mbdcp_int *start_p1, const mbdcp_int *start_p2,
+                                   MbdcpFixedPointOutput *out, MbdcpFixedPointInfo *info, void *work,
+                                   size_t work_bytes);
 
 #endif /* MBDCP_RELAX_H */
