@@ -894,8 +894,8 @@ static MbdcpReturn solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q
         basic_values(&L);
         const mbdcp_int warm_limit = limit < 2 * n + 10 ? limit : 2 * n + 10;
         st = nearly_feasible(&L) ? MBDCP_SOLVED : repair(&L, settings, &info->pivots, warm_limit, 0);
-        /* a re-solve's basis inverse has been refined before: verify first, refine only on failure
-         * (the iterations of the fixed-point algorithms, one re-solve each, spent a fifth there) */
+        /* a re-solve's basic values Binv q are usually accurate already: verify first, refine only
+         * on failure (the fixed-point algorithms' iterations, one re-solve each, spent a fifth there) */
         if (st == MBDCP_SOLVED)
             verified = info->warm =
                 extract(&L, M, q, settings->tol, out) || polish(&L, M, q, settings, out, &info->pivots, limit);
