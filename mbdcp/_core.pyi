@@ -84,8 +84,8 @@ def fixed_point(
     algorithm: int,
     tol: float,
     max_iter: int,
-    start_p1: np.ndarray | None = ...,
-    start_p2: np.ndarray | None = ...,
+    start_p1: Any = ...,
+    start_p2: Any = ...,
 ) -> Any: ...
 def sliding_speed(D: np.ndarray, E: np.ndarray, v: np.ndarray) -> Any: ...
 def full_rank_step(
