@@ -97,18 +97,68 @@ static void apply_QS(const MbdcpCcpProblem *p, const mbdcp_float *S, const mbdcp
     }
 }
 
-/* y = S N S x for the diagonal scaling S (S = NULL: y = N x), the scaling folded into the two
- * sweeps; u receives Q S x. */
-static void apply_SNS(const MbdcpCcpProblem *p, const mbdcp_float *S, const mbdcp_float *x, mbdcp_float *u,
-                      mbdcp_float *y)
+/* 1 when each contact's three columns of P share their rows (as cone_jacobian builds them): then
+ * P^T u takes a contact's three dot products in one sweep over its rows (dot3). */
+static int P_blocked(const MbdcpCcpProblem *p)
 {
-    const mbdcp_int np_ = n_p(p);
-    if (!S) {
-        apply_N(p, x, u, y);
-        return;
+    for (mbdcp_int i = 0; i < p->n_c; ++i) {
+        const mbdcp_int k0 = p->P_colptr[3 * i], k1 = p->P_colptr[3 * i + 1], k2 = p->P_colptr[3 * i + 2];
+        const mbdcp_int n = k1 - k0;
+        if (k2 - k1 != n || p->P_colptr[3 * i + 3] - k2 != n) return 0;
+        for (mbdcp_int t = 0; t < n; ++t)
+            if (p->P_rowind[k0 + t] != p->P_rowind[k1 + t] || p->P_rowind[k0 + t] != p->P_rowind[k2 + t]) return 0;
     }
-    apply_QS(p, S, x, u);
-    for (mbdcp_int j = 0; j < np_; ++j) y[j] = S[j] * col_dot_P(p, j, u);
+    return 1;
+}
+
+/* s_a = P_{3i+a}^T u, a = 0, 1, 2, for a contact whose three columns share their rows; each sum
+ * in the order of col_dot_P. */
+static void dot3(const MbdcpCcpProblem *p, mbdcp_int i, const mbdcp_float *u, mbdcp_float *s)
+{
+    const mbdcp_int k0 = p->P_colptr[3 * i], k1 = p->P_colptr[3 * i + 1], k2 = p->P_colptr[3 * i + 2];
+    const mbdcp_int *row = p->P_rowind + k0;
+    const mbdcp_float *v0 = p->P_val + k0, *v1 = p->P_val + k1, *v2 = p->P_val + k2;
+    mbdcp_float s0 = 0.0, s1 = 0.0, s2 = 0.0;
+    for (mbdcp_int t = 0; t < k1 - k0; ++t) {
+        const mbdcp_float ut = u[row[t]];
+        s0 += v0[t] * ut;
+        s1 += v1[t] * ut;
+        s2 += v2[t] * ut;
+    }
+    s[0] = s0;
+    s[1] = s1;
+    s[2] = s2;
+}
+
+/* y_j = S_j P_j^T u (S = NULL: P_j^T u), contact by contact when blocked (P_blocked). */
+static void gather_P(const MbdcpCcpProblem *p, int blocked, const mbdcp_float *S, const mbdcp_float *u,
+                     mbdcp_float *y)
+{
+    mbdcp_int j = 0;
+    if (blocked) {
+        for (mbdcp_int i = 0; i < p->n_c; ++i) {
+            mbdcp_float s[3];
+            dot3(p, i, u, s);
+            for (int a = 0; a < 3; ++a) y[3 * i + a] = S ? S[3 * i + a] * s[a] : s[a];
+        }
+        j = 3 * p->n_c;
+    }
+    for (; j < n_p(p); ++j) {
+        const mbdcp_float d = col_dot_P(p, j, u);
+        y[j] = S ? S[j] * d : d;
+    }
+}
+
+/* y = S N S x for the diagonal scaling S (S = NULL: y = N x), the scaling folded into the two
+ * sweeps; u receives Q S x; blocked: see P_blocked. */
+static void apply_SNS(const MbdcpCcpProblem *p, int blocked, const mbdcp_float *S, const mbdcp_float *x,
+                      mbdcp_float *u, mbdcp_float *y)
+{
+    if (S)
+        apply_QS(p, S, x, u);
+    else
+        apply_Q(p, x, u);
+    gather_P(p, blocked, S, u, y);
 }
 
 static mbdcp_float dot(mbdcp_int n, const mbdcp_float *a, const mbdcp_float *b)
@@ -119,8 +169,8 @@ static mbdcp_float dot(mbdcp_int n, const mbdcp_float *a, const mbdcp_float *b)
 }
 
 /* Largest eigenvalue of S N S (symmetric PSD; S = NULL: of N) by power iteration from a fixed start. */
-static mbdcp_float lipschitz(const MbdcpCcpProblem *p, const mbdcp_float *S, mbdcp_float *x, mbdcp_float *y,
-                             mbdcp_float *u)
+static mbdcp_float lipschitz(const MbdcpCcpProblem *p, int blocked, const mbdcp_float *S, mbdcp_float *x,
+                             mbdcp_float *y, mbdcp_float *u)
 {
     const mbdcp_int np_ = n_p(p);
     for (mbdcp_int j = 0; j < np_; ++j) x[j] = 1.0 + 0.01 * (j % 7); /* not orthogonal to anything simple */
@@ -129,7 +179,7 @@ static mbdcp_float lipschitz(const MbdcpCcpProblem *p, const mbdcp_float *S, mbd
         const mbdcp_float nx = sqrt(dot(np_, x, x));
         if (!(nx > 0.0)) break;
         for (mbdcp_int j = 0; j < np_; ++j) x[j] /= nx;
-        apply_SNS(p, S, x, u, y);
+        apply_SNS(p, blocked, S, x, u, y);
         lam = dot(np_, x, y);
         memcpy(x, y, (size_t)np_ * sizeof(mbdcp_float));
     }
@@ -248,6 +298,7 @@ typedef struct {
     mbdcp_float L, pnorm, omega;
     MbdcpCcpInfo *info;
     int interrupted, diverged;
+    int blocked; /* P_blocked */
 } Ccp;
 
 /* Called after every iteration with the normwise residual res of the iterate nu (gradient g):
@@ -287,14 +338,26 @@ static mbdcp_float trial_point(const MbdcpCcpProblem *p, const mbdcp_float *mux,
     return sq;
 }
 
-/* NT = S N S T (u = Q S T); returns the curvature (T - y)^T S N S (T - y) = (T - y) . (NT - Ny). */
-static mbdcp_float trial_product(const MbdcpCcpProblem *p, const mbdcp_float *S, const mbdcp_float *T,
+/* NT = S N S T (u = Q S T); returns the curvature (T - y)^T S N S (T - y) = (T - y) . (NT - Ny).
+ * blocked: see P_blocked. */
+static mbdcp_float trial_product(const MbdcpCcpProblem *p, int blocked, const mbdcp_float *S, const mbdcp_float *T,
                                  const mbdcp_float *y, const mbdcp_float *Ny, mbdcp_float *u, mbdcp_float *NT)
 {
     const mbdcp_int np_ = n_p(p);
     apply_QS(p, S, T, u);
     mbdcp_float curv = 0.0;
-    for (mbdcp_int j = 0; j < np_; ++j) {
+    mbdcp_int j = 0;
+    if (blocked) {
+        for (mbdcp_int i = 0; i < p->n_c; ++i) {
+            mbdcp_float s[3];
+            dot3(p, i, u, s);
+            for (int a = 0; a < 3; ++a, ++j) {
+                NT[j] = S[j] * s[a];
+                curv += (NT[j] - Ny[j]) * (T[j] - y[j]);
+            }
+        }
+    }
+    for (; j < np_; ++j) {
         NT[j] = S[j] * col_dot_P(p, j, u);
         curv += (NT[j] - Ny[j]) * (T[j] - y[j]);
     }
@@ -328,18 +391,18 @@ static mbdcp_float apgd(Ccp *C, mbdcp_float *nu, mbdcp_float *u, mbdcp_float res
         C->mux[i] = p->mu[i] * S[3 * i] / S[3 * i + 1];
     }
     for (mbdcp_int j = 0; j < np_; ++j) ps[j] = S[j] * p->p[j];
-    const mbdcp_float Ls = lipschitz(p, S, y, Ny, ut);
+    const mbdcp_float Ls = lipschitz(p, C->blocked, S, y, Ny, ut);
     mbdcp_float Lk = Ls, theta = 1.0, best = res, cw = INFINITY, best_cw = INFINITY;
     int x_is_best = 1; /* the best iterate is X (else B) */
     for (mbdcp_int j = 0; j < np_; ++j) X[j] = nu[j] / S[j];
-    apply_SNS(p, S, X, ut, NX);
+    apply_SNS(p, C->blocked, S, X, ut, NX);
     memcpy(y, X, (size_t)np_ * sizeof(mbdcp_float));
     memcpy(Ny, NX, (size_t)np_ * sizeof(mbdcp_float));
     for (mbdcp_int k = 0; k < C->s->max_iter; ++k) {
         mbdcp_float restart = 0.0;
         for (int ls = 0; ls < 60; ++ls) {
             const mbdcp_float sq = trial_point(p, C->mux, ps, y, Ny, X, Lk, T, &restart);
-            const mbdcp_float curv = trial_product(p, S, T, y, Ny, ut, NT);
+            const mbdcp_float curv = trial_product(p, C->blocked, S, T, y, Ny, ut, NT);
             if (curv <= Lk * sq) break;
             Lk *= 2.0;
         }
@@ -497,6 +560,7 @@ MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s,
     C.info = info;
     C.interrupted = 0;
     C.diverged = 0;
+    C.blocked = P_blocked(p);
     mbdcp_float *w = (mbdcp_float *)work;
     mbdcp_float **slots[] = {&C.eta, &C.g, &C.y, &C.prev, &C.Nx, &C.Ny, &C.trial, &C.Ngam, &C.gam, &C.tmp, &C.sc};
     for (size_t k = 0; k < sizeof slots / sizeof slots[0]; ++k) {
@@ -520,7 +584,7 @@ MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s,
     project_all(p, nu);
 
     memset(C.ut, 0, (size_t)nv * sizeof(mbdcp_float));
-    C.L = lipschitz(p, NULL, C.y, C.Ny, C.ut);
+    C.L = lipschitz(p, C.blocked, NULL, C.y, C.Ny, C.ut);
     info->lipschitz = C.L;
     memset(C.ut, 0, (size_t)nv * sizeof(mbdcp_float)); /* scaling() accumulates into a zero u */
     C.pnorm = fmax(mbdcp_norm_inf((size_t)np_, p->p), 1e-300);
