@@ -56,14 +56,9 @@ size_t mbdcp_ccp_workspace_size(const MbdcpCcpProblem *p)
 
 static void project_all(const MbdcpCcpProblem *p, mbdcp_float *nu)
 {
-    for (mbdcp_int i = 0; i < p->n_c; ++i) mbdcp_cone_project(p->mu[i], nu + 3 * i);
+    for (mbdcp_int i = 0; i < p->n_c; ++i) mbdcp_cone_project_inline(p->mu[i], nu + 3 * i);
 }
 
-/* The same with friction coefficients mu (the cones of a scaled problem). */
-static void project_cones(mbdcp_int n_c, const mbdcp_float *mu, mbdcp_float *x)
-{
-    for (mbdcp_int i = 0; i < n_c; ++i) mbdcp_cone_project(mu[i], x + 3 * i);
-}
 
 /* u = Q x (scatter over columns). */
 static void apply_Q(const MbdcpCcpProblem *p, const mbdcp_float *x, mbdcp_float *u)
@@ -91,18 +86,79 @@ static void apply_N(const MbdcpCcpProblem *p, const mbdcp_float *x, mbdcp_float 
     for (mbdcp_int j = 0; j < n_p(p); ++j) y[j] = col_dot_P(p, j, u);
 }
 
-/* y = S N S x for the diagonal scaling S (S = NULL: y = N x); tmp: n_p scratch. */
-static void apply_SNS(const MbdcpCcpProblem *p, const mbdcp_float *S, const mbdcp_float *x, mbdcp_float *u,
-                      mbdcp_float *y, mbdcp_float *tmp)
+/* u = Q S x (scatter over columns). */
+static void apply_QS(const MbdcpCcpProblem *p, const mbdcp_float *S, const mbdcp_float *x, mbdcp_float *u)
 {
-    const mbdcp_int np_ = n_p(p);
-    if (!S) {
-        apply_N(p, x, u, y);
-        return;
+    memset(u, 0, (size_t)p->n_v * sizeof(mbdcp_float));
+    for (mbdcp_int j = 0; j < n_p(p); ++j) {
+        const mbdcp_float xj = S[j] * x[j];
+        if (xj == 0.0) continue;
+        for (mbdcp_int k = p->Q_colptr[j]; k < p->Q_colptr[j + 1]; ++k) u[p->Q_rowind[k]] += p->Q_val[k] * xj;
     }
-    for (mbdcp_int j = 0; j < np_; ++j) tmp[j] = S[j] * x[j];
-    apply_N(p, tmp, u, y);
-    for (mbdcp_int j = 0; j < np_; ++j) y[j] *= S[j];
+}
+
+/* 1 when each contact's three columns of P share their rows (as cone_jacobian builds them): then
+ * P^T u takes a contact's three dot products in one sweep over its rows (dot3). */
+static int P_blocked(const MbdcpCcpProblem *p)
+{
+    for (mbdcp_int i = 0; i < p->n_c; ++i) {
+        const mbdcp_int k0 = p->P_colptr[3 * i], k1 = p->P_colptr[3 * i + 1], k2 = p->P_colptr[3 * i + 2];
+        const mbdcp_int n = k1 - k0;
+        if (k2 - k1 != n || p->P_colptr[3 * i + 3] - k2 != n) return 0;
+        for (mbdcp_int t = 0; t < n; ++t)
+            if (p->P_rowind[k0 + t] != p->P_rowind[k1 + t] || p->P_rowind[k0 + t] != p->P_rowind[k2 + t]) return 0;
+    }
+    return 1;
+}
+
+/* s_a = P_{3i+a}^T u, a = 0, 1, 2, for a contact whose three columns share their rows; each sum
+ * in the order of col_dot_P. */
+static void dot3(const MbdcpCcpProblem *p, mbdcp_int i, const mbdcp_float *u, mbdcp_float *s)
+{
+    const mbdcp_int k0 = p->P_colptr[3 * i], k1 = p->P_colptr[3 * i + 1], k2 = p->P_colptr[3 * i + 2];
+    const mbdcp_int *row = p->P_rowind + k0;
+    const mbdcp_float *v0 = p->P_val + k0, *v1 = p->P_val + k1, *v2 = p->P_val + k2;
+    mbdcp_float s0 = 0.0, s1 = 0.0, s2 = 0.0;
+    for (mbdcp_int t = 0; t < k1 - k0; ++t) {
+        const mbdcp_float ut = u[row[t]];
+        s0 += v0[t] * ut;
+        s1 += v1[t] * ut;
+        s2 += v2[t] * ut;
+    }
+    s[0] = s0;
+    s[1] = s1;
+    s[2] = s2;
+}
+
+/* y_j = S_j P_j^T u (S = NULL: P_j^T u), contact by contact when blocked (P_blocked). */
+static void gather_P(const MbdcpCcpProblem *p, int blocked, const mbdcp_float *S, const mbdcp_float *u,
+                     mbdcp_float *y)
+{
+    mbdcp_int j = 0;
+    if (blocked) {
+        for (mbdcp_int i = 0; i < p->n_c; ++i) {
+            mbdcp_float s[3];
+            dot3(p, i, u, s);
+            for (int a = 0; a < 3; ++a) y[3 * i + a] = S ? S[3 * i + a] * s[a] : s[a];
+        }
+        j = 3 * p->n_c;
+    }
+    for (; j < n_p(p); ++j) {
+        const mbdcp_float d = col_dot_P(p, j, u);
+        y[j] = S ? S[j] * d : d;
+    }
+}
+
+/* y = S N S x for the diagonal scaling S (S = NULL: y = N x), the scaling folded into the two
+ * sweeps; u receives Q S x; blocked: see P_blocked. */
+static void apply_SNS(const MbdcpCcpProblem *p, int blocked, const mbdcp_float *S, const mbdcp_float *x,
+                      mbdcp_float *u, mbdcp_float *y)
+{
+    if (S)
+        apply_QS(p, S, x, u);
+    else
+        apply_Q(p, x, u);
+    gather_P(p, blocked, S, u, y);
 }
 
 static mbdcp_float dot(mbdcp_int n, const mbdcp_float *a, const mbdcp_float *b)
@@ -113,8 +169,8 @@ static mbdcp_float dot(mbdcp_int n, const mbdcp_float *a, const mbdcp_float *b)
 }
 
 /* Largest eigenvalue of S N S (symmetric PSD; S = NULL: of N) by power iteration from a fixed start. */
-static mbdcp_float lipschitz(const MbdcpCcpProblem *p, const mbdcp_float *S, mbdcp_float *x, mbdcp_float *y,
-                             mbdcp_float *u, mbdcp_float *tmp)
+static mbdcp_float lipschitz(const MbdcpCcpProblem *p, int blocked, const mbdcp_float *S, mbdcp_float *x,
+                             mbdcp_float *y, mbdcp_float *u)
 {
     const mbdcp_int np_ = n_p(p);
     for (mbdcp_int j = 0; j < np_; ++j) x[j] = 1.0 + 0.01 * (j % 7); /* not orthogonal to anything simple */
@@ -123,25 +179,44 @@ static mbdcp_float lipschitz(const MbdcpCcpProblem *p, const mbdcp_float *S, mbd
         const mbdcp_float nx = sqrt(dot(np_, x, x));
         if (!(nx > 0.0)) break;
         for (mbdcp_int j = 0; j < np_; ++j) x[j] /= nx;
-        apply_SNS(p, S, x, u, y, tmp);
+        apply_SNS(p, blocked, S, x, u, y);
         lam = dot(np_, x, y);
         memcpy(x, y, (size_t)np_ * sizeof(mbdcp_float));
     }
     return lam > 0.0 ? 1.05 * lam : 1.0; /* a little above: the power method approaches from below */
 }
 
-/* Normwise relative natural-map residual of nu with gradient g = N nu + p (scratch: n_p
- * entries); NAN if anything is not finite, so that a diverged iterate never looks converged. */
-static mbdcp_float residual(const MbdcpCcpProblem *p, const mbdcp_float *nu, const mbdcp_float *g,
-                            mbdcp_float L, mbdcp_float pnorm, mbdcp_float *scratch)
+/* max_a |nu_a - Pi(nu - g / L)_a| over one block of w entries (w = 3: a contact with friction
+ * coefficient mu; w = 1: a joint, no projection); NAN if not finite. */
+static mbdcp_float block_residual(mbdcp_int w, mbdcp_float mu, const mbdcp_float *nu, const mbdcp_float *g,
+                                  mbdcp_float L)
 {
-    const mbdcp_int np_ = n_p(p);
-    for (mbdcp_int j = 0; j < np_; ++j) scratch[j] = nu[j] - g[j] / L;
-    project_all(p, scratch);
-    mbdcp_float r = 0.0;
-    for (mbdcp_int j = 0; j < np_; ++j) {
-        const mbdcp_float d = fabs(nu[j] - scratch[j]);
+    mbdcp_float sc[3], r = 0.0;
+    for (mbdcp_int a = 0; a < w; ++a) sc[a] = nu[a] - g[a] / L;
+    if (w == 3) mbdcp_cone_project_inline(mu, sc);
+    for (mbdcp_int a = 0; a < w; ++a) {
+        const mbdcp_float d = fabs(nu[a] - sc[a]);
         if (!isfinite(d)) return NAN;
+        if (d > r) r = d; /* not fmax: a library call in the hot loop, and NAN is out already */
+    }
+    return r;
+}
+
+/* Normwise relative natural-map residual of nu with gradient g = N nu + p; NAN if anything is
+ * not finite, so that a diverged iterate never looks converged. */
+static mbdcp_float residual(const MbdcpCcpProblem *p, const mbdcp_float *nu, const mbdcp_float *g,
+                            mbdcp_float L, mbdcp_float pnorm)
+{
+    const mbdcp_int nc = p->n_c, np_ = n_p(p);
+    mbdcp_float r = 0.0;
+    for (mbdcp_int i = 0; i < nc; ++i) {
+        const mbdcp_float d = block_residual(3, p->mu[i], nu + 3 * i, g + 3 * i, L);
+        if (isnan(d)) return NAN;
+        r = fmax(r, d);
+    }
+    for (mbdcp_int j = 3 * nc; j < np_; ++j) {
+        const mbdcp_float d = block_residual(1, 0.0, nu + j, g + j, L);
+        if (isnan(d)) return NAN;
         r = fmax(r, d);
     }
     return r * L / pnorm;
@@ -149,9 +224,9 @@ static mbdcp_float residual(const MbdcpCcpProblem *p, const mbdcp_float *nu, con
 
 /* Componentwise relative residual: per contact (per joint entry) the natural-map residual over the
  * magnitude of the terms that make up its gradient, s_j = |p_j| + (|P|^T |Q| |nu|)_j, with a
- * rounding floor 4 n_p eps max_j s_j. au (n_v), s and scratch (n_p): scratch. NAN if not finite. */
+ * rounding floor 4 n_p eps max_j s_j. au (n_v) and s (n_p): scratch. NAN if not finite. */
 static mbdcp_float componentwise(const MbdcpCcpProblem *p, const mbdcp_float *nu, const mbdcp_float *g,
-                                 mbdcp_float L, mbdcp_float *au, mbdcp_float *s, mbdcp_float *scratch)
+                                 mbdcp_float L, mbdcp_float *au, mbdcp_float *s)
 {
     const mbdcp_int np_ = n_p(p), nc = p->n_c;
     memset(au, 0, (size_t)p->n_v * sizeof(mbdcp_float));
@@ -167,15 +242,15 @@ static mbdcp_float componentwise(const MbdcpCcpProblem *p, const mbdcp_float *nu
         s[j] = t;
         smax = fmax(smax, t);
     }
-    for (mbdcp_int j = 0; j < np_; ++j) scratch[j] = nu[j] - g[j] / L;
-    project_all(p, scratch);
     const mbdcp_float floor_ = 4.0 * np_ * DBL_EPSILON * smax;
     mbdcp_float r = 0.0;
     for (mbdcp_int b = 0; b < nc + p->n_b; ++b) {
         const mbdcp_int j0 = b < nc ? 3 * b : 3 * nc + (b - nc), w = b < nc ? 3 : 1;
-        mbdcp_float num = 0.0, den = 0.0;
+        mbdcp_float sc[3], num = 0.0, den = 0.0;
+        for (mbdcp_int a = 0; a < w; ++a) sc[a] = nu[j0 + a] - g[j0 + a] / L;
+        if (w == 3) mbdcp_cone_project_inline(p->mu[b], sc);
         for (mbdcp_int a = 0; a < w; ++a) {
-            num = fmax(num, fabs(nu[j0 + a] - scratch[j0 + a]) * L);
+            num = fmax(num, fabs(nu[j0 + a] - sc[a]) * L);
             den = fmax(den, s[j0 + a]);
         }
         if (!isfinite(num) || !isfinite(den)) return NAN;
@@ -223,6 +298,7 @@ typedef struct {
     mbdcp_float L, pnorm, omega;
     MbdcpCcpInfo *info;
     int interrupted, diverged;
+    int blocked; /* P_blocked */
 } Ccp;
 
 /* Called after every iteration with the normwise residual res of the iterate nu (gradient g):
@@ -236,25 +312,78 @@ static int converged(Ccp *C, mbdcp_int k, mbdcp_float res, const mbdcp_float *nu
         return 1;
     }
     if (!(res <= C->s->tol)) return !isfinite(res);
-    *cw = componentwise(C->p, nu, g, C->L, C->au, C->sc, C->tmp);
+    *cw = componentwise(C->p, nu, g, C->L, C->au, C->sc);
     return *cw <= C->s->tol || !isfinite(*cw);
+}
+
+/* The trial point of APGD's line search, T = Pi(y - (N y + ps) / Lk) cone by cone (cones mux);
+ * returns |T - y|^2 and sets *restart = (N y + ps) . (T - x), the gradient-restart test. */
+static mbdcp_float trial_point(const MbdcpCcpProblem *p, const mbdcp_float *mux, const mbdcp_float *ps,
+                               const mbdcp_float *y, const mbdcp_float *Ny, const mbdcp_float *x, mbdcp_float Lk,
+                               mbdcp_float *T, mbdcp_float *restart)
+{
+    const mbdcp_int nc = p->n_c;
+    mbdcp_float sq = 0.0, rs = 0.0;
+    for (mbdcp_int b = 0; b < nc + p->n_b; ++b) {
+        const mbdcp_int j0 = b < nc ? 3 * b : 3 * nc + (b - nc), w = b < nc ? 3 : 1;
+        for (mbdcp_int j = j0; j < j0 + w; ++j) T[j] = y[j] - (Ny[j] + ps[j]) / Lk;
+        if (w == 3) mbdcp_cone_project_inline(mux[b], T + j0);
+        for (mbdcp_int j = j0; j < j0 + w; ++j) {
+            const mbdcp_float dlt = T[j] - y[j];
+            sq += dlt * dlt;
+            rs += (Ny[j] + ps[j]) * (T[j] - x[j]);
+        }
+    }
+    *restart = rs;
+    return sq;
+}
+
+/* NT = S N S T (u = Q S T); returns the curvature (T - y)^T S N S (T - y) = (T - y) . (NT - Ny).
+ * blocked: see P_blocked. */
+static mbdcp_float trial_product(const MbdcpCcpProblem *p, int blocked, const mbdcp_float *S, const mbdcp_float *T,
+                                 const mbdcp_float *y, const mbdcp_float *Ny, mbdcp_float *u, mbdcp_float *NT)
+{
+    const mbdcp_int np_ = n_p(p);
+    apply_QS(p, S, T, u);
+    mbdcp_float curv = 0.0;
+    mbdcp_int j = 0;
+    if (blocked) {
+        for (mbdcp_int i = 0; i < p->n_c; ++i) {
+            mbdcp_float s[3];
+            dot3(p, i, u, s);
+            for (int a = 0; a < 3; ++a, ++j) {
+                NT[j] = S[j] * s[a];
+                curv += (NT[j] - Ny[j]) * (T[j] - y[j]);
+            }
+        }
+    }
+    for (; j < np_; ++j) {
+        NT[j] = S[j] * col_dot_P(p, j, u);
+        curv += (NT[j] - Ny[j]) * (T[j] - y[j]);
+    }
+    return curv;
 }
 
 /* Mazhar, Heyn, Negrut, Tasora (2015), Algorithm 2 (Nesterov with adaptive step and restart), run
  * on x = gamma / S, a diagonal Jacobi scaling that keeps every cone a circular cone: a contact's
  * normal entry is scaled by 1 / sqrt(N_nn), its two tangential ones by 1 / sqrt((N_uu + N_ww) / 2)
  * (in x the cone's coefficient becomes mu S_n / S_t, and the projection stays Euclidean), a joint
- * by 1 / sqrt(N_jj). Vectors are in x-space; 'prev' keeps the best gamma found (by the normwise
- * residual). Returns its componentwise residual. */
+ * by 1 / sqrt(N_jj). Vectors are in x-space. The line search's sufficient decrease
+ * f(T) <= f(y) + grad f(y).(T - y) + Lk / 2 |T - y|^2 is, f being quadratic, the curvature test
+ * (T - y)^T S N S (T - y) <= Lk |T - y|^2, evaluated from the two products without the
+ * cancellation of differencing f. Three x-buffers rotate (current iterate, trial, best iterate
+ * by the normwise residual) and two product buffers, so that accepting a step copies nothing.
+ * Returns the componentwise residual of the best iterate. */
 static mbdcp_float apgd(Ccp *C, mbdcp_float *nu, mbdcp_float *u, mbdcp_float res)
 {
     const MbdcpCcpProblem *p = C->p;
-    const mbdcp_int np_ = n_p(p);
-    mbdcp_float *S = C->eta, *ps = C->g, *y = C->y, *Ny = C->Ny, *gam = C->gam, *Ngam = C->Ngam;
-    mbdcp_float *trial = C->trial, *Nx = C->Nx, *tmp = C->tmp, *ut = C->ut, *prev = C->prev;
+    const mbdcp_int np_ = n_p(p), nc = p->n_c;
+    const mbdcp_float L = C->L, tol = C->s->tol;
+    mbdcp_float *S = C->eta, *ps = C->g, *y = C->y, *Ny = C->Ny, *ut = C->ut;
+    mbdcp_float *X = C->gam, *T = C->trial, *B = C->prev, *NX = C->Ngam, *NT = nu;
     for (mbdcp_int j = 0; j < np_; ++j) S[j] = sqrt(S[j]);
-    for (mbdcp_int i = 0; i < p->n_c; ++i) {
-        const mbdcp_float *B = C->Nii + 9 * (size_t)i, nn = B[0], tt = 0.5 * (B[4] + B[8]);
+    for (mbdcp_int i = 0; i < nc; ++i) {
+        const mbdcp_float *Bi = C->Nii + 9 * (size_t)i, nn = Bi[0], tt = 0.5 * (Bi[4] + Bi[8]);
         C->mux[i] = p->mu[i];
         if (C->s->scaling != MBDCP_CCP_SCALE_AXES || !(nn > 0.0) || !(tt > 0.0)) continue; /* the scalar one */
         S[3 * i] = 1.0 / sqrt(nn);
@@ -262,70 +391,79 @@ static mbdcp_float apgd(Ccp *C, mbdcp_float *nu, mbdcp_float *u, mbdcp_float res
         C->mux[i] = p->mu[i] * S[3 * i] / S[3 * i + 1];
     }
     for (mbdcp_int j = 0; j < np_; ++j) ps[j] = S[j] * p->p[j];
-    const mbdcp_float Ls = lipschitz(p, S, y, Ny, ut, tmp);
+    const mbdcp_float Ls = lipschitz(p, C->blocked, S, y, Ny, ut);
     mbdcp_float Lk = Ls, theta = 1.0, best = res, cw = INFINITY, best_cw = INFINITY;
-    memcpy(prev, nu, (size_t)np_ * sizeof(mbdcp_float));
-    for (mbdcp_int j = 0; j < np_; ++j) gam[j] = nu[j] / S[j];
-    apply_SNS(p, S, gam, ut, Ngam, tmp);
-    memcpy(y, gam, (size_t)np_ * sizeof(mbdcp_float));
-    memcpy(Ny, Ngam, (size_t)np_ * sizeof(mbdcp_float));
+    int x_is_best = 1; /* the best iterate is X (else B) */
+    for (mbdcp_int j = 0; j < np_; ++j) X[j] = nu[j] / S[j];
+    apply_SNS(p, C->blocked, S, X, ut, NX);
+    memcpy(y, X, (size_t)np_ * sizeof(mbdcp_float));
+    memcpy(Ny, NX, (size_t)np_ * sizeof(mbdcp_float));
     for (mbdcp_int k = 0; k < C->s->max_iter; ++k) {
-        /* Nx: the gradient at y; nu: scratch for the product with the trial point */
-        for (mbdcp_int j = 0; j < np_; ++j) Nx[j] = Ny[j] + ps[j];
-        const mbdcp_float fy = 0.5 * dot(np_, y, Ny) + dot(np_, ps, y);
+        mbdcp_float restart = 0.0;
         for (int ls = 0; ls < 60; ++ls) {
-            for (mbdcp_int j = 0; j < np_; ++j) trial[j] = y[j] - Nx[j] / Lk;
-            project_cones(p->n_c, C->mux, trial);
-            apply_SNS(p, S, trial, ut, nu, tmp);
-            const mbdcp_float fnew = 0.5 * dot(np_, trial, nu) + dot(np_, ps, trial);
-            mbdcp_float lin = 0.0, sq = 0.0;
-            for (mbdcp_int j = 0; j < np_; ++j) {
-                const mbdcp_float dlt = trial[j] - y[j];
-                lin += Nx[j] * dlt;
-                sq += dlt * dlt;
-            }
-            if (fnew <= fy + lin + 0.5 * Lk * sq + 1e-14 * fabs(fy)) break;
+            const mbdcp_float sq = trial_point(p, C->mux, ps, y, Ny, X, Lk, T, &restart);
+            const mbdcp_float curv = trial_product(p, C->blocked, S, T, y, Ny, ut, NT);
+            if (curv <= Lk * sq) break;
             Lk *= 2.0;
         }
         const mbdcp_float theta_new = 0.5 * (-theta * theta + theta * sqrt(theta * theta + 4.0));
-        const mbdcp_float beta = theta * (1.0 - theta) / (theta * theta + theta_new);
-        mbdcp_float restart = 0.0;
-        for (mbdcp_int j = 0; j < np_; ++j) restart += Nx[j] * (trial[j] - gam[j]);
-        /* y = x_new + beta (x_new - x); N y from the two products by linearity */
-        for (mbdcp_int j = 0; j < np_; ++j) {
-            const mbdcp_float step_ = trial[j] - gam[j];
-            gam[j] = trial[j];
-            y[j] = trial[j] + beta * step_;
-            Ny[j] = nu[j] + beta * (nu[j] - Ngam[j]);
-            Ngam[j] = nu[j];
+        const mbdcp_float beta = restart > 0.0 ? 0.0 : theta * (1.0 - theta) / (theta * theta + theta_new);
+        /* y = x_new + beta (x_new - x), N y from the two products by linearity (a restart: y = x_new);
+         * and the residual in gamma-space: gamma = S x, N gamma + p = (S N S x + S p) / S */
+        mbdcp_float r = 0.0;
+        int nonfinite = 0;
+        for (mbdcp_int b = 0; b < nc + p->n_b; ++b) {
+            const mbdcp_int j0 = b < nc ? 3 * b : 3 * nc + (b - nc), w = b < nc ? 3 : 1;
+            mbdcp_float gam[3], grad[3];
+            for (mbdcp_int a = 0; a < w; ++a) {
+                const mbdcp_int j = j0 + a;
+                y[j] = T[j] + beta * (T[j] - X[j]);
+                Ny[j] = NT[j] + beta * (NT[j] - NX[j]);
+                gam[a] = S[j] * T[j];
+                grad[a] = (NT[j] + ps[j]) / S[j];
+            }
+            const mbdcp_float d = block_residual(w, b < nc ? p->mu[b] : 0.0, gam, grad, L);
+            if (isnan(d)) nonfinite = 1;
+            else if (d > r) r = d;
         }
-        /* residual in gamma-space: gamma = S x, N gamma + p = (S N S x + S p) / S */
-        for (mbdcp_int j = 0; j < np_; ++j) {
-            trial[j] = S[j] * gam[j];
-            Nx[j] = (Ngam[j] + ps[j]) / S[j];
+        res = nonfinite ? NAN : r * L / C->pnorm;
+        /* accept: X <- T (the old X kept in B when it is the best), NX <- NT */
+        mbdcp_float *old = X;
+        X = T;
+        if (x_is_best) {
+            T = B;
+            B = old;
+        } else {
+            T = old;
         }
-        res = residual(p, trial, Nx, C->L, C->pnorm, tmp);
-        const int stop = converged(C, k, res, trial, Nx, &cw);
-        if (res < best || (res <= C->s->tol && cw < best_cw) || !isfinite(res)) {
+        old = NX;
+        NX = NT;
+        NT = old;
+        int stop;
+        if (res <= tol) { /* the componentwise test wants gamma and its gradient: in C->Nx, C->tmp */
+            for (mbdcp_int j = 0; j < np_; ++j) {
+                C->Nx[j] = S[j] * X[j];
+                C->tmp[j] = (NX[j] + ps[j]) / S[j];
+            }
+            stop = converged(C, k, res, C->Nx, C->tmp, &cw);
+        } else {
+            stop = converged(C, k, res, NULL, NULL, &cw);
+        }
+        x_is_best = res < best || (res <= tol && cw < best_cw) || !isfinite(res);
+        if (x_is_best) {
             best = res;
             best_cw = cw;
-            memcpy(prev, trial, (size_t)np_ * sizeof(mbdcp_float));
         }
         if (stop) break;
-        if (restart > 0.0) {
-            memcpy(y, gam, (size_t)np_ * sizeof(mbdcp_float));
-            memcpy(Ny, Ngam, (size_t)np_ * sizeof(mbdcp_float));
-            theta = 1.0;
-        } else {
-            theta = theta_new;
-        }
+        theta = restart > 0.0 ? 1.0 : theta_new;
         Lk *= 0.9;
     }
-    memcpy(nu, prev, (size_t)np_ * sizeof(mbdcp_float));
+    const mbdcp_float *xb = x_is_best ? X : B;
+    for (mbdcp_int j = 0; j < np_; ++j) nu[j] = S[j] * xb[j];
     project_all(p, nu); /* gamma = S x lies in K up to the rounding of the scaling */
     apply_N(p, nu, u, C->Nx);
     gradient(p, C->Nx, C->g);
-    return componentwise(p, nu, C->g, C->L, C->au, C->sc, C->tmp);
+    return componentwise(p, nu, C->g, C->L, C->au, C->sc);
 }
 
 /* Projected Jacobi is not monotone: when its residual grows a million-fold past the best one seen
@@ -340,7 +478,7 @@ static mbdcp_float jacobi(Ccp *C, mbdcp_float *nu, mbdcp_float *u)
         project_all(p, nu);
         apply_N(p, nu, u, C->Nx);
         gradient(p, C->Nx, C->g);
-        const mbdcp_float res = residual(p, nu, C->g, C->L, C->pnorm, C->trial);
+        const mbdcp_float res = residual(p, nu, C->g, C->L, C->pnorm);
         if (res < best) {
             best = res;
             memcpy(C->prev, nu, (size_t)np_ * sizeof(mbdcp_float));
@@ -355,7 +493,7 @@ static mbdcp_float jacobi(Ccp *C, mbdcp_float *nu, mbdcp_float *u)
         apply_N(p, nu, u, C->Nx);
         gradient(p, C->Nx, C->g);
     }
-    return componentwise(p, nu, C->g, C->L, C->au, C->sc, C->tmp);
+    return componentwise(p, nu, C->g, C->L, C->au, C->sc);
 }
 
 /* Block Gauss-Seidel: u = Q nu is kept current; contact i reads g_i = P_i^T u + p_i and minimises
@@ -394,9 +532,9 @@ static mbdcp_float gauss_seidel(Ccp *C, mbdcp_float *nu, mbdcp_float *u)
         }
         apply_N(p, nu, u, C->Nx); /* also refreshes u, against drift */
         gradient(p, C->Nx, C->g);
-        if (converged(C, k, residual(p, nu, C->g, C->L, C->pnorm, C->trial), nu, C->g, &cw)) break;
+        if (converged(C, k, residual(p, nu, C->g, C->L, C->pnorm), nu, C->g, &cw)) break;
     }
-    return componentwise(p, nu, C->g, C->L, C->au, C->sc, C->tmp);
+    return componentwise(p, nu, C->g, C->L, C->au, C->sc);
 }
 
 MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s, mbdcp_float *nu,
@@ -422,6 +560,7 @@ MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s,
     C.info = info;
     C.interrupted = 0;
     C.diverged = 0;
+    C.blocked = P_blocked(p);
     mbdcp_float *w = (mbdcp_float *)work;
     mbdcp_float **slots[] = {&C.eta, &C.g, &C.y, &C.prev, &C.Nx, &C.Ny, &C.trial, &C.Ngam, &C.gam, &C.tmp, &C.sc};
     for (size_t k = 0; k < sizeof slots / sizeof slots[0]; ++k) {
@@ -445,7 +584,7 @@ MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s,
     project_all(p, nu);
 
     memset(C.ut, 0, (size_t)nv * sizeof(mbdcp_float));
-    C.L = lipschitz(p, NULL, C.y, C.Ny, C.ut, C.tmp);
+    C.L = lipschitz(p, C.blocked, NULL, C.y, C.Ny, C.ut);
     info->lipschitz = C.L;
     memset(C.ut, 0, (size_t)nv * sizeof(mbdcp_float)); /* scaling() accumulates into a zero u */
     C.pnorm = fmax(mbdcp_norm_inf((size_t)np_, p->p), 1e-300);
@@ -454,8 +593,8 @@ MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s,
 
     apply_N(p, nu, u, C.Nx);
     gradient(p, C.Nx, C.g);
-    const mbdcp_float res = residual(p, nu, C.g, C.L, C.pnorm, C.trial);
-    mbdcp_float cw = componentwise(p, nu, C.g, C.L, C.au, C.sc, C.tmp);
+    const mbdcp_float res = residual(p, nu, C.g, C.L, C.pnorm);
+    mbdcp_float cw = componentwise(p, nu, C.g, C.L, C.au, C.sc);
     if (!(res <= s->tol && cw <= s->tol)) {
         if (s->method == MBDCP_CCP_APGD)
             cw = apgd(&C, nu, u, res);

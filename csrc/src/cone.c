@@ -10,22 +10,7 @@
 
 void mbdcp_cone_project(mbdcp_float mu, mbdcp_float *g)
 {
-    if (mu == 0.0) { /* K is the ray g_t = 0, g_n >= 0 */
-        g[0] = fmax(g[0], 0.0);
-        g[1] = g[2] = 0.0;
-        return;
-    }
-    const mbdcp_float t = hypot(g[1], g[2]);
-    if (g[0] >= 0.0 && t <= mu * g[0]) return; /* inside K */
-    if (mu * t <= -g[0]) {                      /* inside the polar cone: the apex */
-        g[0] = g[1] = g[2] = 0.0;
-        return;
-    }
-    const mbdcp_float gn = (g[0] + mu * t) / (1.0 + mu * mu);
-    const mbdcp_float radius = mu * gn; /* the unit tangent times the radius: no subnormal factor */
-    g[0] = gn;
-    g[1] = g[1] / t * radius;
-    g[2] = g[2] / t * radius;
+    mbdcp_cone_project_inline(mu, g);
 }
 
 /* ---- a contact's local problem: min 1/2 x^T B x + b^T x over K_mu (B 3 x 3 symmetric PSD) ---- */
