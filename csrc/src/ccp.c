@@ -59,18 +59,6 @@ static void project_all(const MbdcpCcpProblem *p, mbdcp_float *nu)
     for (mbdcp_int i = 0; i < p->n_c; ++i) mbdcp_cone_project_inline(p->mu[i], nu + 3 * i);
 }
 
-
-/* u = Q x (scatter over columns). */
-static void apply_Q(const MbdcpCcpProblem *p, const mbdcp_float *x, mbdcp_float *u)
-{
-    memset(u, 0, (size_t)p->n_v * sizeof(mbdcp_float));
-    for (mbdcp_int j = 0; j < n_p(p); ++j) {
-        const mbdcp_float xj = x[j];
-        if (xj == 0.0) continue;
-        for (mbdcp_int k = p->Q_colptr[j]; k < p->Q_colptr[j + 1]; ++k) u[p->Q_rowind[k]] += p->Q_val[k] * xj;
-    }
-}
-
 /* P_j^T u for column j. */
 static mbdcp_float col_dot_P(const MbdcpCcpProblem *p, mbdcp_int j, const mbdcp_float *u)
 {
@@ -79,19 +67,12 @@ static mbdcp_float col_dot_P(const MbdcpCcpProblem *p, mbdcp_int j, const mbdcp_
     return s;
 }
 
-/* y = N x = P^T (Q x); u receives Q x. */
-static void apply_N(const MbdcpCcpProblem *p, const mbdcp_float *x, mbdcp_float *u, mbdcp_float *y)
-{
-    apply_Q(p, x, u);
-    for (mbdcp_int j = 0; j < n_p(p); ++j) y[j] = col_dot_P(p, j, u);
-}
-
-/* u = Q S x (scatter over columns). */
+/* u = Q S x (S = NULL: u = Q x), scattered column by column. */
 static void apply_QS(const MbdcpCcpProblem *p, const mbdcp_float *S, const mbdcp_float *x, mbdcp_float *u)
 {
     memset(u, 0, (size_t)p->n_v * sizeof(mbdcp_float));
     for (mbdcp_int j = 0; j < n_p(p); ++j) {
-        const mbdcp_float xj = S[j] * x[j];
+        const mbdcp_float xj = S ? S[j] * x[j] : x[j];
         if (xj == 0.0) continue;
         for (mbdcp_int k = p->Q_colptr[j]; k < p->Q_colptr[j + 1]; ++k) u[p->Q_rowind[k]] += p->Q_val[k] * xj;
     }
@@ -154,10 +135,7 @@ static void gather_P(const MbdcpCcpProblem *p, int blocked, const mbdcp_float *S
 static void apply_SNS(const MbdcpCcpProblem *p, int blocked, const mbdcp_float *S, const mbdcp_float *x,
                       mbdcp_float *u, mbdcp_float *y)
 {
-    if (S)
-        apply_QS(p, S, x, u);
-    else
-        apply_Q(p, x, u);
+    apply_QS(p, S, x, u);
     gather_P(p, blocked, S, u, y);
 }
 
@@ -338,29 +316,13 @@ static mbdcp_float trial_point(const MbdcpCcpProblem *p, const mbdcp_float *mux,
     return sq;
 }
 
-/* NT = S N S T (u = Q S T); returns the curvature (T - y)^T S N S (T - y) = (T - y) . (NT - Ny).
- * blocked: see P_blocked. */
+/* NT = S N S T (u = Q S T); returns the curvature (T - y)^T S N S (T - y) = (T - y) . (NT - Ny). */
 static mbdcp_float trial_product(const MbdcpCcpProblem *p, int blocked, const mbdcp_float *S, const mbdcp_float *T,
                                  const mbdcp_float *y, const mbdcp_float *Ny, mbdcp_float *u, mbdcp_float *NT)
 {
-    const mbdcp_int np_ = n_p(p);
-    apply_QS(p, S, T, u);
+    apply_SNS(p, blocked, S, T, u, NT);
     mbdcp_float curv = 0.0;
-    mbdcp_int j = 0;
-    if (blocked) {
-        for (mbdcp_int i = 0; i < p->n_c; ++i) {
-            mbdcp_float s[3];
-            dot3(p, i, u, s);
-            for (int a = 0; a < 3; ++a, ++j) {
-                NT[j] = S[j] * s[a];
-                curv += (NT[j] - Ny[j]) * (T[j] - y[j]);
-            }
-        }
-    }
-    for (; j < np_; ++j) {
-        NT[j] = S[j] * col_dot_P(p, j, u);
-        curv += (NT[j] - Ny[j]) * (T[j] - y[j]);
-    }
+    for (mbdcp_int j = 0; j < n_p(p); ++j) curv += (NT[j] - Ny[j]) * (T[j] - y[j]);
     return curv;
 }
 
@@ -461,7 +423,7 @@ static mbdcp_float apgd(Ccp *C, mbdcp_float *nu, mbdcp_float *u, mbdcp_float res
     const mbdcp_float *xb = x_is_best ? X : B;
     for (mbdcp_int j = 0; j < np_; ++j) nu[j] = S[j] * xb[j];
     project_all(p, nu); /* gamma = S x lies in K up to the rounding of the scaling */
-    apply_N(p, nu, u, C->Nx);
+    apply_SNS(p, C->blocked, NULL, nu, u, C->Nx);
     gradient(p, C->Nx, C->g);
     return componentwise(p, nu, C->g, C->L, C->au, C->sc);
 }
@@ -476,7 +438,7 @@ static mbdcp_float jacobi(Ccp *C, mbdcp_float *nu, mbdcp_float *u)
     for (mbdcp_int k = 0; k < C->s->max_iter; ++k) {
         for (mbdcp_int j = 0; j < np_; ++j) nu[j] -= C->omega * C->eta[j] * C->g[j];
         project_all(p, nu);
-        apply_N(p, nu, u, C->Nx);
+        apply_SNS(p, C->blocked, NULL, nu, u, C->Nx);
         gradient(p, C->Nx, C->g);
         const mbdcp_float res = residual(p, nu, C->g, C->L, C->pnorm);
         if (res < best) {
@@ -490,7 +452,7 @@ static mbdcp_float jacobi(Ccp *C, mbdcp_float *nu, mbdcp_float *u)
     }
     if (C->diverged) {
         memcpy(nu, C->prev, (size_t)np_ * sizeof(mbdcp_float));
-        apply_N(p, nu, u, C->Nx);
+        apply_SNS(p, C->blocked, NULL, nu, u, C->Nx);
         gradient(p, C->Nx, C->g);
     }
     return componentwise(p, nu, C->g, C->L, C->au, C->sc);
@@ -530,7 +492,7 @@ static mbdcp_float gauss_seidel(Ccp *C, mbdcp_float *nu, mbdcp_float *u)
                     u[p->Q_rowind[q]] += p->Q_val[q] * dlt;
             }
         }
-        apply_N(p, nu, u, C->Nx); /* also refreshes u, against drift */
+        apply_SNS(p, C->blocked, NULL, nu, u, C->Nx); /* also refreshes u, against drift */
         gradient(p, C->Nx, C->g);
         if (converged(C, k, residual(p, nu, C->g, C->L, C->pnorm), nu, C->g, &cw)) break;
     }
@@ -591,7 +553,7 @@ MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s,
     C.omega = s->omega > 0.0 ? s->omega : (s->method == MBDCP_CCP_PJACOBI ? 0.3 : 1.0);
     scaling(p, C.eta, C.Nii, C.ut);
 
-    apply_N(p, nu, u, C.Nx);
+    apply_SNS(p, C.blocked, NULL, nu, u, C.Nx);
     gradient(p, C.Nx, C.g);
     const mbdcp_float res = residual(p, nu, C.g, C.L, C.pnorm);
     mbdcp_float cw = componentwise(p, nu, C.g, C.L, C.au, C.sc);

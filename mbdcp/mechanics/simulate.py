@@ -180,12 +180,12 @@ def _solver(scene, method, h, algorithm, ccp_tol, fp_tol, max_iter, warm_start=T
         last = {}  # the previous step's contact keys and Lemke basis: the next step starts from it
 
         def solve(a):
-            keys = _contact_keys(a["contacts"])
+            keys, k = _contact_keys(a["contacts"]), _directions(a["E"])
             res = mbdcp.step(a["M"], a["Wn"], a["D"], a["E"], a["U"], a["v"], h, p_ext=a["p_ext"], psi_n=a["psi_n"],
-                             dpsi_n=a["dpsi_n"], dpsi_f=a["dpsi_f"], warm_start=_carried(last, "basis", keys, a["E"], 3),
+                             dpsi_n=a["dpsi_n"], dpsi_f=a["dpsi_f"], warm_start=_carried(last, "basis", keys, k, 3),
                              Wb=a.get("Wb"), theta=a.get("theta"), **correction)
             if warm_start:
-                last.update(keys=keys, E=a["E"], basis=res.basis)
+                last.update(keys=keys, k=k, basis=res.basis)
             return res, res.p_n
         return "dense", ("Wn", "D"), solve
     if method == "fixed_point":
@@ -194,14 +194,13 @@ def _solver(scene, method, h, algorithm, ccp_tol, fp_tol, max_iter, warm_start=T
         last = {}
 
         def solve(a):
-            keys = _contact_keys(a["contacts"])
-            hint = SimpleNamespace(basis=_carried(last, "basis", keys, a["E"], 3),
-                                   basis_p2=_carried(last, "basis_p2", keys, a["E"], 2))
+            keys, k = _contact_keys(a["contacts"]), _directions(a["E"])
+            hint = SimpleNamespace(basis=_carried(last, "basis", keys, k, 3), basis_p2=_carried(last, "basis_p2", keys, k, 2))
             res = mbdcp.fixed_point(a["M"], a["Wn"], a["D"], a["E"], a["U"], a["v"], h, p_ext=a["p_ext"], psi_n=a["psi_n"],
                                     algorithm=algorithm, tol=fp_tol, Wb=a.get("Wb"), theta=a.get("theta"),
                                     warm_start=hint, **iters, **correction)
             if warm_start:
-                last.update(keys=keys, E=a["E"], basis=res.basis, basis_p2=res.basis_p2)
+                last.update(keys=keys, k=k, basis=res.basis, basis_p2=res.basis_p2)
             return res, res.p_n
         return "dense", ("Wn", "D"), solve
     for w in scene.walls:
@@ -226,17 +225,16 @@ def _solver(scene, method, h, algorithm, ccp_tol, fp_tol, max_iter, warm_start=T
     return "blocks", ("Wn", "Wt"), solve
 
 
-def _carried(last, name, keys, E, blocks):
-    """The previous step's basis ``last[name]`` carried over to this step's contacts (``keys``): a
-    contact kept from the last step keeps its flags, a new one starts as not basic (separating).
-    The LCP's variables come in blocks per contact: p_n, then beta (k = m / n_c per contact, E
-    block-diagonal), then (``blocks`` == 3) sigma or lam. None when there is nothing to carry."""
+def _carried(last, name, keys, k, blocks):
+    """The previous step's basis ``last[name]`` carried over to this step's contacts (``keys``, k
+    friction directions each): a contact kept from the last step keeps its flags, a new one starts
+    as not basic (separating). The LCP's variables come in blocks per contact: p_n, then beta (k),
+    then (``blocks`` == 3) sigma or lam. None when there is nothing to carry."""
     flags = last.get(name)
-    if flags is None or not keys:
+    if flags is None or not keys or k is None or k != last["k"]:
         return None
-    old_keys, old_E = last["keys"], last["E"]
-    k, k_old = _directions(E), _directions(old_E)
-    if k is None or k != k_old or flags.shape[0] != len(old_keys) * ((blocks - 1) + k):
+    old_keys = last["keys"]
+    if flags.shape[0] != len(old_keys) * ((blocks - 1) + k):
         return None
     position = {key: i for i, key in enumerate(old_keys)}
     idx = np.array([position.get(key, -1) for key in keys])
@@ -253,12 +251,15 @@ def _carried(last, name, keys, E, blocks):
 
 
 def _directions(E):
-    """Friction directions per contact when E groups them in equal consecutive blocks, else None."""
+    """Friction directions per contact when E groups them in equal consecutive blocks (each row
+    one 1, in the column of its block), else None."""
     m, n_c = E.shape
     if n_c == 0 or m % n_c:
         return None
     k = m // n_c
-    return k if np.array_equal(E, np.kron(np.eye(n_c), np.ones((k, 1)))) else None
+    owner = np.repeat(np.arange(n_c), k)
+    grouped = np.count_nonzero(E) == m and np.all(E[np.arange(m), owner] == 1.0)
+    return k if grouped else None
 
 
 def _contact_keys(contacts):
