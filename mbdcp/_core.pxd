@@ -216,6 +216,13 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
     MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s, mbdcp_float *nu,
                                 mbdcp_float *u, MbdcpCcpInfo *info, void *work, size_t work_bytes)
 
+    # ---- blocks.h: block-diagonal mass matrices
+    MbdcpReturn mbdcp_block_spd_inverse(mbdcp_int nb, mbdcp_int k, const mbdcp_float *M, mbdcp_float *Minv,
+                                        mbdcp_float *scratch, mbdcp_int *bad)
+    MbdcpReturn mbdcp_block_times_csc(mbdcp_int nb, mbdcp_int k, const mbdcp_float *B, mbdcp_int ncols,
+                                      const mbdcp_int *P_colptr, const mbdcp_int *P_rowind, const mbdcp_float *P_val,
+                                      mbdcp_int *Q_colptr, mbdcp_int *Q_rowind, mbdcp_float *Q_val)
+
     # ---- coulomb.h: Coulomb friction and its CCP relaxation on the Delassus matrix
     ctypedef enum MbdcpFcMethod:
         MBDCP_FC_NSGS

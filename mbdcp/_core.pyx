@@ -556,6 +556,45 @@ def ccp(int n_v, int n_c, int n_b, cnp.ndarray P_ptr, cnp.ndarray P_ind, cnp.nda
     return nu, u, hist, <int>info.status, info.iterations, info.residual
 
 
+def block_spd_inverse(cnp.ndarray M):
+    """(Minv, rc, bad) for a C-contiguous float64 stack (nb, k, k): rc is 0, or the return code
+    (MBDCP_ERR_DATA: block `bad` not symmetric; MBDCP_ERR_NOT_POSDEF: not positive definite)."""
+    cdef mbdcp_int nb = M.shape[0], k = M.shape[1], bad = -1
+    Minv = np.empty_like(M)
+    cdef cnp.ndarray scratch = np.empty(k * k + 1)
+    cdef const double *mp = _data(M)
+    cdef double *ip = <double *>cnp.PyArray_DATA(Minv)
+    cdef double *sp_ = <double *>cnp.PyArray_DATA(scratch)
+    cdef MbdcpReturn rc
+    with nogil:
+        rc = mbdcp_block_spd_inverse(nb, k, mp, ip, sp_, &bad)
+    if rc not in (MBDCP_OK, MBDCP_ERR_DATA, MBDCP_ERR_NOT_POSDEF):
+        _check(rc)
+    return Minv, <int>rc, bad
+
+
+def block_times_csc(cnp.ndarray B, int ncols, cnp.ndarray P_ptr, cnp.ndarray P_ind, cnp.ndarray P_val):
+    """(indptr, indices, data) of Q = B P: B a float64 stack (nb, k, k) of diagonal blocks, P in
+    CSC (int32 indptr and sorted indices, float64 data)."""
+    cdef mbdcp_int nb = B.shape[0], k = B.shape[1]
+    Q_ptr = np.empty(ncols + 1, dtype=np.intc)
+    cdef const int *pp = _idata(P_ptr)
+    cdef const int *pi = _idata(P_ind) if P_ind.shape[0] else NULL
+    cdef const double *pv = _data(P_val)
+    cdef int *qp = <int *>cnp.PyArray_DATA(Q_ptr)
+    _check(mbdcp_block_times_csc(nb, k, NULL, ncols, pp, pi, pv, qp, NULL, NULL))
+    Q_ind = np.empty(Q_ptr[ncols], dtype=np.intc)
+    Q_val = np.empty(Q_ptr[ncols])
+    cdef const double *bp = _data(B)
+    cdef int *qi = <int *>cnp.PyArray_DATA(Q_ind)
+    cdef double *qv = <double *>cnp.PyArray_DATA(Q_val)
+    cdef MbdcpReturn rc
+    with nogil:
+        rc = mbdcp_block_times_csc(nb, k, bp, ncols, pp, pi, pv, qp, qi, qv)
+    _check(rc)
+    return Q_ptr, Q_ind, Q_val
+
+
 def cone_project(double mu, cnp.ndarray g):
     """Project a contiguous float64 3-vector onto the friction cone (a copy)."""
     out = np.array(g, dtype=np.float64)

@@ -60,17 +60,25 @@ def _blocks(S):
 
 
 def _invert_blocks(stack):
-    """Inverses of a stack of diagonal blocks (n, k, k) of M; ValueError naming M unless each
-    is symmetric positive definite."""
-    asym = np.abs(stack - np.swapaxes(stack, 1, 2)).max(axis=(1, 2)) > 1e-10 * np.abs(stack).max(axis=(1, 2))
-    if np.any(asym):
-        raise ValueError(f"M must be symmetric (diagonal block {int(np.flatnonzero(asym)[0])} is not)")
-    try:
-        np.linalg.cholesky(stack)
-    except np.linalg.LinAlgError:
-        bad = int(np.argmin(np.linalg.eigvalsh(stack).min(axis=1)))
-        raise ValueError(f"M must be symmetric positive definite (diagonal block {bad} is not)") from None
-    return np.linalg.inv(stack)
+    """Inverses of a stack of diagonal blocks (n, k, k) of M (Cholesky, in C); ValueError naming
+    M unless each is symmetric positive definite."""
+    inv, rc, bad = _core.block_spd_inverse(np.ascontiguousarray(stack, dtype=np.float64))
+    if rc == _core.ERR_DATA:
+        raise ValueError(f"M must be symmetric (diagonal block {bad} is not)")
+    if rc:
+        raise ValueError(f"M must be symmetric positive definite (diagonal block {bad} is not)")
+    return inv
+
+
+def _diagonal_blocks(M):
+    """M given as its diagonal blocks (n_bodies, k, k), validated, or None for another form."""
+    if sp.issparse(M) or np.ndim(M) != 3:
+        return None
+    stack = val.as_array("M", M)
+    n, k, k2 = stack.shape
+    if n == 0 or k == 0 or k != k2:
+        raise ValueError(f"M given as diagonal blocks must have shape (n_bodies, k, k) with n_bodies, k >= 1, got {stack.shape}")
+    return stack
 
 
 def _block_entries(starts, inv):
@@ -116,12 +124,9 @@ def mass_inverse(M):
             parts.append(_block_entries(bounds[members], _invert_blocks(stack)))
         rows, cols, vals = (np.concatenate(x) for x in zip(*parts))
         return sp.csr_matrix((vals, (rows, cols)), shape=(n, n))
-    M = val.as_array("M", M)
-    if M.ndim == 3:
-        stack = M
-        n, k, k2 = stack.shape
-        if n == 0 or k == 0 or k != k2:
-            raise ValueError(f"M given as diagonal blocks must have shape (n_bodies, k, k) with n_bodies, k >= 1, got {stack.shape}")
+    stack = _diagonal_blocks(M)
+    if stack is not None:
+        n, k, _ = stack.shape
         inv = _invert_blocks(stack)
         return sp.bsr_matrix((inv, np.arange(n), np.arange(n + 1)), shape=(n * k, n * k)).tocsr()
     M = val.mass_matrix("M", M)
@@ -132,6 +137,13 @@ def mass_inverse(M):
         raise ValueError("M must be symmetric positive definite (its Cholesky factorization failed)") from None
     Linv = np.linalg.solve(L, np.eye(n))
     return sp.csr_matrix(Linv.T @ Linv)
+
+
+def _inverse_times(Minv, x):
+    """M^-1 x for M^-1 sparse, or given as its diagonal blocks (n_bodies, k, k)."""
+    if isinstance(Minv, np.ndarray):
+        return np.einsum("bij,bj->bi", Minv, x.reshape(Minv.shape[0], -1)).ravel()
+    return Minv @ x
 
 
 def cone_jacobian(Wn, Wt, Wb):
@@ -220,8 +232,13 @@ def ccp(M, Wn, Wt, mu, v, h, *, p_ext=None, phi=None, Wb=None, theta=None, dthet
     """
     if method not in _core.CCP_METHODS:
         raise ValueError(f"method must be one of 'apgd', 'pjacobi', 'pgs', got {method!r}")
-    Minv = mass_inverse(M)
-    n_v = Minv.shape[0]
+    blocks = _diagonal_blocks(M)
+    if blocks is not None:  # one k x k inverse per body, and Q = M^-1 P block by block, in C
+        Minv = _invert_blocks(blocks)
+        n_v = blocks.shape[0] * blocks.shape[1]
+    else:
+        Minv = mass_inverse(M)
+        n_v = Minv.shape[0]
     Wn = _sparse_or_dense("Wn", Wn, (n_v, None), ("n_v", "n_c"))
     n_c = Wn.shape[1]
     Wt = _sparse_or_dense("Wt", Wt, (n_v, 2 * n_c), ("n_v", "2 n_c"))
@@ -247,8 +264,7 @@ def ccp(M, Wn, Wt, mu, v, h, *, p_ext=None, phi=None, Wb=None, theta=None, dthet
         raise ValueError(f"omega must be in (0, 2), got {omega}")
 
     P = cone_jacobian(Wn, Wt, Wb)
-    Q = sp.csc_matrix(Minv @ P)
-    v_free = v + (Minv @ p_ext if p_ext.size else 0.0)
+    v_free = v + (_inverse_times(Minv, p_ext) if p_ext.size else 0.0)
     p = P.T @ v_free
     if phi.size:
         p[0:3 * n_c:3] += phi / h
@@ -282,8 +298,11 @@ def ccp(M, Wn, Wt, mu, v, h, *, p_ext=None, phi=None, Wb=None, theta=None, dthet
         return (np.ascontiguousarray(A.indptr, dtype=np.intc), np.ascontiguousarray(A.indices, dtype=np.intc),
                 np.ascontiguousarray(A.data, dtype=np.float64))
 
+    P_arrays = csc_arrays(P)
+    Q_arrays = (_core.block_times_csc(Minv, P.shape[1], *P_arrays) if blocks is not None
+                else csc_arrays(sp.csc_matrix(Minv @ P)))
     nu, u, history, status, iterations, residual = _core.ccp(
-        n_v, n_c, n_b, *csc_arrays(P), *csc_arrays(Q), mu_a, np.ascontiguousarray(p), method, tol, max_iter,
+        n_v, n_c, n_b, *P_arrays, *Q_arrays, mu_a, np.ascontiguousarray(p), method, tol, max_iter,
         omega, nu0)
     status = _STATUS[status]
     v_next = v_free + u

@@ -231,6 +231,40 @@ def test_ccp_with_block_mass_matches_sparse_mass():
     np.testing.assert_allclose(x.v_next, y.v_next, atol=1e-10)
 
 
+def test_block_inverse_times_a_sparse_matrix_is_the_product():
+    from mbdcp import _core
+    rng = np.random.default_rng(8)
+    blocks = rng.standard_normal((9, 6, 6))
+    blocks = blocks @ np.swapaxes(blocks, 1, 2) + 6 * np.eye(6)
+    inv, rc, bad = _core.block_spd_inverse(blocks)
+    assert rc == 0 and bad == -1
+    np.testing.assert_allclose(inv, np.linalg.inv(blocks), rtol=1e-12, atol=1e-14)
+    P = sp.random(54, 40, density=0.08, format="csc", random_state=3)
+    P.sort_indices()
+    arrays = (P.indptr.astype(np.intc), P.indices.astype(np.intc), P.data)
+    Q = sp.csc_matrix((lambda p, i, v: (v, i, p))(*_core.block_times_csc(inv, 40, *arrays)), shape=(54, 40))
+    np.testing.assert_allclose(Q.toarray(), sla.block_diag(*inv) @ P.toarray(), rtol=1e-12, atol=1e-14)
+    empty = sp.csc_matrix((54, 3))
+    ptr, ind, val = _core.block_times_csc(inv, 3, empty.indptr.astype(np.intc), empty.indices.astype(np.intc), empty.data)
+    assert ptr.tolist() == [0, 0, 0, 0] and ind.size == val.size == 0
+
+
+def test_contact_keys_follow_contacts_across_steps_and_number_a_box_corners():
+    from mbdcp.mechanics.simulate import _contact_keys, _match
+    box = Body3D(1.0, [0, 0, 0.49], half_extents=[0.5, 0.5, 0.5])
+    balls = [Body3D(1.0, [3, 0, 0.5], radius=0.5), Body3D(1.0, [3, 0, 1.5], radius=0.5)]
+    scene = Scene([box, *balls], [Plane([0, 0, 0], [0, 0, 1])], delta=0.05)
+    keys = _contact_keys(scene.contacts())
+    # four corners on the floor, a ball on the floor, a ball on that ball: six different keys
+    assert len(keys) == 6 and len({tuple(k) for k in keys}) == 6
+    assert sorted(keys[:, -1].tolist()) == [0, 0, 0, 1, 2, 3]
+    shuffled = keys[[3, 0, 5, 2]]
+    assert _match(keys, shuffled).tolist() == [3, 0, 5, 2]
+    new = np.vstack([shuffled, [[7, 8, 0, 0, 0, 0]]])
+    assert _match(shuffled, new).tolist() == [0, 1, 2, 3, -1]
+    assert _match(keys[:0], keys).tolist() == [-1] * 6
+
+
 # ---------------------------------------------------------------------------------------------
 # validation
 

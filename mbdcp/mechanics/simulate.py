@@ -207,20 +207,19 @@ def _solver(scene, method, h, algorithm, ccp_tol, fp_tol, max_iter, warm_start=T
         if np.linalg.norm(w.velocity - (w.velocity @ w.normal) * w.normal) > 1e-12 * np.linalg.norm(w.velocity):
             raise ValueError("method 'ccp' supports walls moving along their normal only")
 
-    last = {}  # contact key -> impulse of the previous step: a settled pile starts near its answer
+    last = {}  # the previous step's contact keys and impulses: a settled pile starts near its answer
 
     def solve(a):
         keys = _contact_keys(a["contacts"])
         start = None
         if warm_start and last:
             start = np.zeros((len(keys), 3))
-            for k, key in enumerate(keys):
-                start[k] = last.get(key, 0.0)
+            idx = _match(last["keys"], keys)
+            start[idx >= 0] = last["gamma"][idx[idx >= 0]]
         res = mbdcp.ccp(a["M"], a["Wn"], a["Wt"], a["U"], a["v"], h, p_ext=a["p_ext"], phi=a["psi_n"] + h * a["dpsi_n"],
                         tol=ccp_tol, warm_start=start, Wb=a.get("Wb"), theta=a.get("theta"), **iters, **correction)
         if warm_start:
-            last.clear()
-            last.update(zip(keys, res.gamma))
+            last.update(keys=keys, gamma=res.gamma)
         return res, res.gamma[:, 0]
     return "blocks", ("Wn", "Wt"), solve
 
@@ -231,13 +230,12 @@ def _carried(last, name, keys, k, blocks):
     as not basic (separating). The LCP's variables come in blocks per contact: p_n, then beta (k),
     then (``blocks`` == 3) sigma or lam. None when there is nothing to carry."""
     flags = last.get(name)
-    if flags is None or not keys or k is None or k != last["k"]:
+    if flags is None or len(keys) == 0 or k is None or k != last["k"]:
         return None
     old_keys = last["keys"]
     if flags.shape[0] != len(old_keys) * ((blocks - 1) + k):
         return None
-    position = {key: i for i, key in enumerate(old_keys)}
-    idx = np.array([position.get(key, -1) for key in keys])
+    idx = _match(old_keys, keys)
     kept = idx >= 0
     n_old, n_new = len(old_keys), len(keys)
     out, at = [], 0
@@ -263,16 +261,41 @@ def _directions(E):
 
 
 def _contact_keys(contacts):
-    """One key per contact that persists from step to step: the bodies and, for a wall, its
-    normal (a box's corners on one wall share it: they get their rank among those)."""
-    a, b = contacts.a.tolist(), contacts.b.tolist()
-    normal = np.round(contacts.normal, 3).tolist()
-    keys, seen = [], {}
-    for i in range(len(a)):
-        key = (a[i], b[i]) if b[i] >= 0 else (a[i], -1, *normal[i])
-        seen[key] = seen.get(key, -1) + 1
-        keys.append(key + (seen[key],))
-    return keys
+    """One int64 row per contact that persists from step to step: the bodies and, for a wall, its
+    normal in thousandths, then a rank (a box's corners on one wall share the rest: they are
+    numbered in order)."""
+    n, d = contacts.normal.shape
+    K = np.zeros((n, d + 3), dtype=np.int64)
+    K[:, 0], K[:, 1] = contacts.a, contacts.b
+    wall = contacts.b < 0
+    K[wall, 2:2 + d] = np.rint(1000.0 * contacts.normal[wall])
+    group = _hash(K[:, :-1])
+    order = np.argsort(group, kind="stable")
+    sorted_ = group[order]
+    first = np.flatnonzero(np.r_[True, sorted_[1:] != sorted_[:-1]])
+    K[order, -1] = np.arange(n) - np.repeat(first, np.diff(np.r_[first, n]))
+    return K
+
+
+_MIX = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93,
+                 0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53, 0x94D049BB133111EB], dtype=np.uint64)
+
+
+def _hash(K):
+    """A 64-bit hash of each row of the int64 array K (at most 7 columns)."""
+    with np.errstate(over="ignore"):
+        h = (K.view(np.uint64) * _MIX[:K.shape[1]]).sum(axis=1, dtype=np.uint64)
+        return h ^ (h >> np.uint64(31))
+
+
+def _match(old, new):
+    """For each row of ``new`` (contact keys), the index of the same row in ``old``, or -1."""
+    if len(old) == 0 or len(new) == 0 or old.shape[1] != new.shape[1]:
+        return np.full(len(new), -1)
+    h_old = _hash(old)
+    order = np.argsort(h_old)
+    at = order[np.searchsorted(h_old[order], _hash(new)).clip(max=len(old) - 1)]
+    return np.where(np.all(old[at] == new, axis=1), at, -1)  # equal rows, not only equal hashes
 
 
 def simulate(scene, h, T, method="lcp", progress=True, algorithm=3, ccp_tol=_core.DEFAULTS["ccp"]["tol"],

@@ -485,6 +485,40 @@ static void test_batch(void)
     free(work);
 }
 
+/* Block-diagonal inverse (two 2x2 SPD blocks) and Q = Minv P for a CSC P touching both blocks. */
+static void test_blocks(void)
+{
+    const mbdcp_float M[8] = {4, 2, 2, 3, 1, 0, 0, 2};
+    mbdcp_float inv[8], scratch[4];
+    mbdcp_int bad = 7;
+    CHECK(mbdcp_block_spd_inverse(2, 2, M, inv, scratch, &bad) == MBDCP_OK && bad == -1);
+    /* [4 2; 2 3]^-1 = [3 -2; -2 4] / 8 */
+    CHECK(near(inv[0], 0.375, 1e-15) && near(inv[1], -0.25, 1e-15) && near(inv[2], -0.25, 1e-15) && near(inv[3], 0.5, 1e-15));
+    CHECK(near(inv[4], 1.0, 1e-15) && inv[5] == 0.0 && near(inv[7], 0.5, 1e-15));
+    const mbdcp_float asym[8] = {4, 2, 2, 3, 1, 0, 1, 2}, indef[8] = {4, 2, 2, 3, 1, 0, 0, -2};
+    CHECK(mbdcp_block_spd_inverse(2, 2, asym, inv, scratch, &bad) == MBDCP_ERR_DATA && bad == 1);
+    CHECK(mbdcp_block_spd_inverse(2, 2, indef, inv, scratch, &bad) == MBDCP_ERR_NOT_POSDEF && bad == 1);
+    const mbdcp_float nan_[8] = {4, 2, 2, NAN, 1, 0, 0, 2};
+    CHECK(mbdcp_block_spd_inverse(2, 2, nan_, inv, scratch, &bad) == MBDCP_ERR_NONFINITE);
+    CHECK(mbdcp_block_spd_inverse(2, 2, M, inv, scratch, NULL) == MBDCP_ERR_NULL);
+    mbdcp_block_spd_inverse(2, 2, M, inv, scratch, &bad);
+    /* P (4 x 2): column 0 = e_1 + 2 e_2 (rows in both blocks), column 1 = e_3 */
+    const mbdcp_int Pp[3] = {0, 2, 3}, Pi[3] = {1, 2, 3};
+    const mbdcp_float Pv[3] = {1.0, 2.0, 1.0};
+    mbdcp_int Qp[3], Qi[6];
+    mbdcp_float Qv[6];
+    CHECK(mbdcp_block_times_csc(2, 2, NULL, 2, Pp, Pi, Pv, Qp, NULL, NULL) == MBDCP_OK);
+    CHECK(Qp[0] == 0 && Qp[1] == 4 && Qp[2] == 6);
+    CHECK(mbdcp_block_times_csc(2, 2, inv, 2, Pp, Pi, Pv, Qp, Qi, Qv) == MBDCP_OK);
+    CHECK(Qi[0] == 0 && Qi[1] == 1 && Qi[2] == 2 && Qi[3] == 3 && Qi[4] == 2 && Qi[5] == 3);
+    CHECK(near(Qv[0], -0.25, 1e-15) && near(Qv[1], 0.5, 1e-15) && near(Qv[2], 2.0, 1e-15) && Qv[3] == 0.0);
+    CHECK(Qv[4] == 0.0 && near(Qv[5], 0.5, 1e-15));
+    const mbdcp_int unsorted[3] = {2, 1, 3}, outside[3] = {1, 2, 4}, short_[3] = {0, 2, 5};
+    CHECK(mbdcp_block_times_csc(2, 2, inv, 2, Pp, unsorted, Pv, Qp, NULL, NULL) == MBDCP_ERR_DATA);
+    CHECK(mbdcp_block_times_csc(2, 2, inv, 2, Pp, outside, Pv, Qp, NULL, NULL) == MBDCP_ERR_DATA);
+    CHECK(mbdcp_block_times_csc(2, 2, inv, 2, Pp, Pi, Pv, (mbdcp_int *)short_, Qi, Qv) == MBDCP_ERR_DIMENSION);
+}
+
 int main(void)
 {
     test_lemke_small();
@@ -497,6 +531,7 @@ int main(void)
     test_full_rank_incline();
     test_ccp_particle();
     test_batch();
+    test_blocks();
     printf("%d passed, %d failed\n", n_pass, n_fail);
     return n_fail ? 1 : 0;
 }

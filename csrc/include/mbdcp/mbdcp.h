@@ -13,5 +13,6 @@
 #include "ccp.h"
 #include "coulomb.h"
 #include "batch.h"
+#include "blocks.h"
 
 #endif /* MBDCP_H */

@@ -1,0 +1,88 @@
+/*
+ * blocks.c - inverse of a block-diagonal SPD matrix and its product with a sparse matrix
+ * (see blocks.h).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "mbdcp/blocks.h"
+#include "mbdcp/dense.h"
+
+MbdcpReturn mbdcp_block_spd_inverse(mbdcp_int nb, mbdcp_int k, const mbdcp_float *M, mbdcp_float *Minv,
+                                    mbdcp_float *scratch, mbdcp_int *bad)
+{
+    if (!bad) return MBDCP_ERR_NULL;
+    *bad = -1;
+    if (nb < 0 || k < 0) return MBDCP_ERR_DIMENSION;
+    const size_t kk = (size_t)k * k;
+    if (nb == 0 || k == 0) return MBDCP_OK;
+    if (!M || !Minv || !scratch) return MBDCP_ERR_NULL;
+    if (!mbdcp_all_finite((size_t)nb * kk, M)) return MBDCP_ERR_NONFINITE;
+    for (mbdcp_int b = 0; b < nb; ++b) {
+        const mbdcp_float *Mb = M + (size_t)b * kk;
+        mbdcp_float *X = Minv + (size_t)b * kk, amax = 0.0, asym = 0.0;
+        for (size_t t = 0; t < kk; ++t) amax = fmax(amax, fabs(Mb[t]));
+        for (mbdcp_int i = 0; i < k; ++i)
+            for (mbdcp_int j = 0; j < i; ++j) asym = fmax(asym, fabs(Mb[(size_t)i * k + j] - Mb[(size_t)j * k + i]));
+        *bad = b;
+        if (asym > 1e-10 * amax) return MBDCP_ERR_DATA;
+        memcpy(X, Mb, kk * sizeof(mbdcp_float));
+        if (mbdcp_cholesky(k, X, 0.0) != MBDCP_OK) return MBDCP_ERR_NOT_POSDEF;
+        /* M^-1 = L^-T L^-1: scratch = L^-1 (L X = I), then its Gram matrix */
+        memset(scratch, 0, kk * sizeof(mbdcp_float));
+        for (mbdcp_int i = 0; i < k; ++i) scratch[(size_t)i * k + i] = 1.0;
+        mbdcp_trsm_lower(k, X, k, scratch);
+        mbdcp_gram(k, k, scratch, X);
+    }
+    *bad = -1;
+    return MBDCP_OK;
+}
+
+MbdcpReturn mbdcp_block_times_csc(mbdcp_int nb, mbdcp_int k, const mbdcp_float *B, mbdcp_int ncols,
+                                  const mbdcp_int *P_colptr, const mbdcp_int *P_rowind, const mbdcp_float *P_val,
+                                  mbdcp_int *Q_colptr, mbdcp_int *Q_rowind, mbdcp_float *Q_val)
+{
+    if (nb < 0 || k <= 0 || ncols < 0) return MBDCP_ERR_DIMENSION;
+    if (!P_colptr || !Q_colptr) return MBDCP_ERR_NULL;
+    if (P_colptr[ncols] > 0 && !P_rowind) return MBDCP_ERR_NULL;
+    const mbdcp_int rows = nb * k;
+    for (mbdcp_int j = 0; j < ncols; ++j) /* sorted row indices within range */
+        for (mbdcp_int t = P_colptr[j]; t < P_colptr[j + 1]; ++t)
+            if (P_rowind[t] < 0 || P_rowind[t] >= rows || (t > P_colptr[j] && P_rowind[t] <= P_rowind[t - 1]))
+                return MBDCP_ERR_DATA;
+    if (!Q_rowind) { /* count: k entries per block touched */
+        Q_colptr[0] = 0;
+        for (mbdcp_int j = 0; j < ncols; ++j) {
+            mbdcp_int blocks = 0, last = -1;
+            for (mbdcp_int t = P_colptr[j]; t < P_colptr[j + 1]; ++t)
+                if (P_rowind[t] / k != last) {
+                    last = P_rowind[t] / k;
+                    ++blocks;
+                }
+            Q_colptr[j + 1] = Q_colptr[j] + blocks * k;
+        }
+        return MBDCP_OK;
+    }
+    if (!B || !Q_val || (P_colptr[ncols] > 0 && !P_val)) return MBDCP_ERR_NULL;
+    const size_t kk = (size_t)k * k;
+    for (mbdcp_int j = 0; j < ncols; ++j) {
+        mbdcp_int out = Q_colptr[j];
+        for (mbdcp_int t = P_colptr[j]; t < P_colptr[j + 1];) {
+            const mbdcp_int b = P_rowind[t] / k;
+            if (out + k > Q_colptr[j + 1]) return MBDCP_ERR_DIMENSION; /* Q_colptr not from the count pass */
+            const mbdcp_float *Bb = B + (size_t)b * kk;
+            mbdcp_float *q = Q_val + out;
+            for (mbdcp_int i = 0; i < k; ++i) {
+                q[i] = 0.0;
+                Q_rowind[out + i] = b * k + i;
+            }
+            for (; t < P_colptr[j + 1] && P_rowind[t] / k == b; ++t) { /* column r - b k of B_b */
+                const mbdcp_int r = P_rowind[t] - b * k;
+                const mbdcp_float p = P_val[t];
+                for (mbdcp_int i = 0; i < k; ++i) q[i] += Bb[(size_t)i * k + r] * p;
+            }
+            out += k;
+        }
+    }
+    return MBDCP_OK;
+}
