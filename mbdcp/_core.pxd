@@ -208,6 +208,7 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
         mbdcp_int iterations
         mbdcp_float residual
         mbdcp_float lipschitz
+        int polished
 
     MbdcpReturn mbdcp_ccp_default_settings(MbdcpCcpSettings *s)
     MbdcpReturn mbdcp_ccp_check_settings(const MbdcpCcpSettings *s, const char **message)

@@ -514,7 +514,7 @@ cdef const int *_idata(cnp.ndarray a) except? NULL:
 def ccp(int n_v, int n_c, int n_b, cnp.ndarray P_ptr, cnp.ndarray P_ind, cnp.ndarray P_val,
         cnp.ndarray Q_ptr, cnp.ndarray Q_ind, cnp.ndarray Q_val, cnp.ndarray mu, cnp.ndarray p,
         str method, double tol, int max_iter, double omega, cnp.ndarray nu0):
-    """(nu, u, history, status, iterations, residual); nu0 is None or the warm start."""
+    """(nu, u, history, status, iterations, residual, polished); nu0 is None or the warm start."""
     cdef MbdcpCcpProblem pr
     pr.n_v = n_v
     pr.n_c = n_c
@@ -553,7 +553,7 @@ def ccp(int n_v, int n_c, int n_b, cnp.ndarray P_ptr, cnp.ndarray P_ind, cnp.nda
         rc = mbdcp_ccp_solve(&pr, &s, nup, up, &info, wp, nbytes)
     _, hist = _recorded(&R)
     _check(rc)
-    return nu, u, hist, <int>info.status, info.iterations, info.residual
+    return nu, u, hist, <int>info.status, info.iterations, info.residual, bool(info.polished)
 
 
 def block_spd_inverse(cnp.ndarray M):

@@ -301,7 +301,7 @@ def ccp(M, Wn, Wt, mu, v, h, *, p_ext=None, phi=None, Wb=None, theta=None, dthet
     P_arrays = csc_arrays(P)
     Q_arrays = (_core.block_times_csc(Minv, P.shape[1], *P_arrays) if blocks is not None
                 else csc_arrays(sp.csc_matrix(Minv @ P)))
-    nu, u, history, status, iterations, residual = _core.ccp(
+    nu, u, history, status, iterations, residual, polished = _core.ccp(
         n_v, n_c, n_b, *P_arrays, *Q_arrays, mu_a, np.ascontiguousarray(p), method, tol, max_iter,
         omega, nu0)
     status = _STATUS[status]
@@ -311,5 +311,5 @@ def ccp(M, Wn, Wt, mu, v, h, *, p_ext=None, phi=None, Wb=None, theta=None, dthet
         gamma=nu[:3 * n_c].reshape(n_c, 3), p_b=nu[3 * n_c:], v_next=v_next, iterations=int(iterations),
         residual=float(residual), history=history, method=method,
         contact_velocity=(P[:, :3 * n_c].T @ v_next).reshape(n_c, 3),
-        velocity_scale=float(np.abs(p).max()) if p.size else 0.0,
+        velocity_scale=float(np.abs(p).max()) if p.size else 0.0, polished=polished,
     )

@@ -358,6 +358,13 @@ class CCPResult(_Outcome):
         Per contact :math:`(v_n, v_u, v_w) = D_i^T v^{l+1}`.
     velocity_scale : float
         :math:`\|p\|_\infty`, the size of the free relative velocities.
+    polished : bool
+        APGD only: the answer passed the componentwise test after a polish. When APGD meets the
+        normwise tolerance but a few contacts fail the componentwise one (typically contacts whose
+        impulses can be redistributed among themselves, where N has almost no curvature and APGD's
+        common step moves them very slowly), those contacts and their neighbours are solved
+        again as a small cone problem with the rest fixed; the result is kept only if the whole
+        solution then passes both tests.
     """
 
     gamma: np.ndarray
@@ -369,6 +376,7 @@ class CCPResult(_Outcome):
     method: str
     contact_velocity: Optional[np.ndarray] = None  # (n_c, 3): (v_n, v_u, v_w) = D_i^T v_next per contact
     velocity_scale: Optional[float] = None  # ||p||_inf: the free relative velocities' size
+    polished: bool = False  # APGD's answer came from polishing a few contacts (see Attributes)
 
     @property
     def contact_state(self):

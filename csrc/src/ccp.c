@@ -8,6 +8,13 @@
 #include "mbdcp/dense.h"
 
 #define POWER_ITERATIONS 30
+/* Polish (see polish()): at most this many failing contacts, this many contacts around them, this
+ * many iterations on their subproblem, one attempt per this many APGD iterations. */
+#define POLISH_FAILING 16
+#define POLISH_SET 64
+#define POLISH_ITERATIONS 3000
+#define POLISH_EVERY 10
+#define POLISH_ROUNDS 3
 
 MbdcpReturn mbdcp_ccp_default_settings(MbdcpCcpSettings *s)
 {
@@ -46,12 +53,19 @@ static mbdcp_int n_p(const MbdcpCcpProblem *p)
     return 3 * p->n_c + p->n_b;
 }
 
-/* eta, g, y, prev, Nx, Ny, trial, Ngam, gam, tmp, sc (n_p each); Nii (9 per contact); mux (n_c);
- * ut, au (n_v). */
+/* The polish subproblem's size: three entries per contact of its set. */
+static size_t polish_size(const MbdcpCcpProblem *p)
+{
+    return 3 * (size_t)(p->n_c < POLISH_SET ? p->n_c : POLISH_SET);
+}
+
+/* eta, g, y, prev, Nx, Ny, trial, Ngam, gam, tmp, sc, pol, pg (n_p each); Nii (9 per contact); mux
+ * (n_c); ut, au, mark (n_v); the polish subproblem: A (K^2), b, x, y, prev, grad, cols (K each), K = polish_size. */
 size_t mbdcp_ccp_workspace_size(const MbdcpCcpProblem *p)
 {
     if (!p) return 0;
-    return (11 * (size_t)n_p(p) + 10 * (size_t)p->n_c + 2 * (size_t)p->n_v) * sizeof(mbdcp_float);
+    const size_t K = polish_size(p);
+    return (13 * (size_t)n_p(p) + 10 * (size_t)p->n_c + 3 * (size_t)p->n_v + K * K + 6 * K) * sizeof(mbdcp_float);
 }
 
 static void project_all(const MbdcpCcpProblem *p, mbdcp_float *nu)
@@ -200,13 +214,11 @@ static mbdcp_float residual(const MbdcpCcpProblem *p, const mbdcp_float *nu, con
     return r * L / pnorm;
 }
 
-/* Componentwise relative residual: per contact (per joint entry) the natural-map residual over the
- * magnitude of the terms that make up its gradient, s_j = |p_j| + (|P|^T |Q| |nu|)_j, with a
- * rounding floor 4 n_p eps max_j s_j. au (n_v) and s (n_p): scratch. NAN if not finite. */
-static mbdcp_float componentwise(const MbdcpCcpProblem *p, const mbdcp_float *nu, const mbdcp_float *g,
-                                 mbdcp_float L, mbdcp_float *au, mbdcp_float *s)
+/* The magnitudes of the terms that make up each entry of the gradient, s_j = |p_j| +
+ * (|P|^T |Q| |nu|)_j (au: n_v scratch); returns the rounding floor 4 n_p eps max_j s_j. */
+static mbdcp_float magnitudes(const MbdcpCcpProblem *p, const mbdcp_float *nu, mbdcp_float *au, mbdcp_float *s)
 {
-    const mbdcp_int np_ = n_p(p), nc = p->n_c;
+    const mbdcp_int np_ = n_p(p);
     memset(au, 0, (size_t)p->n_v * sizeof(mbdcp_float));
     for (mbdcp_int j = 0; j < np_; ++j) {
         const mbdcp_float a = fabs(nu[j]);
@@ -220,19 +232,38 @@ static mbdcp_float componentwise(const MbdcpCcpProblem *p, const mbdcp_float *nu
         s[j] = t;
         smax = fmax(smax, t);
     }
-    const mbdcp_float floor_ = 4.0 * np_ * DBL_EPSILON * smax;
+    return 4.0 * np_ * DBL_EPSILON * smax;
+}
+
+/* Block b's (a contact's, or a joint entry's) natural-map residual over its magnitudes s (floor
+ * added); NAN if not finite. */
+static mbdcp_float block_ratio(const MbdcpCcpProblem *p, mbdcp_int b, const mbdcp_float *nu, const mbdcp_float *g,
+                               mbdcp_float L, const mbdcp_float *s, mbdcp_float floor_)
+{
+    const mbdcp_int nc = p->n_c, j0 = b < nc ? 3 * b : 3 * nc + (b - nc), w = b < nc ? 3 : 1;
+    mbdcp_float sc[3], num = 0.0, den = 0.0;
+    for (mbdcp_int a = 0; a < w; ++a) sc[a] = nu[j0 + a] - g[j0 + a] / L;
+    if (w == 3) mbdcp_cone_project_inline(p->mu[b], sc);
+    for (mbdcp_int a = 0; a < w; ++a) {
+        num = fmax(num, fabs(nu[j0 + a] - sc[a]) * L);
+        den = fmax(den, s[j0 + a]);
+    }
+    if (!isfinite(num) || !isfinite(den)) return NAN;
+    return num > 0.0 ? num / (den + floor_) : 0.0;
+}
+
+/* Componentwise relative residual: per contact (per joint entry) the natural-map residual over the
+ * magnitude of the terms that make up its gradient (magnitudes), with a rounding floor. au (n_v)
+ * and s (n_p): scratch. NAN if not finite. */
+static mbdcp_float componentwise(const MbdcpCcpProblem *p, const mbdcp_float *nu, const mbdcp_float *g,
+                                 mbdcp_float L, mbdcp_float *au, mbdcp_float *s)
+{
+    const mbdcp_float floor_ = magnitudes(p, nu, au, s);
     mbdcp_float r = 0.0;
-    for (mbdcp_int b = 0; b < nc + p->n_b; ++b) {
-        const mbdcp_int j0 = b < nc ? 3 * b : 3 * nc + (b - nc), w = b < nc ? 3 : 1;
-        mbdcp_float sc[3], num = 0.0, den = 0.0;
-        for (mbdcp_int a = 0; a < w; ++a) sc[a] = nu[j0 + a] - g[j0 + a] / L;
-        if (w == 3) mbdcp_cone_project_inline(p->mu[b], sc);
-        for (mbdcp_int a = 0; a < w; ++a) {
-            num = fmax(num, fabs(nu[j0 + a] - sc[a]) * L);
-            den = fmax(den, s[j0 + a]);
-        }
-        if (!isfinite(num) || !isfinite(den)) return NAN;
-        if (num > 0.0) r = fmax(r, num / (den + floor_));
+    for (mbdcp_int b = 0; b < p->n_c + p->n_b; ++b) {
+        const mbdcp_float d = block_ratio(p, b, nu, g, L, s, floor_);
+        if (isnan(d)) return NAN;
+        r = fmax(r, d);
     }
     return r;
 }
@@ -272,7 +303,8 @@ static void scaling(const MbdcpCcpProblem *p, mbdcp_float *eta, mbdcp_float *Nii
 typedef struct {
     const MbdcpCcpProblem *p;
     const MbdcpCcpSettings *s;
-    mbdcp_float *eta, *g, *y, *prev, *Nx, *Ny, *trial, *Ngam, *gam, *tmp, *sc, *Nii, *mux, *ut, *au;
+    mbdcp_float *eta, *g, *y, *prev, *Nx, *Ny, *trial, *Ngam, *gam, *tmp, *sc, *pol, *pg, *Nii, *mux, *ut, *au, *mark;
+    mbdcp_float *A, *ab, *ax, *ay, *aprev, *agrad, *acols; /* the polish subproblem (acols: its contacts) */
     mbdcp_float L, pnorm, omega;
     MbdcpCcpInfo *info;
     int interrupted, diverged;
@@ -326,6 +358,146 @@ static mbdcp_float trial_product(const MbdcpCcpProblem *p, int blocked, const mb
     return curv;
 }
 
+/* grad = A x + b on the polish subproblem (K entries). */
+static void sub_gradient(const Ccp *C, mbdcp_int K, const mbdcp_float *x, mbdcp_float *grad)
+{
+    for (mbdcp_int a = 0; a < K; ++a) grad[a] = dot(K, C->A + (size_t)a * K, x) + C->ab[a];
+}
+
+/* Largest eigenvalue of the polish subproblem's A (symmetric PSD) by power iteration, a little
+ * above (scratch: aprev, agrad). */
+static mbdcp_float sub_lipschitz(const Ccp *C, mbdcp_int K)
+{
+    mbdcp_float *x = C->aprev, *y = C->agrad, lam = 0.0;
+    for (mbdcp_int a = 0; a < K; ++a) x[a] = 1.0 + 0.01 * (a % 7);
+    for (int it = 0; it < POWER_ITERATIONS; ++it) {
+        const mbdcp_float nx = sqrt(dot(K, x, x));
+        if (!(nx > 0.0)) break;
+        for (mbdcp_int a = 0; a < K; ++a) x[a] /= nx;
+        for (mbdcp_int a = 0; a < K; ++a) y[a] = dot(K, C->A + (size_t)a * K, x);
+        lam = dot(K, x, y);
+        memcpy(x, y, (size_t)K * sizeof(mbdcp_float));
+    }
+    return 1.05 * lam;
+}
+
+/* One FISTA step (with gradient restart) on the polish subproblem min 1/2 x^T A x + b^T x over the
+ * set's cones (K = 3 entries per contact, step 1 / LA): x <- Pi(y - (A y + b) / LA), y extrapolated. */
+static void sub_step(const Ccp *C, const mbdcp_int *set, mbdcp_int K, mbdcp_float LA, mbdcp_float *theta)
+{
+    mbdcp_float *x = C->ax, *y = C->ay, *xn = C->aprev, *grad = C->agrad, rs = 0.0;
+    sub_gradient(C, K, y, grad);
+    for (mbdcp_int a = 0; a < K; ++a) {
+        xn[a] = y[a] - grad[a] / LA;
+        if (a % 3 == 2) mbdcp_cone_project_inline(C->p->mu[set[a / 3]], xn + a - 2);
+    }
+    for (mbdcp_int a = 0; a < K; ++a) rs += grad[a] * (xn[a] - x[a]);
+    const mbdcp_float tn = 0.5 * (1.0 + sqrt(1.0 + 4.0 * *theta * *theta));
+    const mbdcp_float beta = rs > 0.0 ? 0.0 : (*theta - 1.0) / tn;
+    for (mbdcp_int a = 0; a < K; ++a) {
+        y[a] = xn[a] + beta * (xn[a] - x[a]);
+        x[a] = xn[a];
+    }
+    *theta = rs > 0.0 ? 1.0 : tn;
+}
+
+/* Is the subproblem's x converged well below tol relative to each contact's magnitudes s? */
+static int sub_converged(const Ccp *C, const mbdcp_int *set, mbdcp_int K, mbdcp_float LA, const mbdcp_float *s,
+                         mbdcp_float floor_)
+{
+    mbdcp_float *grad = C->agrad;
+    sub_gradient(C, K, C->ax, grad);
+    for (mbdcp_int a = 0; a < K; a += 3) {
+        const mbdcp_int j0 = 3 * set[a / 3];
+        mbdcp_float sc[3], num = 0.0, den = 0.0;
+        for (int e = 0; e < 3; ++e) sc[e] = C->ax[a + e] - grad[a + e] / LA;
+        mbdcp_cone_project_inline(C->p->mu[set[a / 3]], sc);
+        for (int e = 0; e < 3; ++e) {
+            num = fmax(num, fabs(C->ax[a + e] - sc[e]) * LA);
+            den = fmax(den, s[j0 + e]);
+        }
+        if (!(num <= 0.1 * C->s->tol * (den + floor_))) return 0;
+    }
+    return 1;
+}
+
+/* Polish of an iterate nu (gradient g) that meets the normwise tolerance but not the componentwise
+ * one. APGD moves every entry with one step 1 / L; a few contacts of a granular pile can sit in a
+ * direction along which N has (almost) no curvature (a sphere on four neighbours: its contacts'
+ * impulses can be redistributed), where the objective falls by the same tiny amount per iteration
+ * for thousands of iterations; relative to its own magnitudes such a contact stays unconverged.
+ * The failing contacts (at most POLISH_FAILING, failing either test) and every contact sharing a
+ * generalized velocity with them (at most POLISH_SET) form a subproblem,
+ *     min 1/2 x^T N_SS x + (g_S - N_SS nu_S)^T x  over their cones, the other contacts fixed,
+ * solved by FISTA with the step of its own largest eigenvalue. Its change moves the velocities of
+ * the bodies around it, so a neighbour may now fail: up to POLISH_ROUNDS rounds, each on the union
+ * of the sets so far. The result is accepted only if the whole iterate then passes both tests:
+ * 1, with it in C->pol (its gradient in C->pg). */
+static int polish(Ccp *C, const mbdcp_float *nu, const mbdcp_float *g)
+{
+    const MbdcpCcpProblem *p = C->p;
+    const mbdcp_int nc = p->n_c, nv = p->n_v, np_ = n_p(p);
+    const mbdcp_float tol = C->s->tol, L = C->L;
+    if (p->n_b > 0 || nc == 0) return 0;
+    mbdcp_float *s = C->sc, *mark = C->mark, *u = C->ut, *A = C->A, *x = C->pol, *gx = C->pg;
+    memcpy(x, nu, (size_t)np_ * sizeof(mbdcp_float));
+    memcpy(gx, g, (size_t)np_ * sizeof(mbdcp_float));
+    for (int round = 0; round < POLISH_ROUNDS; ++round) {
+        const mbdcp_float floor_ = magnitudes(p, x, C->au, s);
+        if (round == 0) memset(mark, 0, (size_t)nv * sizeof(mbdcp_float));
+        mbdcp_int failing = 0;
+        for (mbdcp_int i = 0; i < nc; ++i) {
+            const int normwise = block_residual(3, p->mu[i], x + 3 * i, gx + 3 * i, L) * L > tol * C->pnorm;
+            if (!normwise && !(block_ratio(p, i, x, gx, L, s, floor_) > tol)) continue;
+            if (++failing > POLISH_FAILING) return 0;
+            for (mbdcp_int k = p->P_colptr[3 * i]; k < p->P_colptr[3 * i + 3]; ++k) mark[p->P_rowind[k]] = 1.0;
+        }
+        if (failing == 0) return round > 0;
+        mbdcp_int *set = (mbdcp_int *)C->acols, k = 0;
+        for (mbdcp_int i = 0; i < nc; ++i) {
+            int touches = 0;
+            for (mbdcp_int t = p->P_colptr[3 * i]; t < p->P_colptr[3 * i + 3] && !touches; ++t)
+                touches = mark[p->P_rowind[t]] != 0.0;
+            if (!touches) continue;
+            if (k == POLISH_SET) return 0;
+            set[k++] = i;
+        }
+        const mbdcp_int K = 3 * k;
+        /* A = N_SS column by column: u = Q_j, then P_a^T u */
+        memset(u, 0, (size_t)nv * sizeof(mbdcp_float));
+        for (mbdcp_int bcol = 0; bcol < K; ++bcol) {
+            const mbdcp_int j = 3 * set[bcol / 3] + bcol % 3;
+            for (mbdcp_int t = p->Q_colptr[j]; t < p->Q_colptr[j + 1]; ++t) u[p->Q_rowind[t]] += p->Q_val[t];
+            for (mbdcp_int a = 0; a < K; ++a) A[(size_t)a * K + bcol] = col_dot_P(p, 3 * set[a / 3] + a % 3, u);
+            for (mbdcp_int t = p->Q_colptr[j]; t < p->Q_colptr[j + 1]; ++t) u[p->Q_rowind[t]] = 0.0;
+        }
+        for (mbdcp_int a = 0; a < K; ++a) C->ax[a] = C->ay[a] = x[3 * set[a / 3] + a % 3];
+        for (mbdcp_int a = 0; a < K; ++a) C->ab[a] = gx[3 * set[a / 3] + a % 3] - dot(K, A + (size_t)a * K, C->ax);
+        const mbdcp_float LA = sub_lipschitz(C, K);
+        if (!(LA > 0.0) || !isfinite(LA)) return 0;
+        mbdcp_float theta = 1.0;
+        for (mbdcp_int it = 0; it < POLISH_ITERATIONS; ++it) {
+            sub_step(C, set, K, LA, &theta);
+            if (it % 50 == 49 && sub_converged(C, set, K, LA, s, floor_)) break;
+        }
+        for (mbdcp_int a = 0; a < K; ++a) x[3 * set[a / 3] + a % 3] = C->ax[a];
+        project_all(p, x);
+        apply_SNS(p, C->blocked, NULL, x, u, gx);
+        gradient(p, gx, gx);
+    }
+    return residual(p, x, gx, L, C->pnorm) <= tol && componentwise(p, x, gx, L, C->au, C->sc) <= tol;
+}
+
+/* gamma = S x and its gradient (N S x + p) = (S N S x + S p) / S, into C->Nx and C->tmp. */
+static void gamma_space(Ccp *C, const mbdcp_float *X, const mbdcp_float *NX, const mbdcp_float *ps)
+{
+    const mbdcp_float *S = C->eta;
+    for (mbdcp_int j = 0; j < n_p(C->p); ++j) {
+        C->Nx[j] = S[j] * X[j];
+        C->tmp[j] = (NX[j] + ps[j]) / S[j];
+    }
+}
+
 /* Mazhar, Heyn, Negrut, Tasora (2015), Algorithm 2 (Nesterov with adaptive step and restart), run
  * on x = gamma / S, a diagonal Jacobi scaling that keeps every cone a circular cone: a contact's
  * normal entry is scaled by 1 / sqrt(N_nn), its two tangential ones by 1 / sqrt((N_uu + N_ww) / 2)
@@ -356,6 +528,8 @@ static mbdcp_float apgd(Ccp *C, mbdcp_float *nu, mbdcp_float *u, mbdcp_float res
     const mbdcp_float Ls = lipschitz(p, C->blocked, S, y, Ny, ut);
     mbdcp_float Lk = Ls, theta = 1.0, best = res, cw = INFINITY, best_cw = INFINITY;
     int x_is_best = 1; /* the best iterate is X (else B) */
+    int polished = 0;
+    mbdcp_int next_polish = 0, polish_wait = POLISH_EVERY;
     for (mbdcp_int j = 0; j < np_; ++j) X[j] = nu[j] / S[j];
     apply_SNS(p, C->blocked, S, X, ut, NX);
     memcpy(y, X, (size_t)np_ * sizeof(mbdcp_float));
@@ -403,13 +577,15 @@ static mbdcp_float apgd(Ccp *C, mbdcp_float *nu, mbdcp_float *u, mbdcp_float res
         NT = old;
         int stop;
         if (res <= tol) { /* the componentwise test wants gamma and its gradient: in C->Nx, C->tmp */
-            for (mbdcp_int j = 0; j < np_; ++j) {
-                C->Nx[j] = S[j] * X[j];
-                C->tmp[j] = (NX[j] + ps[j]) / S[j];
-            }
+            gamma_space(C, X, NX, ps);
             stop = converged(C, k, res, C->Nx, C->tmp, &cw);
         } else {
             stop = converged(C, k, res, NULL, NULL, &cw);
+        }
+        if (!stop && res <= tol && k >= next_polish) { /* componentwise not yet: polish; after a miss, wait longer */
+            stop = polished = polish(C, C->Nx, C->tmp);
+            next_polish = k + polish_wait;
+            polish_wait *= 2;
         }
         x_is_best = res < best || (res <= tol && cw < best_cw) || !isfinite(res);
         if (x_is_best) {
@@ -421,10 +597,11 @@ static mbdcp_float apgd(Ccp *C, mbdcp_float *nu, mbdcp_float *u, mbdcp_float res
         Lk *= 0.9;
     }
     const mbdcp_float *xb = x_is_best ? X : B;
-    for (mbdcp_int j = 0; j < np_; ++j) nu[j] = S[j] * xb[j];
+    for (mbdcp_int j = 0; j < np_; ++j) nu[j] = polished ? C->pol[j] : S[j] * xb[j];
     project_all(p, nu); /* gamma = S x lies in K up to the rounding of the scaling */
     apply_SNS(p, C->blocked, NULL, nu, u, C->Nx);
     gradient(p, C->Nx, C->g);
+    C->info->polished = polished;
     return componentwise(p, nu, C->g, C->L, C->au, C->sc);
 }
 
@@ -524,7 +701,7 @@ MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s,
     C.diverged = 0;
     C.blocked = P_blocked(p);
     mbdcp_float *w = (mbdcp_float *)work;
-    mbdcp_float **slots[] = {&C.eta, &C.g, &C.y, &C.prev, &C.Nx, &C.Ny, &C.trial, &C.Ngam, &C.gam, &C.tmp, &C.sc};
+    mbdcp_float **slots[] = {&C.eta, &C.g, &C.y, &C.prev, &C.Nx, &C.Ny, &C.trial, &C.Ngam, &C.gam, &C.tmp, &C.sc, &C.pol, &C.pg};
     for (size_t k = 0; k < sizeof slots / sizeof slots[0]; ++k) {
         *slots[k] = w;
         w += np_;
@@ -533,6 +710,15 @@ MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s,
     C.mux = C.Nii + 9 * (size_t)p->n_c;
     C.ut = C.mux + (size_t)p->n_c;
     C.au = C.ut + nv;
+    const size_t K = polish_size(p);
+    C.mark = C.au + nv;
+    C.A = C.mark + nv;
+    C.ab = C.A + K * K;
+    C.ax = C.ab + K;
+    C.ay = C.ax + K;
+    C.aprev = C.ay + K;
+    C.agrad = C.aprev + K;
+    C.acols = C.agrad + K;
     info->status = MBDCP_MAX_ITERATIONS;
     info->iterations = 0;
     info->residual = 0.0;
@@ -548,6 +734,7 @@ MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s,
     memset(C.ut, 0, (size_t)nv * sizeof(mbdcp_float));
     C.L = lipschitz(p, C.blocked, NULL, C.y, C.Ny, C.ut);
     info->lipschitz = C.L;
+    info->polished = 0;
     memset(C.ut, 0, (size_t)nv * sizeof(mbdcp_float)); /* scaling() accumulates into a zero u */
     C.pnorm = fmax(mbdcp_norm_inf((size_t)np_, p->p), 1e-300);
     C.omega = s->omega > 0.0 ? s->omega : (s->method == MBDCP_CCP_PJACOBI ? 0.3 : 1.0);

@@ -519,6 +519,60 @@ static void test_blocks(void)
     CHECK(mbdcp_block_times_csc(2, 2, inv, 2, Pp, Pi, Pv, (mbdcp_int *)short_, Qi, Qv) == MBDCP_ERR_DIMENSION);
 }
 
+/* A 19-contact sphere pile step (tests/c/data/ccp_polish.bin, recorded from mechanics.simulate)
+ * on which APGD meets the normwise tolerance first and finishes by the polish. */
+static void test_ccp_polish(void)
+{
+    FILE *f = fopen("tests/c/data/ccp_polish.bin", "rb");
+    CHECK(f != NULL);
+    if (!f) return;
+    int h[5] = {0, 0, 0, 0, 0};
+    size_t got = fread(h, sizeof(int), 5, f);
+    const int nv = h[0], nc = h[1], nb = h[2], np_ = 3 * nc + nb;
+    CHECK(got == 5 && nv == 48 && nc == 19 && nb == 0);
+    if (got != 5 || nc != 19) {
+        fclose(f);
+        return;
+    }
+    mbdcp_int *Pp = malloc((size_t)(np_ + 1) * sizeof(mbdcp_int)), *Pi = malloc((size_t)h[3] * sizeof(mbdcp_int));
+    mbdcp_int *Qp = malloc((size_t)(np_ + 1) * sizeof(mbdcp_int)), *Qi = malloc((size_t)h[4] * sizeof(mbdcp_int));
+    mbdcp_float *Pv = malloc((size_t)h[3] * sizeof(mbdcp_float)), *Qv = malloc((size_t)h[4] * sizeof(mbdcp_float));
+    mbdcp_float *mu = malloc((size_t)nc * sizeof(mbdcp_float)), *p = malloc((size_t)np_ * sizeof(mbdcp_float));
+    mbdcp_float *nu = malloc((size_t)np_ * sizeof(mbdcp_float)), *u = malloc((size_t)nv * sizeof(mbdcp_float));
+    got = fread(Pp, sizeof(mbdcp_int), (size_t)np_ + 1, f) + fread(Pi, sizeof(mbdcp_int), (size_t)h[3], f) +
+          fread(Qp, sizeof(mbdcp_int), (size_t)np_ + 1, f) + fread(Qi, sizeof(mbdcp_int), (size_t)h[4], f) +
+          fread(Pv, sizeof(mbdcp_float), (size_t)h[3], f) + fread(Qv, sizeof(mbdcp_float), (size_t)h[4], f) +
+          fread(mu, sizeof(mbdcp_float), (size_t)nc, f) + fread(p, sizeof(mbdcp_float), (size_t)np_, f) +
+          fread(nu, sizeof(mbdcp_float), (size_t)np_, f);
+    fclose(f);
+    CHECK(got == (size_t)(2 * (np_ + 1) + 2 * h[3] + 2 * h[4] + nc + 2 * np_));
+    const MbdcpCcpProblem pr = {nv, nc, nb, Pp, Pi, Pv, Qp, Qi, Qv, mu, p};
+    MbdcpCcpSettings s;
+    mbdcp_ccp_default_settings(&s);
+    s.tol = 1e-6;
+    s.warm_start = 1; /* from the last step's impulses, as recorded */
+    const size_t bytes = mbdcp_ccp_workspace_size(&pr);
+    void *work = malloc(bytes);
+    MbdcpCcpInfo info;
+    CHECK(mbdcp_ccp_solve(&pr, &s, nu, u, &info, work, bytes) == MBDCP_OK);
+    CHECK(info.status == MBDCP_SOLVED && info.polished == 1 && info.residual <= 1e-6);
+    s.warm_start = 0; /* cold, and tighter: solved either way */
+    s.tol = 1e-9;
+    CHECK(mbdcp_ccp_solve(&pr, &s, nu, u, &info, work, bytes) == MBDCP_OK);
+    CHECK(info.status == MBDCP_SOLVED && info.residual <= 1e-9);
+    free(Pp);
+    free(Pi);
+    free(Qp);
+    free(Qi);
+    free(Pv);
+    free(Qv);
+    free(mu);
+    free(p);
+    free(nu);
+    free(u);
+    free(work);
+}
+
 int main(void)
 {
     test_lemke_small();
@@ -532,6 +586,7 @@ int main(void)
     test_ccp_particle();
     test_batch();
     test_blocks();
+    test_ccp_polish();
     printf("%d passed, %d failed\n", n_pass, n_fail);
     return n_fail ? 1 : 0;
 }

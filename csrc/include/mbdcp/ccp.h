@@ -55,6 +55,8 @@ typedef struct {
     mbdcp_int iterations;
     mbdcp_float residual;
     mbdcp_float lipschitz;             /* the estimate L used in the residual */
+    int polished;                      /* APGD: 1 if the answer came from the local polish of a few
+                                          contacts that failed the componentwise test */
 } MbdcpCcpInfo;
 
 MbdcpReturn mbdcp_ccp_default_settings(MbdcpCcpSettings *s);
