@@ -60,7 +60,7 @@ def _blocks(S):
 
 
 def _invert_blocks(stack):
-    """Inverses of a stack of diagonal blocks (n, k, k) of M (Cholesky, in C); ValueError naming
+    """Inverses of a stack of diagonal blocks (n, k, k) of M (in C); ValueError naming
     M unless each is symmetric positive definite."""
     inv, rc, bad = _core.block_spd_inverse(np.ascontiguousarray(stack, dtype=np.float64))
     if rc == _core.ERR_DATA:

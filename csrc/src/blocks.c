@@ -26,13 +26,23 @@ MbdcpReturn mbdcp_block_spd_inverse(mbdcp_int nb, mbdcp_int k, const mbdcp_float
             for (mbdcp_int j = 0; j < i; ++j) asym = fmax(asym, fabs(Mb[(size_t)i * k + j] - Mb[(size_t)j * k + i]));
         *bad = b;
         if (asym > 1e-10 * amax) return MBDCP_ERR_DATA;
+        memcpy(scratch, Mb, kk * sizeof(mbdcp_float));
+        if (mbdcp_cholesky(k, scratch, 0.0) != MBDCP_OK) return MBDCP_ERR_NOT_POSDEF; /* the SPD test */
+        /* Gauss-Jordan in place, diagonal pivots (positive for SPD): exact on diagonal blocks */
         memcpy(X, Mb, kk * sizeof(mbdcp_float));
-        if (mbdcp_cholesky(k, X, 0.0) != MBDCP_OK) return MBDCP_ERR_NOT_POSDEF;
-        /* M^-1 = L^-T L^-1: scratch = L^-1 (L X = I), then its Gram matrix */
-        memset(scratch, 0, kk * sizeof(mbdcp_float));
-        for (mbdcp_int i = 0; i < k; ++i) scratch[(size_t)i * k + i] = 1.0;
-        mbdcp_trsm_lower(k, X, k, scratch);
-        mbdcp_gram(k, k, scratch, X);
+        for (mbdcp_int c = 0; c < k; ++c) {
+            mbdcp_float *Xc = X + (size_t)c * k;
+            const mbdcp_float pivot = Xc[c];
+            Xc[c] = 1.0;
+            for (mbdcp_int j = 0; j < k; ++j) Xc[j] /= pivot;
+            for (mbdcp_int r = 0; r < k; ++r) {
+                mbdcp_float *Xr = X + (size_t)r * k;
+                const mbdcp_float f = Xr[c];
+                if (r == c || f == 0.0) continue;
+                Xr[c] = 0.0;
+                for (mbdcp_int j = 0; j < k; ++j) Xr[j] -= f * Xc[j];
+            }
+        }
     }
     *bad = -1;
     return MBDCP_OK;
