@@ -72,9 +72,11 @@ def _invert_blocks(stack):
 
 def _diagonal_blocks(M):
     """M given as its diagonal blocks (n_bodies, k, k), validated, or None for another form."""
-    if sp.issparse(M) or np.ndim(M) != 3:
+    if sp.issparse(M):
         return None
-    stack = val.as_array("M", M)
+    stack = val.as_array("M", M)  # names M on ragged or non-numeric input
+    if stack.ndim != 3:
+        return None
     n, k, k2 = stack.shape
     if n == 0 or k == 0 or k != k2:
         raise ValueError(f"M given as diagonal blocks must have shape (n_bodies, k, k) with n_bodies, k >= 1, got {stack.shape}")
