@@ -2,6 +2,7 @@
  * blocks.c - inverse of a block-diagonal SPD matrix and its product with a sparse matrix
  * (see blocks.h).
  */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -27,7 +28,8 @@ MbdcpReturn mbdcp_block_spd_inverse(mbdcp_int nb, mbdcp_int k, const mbdcp_float
         *bad = b;
         if (asym > 1e-10 * amax) return MBDCP_ERR_DATA;
         memcpy(scratch, Mb, kk * sizeof(mbdcp_float));
-        if (mbdcp_cholesky(k, scratch, 0.0) != MBDCP_OK) return MBDCP_ERR_NOT_POSDEF; /* the SPD test */
+        /* the SPD test; a pivot below 64 eps of the largest diagonal entry is singular in double */
+        if (mbdcp_cholesky(k, scratch, 64.0 * DBL_EPSILON) != MBDCP_OK) return MBDCP_ERR_NOT_POSDEF;
         /* Gauss-Jordan in place, diagonal pivots (positive for SPD): exact on diagonal blocks */
         memcpy(X, Mb, kk * sizeof(mbdcp_float));
         for (mbdcp_int c = 0; c < k; ++c) {

@@ -9,12 +9,13 @@
 
 #define POWER_ITERATIONS 30
 /* Polish (see polish()): at most this many failing contacts, this many contacts around them, this
- * many iterations on their subproblem, one attempt per this many APGD iterations. */
+ * many iterations on their subproblem, this many rounds, a first wait of this many APGD iterations
+ * after a miss (doubled after each). */
 #define POLISH_FAILING 16
 #define POLISH_SET 64
 #define POLISH_ITERATIONS 3000
-#define POLISH_EVERY 10
 #define POLISH_ROUNDS 3
+#define POLISH_EVERY 10
 
 MbdcpReturn mbdcp_ccp_default_settings(MbdcpCcpSettings *s)
 {

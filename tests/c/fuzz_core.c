@@ -280,13 +280,64 @@ static void fuzz_ccp(Reader *r)
     free(colptr), free(rowind), free(val), free(mu), free(pv), free(nu), free(u), free(work);
 }
 
+static void fuzz_blocks(Reader *r)
+{
+    /* nb blocks of k x k (SPD unless the input says otherwise), then Q = Minv P for a random P */
+    const int nb = (int)(byte(r) % 5), k = (int)(byte(r) % 5), rows = nb * k, ncols = (int)(byte(r) % 6);
+    double *M = malloc(sizeof(double) * (nb * k * k + 1)), *inv = malloc(sizeof(double) * (nb * k * k + 1));
+    double *scratch = malloc(sizeof(double) * (k * k + 1));
+    for (int b = 0; b < nb; ++b) spd(r, M + b * k * k, k);
+    int bad = 0;
+    MbdcpReturn rc = mbdcp_block_spd_inverse(nb, k, M, inv, scratch, &bad);
+    check(rc != MBDCP_OK || bad == -1, "block inverse: bad set on success");
+    if (rc == MBDCP_OK)
+        for (int b = 0; b < nb; ++b) { /* M_b inv_b = I to a tolerance scaled by |M_b| |inv_b| */
+            const double *A = M + b * k * k, *X = inv + b * k * k;
+            for (int i = 0; i < k; ++i)
+                for (int j = 0; j < k; ++j) {
+                    double s = 0.0, a = 0.0;
+                    for (int t = 0; t < k; ++t) {
+                        s += A[i * k + t] * X[t * k + j];
+                        a += fabs(A[i * k + t] * X[t * k + j]);
+                    }
+                    check(!isfinite(a) || fabs(s - (i == j)) <= 1e-8 * a + 1e-300, "block inverse: M Minv != I");
+                }
+        }
+    int *colptr = malloc(sizeof(int) * (ncols + 1)), *rowind = malloc(sizeof(int) * (ncols * rows + 1));
+    double *val = malloc(sizeof(double) * (ncols * rows + 1));
+    int nnz = 0;
+    colptr[0] = 0;
+    for (int j = 0; j < ncols; ++j) {
+        for (int i = 0; i < rows; ++i)
+            if (byte(r) & 1) {
+                rowind[nnz] = i;
+                val[nnz++] = number(r);
+            }
+        colptr[j + 1] = nnz;
+    }
+    if (nnz > 1 && byte(r) % 8 == 0) rowind[0] = rowind[nnz - 1]; /* sometimes not sorted or out of range */
+    int *qp = malloc(sizeof(int) * (ncols + 1));
+    rc = k > 0 ? mbdcp_block_times_csc(nb, k, inv, ncols, colptr, rowind, val, qp, NULL, NULL) : MBDCP_ERR_DIMENSION;
+    if (rc == MBDCP_OK) {
+        check(qp[ncols] <= ncols * rows, "block product: more entries than the dense Q");
+        int *qi = malloc(sizeof(int) * (qp[ncols] + 1));
+        double *qv = malloc(sizeof(double) * (qp[ncols] + 1));
+        rc = mbdcp_block_times_csc(nb, k, inv, ncols, colptr, rowind, val, qp, qi, qv);
+        check(rc == MBDCP_OK, "block product: the fill pass failed after the count pass");
+        for (int t = 0; t < qp[ncols]; ++t) check(qi[t] >= 0 && qi[t] < rows, "block product: row out of range");
+        free(qi), free(qv);
+    }
+    free(M), free(inv), free(scratch), free(colptr), free(rowind), free(val), free(qp);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     Reader r = {data, size, 0};
-    switch (byte(&r) % 4) {
+    switch (byte(&r) % 5) {
     case 0: fuzz_lemke(&r); break;
     case 1: fuzz_step(&r); break;
     case 2: fuzz_full_rank(&r); break;
+    case 3: fuzz_blocks(&r); break;
     default: fuzz_ccp(&r); break;
     }
     return 0;

@@ -498,6 +498,8 @@ static void test_blocks(void)
     const mbdcp_float asym[8] = {4, 2, 2, 3, 1, 0, 1, 2}, indef[8] = {4, 2, 2, 3, 1, 0, 0, -2};
     CHECK(mbdcp_block_spd_inverse(2, 2, asym, inv, scratch, &bad) == MBDCP_ERR_DATA && bad == 1);
     CHECK(mbdcp_block_spd_inverse(2, 2, indef, inv, scratch, &bad) == MBDCP_ERR_NOT_POSDEF && bad == 1);
+    const mbdcp_float near_singular[4] = {1, 0, 0, 1e-17}; /* positive, but singular in double */
+    CHECK(mbdcp_block_spd_inverse(1, 2, near_singular, inv, scratch, &bad) == MBDCP_ERR_NOT_POSDEF && bad == 0);
     const mbdcp_float nan_[8] = {4, 2, 2, NAN, 1, 0, 0, 2};
     CHECK(mbdcp_block_spd_inverse(2, 2, nan_, inv, scratch, &bad) == MBDCP_ERR_NONFINITE);
     CHECK(mbdcp_block_spd_inverse(2, 2, M, inv, scratch, NULL) == MBDCP_ERR_NULL);
