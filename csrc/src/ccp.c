@@ -82,29 +82,53 @@ static mbdcp_float col_dot_P(const MbdcpCcpProblem *p, mbdcp_int j, const mbdcp_
     return s;
 }
 
-/* u = Q S x (S = NULL: u = Q x), scattered column by column. */
-static void apply_QS(const MbdcpCcpProblem *p, const mbdcp_float *S, const mbdcp_float *x, mbdcp_float *u)
+/* Bits of Ccp.blocked: each contact's three columns of P (of Q) share their rows, as
+ * cone_jacobian and a block-diagonal M^-1 build them. Then a contact's three dot products with u
+ * (its three scatters into u) take one sweep over its rows. */
+enum { BLOCKED_P = 1, BLOCKED_Q = 2 };
+
+static int columns_blocked(mbdcp_int n_c, const mbdcp_int *colptr, const mbdcp_int *rowind)
+{
+    for (mbdcp_int i = 0; i < n_c; ++i) {
+        const mbdcp_int k0 = colptr[3 * i], k1 = colptr[3 * i + 1], k2 = colptr[3 * i + 2];
+        const mbdcp_int n = k1 - k0;
+        if (k2 - k1 != n || colptr[3 * i + 3] - k2 != n) return 0;
+        for (mbdcp_int t = 0; t < n; ++t)
+            if (rowind[k0 + t] != rowind[k1 + t] || rowind[k0 + t] != rowind[k2 + t]) return 0;
+    }
+    return 1;
+}
+
+/* u = Q S x (S = NULL: u = Q x), scattered column by column; with BLOCKED_Q a contact's three
+ * columns in one sweep, each u_r receiving its three terms in column order (the same sums). */
+static void apply_QS(const MbdcpCcpProblem *p, int blocked, const mbdcp_float *S, const mbdcp_float *x,
+                     mbdcp_float *u)
 {
     memset(u, 0, (size_t)p->n_v * sizeof(mbdcp_float));
-    for (mbdcp_int j = 0; j < n_p(p); ++j) {
+    mbdcp_int j = 0;
+    if (blocked & BLOCKED_Q) {
+        for (mbdcp_int i = 0; i < p->n_c; ++i) {
+            mbdcp_float xs[3];
+            for (int a = 0; a < 3; ++a) xs[a] = S ? S[3 * i + a] * x[3 * i + a] : x[3 * i + a];
+            if (xs[0] == 0.0 && xs[1] == 0.0 && xs[2] == 0.0) continue;
+            const mbdcp_int k0 = p->Q_colptr[3 * i], k1 = p->Q_colptr[3 * i + 1], k2 = p->Q_colptr[3 * i + 2];
+            const mbdcp_int *row = p->Q_rowind + k0;
+            const mbdcp_float *q0 = p->Q_val + k0, *q1 = p->Q_val + k1, *q2 = p->Q_val + k2;
+            for (mbdcp_int t = 0; t < k1 - k0; ++t) {
+                mbdcp_float ur = u[row[t]];
+                if (xs[0] != 0.0) ur += q0[t] * xs[0];
+                if (xs[1] != 0.0) ur += q1[t] * xs[1];
+                if (xs[2] != 0.0) ur += q2[t] * xs[2];
+                u[row[t]] = ur;
+            }
+        }
+        j = 3 * p->n_c;
+    }
+    for (; j < n_p(p); ++j) {
         const mbdcp_float xj = S ? S[j] * x[j] : x[j];
         if (xj == 0.0) continue;
         for (mbdcp_int k = p->Q_colptr[j]; k < p->Q_colptr[j + 1]; ++k) u[p->Q_rowind[k]] += p->Q_val[k] * xj;
     }
-}
-
-/* 1 when each contact's three columns of P share their rows (as cone_jacobian builds them): then
- * P^T u takes a contact's three dot products in one sweep over its rows (dot3). */
-static int P_blocked(const MbdcpCcpProblem *p)
-{
-    for (mbdcp_int i = 0; i < p->n_c; ++i) {
-        const mbdcp_int k0 = p->P_colptr[3 * i], k1 = p->P_colptr[3 * i + 1], k2 = p->P_colptr[3 * i + 2];
-        const mbdcp_int n = k1 - k0;
-        if (k2 - k1 != n || p->P_colptr[3 * i + 3] - k2 != n) return 0;
-        for (mbdcp_int t = 0; t < n; ++t)
-            if (p->P_rowind[k0 + t] != p->P_rowind[k1 + t] || p->P_rowind[k0 + t] != p->P_rowind[k2 + t]) return 0;
-    }
-    return 1;
 }
 
 /* s_a = P_{3i+a}^T u, a = 0, 1, 2, for a contact whose three columns share their rows; each sum
@@ -126,12 +150,12 @@ static void dot3(const MbdcpCcpProblem *p, mbdcp_int i, const mbdcp_float *u, mb
     s[2] = s2;
 }
 
-/* y_j = S_j P_j^T u (S = NULL: P_j^T u), contact by contact when blocked (P_blocked). */
+/* y_j = S_j P_j^T u (S = NULL: P_j^T u), contact by contact with BLOCKED_P. */
 static void gather_P(const MbdcpCcpProblem *p, int blocked, const mbdcp_float *S, const mbdcp_float *u,
                      mbdcp_float *y)
 {
     mbdcp_int j = 0;
-    if (blocked) {
+    if (blocked & BLOCKED_P) {
         for (mbdcp_int i = 0; i < p->n_c; ++i) {
             mbdcp_float s[3];
             dot3(p, i, u, s);
@@ -146,11 +170,11 @@ static void gather_P(const MbdcpCcpProblem *p, int blocked, const mbdcp_float *S
 }
 
 /* y = S N S x for the diagonal scaling S (S = NULL: y = N x), the scaling folded into the two
- * sweeps; u receives Q S x; blocked: see P_blocked. */
+ * sweeps; u receives Q S x; blocked: BLOCKED_P | BLOCKED_Q bits. */
 static void apply_SNS(const MbdcpCcpProblem *p, int blocked, const mbdcp_float *S, const mbdcp_float *x,
                       mbdcp_float *u, mbdcp_float *y)
 {
-    apply_QS(p, S, x, u);
+    apply_QS(p, blocked, S, x, u);
     gather_P(p, blocked, S, u, y);
 }
 
@@ -309,7 +333,7 @@ typedef struct {
     mbdcp_float L, pnorm, omega;
     MbdcpCcpInfo *info;
     int interrupted, diverged;
-    int blocked; /* P_blocked */
+    int blocked; /* BLOCKED_P | BLOCKED_Q */
 } Ccp;
 
 /* Called after every iteration with the normwise residual res of the iterate nu (gradient g):
@@ -700,7 +724,8 @@ MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s,
     C.info = info;
     C.interrupted = 0;
     C.diverged = 0;
-    C.blocked = P_blocked(p);
+    C.blocked = (columns_blocked(p->n_c, p->P_colptr, p->P_rowind) ? BLOCKED_P : 0) |
+                (columns_blocked(p->n_c, p->Q_colptr, p->Q_rowind) ? BLOCKED_Q : 0);
     mbdcp_float *w = (mbdcp_float *)work;
     mbdcp_float **slots[] = {&C.eta, &C.g, &C.y, &C.prev, &C.Nx, &C.Ny, &C.trial, &C.Ngam, &C.gam, &C.tmp, &C.sc, &C.pol, &C.pg};
     for (size_t k = 0; k < sizeof slots / sizeof slots[0]; ++k) {
