@@ -266,13 +266,9 @@ static mbdcp_float block_ratio(const MbdcpCcpProblem *p, mbdcp_int b, const mbdc
                                mbdcp_float L, const mbdcp_float *s, mbdcp_float floor_)
 {
     const mbdcp_int nc = p->n_c, j0 = b < nc ? 3 * b : 3 * nc + (b - nc), w = b < nc ? 3 : 1;
-    mbdcp_float sc[3], num = 0.0, den = 0.0;
-    for (mbdcp_int a = 0; a < w; ++a) sc[a] = nu[j0 + a] - g[j0 + a] / L;
-    if (w == 3) mbdcp_cone_project_inline(p->mu[b], sc);
-    for (mbdcp_int a = 0; a < w; ++a) {
-        num = fmax(num, fabs(nu[j0 + a] - sc[a]) * L);
-        den = fmax(den, s[j0 + a]);
-    }
+    const mbdcp_float num = block_residual(w, b < nc ? p->mu[b] : 0.0, nu + j0, g + j0, L) * L;
+    mbdcp_float den = 0.0;
+    for (mbdcp_int a = 0; a < w; ++a) den = fmax(den, s[j0 + a]);
     if (!isfinite(num) || !isfinite(den)) return NAN;
     return num > 0.0 ? num / (den + floor_) : 0.0;
 }
@@ -434,13 +430,8 @@ static int sub_converged(const Ccp *C, const mbdcp_int *set, mbdcp_int K, mbdcp_
     sub_gradient(C, K, C->ax, grad);
     for (mbdcp_int a = 0; a < K; a += 3) {
         const mbdcp_int j0 = 3 * set[a / 3];
-        mbdcp_float sc[3], num = 0.0, den = 0.0;
-        for (int e = 0; e < 3; ++e) sc[e] = C->ax[a + e] - grad[a + e] / LA;
-        mbdcp_cone_project_inline(C->p->mu[set[a / 3]], sc);
-        for (int e = 0; e < 3; ++e) {
-            num = fmax(num, fabs(C->ax[a + e] - sc[e]) * LA);
-            den = fmax(den, s[j0 + e]);
-        }
+        const mbdcp_float num = block_residual(3, C->p->mu[set[a / 3]], C->ax + a, grad + a, LA) * LA;
+        const mbdcp_float den = fmax(s[j0], fmax(s[j0 + 1], s[j0 + 2]));
         if (!(num <= 0.1 * C->s->tol * (den + floor_))) return 0;
     }
     return 1;
@@ -511,16 +502,6 @@ static int polish(Ccp *C, const mbdcp_float *nu, const mbdcp_float *g)
         gradient(p, gx, gx);
     }
     return residual(p, x, gx, L, C->pnorm) <= tol && componentwise(p, x, gx, L, C->au, C->sc) <= tol;
-}
-
-/* gamma = S x and its gradient (N S x + p) = (S N S x + S p) / S, into C->Nx and C->tmp. */
-static void gamma_space(Ccp *C, const mbdcp_float *X, const mbdcp_float *NX, const mbdcp_float *ps)
-{
-    const mbdcp_float *S = C->eta;
-    for (mbdcp_int j = 0; j < n_p(C->p); ++j) {
-        C->Nx[j] = S[j] * X[j];
-        C->tmp[j] = (NX[j] + ps[j]) / S[j];
-    }
 }
 
 /* Mazhar, Heyn, Negrut, Tasora (2015), Algorithm 2 (Nesterov with adaptive step and restart), run
@@ -602,7 +583,10 @@ static mbdcp_float apgd(Ccp *C, mbdcp_float *nu, mbdcp_float *u, mbdcp_float res
         NT = old;
         int stop;
         if (res <= tol) { /* the componentwise test wants gamma and its gradient: in C->Nx, C->tmp */
-            gamma_space(C, X, NX, ps);
+            for (mbdcp_int j = 0; j < np_; ++j) {
+                C->Nx[j] = S[j] * X[j];
+                C->tmp[j] = (NX[j] + ps[j]) / S[j];
+            }
             stop = converged(C, k, res, C->Nx, C->tmp, &cw);
         } else {
             stop = converged(C, k, res, NULL, NULL, &cw);
@@ -736,15 +720,14 @@ MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s,
     C.mux = C.Nii + 9 * (size_t)p->n_c;
     C.ut = C.mux + (size_t)p->n_c;
     C.au = C.ut + nv;
-    const size_t K = polish_size(p);
     C.mark = C.au + nv;
     C.A = C.mark + nv;
-    C.ab = C.A + K * K;
-    C.ax = C.ab + K;
-    C.ay = C.ax + K;
-    C.aprev = C.ay + K;
-    C.agrad = C.aprev + K;
-    C.acols = C.agrad + K;
+    w = C.A + polish_size(p) * polish_size(p);
+    mbdcp_float **sub[] = {&C.ab, &C.ax, &C.ay, &C.aprev, &C.agrad, &C.acols};
+    for (size_t k = 0; k < sizeof sub / sizeof sub[0]; ++k) {
+        *sub[k] = w;
+        w += polish_size(p);
+    }
     info->status = MBDCP_MAX_ITERATIONS;
     info->iterations = 0;
     info->residual = 0.0;

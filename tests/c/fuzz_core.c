@@ -231,6 +231,23 @@ static void fuzz_full_rank(Reader *r)
     free(M), free(Wn), free(Wt), free(mu), free(v), free(pe), free(psi), free(o), free(work);
 }
 
+/* A random sparse pattern with sorted rows, rows x ncols, in CSC (rowind, val: rows ncols + 1 each);
+ * returns the number of entries. */
+static int random_csc(Reader *r, int rows, int ncols, int *colptr, int *rowind, double *val)
+{
+    int nnz = 0;
+    colptr[0] = 0;
+    for (int j = 0; j < ncols; ++j) {
+        for (int i = 0; i < rows; ++i)
+            if (byte(r) & 1) {
+                rowind[nnz] = i;
+                val[nnz++] = number(r);
+            }
+        colptr[j + 1] = nnz;
+    }
+    return nnz;
+}
+
 static void fuzz_ccp(Reader *r)
 {
     /* P = Q = a random sparse n_v x n_p pattern (Q = M^-1 P with M = I) */
@@ -243,16 +260,7 @@ static void fuzz_ccp(Reader *r)
     int *colptr = malloc(sizeof(int) * (np + 1)), *rowind = malloc(sizeof(int) * (np * nv + 1));
     double *val = malloc(sizeof(double) * (np * nv + 1)), *mu = malloc(sizeof(double) * (p.n_c + 1));
     double *pv = malloc(sizeof(double) * (np + 1)), *nu = malloc(sizeof(double) * (np + 1)), *u = malloc(sizeof(double) * nv);
-    int nnz = 0;
-    colptr[0] = 0;
-    for (int j = 0; j < np; ++j) {
-        for (int i = 0; i < nv; ++i)
-            if (byte(r) & 1) {
-                rowind[nnz] = i;
-                val[nnz++] = number(r);
-            }
-        colptr[j + 1] = nnz;
-    }
+    random_csc(r, nv, np, colptr, rowind, val);
     for (int i = 0; i < p.n_c; ++i) mu[i] = fabs(number(r));
     fill(r, pv, (size_t)np);
     fill(r, nu, (size_t)np);
@@ -305,16 +313,7 @@ static void fuzz_blocks(Reader *r)
         }
     int *colptr = malloc(sizeof(int) * (ncols + 1)), *rowind = malloc(sizeof(int) * (ncols * rows + 1));
     double *val = malloc(sizeof(double) * (ncols * rows + 1));
-    int nnz = 0;
-    colptr[0] = 0;
-    for (int j = 0; j < ncols; ++j) {
-        for (int i = 0; i < rows; ++i)
-            if (byte(r) & 1) {
-                rowind[nnz] = i;
-                val[nnz++] = number(r);
-            }
-        colptr[j + 1] = nnz;
-    }
+    const int nnz = random_csc(r, rows, ncols, colptr, rowind, val);
     if (nnz > 1 && byte(r) % 8 == 0) rowind[0] = rowind[nnz - 1]; /* sometimes not sorted or out of range */
     int *qp = malloc(sizeof(int) * (ncols + 1));
     rc = k > 0 ? mbdcp_block_times_csc(nb, k, inv, ncols, colptr, rowind, val, qp, NULL, NULL) : MBDCP_ERR_DIMENSION;
