@@ -38,6 +38,8 @@
 #define CLEAN_ZERO 1024.0
 /* Scaled data stay below 2^LIMIT_LOG2 in magnitude. */
 #define LIMIT_LOG2 960
+/* Columns per panel of the blocked Gauss-Jordan inversion in refactor(). */
+#define PANEL 32
 
 /* fmax(acc, x) for an accumulator acc that is never NaN, and fmax(x, 0): the same values
  * (a NaN x is skipped), inlined (libm's fmax is a call, and was 9 % of a small solve). */
@@ -76,13 +78,13 @@ MbdcpReturn mbdcp_lemke_check_settings(const MbdcpLemkeSettings *s, const char *
 }
 
 /* Layout: Bc, Mt (scaled M transposed: columns of M' contiguous) as n x n; xbar, d, dnext, res,
- * ag, qs, cov, rs, cs as n-vectors of doubles; then basis, cand, P, pos, flags as n-vectors of ints,
+ * ag, qs, cov, rs, cs as n-vectors of doubles; X as PANEL n-vectors; then basis, cand, P, pos, flags as n-vectors of ints,
  * and 4 ints of state (magic, n, np, valid: what mbdcp_lemke_resolve may start from). */
 size_t mbdcp_lemke_workspace_size(mbdcp_int n)
 {
     if (n < 0) return 0;
     const size_t nn = (size_t)n;
-    return (2 * nn * nn + 9 * nn) * sizeof(mbdcp_float) + (5 * nn + 4) * sizeof(mbdcp_int) + 16;
+    return (2 * nn * nn + (9 + PANEL) * nn) * sizeof(mbdcp_float) + (5 * nn + 4) * sizeof(mbdcp_int) + 16;
 }
 
 mbdcp_float mbdcp_lcp_residual(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q,
@@ -161,7 +163,7 @@ typedef struct {
     mbdcp_float *Bc;
     mbdcp_int *P, *pos;
     mbdcp_float *Mt, *qs, *cov, *rs, *cs;
-    mbdcp_float *xbar, *d, *dnext, *res, *ag;
+    mbdcp_float *xbar, *d, *dnext, *res, *ag, *X;
     mbdcp_int *basis, *cand, *flags;
     mbdcp_int z0_row;      /* row of z0 while it is basic, else -1 */
     mbdcp_int since;       /* pivots since the last refactorization */
@@ -249,6 +251,100 @@ static void pivot(Lemke *L, const mbdcp_float *d, mbdcp_int r, mbdcp_int next_va
     if (next_var >= 0) dnext[r] = row_dot(L, r, next_var, L->ag);
 }
 
+/* In-place Gauss-Jordan inversion, with partial pivoting, of the s x s matrix whose row a is
+ * Bc's row P[a] (entries 0..s), blocked by panels K of PANEL columns. The panel's columns are
+ * reduced alone (each pivot row scaled, then subtracted from every other row, on K only). The
+ * pivots of K act on the matrix as a row transformation T that differs from I only in the
+ * columns K, and the in-place bookkeeping leaves exactly T[:, K] in them; every other column
+ * then becomes T R: with X = K's rows as they were, R[a, :] += T[a, K] X for the rows outside K
+ * and R[K, :] = T[K, K] X, four rows of X per pass (one store of R per four products: the
+ * unblocked form stored every entry once per pivot and was bound by it). Row interchanges move
+ * whole rows (outside K a row is still untouched by the panel) and are undone on the columns
+ * at the end. A pivot at or below tiny (or not finite) means singular: returns 0. Scratch:
+ * cand (the interchanges), X (PANEL rows of n). */
+static int invert_in_place(Lemke *L, mbdcp_int s, mbdcp_float tiny)
+{
+    const mbdcp_int n = L->n;
+    mbdcp_int *perm = L->cand;
+#define ROW(a) (L->Bc + (size_t)L->P[a] * n)
+    for (mbdcp_int k = 0; k < s; k += PANEL) {
+        const mbdcp_int ke = k + PANEL < s ? k + PANEL : s;
+        for (mbdcp_int c = k; c < ke; ++c) {
+            mbdcp_int p = c;
+            mbdcp_float best = -1.0;
+            for (mbdcp_int a = c; a < s; ++a) {
+                const mbdcp_float v = fabs(ROW(a)[c]);
+                if (v > best) {
+                    best = v;
+                    p = a;
+                }
+            }
+            if (!(best > tiny) || !isfinite(best)) return 0;
+            perm[c] = p;
+            mbdcp_float *Rc = ROW(c);
+            if (p != c) {
+                mbdcp_float *Rp = ROW(p);
+                for (mbdcp_int j = 0; j < s; ++j) {
+                    const mbdcp_float t = Rc[j];
+                    Rc[j] = Rp[j];
+                    Rp[j] = t;
+                }
+            }
+            const mbdcp_float inv = 1.0 / Rc[c];
+            Rc[c] = 1.0;
+            for (mbdcp_int j = k; j < ke; ++j) Rc[j] *= inv;
+            for (mbdcp_int a = 0; a < s; ++a) {
+                if (a == c) continue;
+                mbdcp_float *Ra = ROW(a);
+                const mbdcp_float f = Ra[c];
+                if (f == 0.0) continue;
+                Ra[c] = 0.0;
+                for (mbdcp_int j = k; j < ke; ++j) Ra[j] -= f * Rc[j];
+            }
+        }
+        if (k == 0 && ke == s) break; /* one panel: no other columns */
+        for (mbdcp_int c = k; c < ke; ++c) memcpy(L->X + (size_t)(c - k) * n, ROW(c), (size_t)s * sizeof(mbdcp_float));
+        for (mbdcp_int a = 0; a < s; ++a) {
+            mbdcp_float *Ra = ROW(a);
+            const int own = a >= k && a < ke;
+            mbdcp_float f[PANEL];
+            const mbdcp_float *x[PANEL];
+            mbdcp_int nf = 0;
+            for (mbdcp_int c = k; c < ke; ++c)
+                if (Ra[c] != 0.0) {
+                    f[nf] = Ra[c];
+                    x[nf++] = L->X + (size_t)(c - k) * n;
+                }
+            if (own) { /* R[a, :] = T[a, K] X outside K */
+                for (mbdcp_int j = 0; j < k; ++j) Ra[j] = 0.0;
+                for (mbdcp_int j = ke; j < s; ++j) Ra[j] = 0.0;
+            }
+            mbdcp_int q = 0;
+            for (; q + 4 <= nf; q += 4) {
+                const mbdcp_float f0 = f[q], f1 = f[q + 1], f2 = f[q + 2], f3 = f[q + 3];
+                const mbdcp_float *x0 = x[q], *x1 = x[q + 1], *x2 = x[q + 2], *x3 = x[q + 3];
+                for (mbdcp_int j = 0; j < k; ++j) Ra[j] += f0 * x0[j] + f1 * x1[j] + f2 * x2[j] + f3 * x3[j];
+                for (mbdcp_int j = ke; j < s; ++j) Ra[j] += f0 * x0[j] + f1 * x1[j] + f2 * x2[j] + f3 * x3[j];
+            }
+            for (; q < nf; ++q) {
+                const mbdcp_float f0 = f[q], *x0 = x[q];
+                for (mbdcp_int j = 0; j < k; ++j) Ra[j] += f0 * x0[j];
+                for (mbdcp_int j = ke; j < s; ++j) Ra[j] += f0 * x0[j];
+            }
+        }
+    }
+    for (mbdcp_int c = s - 1; c >= 0; --c) /* undo the row interchanges on the columns */
+        if (perm[c] != c)
+            for (mbdcp_int a = 0; a < s; ++a) {
+                mbdcp_float *Ra = ROW(a);
+                const mbdcp_float t = Ra[c];
+                Ra[c] = Ra[perm[c]];
+                Ra[perm[c]] = t;
+            }
+#undef ROW
+    return 1;
+}
+
 /* Recompute Binv from the basis (Gauss-Jordan with partial pivoting on B_SS), after moving
  * each basic w_j to row j, then xbar = Binv q'. A pivot of B_SS at or below sing_tol times
  * its largest entry means singular: returns 0 and leaves the state unusable. */
@@ -291,48 +387,7 @@ static int refactor(Lemke *L, mbdcp_float sing_tol)
             amax = acc_max(amax, fabs(v));
         }
     }
-    mbdcp_int *perm = L->cand;
-    for (mbdcp_int c = 0; c < s; ++c) {
-        mbdcp_int p = c;
-        mbdcp_float best = -1.0;
-        for (mbdcp_int a = c; a < s; ++a) {
-            const mbdcp_float v = fabs(L->Bc[(size_t)L->P[a] * n + c]);
-            if (v > best) {
-                best = v;
-                p = a;
-            }
-        }
-        if (!(best > sing_tol * amax) || !isfinite(best)) return 0;
-        perm[c] = p;
-        mbdcp_float *Rc = L->Bc + (size_t)L->P[c] * n;
-        if (p != c) {
-            mbdcp_float *Rp = L->Bc + (size_t)L->P[p] * n;
-            for (mbdcp_int j = 0; j < s; ++j) {
-                const mbdcp_float t = Rc[j];
-                Rc[j] = Rp[j];
-                Rp[j] = t;
-            }
-        }
-        const mbdcp_float inv = 1.0 / Rc[c];
-        Rc[c] = 1.0;
-        for (mbdcp_int j = 0; j < s; ++j) Rc[j] *= inv;
-        for (mbdcp_int a = 0; a < s; ++a) {
-            if (a == c) continue;
-            mbdcp_float *Ra = L->Bc + (size_t)L->P[a] * n;
-            const mbdcp_float f = Ra[c];
-            if (f == 0.0) continue;
-            Ra[c] = 0.0;
-            for (mbdcp_int j = 0; j < s; ++j) Ra[j] -= f * Rc[j];
-        }
-    }
-    for (mbdcp_int c = s - 1; c >= 0; --c) /* undo the row interchanges on the columns */
-        if (perm[c] != c)
-            for (mbdcp_int a = 0; a < s; ++a) {
-                mbdcp_float *Ra = L->Bc + (size_t)L->P[a] * n;
-                const mbdcp_float t = Ra[c];
-                Ra[c] = Ra[perm[c]];
-                Ra[perm[c]] = t;
-            }
+    if (!invert_in_place(L, s, sing_tol * amax)) return 0;
     /* Rows outside S: -B_NS B_SS^-1. */
     mbdcp_float *g = L->ag;
     for (mbdcp_int i = 0; i < n; ++i) {
@@ -846,7 +901,7 @@ static MbdcpReturn solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q
     if (!M || !q || !out->z || !out->w || !work) return MBDCP_ERR_NULL;
     if (work_bytes < mbdcp_lemke_workspace_size(n)) return MBDCP_ERR_WORKSPACE;
     const size_t nn = (size_t)n;
-    mbdcp_int *state = (mbdcp_int *)((mbdcp_float *)work + 2 * nn * nn + 9 * nn) + 5 * nn; /* magic, n, np, valid */
+    mbdcp_int *state = (mbdcp_int *)((mbdcp_float *)work + 2 * nn * nn + (9 + PANEL) * nn) + 5 * nn; /* magic, n, np, valid */
     const int known = reuse && state[0] == STATE_MAGIC && state[1] == n;
     const int usable = known && state[3] == 1;      /* the basis inverse is kept */
     const int basis_only = known && state[3] == 2;  /* the last solve was direct(): its basis is in flags */
@@ -867,7 +922,8 @@ static MbdcpReturn solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q
     L.cov = L.qs + nn;
     L.rs = L.cov + nn;
     L.cs = L.rs + nn;
-    L.basis = (mbdcp_int *)(L.cs + nn);
+    L.X = L.cs + nn;
+    L.basis = (mbdcp_int *)(L.X + PANEL * nn);
     L.cand = L.basis + nn;
     L.P = L.cand + nn;
     L.pos = L.P + nn;

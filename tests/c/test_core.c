@@ -575,11 +575,55 @@ static void test_ccp_polish(void)
     free(work);
 }
 
+/* A positive definite, nonsymmetric M (so a P-matrix: one solution) of size 150: the warm starts
+ * below factor bases of about 75 basic z, three panels of the blocked Gauss-Jordan inverse with
+ * row interchanges across them. Every start must reach the cold solution. */
+static void test_lemke_blocked_refactor(void)
+{
+    enum { N = 150 };
+    double *M = malloc(sizeof(double) * N * N), *A = malloc(sizeof(double) * N * N);
+    double q[N], z0[N], z[N], w[N];
+    int basis[N], hint[N];
+    unsigned long long x = 12345;
+#define UNIFORM() ((x = x * 6364136223846793005ULL + 1442695040888963407ULL), (double)(x >> 11) / 9007199254740992.0 - 0.5)
+    for (int i = 0; i < N * N; ++i) A[i] = UNIFORM();
+    for (int i = 0; i < N; ++i) {
+        q[i] = UNIFORM();
+        for (int j = 0; j < N; ++j) {
+            double s = 0.0;
+            for (int k = 0; k < 20; ++k) s += A[i * N + k] * A[j * N + k]; /* low rank: pivoting matters */
+            M[i * N + j] = s + (A[i * N + j] - A[j * N + i]) + (i == j ? 0.1 : 0.0);
+        }
+    }
+#undef UNIFORM
+    MbdcpLemkeInfo info;
+    CHECK(solve(N, M, q, NULL, z0, w, basis, NULL, NULL, &info) == MBDCP_OK && info.status == MBDCP_SOLVED);
+    int nb = 0;
+    for (int i = 0; i < N; ++i) nb += basis[i];
+    CHECK(nb > 64); /* more than two panels */
+    for (int variant = 0; variant < 3; ++variant) {
+        /* the answer's basis with 1 in 7 (then 1 in 3) flipped, then every other variable basic */
+        for (int i = 0; i < N; ++i)
+            hint[i] = variant == 2 ? i % 2 : (i % (variant ? 3 : 7) == 0 ? !basis[i] : basis[i]);
+        CHECK(solve(N, M, q, hint, z, w, NULL, NULL, NULL, &info) == MBDCP_OK);
+        CHECK(info.status == MBDCP_SOLVED && info.warm && info.refactorizations > 0); /* warm phase verified */
+        double err = 0.0, zmax = 0.0;
+        for (int i = 0; i < N; ++i) {
+            err = fmax(err, fabs(z[i] - z0[i]));
+            zmax = fmax(zmax, fabs(z0[i]));
+        }
+        CHECK(err <= 1e-10 * zmax);
+    }
+    free(M);
+    free(A);
+}
+
 int main(void)
 {
     test_lemke_small();
     test_lemke_ray_and_trivial();
     test_lemke_limit_and_errors();
+    test_lemke_blocked_refactor();
     test_dense();
     test_step_sphere();
     test_step_joint();
