@@ -129,3 +129,22 @@ def test_simulate_fixed_point_warm_equals_cold():
                      warm_start=warm) for warm in (True, False)]
     assert all(tr.success for tr in runs)
     np.testing.assert_allclose(runs[0].positions, runs[1].positions, atol=1e-7)
+
+
+def test_a_warm_started_settling_step_matches_the_cold_one():
+    """A recorded algorithm 3 step of the settling 136-disk pile, warm-started from the last
+    step's bases: once this hint led Lemke into a basis singular in double, whose point (friction
+    impulses of 1e19, speeds of 1e6) passed the componentwise test scaled by |M||z| and blew
+    the pile apart. P1 and P2 have one velocity each, so warm and cold must agree on it."""
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    d = np.load(Path(__file__).parent / "data" / "pile136_step333.npz")
+    args = (np.diag(d["Mdiag"]), d["Wn"], d["D"], d["E"], d["U"], d["v"], float(d["h"]))
+    kw = dict(p_ext=d["p_ext"], psi_n=d["psi_n"], algorithm=3)
+    cold = mbdcp.fixed_point(*args, **kw)
+    warm = mbdcp.fixed_point(*args, **kw, warm_start=SimpleNamespace(basis=d["basis"], basis_p2=d["basis_p2"]))
+    assert cold.success and warm.success
+    scale = max(1.0, np.abs(cold.v_next).max())
+    assert np.abs(warm.v_next - cold.v_next).max() <= 1e-8 * scale
+    assert np.abs(warm.v_next).max() < 2.0  # disks dropped from under 7 m: no speed near 1e6

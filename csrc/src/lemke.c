@@ -38,6 +38,12 @@
 #define CLEAN_ZERO 1024.0
 /* Scaled data stay below 2^LIMIT_LOG2 in magnitude. */
 #define LIMIT_LOG2 960
+/* A basis block whose elimination meets a pivot at or below SINGULAR times its largest entry is
+ * singular in double: its basic values carry no correct digit (a settling 136-disk pile's
+ * algorithm 3 step reached such a basis with friction impulses of 1e19 whose difference was
+ * lost, and the componentwise test, scaled by |M||z|, could not tell). Pivoting then stops as
+ * a numerical error and the solve starts again cold. */
+#define SINGULAR 1e-14
 /* Columns per panel of the blocked Gauss-Jordan inversion in refactor(). */
 #define PANEL 32
 
@@ -78,8 +84,9 @@ MbdcpReturn mbdcp_lemke_check_settings(const MbdcpLemkeSettings *s, const char *
 }
 
 /* Layout: Bc, Mt (scaled M transposed: columns of M' contiguous) as n x n; xbar, d, dnext, res,
- * ag, qs, cov, rs, cs as n-vectors of doubles; X as PANEL n-vectors; then basis, cand, P, pos, flags as n-vectors of ints,
- * and 4 ints of state (magic, n, np, valid: what mbdcp_lemke_resolve may start from). */
+ * ag, qs, cov, rs, cs as n-vectors of doubles; X as PANEL n-vectors; then basis, cand, P, pos,
+ * flags as n-vectors of ints, and 4 ints of state (magic, n, np, valid: what
+ * mbdcp_lemke_resolve may start from). */
 size_t mbdcp_lemke_workspace_size(mbdcp_int n)
 {
     if (n < 0) return 0;
@@ -303,7 +310,8 @@ static int invert_in_place(Lemke *L, mbdcp_int s, mbdcp_float tiny)
             }
         }
         if (k == 0 && ke == s) break; /* one panel: no other columns */
-        for (mbdcp_int c = k; c < ke; ++c) memcpy(L->X + (size_t)(c - k) * n, ROW(c), (size_t)s * sizeof(mbdcp_float));
+        for (mbdcp_int c = k; c < ke; ++c)
+            memcpy(L->X + (size_t)(c - k) * n, ROW(c), (size_t)s * sizeof(mbdcp_float));
         for (mbdcp_int a = 0; a < s; ++a) {
             mbdcp_float *Ra = ROW(a);
             const int own = a >= k && a < ke;
@@ -638,7 +646,7 @@ static MbdcpStatus run(Lemke *L, const MbdcpLemkeSettings *s, mbdcp_int r, mbdcp
         L->dnext = t;
         if (small || L->since >= period) L->stale = 1;
         if (L->stale) {
-            if (!refactor(L, 0.0)) return MBDCP_NUMERICAL_ERROR;
+            if (!refactor(L, SINGULAR)) return MBDCP_NUMERICAL_ERROR;
             column(L, entering, L->d);
             refine(L, -1, L->xbar);
             refine(L, entering, L->d);
@@ -653,7 +661,7 @@ static MbdcpStatus run(Lemke *L, const MbdcpLemkeSettings *s, mbdcp_int r, mbdcp
         }
         if (rt == RATIO_RAY && L->since > 0) {
             /* before reporting a ray: a basis inverse recomputed from the basis, not updated */
-            if (!refactor(L, 0.0)) return MBDCP_NUMERICAL_ERROR;
+            if (!refactor(L, SINGULAR)) return MBDCP_NUMERICAL_ERROR;
             column(L, entering, L->d);
             refine(L, -1, L->xbar);
             refine(L, entering, L->d);
@@ -860,7 +868,7 @@ static int polish(Lemke *L, const mbdcp_float *M, const mbdcp_float *q, const Mb
 {
     for (mbdcp_int k = 0; k < s->refine; ++k) refine(L, -1, L->xbar);
     if (extract(L, M, q, s->tol, out)) return 1;
-    if (L->since > 0 && refactor(L, 0.0)) {
+    if (L->since > 0 && refactor(L, SINGULAR)) {
         for (mbdcp_int k = 0; k < s->refine; ++k) refine(L, -1, L->xbar);
         if (extract(L, M, q, s->tol, out)) return 1;
     }
