@@ -7,7 +7,7 @@
    from its lattice (contacts appear every step) and while it settles (from the state after 150
    steps), with Lemke on the full LCP and with algorithm 3, each step started from the last
    step's bases (warm_start=True) or cold.
-3. The pile demo of seed 001 (python -m mbdcp demo pile2d): the whole settling, 200 steps from the
+3. The pile demo of seed 001 (python -m mbdcp demo pile2d): 200 steps of its settling from the
    lattice with algorithm 3, warm-started (the issue's target: under a minute).
 
     python benchmarks/bench_relax.py [--quick]
@@ -72,7 +72,7 @@ def warm_table(steps, formed):
 
 
 def settling(steps):
-    """Seconds for the pile demo's whole settling with algorithm 3 (warm starts, the default)."""
+    """Seconds for the pile demo's 200 steps with algorithm 3 (warm starts, the default)."""
     scene = disk_pile_scene(136)
     t0 = time.perf_counter()
     tr = simulate(scene, 0.01, steps * 0.01, progress=False, method="fixed_point", algorithm=3)

@@ -123,7 +123,7 @@ def demo_pile2d(out, plot=True):
     from mbdcp.mechanics import disk_pile_scene, simulate
 
     scene = disk_pile_scene(136)
-    out("136 disks in a box, h = 0.01: the whole settling from the lattice, 200 steps of algorithm 3")
+    out("136 disks in a box, h = 0.01: 200 steps of algorithm 3 as the pile settles from the lattice")
     out("(one P1 and one P2 solve per step, each warm-started from the last step's Lemke basis)")
     tr = simulate(scene, 0.01, 2.0, method="fixed_point", algorithm=3, progress=True)
     for k in range(0, tr.steps + 1, 50):
