@@ -3,6 +3,9 @@
 A hint changes the work, never the answer: a good hint is solved directly (no pivot), a wrong,
 infeasible or singular one falls back to pivoting, and every result is verified by definition.
 """
+from pathlib import Path
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 from conftest import check_lcp
@@ -136,9 +139,6 @@ def test_a_warm_started_settling_step_matches_the_cold_one():
     step's bases: once this hint led Lemke into a basis singular in double, whose point (friction
     impulses of 1e19, speeds of 1e6) passed the componentwise test scaled by |M||z| and blew
     the pile apart. P1 and P2 have one velocity each, so warm and cold must agree on it."""
-    from pathlib import Path
-    from types import SimpleNamespace
-
     d = np.load(Path(__file__).parent / "data" / "pile136_step333.npz")
     args = (np.diag(d["Mdiag"]), d["Wn"], d["D"], d["E"], d["U"], d["v"], float(d["h"]))
     kw = dict(p_ext=d["p_ext"], psi_n=d["psi_n"], algorithm=3)

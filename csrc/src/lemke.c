@@ -44,6 +44,8 @@
  * lost, and the componentwise test, scaled by |M||z|, could not tell). Pivoting then stops as
  * a numerical error and the solve starts again cold. */
 #define SINGULAR 1e-14
+/* A hinted basis must be further from singular: below this, the hint is dropped (warm, polish). */
+#define HINT_SINGULAR 1e-12
 /* Columns per panel of the blocked Gauss-Jordan inversion in refactor(). */
 #define PANEL 32
 
@@ -855,7 +857,7 @@ static MbdcpStatus warm(Lemke *L, const MbdcpLemkeSettings *s, const mbdcp_int *
         L->basis[i] = start[i] ? L->n + i : i;
         L->cov[i] = 1.0;
     }
-    if (!refactor(L, 1e-12)) return MBDCP_NUMERICAL_ERROR;
+    if (!refactor(L, HINT_SINGULAR)) return MBDCP_NUMERICAL_ERROR;
     return nearly_feasible(L) ? MBDCP_SOLVED : repair(L, s, pivots, limit, 0);
 }
 
@@ -879,7 +881,7 @@ static int polish(Lemke *L, const mbdcp_float *M, const mbdcp_float *q, const Mb
             if (L->basis[i] >= L->n && L->basis[i] < 2 * L->n) L->flags[L->basis[i] - L->n] = 1;
         const mbdcp_int budget = *pivots + L->n + 10 < limit ? *pivots + L->n + 10 : limit;
         for (mbdcp_int i = 0; i < L->n; ++i) L->basis[i] = L->flags[i] ? L->n + i : i;
-        if (!refactor(L, 1e-12)) return 0;
+        if (!refactor(L, HINT_SINGULAR)) return 0;
         if (repair(L, s, pivots, budget, round) != MBDCP_SOLVED) continue;
         for (mbdcp_int k = 0; k < s->refine; ++k) refine(L, -1, L->xbar);
         if (extract(L, M, q, s->tol, out)) return 1;
