@@ -193,7 +193,10 @@ def ccp(M, Wn, Wt, mu, v, h, *, p_ext=None, phi=None, Wb=None, theta=None, dthet
     tol : float
         Stop when the relative residual
         :math:`\|\nu - \Pi_K(\nu - (N\nu + p)/L)\|_\infty L / \|p\|_\infty` (zero exactly at a
-        solution; L estimates the largest eigenvalue of N) is below it.
+        solution; L estimates the largest eigenvalue of N) is below it, and so is each
+        contact's residual relative to the magnitudes of its own terms (``residual``). Both
+        must hold for ``SOLVED``; a light body wedged by friction can have impulses whose
+        rounding alone exceeds a tight ``tol``: that ends on ``MAX_ITERATIONS``.
     max_iter : int
         Iteration limit; reaching it gives status ``MAX_ITERATIONS`` (not an error).
     warm_start : CCPResult or array_like, optional

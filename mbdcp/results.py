@@ -349,9 +349,12 @@ class CCPResult(_Outcome):
     iterations : int
         Iterations taken.
     residual : float
-        The relative residual the solver stopped on.
+        The larger of the two relative residuals of the answer: the normwise one of ``tol``
+        (:func:`mbdcp.ccp`) and the componentwise one, each contact's natural-map residual over
+        the magnitudes :math:`|p| + |P|^T|M^{-1}P||\nu|` of the terms of its gradient.
+        ``SOLVED`` if and only if it is at most ``tol``.
     history : ndarray
-        The residual per iteration.
+        The normwise residual per iteration.
     method : str
         ``"apgd"``, ``"pjacobi"`` or ``"pgs"``.
     contact_velocity : ndarray, shape (n_c, 3)

@@ -761,12 +761,16 @@ MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s,
         else
             cw = gauss_seidel(&C, nu, u);
     }
-    info->residual = cw;
+    /* SOLVED needs both tests, as in the loop: an iterate kept at the iteration limit may pass the
+     * componentwise test (scaled by |N||nu|, large when nu is) and still miss the normwise one the
+     * user asked for, e.g. a light body wedged by friction, whose impulses cancel to 1e-9 of |p| */
+    const mbdcp_float nw = residual(p, nu, C.g, C.L, C.pnorm);
+    info->residual = isnan(nw) || isnan(cw) ? NAN : fmax(nw, cw);
     if (C.interrupted)
         info->status = MBDCP_INTERRUPTED;
-    else if (C.diverged || !isfinite(cw) || !mbdcp_all_finite((size_t)np_, nu))
+    else if (C.diverged || !isfinite(info->residual) || !mbdcp_all_finite((size_t)np_, nu))
         info->status = MBDCP_NUMERICAL_ERROR;
-    else if (cw <= s->tol)
+    else if (info->residual <= s->tol)
         info->status = MBDCP_SOLVED;
     return MBDCP_OK;
 }
