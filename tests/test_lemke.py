@@ -318,3 +318,17 @@ def test_agrees_with_siconos_on_spd_problems():
     for (M, q), (z, w, info, _) in zip(problems, siconos_lcp(problems)):
         assert info == 0
         np.testing.assert_allclose(mbdcp.lemke(M, q).z, z, atol=1e-8)
+
+
+def test_a_path_that_cycles_in_rounding_stops_early_as_a_numerical_error():
+    """The full Stewart–Trinkle LCP (1220 variables) of a settling 136-disk pile, step 37 of the
+    warm-started bench run: Lemke's path, ties decided in rounding, repeated 38 pivots from
+    pivot 2649 until the limit of 122,100 (4 minutes). A basis met twice now ends the path."""
+    d = np.load(os.path.join(HERE, "data", "pile136_lcp_cycle.npz"))
+    F, f = d["F"], d["f"]
+    res = mbdcp.lemke(F, f)
+    assert res.pivots < 10 * F.shape[0], res.pivots
+    if res.success:
+        check_lcp(F, f, res.z, res.w)
+    else:
+        assert res.status == Status.NUMERICAL_ERROR
