@@ -289,6 +289,16 @@ static mbdcp_float componentwise(const MbdcpCcpProblem *p, const mbdcp_float *nu
     return r;
 }
 
+/* The residual an answer nu (gradient g) is judged by: the larger of the normwise and the
+ * componentwise one (NAN if either is). SOLVED, the start's early exit and the polish's
+ * acceptance all need it at most tol; the loops test the cheap normwise one first. */
+static mbdcp_float answer_residual(const MbdcpCcpProblem *p, const mbdcp_float *nu, const mbdcp_float *g,
+                                   mbdcp_float L, mbdcp_float pnorm, mbdcp_float *au, mbdcp_float *s)
+{
+    const mbdcp_float nw = residual(p, nu, g, L, pnorm), cw = componentwise(p, nu, g, L, au, s);
+    return isnan(nw) || isnan(cw) ? NAN : fmax(nw, cw);
+}
+
 static void gradient(const MbdcpCcpProblem *p, const mbdcp_float *Nx, mbdcp_float *g)
 {
     for (mbdcp_int j = 0; j < n_p(p); ++j) g[j] = Nx[j] + p->p[j];
@@ -501,7 +511,7 @@ static int polish(Ccp *C, const mbdcp_float *nu, const mbdcp_float *g)
         apply_SNS(p, C->blocked, NULL, x, u, gx);
         gradient(p, gx, gx);
     }
-    return residual(p, x, gx, L, C->pnorm) <= tol && componentwise(p, x, gx, L, C->au, C->sc) <= tol;
+    return answer_residual(p, x, gx, L, C->pnorm, C->au, C->sc) <= tol;
 }
 
 /* Mazhar, Heyn, Negrut, Tasora (2015), Algorithm 2 (Nesterov with adaptive step and restart), run
@@ -513,8 +523,8 @@ static int polish(Ccp *C, const mbdcp_float *nu, const mbdcp_float *g)
  * (T - y)^T S N S (T - y) <= Lk |T - y|^2, evaluated from the two products without the
  * cancellation of differencing f. Three x-buffers rotate (current iterate, trial, best iterate
  * by the normwise residual) and two product buffers, so that accepting a step copies nothing.
- * Returns the componentwise residual of the best iterate. */
-static mbdcp_float apgd(Ccp *C, mbdcp_float *nu, mbdcp_float *u, mbdcp_float res)
+ * Leaves the best iterate in nu, its gradient in C->g. */
+static void apgd(Ccp *C, mbdcp_float *nu, mbdcp_float *u, mbdcp_float res)
 {
     const MbdcpCcpProblem *p = C->p;
     const mbdcp_int np_ = n_p(p), nc = p->n_c;
@@ -611,12 +621,11 @@ static mbdcp_float apgd(Ccp *C, mbdcp_float *nu, mbdcp_float *u, mbdcp_float res
     apply_SNS(p, C->blocked, NULL, nu, u, C->Nx);
     gradient(p, C->Nx, C->g);
     C->info->polished = polished;
-    return componentwise(p, nu, C->g, C->L, C->au, C->sc);
 }
 
 /* Projected Jacobi is not monotone: when its residual grows a million-fold past the best one seen
  * (or stops being finite) it has diverged; the best iterate is kept and returned. */
-static mbdcp_float jacobi(Ccp *C, mbdcp_float *nu, mbdcp_float *u)
+static void jacobi(Ccp *C, mbdcp_float *nu, mbdcp_float *u)
 {
     const MbdcpCcpProblem *p = C->p;
     const mbdcp_int np_ = n_p(p);
@@ -641,13 +650,12 @@ static mbdcp_float jacobi(Ccp *C, mbdcp_float *nu, mbdcp_float *u)
         apply_SNS(p, C->blocked, NULL, nu, u, C->Nx);
         gradient(p, C->Nx, C->g);
     }
-    return componentwise(p, nu, C->g, C->L, C->au, C->sc);
 }
 
 /* Block Gauss-Seidel: u = Q nu is kept current; contact i reads g_i = P_i^T u + p_i and minimises
  * 1/2 x^T N_ii x + (g_i - N_ii gamma_i)^T x over K_i exactly (local_solve): every update lowers
  * the objective, so the sweeps descend monotonically. */
-static mbdcp_float gauss_seidel(Ccp *C, mbdcp_float *nu, mbdcp_float *u)
+static void gauss_seidel(Ccp *C, mbdcp_float *nu, mbdcp_float *u)
 {
     const MbdcpCcpProblem *p = C->p;
     mbdcp_float cw = INFINITY;
@@ -682,7 +690,6 @@ static mbdcp_float gauss_seidel(Ccp *C, mbdcp_float *nu, mbdcp_float *u)
         gradient(p, C->Nx, C->g);
         if (converged(C, k, residual(p, nu, C->g, C->L, C->pnorm), nu, C->g, &cw)) break;
     }
-    return componentwise(p, nu, C->g, C->L, C->au, C->sc);
 }
 
 MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s, mbdcp_float *nu,
@@ -751,21 +758,18 @@ MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s,
 
     apply_SNS(p, C.blocked, NULL, nu, u, C.Nx);
     gradient(p, C.Nx, C.g);
-    const mbdcp_float res = residual(p, nu, C.g, C.L, C.pnorm);
-    mbdcp_float cw = componentwise(p, nu, C.g, C.L, C.au, C.sc);
-    if (!(res <= s->tol && cw <= s->tol)) {
+    if (!(answer_residual(p, nu, C.g, C.L, C.pnorm, C.au, C.sc) <= s->tol)) {
         if (s->method == MBDCP_CCP_APGD)
-            cw = apgd(&C, nu, u, res);
+            apgd(&C, nu, u, residual(p, nu, C.g, C.L, C.pnorm));
         else if (s->method == MBDCP_CCP_PJACOBI)
-            cw = jacobi(&C, nu, u);
+            jacobi(&C, nu, u);
         else
-            cw = gauss_seidel(&C, nu, u);
+            gauss_seidel(&C, nu, u);
     }
-    /* SOLVED needs both tests, as in the loop: an iterate kept at the iteration limit may pass the
+    /* both tests, as in the loop: an iterate kept at the iteration limit may pass the
      * componentwise test (scaled by |N||nu|, large when nu is) and still miss the normwise one the
      * user asked for, e.g. a light body wedged by friction, whose impulses cancel to 1e-9 of |p| */
-    const mbdcp_float nw = residual(p, nu, C.g, C.L, C.pnorm);
-    info->residual = isnan(nw) || isnan(cw) ? NAN : fmax(nw, cw);
+    info->residual = answer_residual(p, nu, C.g, C.L, C.pnorm, C.au, C.sc);
     if (C.interrupted)
         info->status = MBDCP_INTERRUPTED;
     else if (C.diverged || !isfinite(info->residual) || !mbdcp_all_finite((size_t)np_, nu))

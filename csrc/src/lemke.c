@@ -646,8 +646,8 @@ static MbdcpStatus run(Lemke *L, const MbdcpLemkeSettings *s, mbdcp_int r, mbdcp
     mbdcp_int entering = z0;
     uint64_t seen[CYCLE_RING], fp = 0;
     for (mbdcp_int i = 0; i < n; ++i) fp += var_hash(L->basis[i]);
-    for (int k = 0; k < CYCLE_RING; ++k) seen[k] = fp;
-    for (mbdcp_int step = 0;; ++step) {
+    seen[0] = fp;
+    for (mbdcp_int stored = 1;; ++stored) { /* seen[] holds the last min(stored, CYCLE_RING) bases */
         const mbdcp_int leaving = L->basis[r];
         const mbdcp_int next = leaving == z0 ? -1 : complement(leaving, n);
         mbdcp_float dmax = 0.0;
@@ -662,9 +662,9 @@ static MbdcpStatus run(Lemke *L, const MbdcpLemkeSettings *s, mbdcp_int r, mbdcp
         if (mbdcp_monitor_call(&s->monitor, *pivots, entering, leaving, NAN)) return MBDCP_INTERRUPTED;
         if (leaving == z0) return MBDCP_SOLVED; /* a complementary basis */
         if (*pivots >= limit) return MBDCP_MAX_ITERATIONS;
-        for (int k = 0; k < CYCLE_RING; ++k)
+        for (mbdcp_int k = 0; k < stored && k < CYCLE_RING; ++k)
             if (seen[k] == fp) return MBDCP_NUMERICAL_ERROR;
-        seen[step % CYCLE_RING] = fp;
+        seen[stored % CYCLE_RING] = fp;
         entering = next;
         mbdcp_float *t = L->d;
         L->d = L->dnext;
