@@ -16,6 +16,9 @@
 #define POLISH_ITERATIONS 3000
 #define POLISH_ROUNDS 3
 #define POLISH_EVERY 10
+/* APGD has stalled when its best normwise residual has not halved in this many iterations (see
+ * relieve()). */
+#define STALL_WAIT 30
 
 MbdcpReturn mbdcp_ccp_default_settings(MbdcpCcpSettings *s)
 {
@@ -60,13 +63,13 @@ static size_t polish_size(const MbdcpCcpProblem *p)
     return 3 * (size_t)(p->n_c < POLISH_SET ? p->n_c : POLISH_SET);
 }
 
-/* eta, g, y, prev, Nx, Ny, trial, Ngam, gam, tmp, sc, pol, pg (n_p each); Nii (9 per contact); mux
+/* eta, ieta, g, y, prev, Nx, Ny, trial, Ngam, gam, tmp, sc, pol, pg (n_p each); Nii (9 per contact); mux
  * (n_c); ut, au, mark (n_v); the polish subproblem: A (K^2), b, x, y, prev, grad, cols (K each), K = polish_size. */
 size_t mbdcp_ccp_workspace_size(const MbdcpCcpProblem *p)
 {
     if (!p) return 0;
     const size_t K = polish_size(p);
-    return (13 * (size_t)n_p(p) + 10 * (size_t)p->n_c + 3 * (size_t)p->n_v + K * K + 6 * K) * sizeof(mbdcp_float);
+    return (14 * (size_t)n_p(p) + 10 * (size_t)p->n_c + 3 * (size_t)p->n_v + K * K + 6 * K) * sizeof(mbdcp_float);
 }
 
 static void project_all(const MbdcpCcpProblem *p, mbdcp_float *nu)
@@ -204,12 +207,13 @@ static mbdcp_float lipschitz(const MbdcpCcpProblem *p, int blocked, const mbdcp_
 }
 
 /* max_a |nu_a - Pi(nu - g / L)_a| over one block of w entries (w = 3: a contact with friction
- * coefficient mu; w = 1: a joint, no projection); NAN if not finite. */
+ * coefficient mu; w = 1: a joint, no projection), given inv_L = 1 / L (a product, not a division,
+ * in the hot loop); NAN if not finite. */
 static mbdcp_float block_residual(mbdcp_int w, mbdcp_float mu, const mbdcp_float *nu, const mbdcp_float *g,
-                                  mbdcp_float L)
+                                  mbdcp_float inv_L)
 {
     mbdcp_float sc[3], r = 0.0;
-    for (mbdcp_int a = 0; a < w; ++a) sc[a] = nu[a] - g[a] / L;
+    for (mbdcp_int a = 0; a < w; ++a) sc[a] = nu[a] - g[a] * inv_L;
     if (w == 3) mbdcp_cone_project_inline(mu, sc);
     for (mbdcp_int a = 0; a < w; ++a) {
         const mbdcp_float d = fabs(nu[a] - sc[a]);
@@ -225,14 +229,15 @@ static mbdcp_float residual(const MbdcpCcpProblem *p, const mbdcp_float *nu, con
                             mbdcp_float L, mbdcp_float pnorm)
 {
     const mbdcp_int nc = p->n_c, np_ = n_p(p);
+    const mbdcp_float inv_L = 1.0 / L;
     mbdcp_float r = 0.0;
     for (mbdcp_int i = 0; i < nc; ++i) {
-        const mbdcp_float d = block_residual(3, p->mu[i], nu + 3 * i, g + 3 * i, L);
+        const mbdcp_float d = block_residual(3, p->mu[i], nu + 3 * i, g + 3 * i, inv_L);
         if (isnan(d)) return NAN;
         r = fmax(r, d);
     }
     for (mbdcp_int j = 3 * nc; j < np_; ++j) {
-        const mbdcp_float d = block_residual(1, 0.0, nu + j, g + j, L);
+        const mbdcp_float d = block_residual(1, 0.0, nu + j, g + j, inv_L);
         if (isnan(d)) return NAN;
         r = fmax(r, d);
     }
@@ -266,7 +271,7 @@ static mbdcp_float block_ratio(const MbdcpCcpProblem *p, mbdcp_int b, const mbdc
                                mbdcp_float L, const mbdcp_float *s, mbdcp_float floor_)
 {
     const mbdcp_int nc = p->n_c, j0 = b < nc ? 3 * b : 3 * nc + (b - nc), w = b < nc ? 3 : 1;
-    const mbdcp_float num = block_residual(w, b < nc ? p->mu[b] : 0.0, nu + j0, g + j0, L) * L;
+    const mbdcp_float num = block_residual(w, b < nc ? p->mu[b] : 0.0, nu + j0, g + j0, 1.0 / L) * L;
     mbdcp_float den = 0.0;
     for (mbdcp_int a = 0; a < w; ++a) den = fmax(den, s[j0 + a]);
     if (!isfinite(num) || !isfinite(den)) return NAN;
@@ -334,7 +339,7 @@ static void scaling(const MbdcpCcpProblem *p, mbdcp_float *eta, mbdcp_float *Nii
 typedef struct {
     const MbdcpCcpProblem *p;
     const MbdcpCcpSettings *s;
-    mbdcp_float *eta, *g, *y, *prev, *Nx, *Ny, *trial, *Ngam, *gam, *tmp, *sc, *pol, *pg, *Nii, *mux, *ut, *au, *mark;
+    mbdcp_float *eta, *ieta, *g, *y, *prev, *Nx, *Ny, *trial, *Ngam, *gam, *tmp, *sc, *pol, *pg, *Nii, *mux, *ut, *au, *mark;
     mbdcp_float *A, *ab, *ax, *ay, *aprev, *agrad, *acols; /* the polish subproblem (acols: its contacts) */
     mbdcp_float L, pnorm, omega;
     MbdcpCcpInfo *info;
@@ -364,10 +369,11 @@ static mbdcp_float trial_point(const MbdcpCcpProblem *p, const mbdcp_float *mux,
                                mbdcp_float *T, mbdcp_float *restart)
 {
     const mbdcp_int nc = p->n_c;
+    const mbdcp_float inv_Lk = 1.0 / Lk;
     mbdcp_float sq = 0.0, rs = 0.0;
     for (mbdcp_int b = 0; b < nc + p->n_b; ++b) {
         const mbdcp_int j0 = b < nc ? 3 * b : 3 * nc + (b - nc), w = b < nc ? 3 : 1;
-        for (mbdcp_int j = j0; j < j0 + w; ++j) T[j] = y[j] - (Ny[j] + ps[j]) / Lk;
+        for (mbdcp_int j = j0; j < j0 + w; ++j) T[j] = y[j] - (Ny[j] + ps[j]) * inv_Lk;
         if (w == 3) mbdcp_cone_project_inline(mux[b], T + j0);
         for (mbdcp_int j = j0; j < j0 + w; ++j) {
             const mbdcp_float dlt = T[j] - y[j];
@@ -440,10 +446,56 @@ static int sub_converged(const Ccp *C, const mbdcp_int *set, mbdcp_int K, mbdcp_
     sub_gradient(C, K, C->ax, grad);
     for (mbdcp_int a = 0; a < K; a += 3) {
         const mbdcp_int j0 = 3 * set[a / 3];
-        const mbdcp_float num = block_residual(3, C->p->mu[set[a / 3]], C->ax + a, grad + a, LA) * LA;
+        const mbdcp_float num = block_residual(3, C->p->mu[set[a / 3]], C->ax + a, grad + a, 1.0 / LA) * LA;
         const mbdcp_float den = fmax(s[j0], fmax(s[j0 + 1], s[j0 + 2]));
         if (!(num <= 0.1 * C->s->tol * (den + floor_))) return 0;
     }
+    return 1;
+}
+
+/* The contacts touching a generalized velocity marked in C->mark (at most POLISH_SET) form a
+ * subproblem,
+ *     min 1/2 x^T N_SS x + (g_S - N_SS nu_S)^T x  over their cones, the other contacts fixed,
+ * solved by FISTA with the step of its own largest eigenvalue, to well below tol relative to the
+ * magnitudes s (floor_ added); x (gamma-space) and its gradient gx are updated in place. 0 (x and
+ * gx unchanged) if the set is too large or its matrix unusable. */
+static int solve_around(Ccp *C, mbdcp_float *x, mbdcp_float *gx, const mbdcp_float *s, mbdcp_float floor_)
+{
+    const MbdcpCcpProblem *p = C->p;
+    const mbdcp_int nc = p->n_c, nv = p->n_v;
+    mbdcp_float *mark = C->mark, *u = C->ut, *A = C->A;
+    mbdcp_int *set = (mbdcp_int *)C->acols, k = 0;
+    for (mbdcp_int i = 0; i < nc; ++i) {
+        int touches = 0;
+        for (mbdcp_int t = p->P_colptr[3 * i]; t < p->P_colptr[3 * i + 3] && !touches; ++t)
+            touches = mark[p->P_rowind[t]] != 0.0;
+        if (!touches) continue;
+        if (k == POLISH_SET) return 0;
+        set[k++] = i;
+    }
+    const mbdcp_int K = 3 * k;
+    if (K == 0) return 0;
+    /* A = N_SS column by column: u = Q_j, then P_a^T u */
+    memset(u, 0, (size_t)nv * sizeof(mbdcp_float));
+    for (mbdcp_int bcol = 0; bcol < K; ++bcol) {
+        const mbdcp_int j = 3 * set[bcol / 3] + bcol % 3;
+        for (mbdcp_int t = p->Q_colptr[j]; t < p->Q_colptr[j + 1]; ++t) u[p->Q_rowind[t]] += p->Q_val[t];
+        for (mbdcp_int a = 0; a < K; ++a) A[(size_t)a * K + bcol] = col_dot_P(p, 3 * set[a / 3] + a % 3, u);
+        for (mbdcp_int t = p->Q_colptr[j]; t < p->Q_colptr[j + 1]; ++t) u[p->Q_rowind[t]] = 0.0;
+    }
+    for (mbdcp_int a = 0; a < K; ++a) C->ax[a] = C->ay[a] = x[3 * set[a / 3] + a % 3];
+    for (mbdcp_int a = 0; a < K; ++a) C->ab[a] = gx[3 * set[a / 3] + a % 3] - dot(K, A + (size_t)a * K, C->ax);
+    const mbdcp_float LA = sub_lipschitz(C, K);
+    if (!(LA > 0.0) || !isfinite(LA)) return 0;
+    mbdcp_float theta = 1.0;
+    for (mbdcp_int it = 0; it < POLISH_ITERATIONS; ++it) {
+        sub_step(C, set, K, LA, &theta);
+        if (it % 50 == 49 && sub_converged(C, set, K, LA, s, floor_)) break;
+    }
+    for (mbdcp_int a = 0; a < K; ++a) x[3 * set[a / 3] + a % 3] = C->ax[a];
+    project_all(p, x);
+    apply_SNS(p, C->blocked, NULL, x, u, gx);
+    gradient(p, gx, gx);
     return 1;
 }
 
@@ -453,9 +505,7 @@ static int sub_converged(const Ccp *C, const mbdcp_int *set, mbdcp_int K, mbdcp_
  * impulses can be redistributed), where the objective falls by the same tiny amount per iteration
  * for thousands of iterations; relative to its own magnitudes such a contact stays unconverged.
  * The failing contacts (at most POLISH_FAILING, failing either test) and every contact sharing a
- * generalized velocity with them (at most POLISH_SET) form a subproblem,
- *     min 1/2 x^T N_SS x + (g_S - N_SS nu_S)^T x  over their cones, the other contacts fixed,
- * solved by FISTA with the step of its own largest eigenvalue. Its change moves the velocities of
+ * generalized velocity with them are solved by solve_around. Its change moves the velocities of
  * the bodies around it, so a neighbour may now fail: up to POLISH_ROUNDS rounds, each on the union
  * of the sets so far. The result is accepted only if the whole iterate then passes both tests:
  * 1, with it in C->pol (its gradient in C->pg). */
@@ -465,7 +515,7 @@ static int polish(Ccp *C, const mbdcp_float *nu, const mbdcp_float *g)
     const mbdcp_int nc = p->n_c, nv = p->n_v, np_ = n_p(p);
     const mbdcp_float tol = C->s->tol, L = C->L;
     if (p->n_b > 0 || nc == 0) return 0;
-    mbdcp_float *s = C->sc, *mark = C->mark, *u = C->ut, *A = C->A, *x = C->pol, *gx = C->pg;
+    mbdcp_float *s = C->sc, *mark = C->mark, *x = C->pol, *gx = C->pg;
     memcpy(x, nu, (size_t)np_ * sizeof(mbdcp_float));
     memcpy(gx, g, (size_t)np_ * sizeof(mbdcp_float));
     for (int round = 0; round < POLISH_ROUNDS; ++round) {
@@ -473,45 +523,85 @@ static int polish(Ccp *C, const mbdcp_float *nu, const mbdcp_float *g)
         if (round == 0) memset(mark, 0, (size_t)nv * sizeof(mbdcp_float));
         mbdcp_int failing = 0;
         for (mbdcp_int i = 0; i < nc; ++i) {
-            const int normwise = block_residual(3, p->mu[i], x + 3 * i, gx + 3 * i, L) * L > tol * C->pnorm;
+            const int normwise = block_residual(3, p->mu[i], x + 3 * i, gx + 3 * i, 1.0 / L) * L > tol * C->pnorm;
             if (!normwise && !(block_ratio(p, i, x, gx, L, s, floor_) > tol)) continue;
             if (++failing > POLISH_FAILING) return 0;
             for (mbdcp_int k = p->P_colptr[3 * i]; k < p->P_colptr[3 * i + 3]; ++k) mark[p->P_rowind[k]] = 1.0;
         }
         if (failing == 0) return round > 0;
-        mbdcp_int *set = (mbdcp_int *)C->acols, k = 0;
-        for (mbdcp_int i = 0; i < nc; ++i) {
-            int touches = 0;
-            for (mbdcp_int t = p->P_colptr[3 * i]; t < p->P_colptr[3 * i + 3] && !touches; ++t)
-                touches = mark[p->P_rowind[t]] != 0.0;
-            if (!touches) continue;
-            if (k == POLISH_SET) return 0;
-            set[k++] = i;
-        }
-        const mbdcp_int K = 3 * k;
-        /* A = N_SS column by column: u = Q_j, then P_a^T u */
-        memset(u, 0, (size_t)nv * sizeof(mbdcp_float));
-        for (mbdcp_int bcol = 0; bcol < K; ++bcol) {
-            const mbdcp_int j = 3 * set[bcol / 3] + bcol % 3;
-            for (mbdcp_int t = p->Q_colptr[j]; t < p->Q_colptr[j + 1]; ++t) u[p->Q_rowind[t]] += p->Q_val[t];
-            for (mbdcp_int a = 0; a < K; ++a) A[(size_t)a * K + bcol] = col_dot_P(p, 3 * set[a / 3] + a % 3, u);
-            for (mbdcp_int t = p->Q_colptr[j]; t < p->Q_colptr[j + 1]; ++t) u[p->Q_rowind[t]] = 0.0;
-        }
-        for (mbdcp_int a = 0; a < K; ++a) C->ax[a] = C->ay[a] = x[3 * set[a / 3] + a % 3];
-        for (mbdcp_int a = 0; a < K; ++a) C->ab[a] = gx[3 * set[a / 3] + a % 3] - dot(K, A + (size_t)a * K, C->ax);
-        const mbdcp_float LA = sub_lipschitz(C, K);
-        if (!(LA > 0.0) || !isfinite(LA)) return 0;
-        mbdcp_float theta = 1.0;
-        for (mbdcp_int it = 0; it < POLISH_ITERATIONS; ++it) {
-            sub_step(C, set, K, LA, &theta);
-            if (it % 50 == 49 && sub_converged(C, set, K, LA, s, floor_)) break;
-        }
-        for (mbdcp_int a = 0; a < K; ++a) x[3 * set[a / 3] + a % 3] = C->ax[a];
-        project_all(p, x);
-        apply_SNS(p, C->blocked, NULL, x, u, gx);
-        gradient(p, gx, gx);
+        if (!solve_around(C, x, gx, s, floor_)) return 0;
     }
     return answer_residual(p, x, gx, L, C->pnorm, C->au, C->sc) <= tol;
+}
+
+/* Relief of a stalled APGD iterate x (gamma-space, gradient gx; both updated in place). The
+ * flat directions polish() is for stall the normwise residual too: a sphere in a corner, its floor
+ * and wall contacts' impulses free to trade friction for normal force, crawls along such a
+ * direction at the step of the whole pile, and a global restart (any other contact's overshoot)
+ * drops its momentum again; the largest residual then stays put for hundreds of iterations. The
+ * worst contacts by the normwise residual (at most POLISH_FAILING, as many as keep the contacts
+ * around them within POLISH_SET) are solved by solve_around. 1 if it ran. */
+static int relieve(Ccp *C, mbdcp_float *x, mbdcp_float *gx)
+{
+    const MbdcpCcpProblem *p = C->p;
+    const mbdcp_int nc = p->n_c, nv = p->n_v;
+    const mbdcp_float L = C->L, level = C->s->tol * C->pnorm / L;
+    if (p->n_b > 0 || nc == 0) return 0;
+    mbdcp_int top[POLISH_FAILING], n_top = 0, joined[POLISH_FAILING + 1] = {0};
+    mbdcp_float worst[POLISH_FAILING];
+    for (mbdcp_int i = 0; i < nc; ++i) { /* the worst ones, sorted by insertion */
+        const mbdcp_float d = block_residual(3, p->mu[i], x + 3 * i, gx + 3 * i, 1.0 / L);
+        if (!(d > level) || (n_top == POLISH_FAILING && !(d > worst[n_top - 1]))) continue;
+        mbdcp_int a = n_top < POLISH_FAILING ? n_top++ : n_top - 1;
+        for (; a > 0 && worst[a - 1] < d; --a) {
+            worst[a] = worst[a - 1];
+            top[a] = top[a - 1];
+        }
+        worst[a] = d;
+        top[a] = i;
+    }
+    if (n_top == 0) return 0;
+    /* mark each generalized velocity with the rank (1-based) of the worst contact touching it; a
+     * contact joins the set with the smallest rank among its velocities: take the longest prefix
+     * of the ranking whose set fits */
+    mbdcp_float *mark = C->mark;
+    memset(mark, 0, (size_t)nv * sizeof(mbdcp_float));
+    for (mbdcp_int a = n_top - 1; a >= 0; --a)
+        for (mbdcp_int k = p->P_colptr[3 * top[a]]; k < p->P_colptr[3 * top[a] + 3]; ++k)
+            mark[p->P_rowind[k]] = (mbdcp_float)(a + 1);
+    for (mbdcp_int i = 0; i < nc; ++i) {
+        mbdcp_float rank = 0.0;
+        for (mbdcp_int t = p->P_colptr[3 * i]; t < p->P_colptr[3 * i + 3]; ++t) {
+            const mbdcp_float m = mark[p->P_rowind[t]];
+            if (m != 0.0 && (rank == 0.0 || m < rank)) rank = m;
+        }
+        if (rank != 0.0) ++joined[(mbdcp_int)rank];
+    }
+    mbdcp_int keep = 0, size = 0;
+    while (keep < n_top && size + joined[keep + 1] <= POLISH_SET) size += joined[++keep];
+    if (keep == 0) return 0;
+    for (mbdcp_int r = 0; r < nv; ++r)
+        if (mark[r] > (mbdcp_float)keep) mark[r] = 0.0;
+    const mbdcp_float floor_ = magnitudes(p, x, C->au, C->sc);
+    return solve_around(C, x, gx, C->sc, floor_);
+}
+
+/* X <- T as the new iterate, NX <- NT: the old X kept in B when it is the best (else it becomes
+ * the next trial buffer), so that accepting a step copies nothing. */
+static void accept(mbdcp_float **X, mbdcp_float **T, mbdcp_float **B, mbdcp_float **NX, mbdcp_float **NT,
+                   int x_is_best)
+{
+    mbdcp_float *old = *X;
+    *X = *T;
+    if (x_is_best) {
+        *T = *B;
+        *B = old;
+    } else {
+        *T = old;
+    }
+    old = *NX;
+    *NX = *NT;
+    *NT = old;
 }
 
 /* Mazhar, Heyn, Negrut, Tasora (2015), Algorithm 2 (Nesterov with adaptive step and restart), run
@@ -523,13 +613,16 @@ static int polish(Ccp *C, const mbdcp_float *nu, const mbdcp_float *g)
  * (T - y)^T S N S (T - y) <= Lk |T - y|^2, evaluated from the two products without the
  * cancellation of differencing f. Three x-buffers rotate (current iterate, trial, best iterate
  * by the normwise residual) and two product buffers, so that accepting a step copies nothing.
- * Leaves the best iterate in nu, its gradient in C->g. */
+ * When the best normwise residual has not halved in STALL_WAIT iterations, relieve() re-solves
+ * the worst contacts locally; its iterate is taken if its residual is lower, y shifted by the
+ * same change so the momentum is kept (a restart there cost the slow, ill-conditioned piles their
+ * acceleration). Leaves the best iterate in nu, its gradient in C->g. */
 static void apgd(Ccp *C, mbdcp_float *nu, mbdcp_float *u, mbdcp_float res)
 {
     const MbdcpCcpProblem *p = C->p;
     const mbdcp_int np_ = n_p(p), nc = p->n_c;
-    const mbdcp_float L = C->L, tol = C->s->tol;
-    mbdcp_float *S = C->eta, *ps = C->g, *y = C->y, *Ny = C->Ny, *ut = C->ut;
+    const mbdcp_float L = C->L, inv_L = 1.0 / L, tol = C->s->tol;
+    mbdcp_float *S = C->eta, *iS = C->ieta, *ps = C->g, *y = C->y, *Ny = C->Ny, *ut = C->ut;
     mbdcp_float *X = C->gam, *T = C->trial, *B = C->prev, *NX = C->Ngam, *NT = nu;
     for (mbdcp_int j = 0; j < np_; ++j) S[j] = sqrt(S[j]);
     for (mbdcp_int i = 0; i < nc; ++i) {
@@ -540,12 +633,16 @@ static void apgd(Ccp *C, mbdcp_float *nu, mbdcp_float *u, mbdcp_float res)
         S[3 * i + 1] = S[3 * i + 2] = 1.0 / sqrt(tt);
         C->mux[i] = p->mu[i] * S[3 * i] / S[3 * i + 1];
     }
-    for (mbdcp_int j = 0; j < np_; ++j) ps[j] = S[j] * p->p[j];
+    for (mbdcp_int j = 0; j < np_; ++j) {
+        ps[j] = S[j] * p->p[j];
+        iS[j] = 1.0 / S[j];
+    }
     const mbdcp_float Ls = lipschitz(p, C->blocked, S, y, Ny, ut);
     mbdcp_float Lk = Ls, theta = 1.0, best = res, cw = INFINITY, best_cw = INFINITY;
     int x_is_best = 1; /* the best iterate is X (else B) */
     int polished = 0;
-    mbdcp_int next_polish = 0, polish_wait = POLISH_EVERY;
+    mbdcp_int next_polish = 0, polish_wait = POLISH_EVERY, stall_k = 0;
+    mbdcp_float stall_best = res;
     for (mbdcp_int j = 0; j < np_; ++j) X[j] = nu[j] / S[j];
     apply_SNS(p, C->blocked, S, X, ut, NX);
     memcpy(y, X, (size_t)np_ * sizeof(mbdcp_float));
@@ -572,30 +669,19 @@ static void apgd(Ccp *C, mbdcp_float *nu, mbdcp_float *u, mbdcp_float res)
                 y[j] = T[j] + beta * (T[j] - X[j]);
                 Ny[j] = NT[j] + beta * (NT[j] - NX[j]);
                 gam[a] = S[j] * T[j];
-                grad[a] = (NT[j] + ps[j]) / S[j];
+                grad[a] = (NT[j] + ps[j]) * iS[j];
             }
-            const mbdcp_float d = block_residual(w, b < nc ? p->mu[b] : 0.0, gam, grad, L);
+            const mbdcp_float d = block_residual(w, b < nc ? p->mu[b] : 0.0, gam, grad, inv_L);
             if (isnan(d)) nonfinite = 1;
             else if (d > r) r = d;
         }
         res = nonfinite ? NAN : r * L / C->pnorm;
-        /* accept: X <- T (the old X kept in B when it is the best), NX <- NT */
-        mbdcp_float *old = X;
-        X = T;
-        if (x_is_best) {
-            T = B;
-            B = old;
-        } else {
-            T = old;
-        }
-        old = NX;
-        NX = NT;
-        NT = old;
+        accept(&X, &T, &B, &NX, &NT, x_is_best);
         int stop;
         if (res <= tol) { /* the componentwise test wants gamma and its gradient: in C->Nx, C->tmp */
             for (mbdcp_int j = 0; j < np_; ++j) {
                 C->Nx[j] = S[j] * X[j];
-                C->tmp[j] = (NX[j] + ps[j]) / S[j];
+                C->tmp[j] = (NX[j] + ps[j]) * iS[j];
             }
             stop = converged(C, k, res, C->Nx, C->tmp, &cw);
         } else {
@@ -610,6 +696,34 @@ static void apgd(Ccp *C, mbdcp_float *nu, mbdcp_float *u, mbdcp_float res)
         if (x_is_best) {
             best = res;
             best_cw = cw;
+        }
+        if (!stop && res > tol) { /* stalled: the best residual not halved in STALL_WAIT iterations */
+            if (best < 0.5 * stall_best) {
+                stall_best = best;
+                stall_k = k;
+            } else if (k - stall_k >= STALL_WAIT) {
+                stall_k = k;
+                for (mbdcp_int j = 0; j < np_; ++j) {
+                    C->pol[j] = S[j] * X[j];
+                    C->pg[j] = (NX[j] + ps[j]) * iS[j];
+                }
+                const mbdcp_float relieved = relieve(C, C->pol, C->pg) ? residual(p, C->pol, C->pg, L, C->pnorm) : NAN;
+                if (relieved < res) { /* the next iterate; y moved by the same change, the momentum kept */
+                    for (mbdcp_int j = 0; j < np_; ++j) {
+                        T[j] = C->pol[j] * iS[j];
+                        NT[j] = S[j] * C->pg[j] - ps[j];
+                        y[j] += T[j] - X[j];
+                        Ny[j] += NT[j] - NX[j];
+                    }
+                    accept(&X, &T, &B, &NX, &NT, x_is_best);
+                    res = relieved;
+                    x_is_best = res < best;
+                    if (x_is_best) {
+                        best = res;
+                        best_cw = INFINITY;
+                    }
+                }
+            }
         }
         if (stop) break;
         theta = restart > 0.0 ? 1.0 : theta_new;
@@ -718,7 +832,7 @@ MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s,
     C.blocked = (columns_blocked(p->n_c, p->P_colptr, p->P_rowind) ? BLOCKED_P : 0) |
                 (columns_blocked(p->n_c, p->Q_colptr, p->Q_rowind) ? BLOCKED_Q : 0);
     mbdcp_float *w = (mbdcp_float *)work;
-    mbdcp_float **slots[] = {&C.eta, &C.g, &C.y, &C.prev, &C.Nx, &C.Ny, &C.trial, &C.Ngam, &C.gam, &C.tmp, &C.sc, &C.pol, &C.pg};
+    mbdcp_float **slots[] = {&C.eta, &C.ieta, &C.g, &C.y, &C.prev, &C.Nx, &C.Ny, &C.trial, &C.Ngam, &C.gam, &C.tmp, &C.sc, &C.pol, &C.pg};
     for (size_t k = 0; k < sizeof slots / sizeof slots[0]; ++k) {
         *slots[k] = w;
         w += np_;
