@@ -33,6 +33,7 @@ proves infeasibility); the Cholesky factor and :math:`W^T A W` are computed once
 from mbdcp import _core
 from mbdcp import _stabilization as stab
 from mbdcp import _validate as val
+from mbdcp._crash import crash_basis
 from mbdcp._problem import call_core, full_joint_impulse, solve_joints, step_data, warm_start_flags
 from mbdcp.results import FixedPointResult, LCPData, RelaxResult
 from mbdcp.status import Status
@@ -119,7 +120,7 @@ def sliding_speed(D, E, v):
 def fixed_point(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, Wb=None, theta=None, dtheta=None,
                 algorithm=_core.DEFAULTS["fixed_point"]["algorithm"], tol=_core.DEFAULTS["fixed_point"]["tol"],
                 max_iter=_core.DEFAULTS["fixed_point"]["max_iter"], max_correction_speed=None, baumgarte=1.0,
-                warm_start=None):
+                warm_start=None, crash="ccp"):
     r"""One time step by the Anitescu–Potra fixed-point algorithms.
 
     - **Algorithm 1**: Γ = 0; repeat :math:`v = P_1(\Gamma)`, :math:`\lambda = \Lambda(v)`,
@@ -146,6 +147,12 @@ def fixed_point(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, Wb=None, theta=
     solve) from that result's final basis, as :func:`mbdcp.step`'s ``warm_start`` does: in a
     simulation the last step's, so that a resting pile costs a few pivots; a hint of another size
     is ignored, a wrong one costs time, never the answer.
+    ``crash`` (``"ccp"``, the default, or None): without a warm start of P1's size, the first P1
+    and P2 solves start from a basis guessed from a loose APGD solve of the cone complementarity
+    problem that P1(0) is (where every contact's directions are opposite pairs: planar, or ±t1,
+    ±t2, and P1 has at least 256 variables; see ``mbdcp._crash``), the "crash" basis of pivoting
+    codes; Lemke repairs a wrong guess, so the answer is the same verified solution. None starts
+    cold.
 
     Returns
     -------
@@ -171,8 +178,13 @@ def fixed_point(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, Wb=None, theta=
     tol = val.positive_scalar("tol", tol)
     max_iter = val.positive_int("max_iter", max_iter, allow_none=False)
     n_c, m = d.E.shape[1], d.E.shape[0]
+    if crash not in ("ccp", None):
+        raise ValueError(f"crash must be 'ccp' or None, got {crash!r}")
     start_p1 = warm_start_flags(warm_start, 2 * n_c + m)
     start_p2 = warm_start_flags(getattr(warm_start, "basis_p2", None), n_c + m)
+    if start_p1 is None and crash == "ccp":  # no hint of P1's size: guess one
+        guess_p1, guess_p2 = crash_basis(d)
+        start_p1, start_p2 = guess_p1, guess_p2 if start_p2 is None else start_p2
     (v_next, p_b, p_n, beta, lam, history, status, iterations, converged, pivots, _, basis, basis_p2), keep = solve_joints(
         _core.fixed_point, d.relax_args(), _WB, int(algorithm), tol, max_iter, start_p1, start_p2)
     p_b = full_joint_impulse(p_b, keep, d.Wb.shape[1])

@@ -241,3 +241,58 @@ def test_relax_bad_input():
         mbdcp.relax.p2(*args, [-1.0], **kw)
     with pytest.raises(ValueError, match="E must have exactly one 1"):
         mbdcp.relax.sliding_speed(np.eye(2), [[1.0], [0.0]], [0.0, 0.0])
+
+
+@pytest.mark.parametrize("algorithm", [1, 2, 3])
+@pytest.mark.parametrize("mu", [0.05, 0.2, 0.5])
+def test_the_crash_basis_gives_the_cold_answer_in_fewer_pivots(mu, algorithm):
+    """The default first P1/P2 bases guessed from a loose CCP solve (136 planar contacts, P1 of
+    544 variables) change the pivots, not the answer: the same velocity as a cold start, each
+    subproblem verified by Lemke as before."""
+    from mbdcp.testing import disk_pile
+
+    s = disk_pile(50, seed=50, mu=mu)
+    cold = mbdcp.fixed_point(*s.args(), **s.kwargs(), algorithm=algorithm, crash=None, max_iter=100)
+    guessed = mbdcp.fixed_point(*s.args(), **s.kwargs(), algorithm=algorithm, max_iter=100)
+    assert cold.status == guessed.status == Status.SOLVED
+    assert guessed.iterations == cold.iterations
+    np.testing.assert_allclose(guessed.v_next, cold.v_next, rtol=0, atol=1e-9 * np.abs(cold.v_next).max())
+    assert guessed.pivots < 0.6 * cold.pivots   # 483 -> 124 for algorithm 3 at mu = 0.05
+
+
+def test_the_crash_basis_of_a_spatial_pile_with_four_directions():
+    """Sphere contacts with directions +-t1, +-t2 (mechanics.assemble's four): the CCP's two
+    tangent columns are t1 and t2; the guessed start gives the cold answer in fewer pivots."""
+    from mbdcp._crash import crash_basis
+    from mbdcp._problem import step_data
+    from mbdcp.mechanics import simulate, sphere_pile_scene
+
+    scene = sphere_pile_scene(64, width=4)
+    simulate(scene, 0.01, 0.4, progress=False, method="ccp")
+    a = scene.assemble(0.01)
+    args, kw = (a["M"], a["Wn"], a["D"], a["E"], a["U"], a["v"], 0.01), dict(p_ext=a["p_ext"], psi_n=a["psi_n"])
+    d = step_data(*args, kw["p_ext"], kw["psi_n"], *[None] * 8)
+    p1, p2 = crash_basis(d)
+    n_c, m = a["Wn"].shape[1], a["D"].shape[1]
+    assert m == 4 * n_c and p1.shape == (2 * n_c + m,) and p2.shape == (n_c + m,)
+    cold = mbdcp.fixed_point(*args, **kw, algorithm=3, crash=None)
+    guessed = mbdcp.fixed_point(*args, **kw, algorithm=3)
+    assert cold.success and guessed.success
+    np.testing.assert_allclose(guessed.v_next, cold.v_next, rtol=0, atol=1e-9 * np.abs(cold.v_next).max())
+    assert guessed.pivots < 0.6 * cold.pivots
+
+
+def test_no_crash_basis_where_it_does_not_apply():
+    """Random scenes (2 to 8 directions per contact, not opposite pairs), small problems and
+    joints get no guess: the cold start's pivots exactly."""
+    from mbdcp._crash import crash_basis
+    from mbdcp._problem import step_data
+
+    s = random_scene(20, 60, seed=3)
+    d = step_data(*s.args(), s.kwargs()["p_ext"], s.kwargs()["psi_n"], *[None] * 8)
+    assert crash_basis(d) == (None, None)
+    a = mbdcp.fixed_point(*s.args(), **s.kwargs(), algorithm=3)
+    b = mbdcp.fixed_point(*s.args(), **s.kwargs(), algorithm=3, crash=None)
+    assert a.pivots == b.pivots and np.array_equal(a.v_next, b.v_next)
+    with pytest.raises(ValueError, match="crash"):
+        mbdcp.fixed_point(*s.args(), **s.kwargs(), crash="apgd")
