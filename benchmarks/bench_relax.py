@@ -7,7 +7,9 @@
    from its lattice (contacts appear every step) and while it settles (from the state after 150
    steps), with Lemke on the full LCP and with algorithm 3, each step started from the last
    step's bases (warm_start=True) or cold.
-3. The pile demo of seed 001 (python -m mbdcp demo pile2d): 200 steps of its settling from the
+3. Stress runs: 4-50 disks thrown at 2 m/s, mu = 0.2 and 0.5, algorithms 1-3 (120 runs): the
+   subproblem failures (target: none).
+4. The pile demo of seed 001 (python -m mbdcp demo pile2d): 200 steps of its settling from the
    lattice with algorithm 3, warm-started (the issue's target: under a minute).
 
     python benchmarks/bench_relax.py [--quick]
@@ -46,6 +48,7 @@ def main():
     print_table(["disks", "contacts", "mu", "lemke", "ok", "alg1", "it", "dv", "alg2", "it", "dv",
                  "alg3", "it", "dv"], rows)
     print("median time / Lemke's: " + ", ".join(f"algorithm {a} {np.median(r):.2f}" for a, r in ratios.items()))
+    stress(2 if args.quick else 5)
     warm_table(30 if args.quick else 100, 60 if args.quick else 150)
     settling(50 if args.quick else 200)
 
@@ -69,6 +72,28 @@ def warm_table(steps, formed):
                          f"{seconds[True]:.1f}", f"{seconds[False] / seconds[True]:.2f}", ok[True], ok[False]])
     print(f"\n136-disk pile of seed 001, {steps} steps of h = 0.01 (seconds)")
     print_table(["solver", "phase", "steps", "contacts", "cold", "warm_start", "speed-up", "warm ok", "cold ok"], rows)
+
+
+def stress(seeds):
+    """The issue's stress runs: disk piles thrown at 2 m/s with mu = 0.2 and 0.5, algorithms 1-3,
+    each solve cold; counts subproblem failures (a status other than SOLVED, or MAX_ITERATIONS of
+    the outer iteration, which is non-convergence, not a failure) and non-convergence."""
+    runs, failures, unconverged = 0, [], 0
+    for n in (4, 12, 30, 50):
+        for mu in (0.2, 0.5):
+            for seed in range(seeds):
+                s = disk_pile(n, seed=1000 + seed, mu=mu, speed=2.0)
+                for alg in (1, 2, 3):
+                    res = mbdcp.fixed_point(*s.args(), **s.kwargs(), algorithm=alg, tol=1e-8, max_iter=100)
+                    runs += 1
+                    if res.status == mbdcp.Status.MAX_ITERATIONS and not res.converged:
+                        unconverged += 1
+                    elif res.status != mbdcp.Status.SOLVED:
+                        failures.append(f"{n} disks, mu {mu}, seed {1000 + seed}, algorithm {alg}: {res.status.name}")
+    print(f"\nStress runs (2 m/s disk piles, mu >= 0.2): {runs} runs, {len(failures)} subproblem failures, "
+          f"{unconverged} not converged in 100 iterations (a status, algorithms 1 and 2 at large mu)")
+    for f_ in failures:
+        print("  " + f_)
 
 
 def settling(steps):

@@ -296,3 +296,18 @@ def test_no_crash_basis_where_it_does_not_apply():
     assert a.pivots == b.pivots and np.array_equal(a.v_next, b.v_next)
     with pytest.raises(ValueError, match="crash"):
         mbdcp.fixed_point(*s.args(), **s.kwargs(), crash="apgd")
+
+
+@pytest.mark.parametrize("n, seed, iterations", [(50, 1000, 26), (75, 1002, 23)])
+def test_stress_runs_whose_p2_is_singular_are_solved(n, seed, iterations):
+    """Disk piles thrown at 2 m/s (bench_relax's stress runs): after this many iterations of
+    algorithm 2, P2's matrix is singular positive semidefinite (each contact's two opposite
+    directions) and both of Lemke's paths broke down in rounding (NUMERICAL_ERROR). The last
+    attempt on M + eps I (eps 1e-11 of each row) solves it, verified against the given M."""
+    from mbdcp.testing import disk_pile
+
+    s = disk_pile(n, seed=seed, mu=0.2, speed=2.0)
+    res = mbdcp.fixed_point(*s.args(), **s.kwargs(), algorithm=2, tol=1e-8, max_iter=100)
+    assert res.status == Status.SOLVED and res.converged and res.iterations > iterations
+    ref = mbdcp.fixed_point(*s.args(), **s.kwargs(), algorithm=2, tol=1e-8, max_iter=100, crash=None)
+    np.testing.assert_allclose(res.v_next, ref.v_next, rtol=0, atol=1e-6 * np.abs(ref.v_next).max())

@@ -49,6 +49,9 @@
 #define HINT_SINGULAR 1e-12
 /* Pivots over which run() remembers the bases it met (cycle detection). */
 #define CYCLE_RING 256
+/* The last attempts on a positive semidefinite M whose paths broke down: M' + eps I, eps this
+ * fraction of tol (then ten times it) times each row's largest entry (see solve()) */
+#define REGULARIZE 0.01
 /* Columns per panel of the blocked Gauss-Jordan inversion in refactor(). */
 #define PANEL 32
 
@@ -1024,6 +1027,33 @@ static MbdcpReturn solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q
             break;
         }
         if (out->ray) memset(out->ray, 0, nn * sizeof(mbdcp_float));
+    }
+    /* A singular positive semidefinite M (P2's two opposite friction directions of a contact have
+     * opposite columns) has many nearly singular complementary bases, and both paths can break
+     * down on them in rounding. Once more on M' + eps I, eps = REGULARIZE tol times each row's
+     * largest entry (then ten times that): positive definite, its path avoids them. The answer is
+     * verified against the given M and q as always, so it counts only where eps z stays within
+     * the tolerance. */
+    const int regularize =
+        !verified && (st == MBDCP_NUMERICAL_ERROR || st == MBDCP_SOLVED) && semidefinite(n, M, L.Bc);
+    for (int level = 0; regularize && level < 2 && !verified && info->pivots < limit; ++level) {
+        equilibrate(&L, M, q, settings->scale);
+        const mbdcp_float eps = (level == 0 ? REGULARIZE : 10.0 * REGULARIZE) * settings->tol;
+        for (mbdcp_int i = 0; i < n; ++i) {
+            mbdcp_float rowmax = 0.0;
+            for (mbdcp_int j = 0; j < n; ++j) rowmax = acc_max(rowmax, fabs(L.Mt[(size_t)j * n + i]));
+            L.Mt[(size_t)i * n + i] += eps * rowmax;
+        }
+        cold_basis(&L);
+        mbdcp_int r = -1;
+        for (mbdcp_int i = 0; i < n; ++i) {
+            L.cov[i] = 1.0;
+            L.d[i] = -1.0;
+            if (q[i] < 0.0 && (r < 0 || L.qs[i] <= L.qs[r])) r = i;
+        }
+        if (r < 0) break;
+        st = run(&L, settings, r, &info->pivots, limit);
+        if (st == MBDCP_SOLVED) verified = polish(&L, M, q, settings, out, &info->pivots, limit);
     }
     if (st == MBDCP_SOLVED && !verified) st = MBDCP_NUMERICAL_ERROR;
     if (st != MBDCP_SOLVED) extract(&L, M, q, settings->tol, out); /* the last basic point */
