@@ -264,14 +264,14 @@ def test_the_crash_basis_of_a_spatial_pile_with_four_directions():
     """Sphere contacts with directions +-t1, +-t2 (mechanics.assemble's four): the CCP's two
     tangent columns are t1 and t2; the guessed start gives the cold answer in fewer pivots."""
     from mbdcp._crash import crash_basis
-    from mbdcp._problem import step_data
+    from mbdcp.relax import _data
     from mbdcp.mechanics import simulate, sphere_pile_scene
 
     scene = sphere_pile_scene(64, width=4)
     simulate(scene, 0.01, 0.4, progress=False, method="ccp")
     a = scene.assemble(0.01)
     args, kw = (a["M"], a["Wn"], a["D"], a["E"], a["U"], a["v"], 0.01), dict(p_ext=a["p_ext"], psi_n=a["psi_n"])
-    d = step_data(*args, kw["p_ext"], kw["psi_n"], *[None] * 8)
+    d = _data(*args, kw["p_ext"], kw["psi_n"], None, None, None)  # what fixed_point validates
     p1, p2 = crash_basis(d)
     n_c, m = a["Wn"].shape[1], a["D"].shape[1]
     assert m == 4 * n_c and p1.shape == (2 * n_c + m,) and p2.shape == (n_c + m,)
@@ -286,10 +286,10 @@ def test_no_crash_basis_where_it_does_not_apply():
     """Random scenes (2 to 8 directions per contact, not opposite pairs), small problems and
     joints get no guess: the cold start's pivots exactly."""
     from mbdcp._crash import crash_basis
-    from mbdcp._problem import step_data
+    from mbdcp.relax import _data
 
     s = random_scene(20, 60, seed=3)
-    d = step_data(*s.args(), s.kwargs()["p_ext"], s.kwargs()["psi_n"], *[None] * 8)
+    d = _data(*s.args(), s.kwargs()["p_ext"], s.kwargs()["psi_n"], None, None, None)
     assert crash_basis(d) == (None, None)
     a = mbdcp.fixed_point(*s.args(), **s.kwargs(), algorithm=3)
     b = mbdcp.fixed_point(*s.args(), **s.kwargs(), algorithm=3, crash=None)

@@ -586,6 +586,17 @@ static int relieve(Ccp *C, mbdcp_float *x, mbdcp_float *gx)
     return solve_around(C, x, gx, C->sc, floor_);
 }
 
+/* An APGD iterate X (x-space, its product NX = S N S X) in gamma-space: gamma = S X and its
+ * gradient N gamma + p = (NX + S p) / S (iS = 1 / S, ps = S p). */
+static void to_gamma(mbdcp_int np_, const mbdcp_float *S, const mbdcp_float *iS, const mbdcp_float *ps,
+                     const mbdcp_float *X, const mbdcp_float *NX, mbdcp_float *gam, mbdcp_float *grad)
+{
+    for (mbdcp_int j = 0; j < np_; ++j) {
+        gam[j] = S[j] * X[j];
+        grad[j] = (NX[j] + ps[j]) * iS[j];
+    }
+}
+
 /* X <- T as the new iterate, NX <- NT: the old X kept in B when it is the best (else it becomes
  * the next trial buffer), so that accepting a step copies nothing. */
 static void accept(mbdcp_float **X, mbdcp_float **T, mbdcp_float **B, mbdcp_float **NX, mbdcp_float **NT,
@@ -679,10 +690,7 @@ static void apgd(Ccp *C, mbdcp_float *nu, mbdcp_float *u, mbdcp_float res)
         accept(&X, &T, &B, &NX, &NT, x_is_best);
         int stop;
         if (res <= tol) { /* the componentwise test wants gamma and its gradient: in C->Nx, C->tmp */
-            for (mbdcp_int j = 0; j < np_; ++j) {
-                C->Nx[j] = S[j] * X[j];
-                C->tmp[j] = (NX[j] + ps[j]) * iS[j];
-            }
+            to_gamma(np_, S, iS, ps, X, NX, C->Nx, C->tmp);
             stop = converged(C, k, res, C->Nx, C->tmp, &cw);
         } else {
             stop = converged(C, k, res, NULL, NULL, &cw);
@@ -703,10 +711,7 @@ static void apgd(Ccp *C, mbdcp_float *nu, mbdcp_float *u, mbdcp_float res)
                 stall_k = k;
             } else if (k - stall_k >= STALL_WAIT) {
                 stall_k = k;
-                for (mbdcp_int j = 0; j < np_; ++j) {
-                    C->pol[j] = S[j] * X[j];
-                    C->pg[j] = (NX[j] + ps[j]) * iS[j];
-                }
+                to_gamma(np_, S, iS, ps, X, NX, C->pol, C->pg);
                 const mbdcp_float relieved = relieve(C, C->pol, C->pg) ? residual(p, C->pol, C->pg, L, C->pnorm) : NAN;
                 if (relieved < res) { /* the next iterate; y moved by the same change, the momentum kept */
                     for (mbdcp_int j = 0; j < np_; ++j) {

@@ -617,6 +617,21 @@ static void cold_basis(Lemke *L)
     L->stale = 0;
 }
 
+/* The cold start of path `attempt` (0: covering vector 1; 1: another, irrational one): the basis
+ * of all w, d = -cov, and the row z0 enters at, the most negative q_i / cov_i (ties: the largest
+ * i); -1 when q >= 0 (z = 0 solves it). */
+static mbdcp_int cold_start(Lemke *L, const mbdcp_float *q, int attempt)
+{
+    cold_basis(L);
+    mbdcp_int r = -1;
+    for (mbdcp_int i = 0; i < L->n; ++i) {
+        L->cov[i] = attempt == 0 ? 1.0 : 1.0 + 0.5 * fmod(0.6180339887498949 * (i + 1), 1.0);
+        L->d[i] = -L->cov[i];
+        if (q[i] < 0.0 && (r < 0 || L->qs[i] / L->cov[i] <= L->qs[r] / L->cov[r])) r = i;
+    }
+    return r;
+}
+
 /* The most negative basic value (ties: the largest index, which keeps the tableau
  * lexicographically positive on a cold start), or -1 if none is negative. */
 static mbdcp_int most_negative(const Lemke *L)
@@ -1001,18 +1016,12 @@ static MbdcpReturn solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q
     }
     /* cold start; once more with another covering vector after a ray without certificate */
     for (int attempt = 0; attempt < 2 && !verified && st != MBDCP_INTERRUPTED && info->pivots < limit; ++attempt) {
-        cold_basis(&L);
-        for (mbdcp_int i = 0; i < n; ++i)
-            L.cov[i] = attempt == 0 ? 1.0 : 1.0 + 0.5 * fmod(0.6180339887498949 * (i + 1), 1.0);
-        mbdcp_int r = -1; /* z0 enters; the most negative q_i / cov_i leaves (ties: the largest i) */
-        for (mbdcp_int i = 0; i < n; ++i)
-            if (q[i] < 0.0 && (r < 0 || L.qs[i] / L.cov[i] <= L.qs[r] / L.cov[r])) r = i;
+        const mbdcp_int r = cold_start(&L, q, attempt);
         if (r < 0) { /* trivial: q >= 0 gives z = 0, w = q */
             st = MBDCP_SOLVED;
             verified = extract(&L, M, q, settings->tol, out);
             break;
         }
-        for (mbdcp_int i = 0; i < n; ++i) L.d[i] = -L.cov[i];
         st = run(&L, settings, r, &info->pivots, limit);
         if (st == MBDCP_SOLVED) {
             verified = polish(&L, M, q, settings, out, &info->pivots, limit);
@@ -1044,13 +1053,7 @@ static MbdcpReturn solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q
             for (mbdcp_int j = 0; j < n; ++j) rowmax = acc_max(rowmax, fabs(L.Mt[(size_t)j * n + i]));
             L.Mt[(size_t)i * n + i] += eps * rowmax;
         }
-        cold_basis(&L);
-        mbdcp_int r = -1;
-        for (mbdcp_int i = 0; i < n; ++i) {
-            L.cov[i] = 1.0;
-            L.d[i] = -1.0;
-            if (q[i] < 0.0 && (r < 0 || L.qs[i] <= L.qs[r])) r = i;
-        }
+        const mbdcp_int r = cold_start(&L, q, 0);
         if (r < 0) break;
         st = run(&L, settings, r, &info->pivots, limit);
         if (st == MBDCP_SOLVED) verified = polish(&L, M, q, settings, out, &info->pivots, limit);

@@ -584,6 +584,16 @@ static int load_recorded(const char *path, RecordedCcp *r)
     return 1;
 }
 
+/* mbdcp_ccp_solve on a recorded CCP from its impulses r->nu (updated), in a workspace of its own. */
+static MbdcpReturn solve_recorded(RecordedCcp *r, const MbdcpCcpSettings *s, MbdcpCcpInfo *info)
+{
+    const size_t bytes = mbdcp_ccp_workspace_size(&r->pr);
+    void *work = malloc(bytes);
+    const MbdcpReturn rc = work ? mbdcp_ccp_solve(&r->pr, s, r->nu, r->u, info, work, bytes) : MBDCP_ERR_NULL;
+    free(work);
+    return rc;
+}
+
 /* A 19-contact sphere pile step (tests/c/data/ccp_polish.bin) on which APGD meets the normwise
  * tolerance first and finishes by the polish. */
 static void test_ccp_polish(void)
@@ -596,16 +606,13 @@ static void test_ccp_polish(void)
     mbdcp_ccp_default_settings(&s);
     s.tol = 1e-6;
     s.warm_start = 1; /* from the last step's impulses, as recorded */
-    const size_t bytes = mbdcp_ccp_workspace_size(&r.pr);
-    void *work = malloc(bytes);
     MbdcpCcpInfo info;
-    CHECK(mbdcp_ccp_solve(&r.pr, &s, r.nu, r.u, &info, work, bytes) == MBDCP_OK);
+    CHECK(solve_recorded(&r, &s, &info) == MBDCP_OK);
     CHECK(info.status == MBDCP_SOLVED && info.polished == 1 && info.residual <= 1e-6);
     s.warm_start = 0; /* cold, and tighter: solved either way */
     s.tol = 1e-9;
-    CHECK(mbdcp_ccp_solve(&r.pr, &s, r.nu, r.u, &info, work, bytes) == MBDCP_OK);
+    CHECK(solve_recorded(&r, &s, &info) == MBDCP_OK);
     CHECK(info.status == MBDCP_SOLVED && info.residual <= 1e-9);
-    free(work);
     free_recorded(&r);
 }
 
@@ -623,12 +630,9 @@ static void test_ccp_stall_relieved(void)
     mbdcp_ccp_default_settings(&s);
     s.tol = 1e-10;
     s.max_iter = 100000;
-    const size_t bytes = mbdcp_ccp_workspace_size(&r.pr);
-    void *work = malloc(bytes);
     MbdcpCcpInfo info;
-    CHECK(mbdcp_ccp_solve(&r.pr, &s, r.nu, r.u, &info, work, bytes) == MBDCP_OK);
+    CHECK(solve_recorded(&r, &s, &info) == MBDCP_OK);
     CHECK(info.status == MBDCP_SOLVED && info.residual <= 1e-10 && info.iterations < 3000);
-    free(work);
     free_recorded(&r);
 }
 
