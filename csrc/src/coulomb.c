@@ -15,6 +15,8 @@
 #define MAX_ROOTS 8
 /* Bound on polynomial evaluations per local solve, against a numerically vanishing polynomial. */
 #define MAX_EVALS 4000
+/* The fixed point's smallest damping factor (see fixed_point()). */
+#define OMEGA_MIN 0.125
 /* A local candidate counts as exact when its residual is below this times the local scale. */
 #define LOCAL_EXACT 1e-10
 
@@ -83,14 +85,14 @@ static size_t ccp_bytes(mbdcp_int n_c)
     return mbdcp_ccp_workspace_size(&cp);
 }
 
-/* Doubles: 9 n_c (diagonal blocks), qk, tmp, ccp's u, the identity's values (m each), ccp's
+/* Doubles: 9 n_c (diagonal blocks), qk, tmp, prev, ccp's u, the identity's values (m each), ccp's
  * workspace; then ints: the identity's colptr (m + 1) and rowind (m). */
 size_t mbdcp_fc_workspace_size(const MbdcpFcProblem *p, const MbdcpFcSettings *s)
 {
     if (!p || p->n_c < 0) return 0;
     const size_t nc = (size_t)p->n_c, m = 3 * nc;
     const int apgd = !s || s->method == MBDCP_FC_APGD || (s->method == MBDCP_FC_FIXED_POINT && s->inner == MBDCP_FC_APGD);
-    size_t bytes = (9 * nc + 2 * m) * sizeof(mbdcp_float);
+    size_t bytes = (9 * nc + 3 * m) * sizeof(mbdcp_float);
     if (apgd) bytes += 2 * m * sizeof(mbdcp_float) + ccp_bytes(p->n_c) + (2 * m + 1) * sizeof(mbdcp_int);
     return bytes;
 }
@@ -547,7 +549,7 @@ static int forward(void *ctx, mbdcp_int it, mbdcp_int entering, mbdcp_int leavin
 }
 
 typedef struct {
-    mbdcp_float *blocks, *qk, *tmp, *ccp_u, *ident_val;
+    mbdcp_float *blocks, *qk, *tmp, *prev, *ccp_u, *ident_val;
     void *ccp_work;
     size_t ccp_work_bytes;
     mbdcp_int *ident_ptr, *ident_ind;
@@ -604,7 +606,10 @@ static Run fixed_point(const Csr *W, const Csr *I, mbdcp_int n_c, const mbdcp_fl
     const mbdcp_int m = 3 * n_c;
     Run run = {MBDCP_MAX_ITERATIONS, 0, residual_of(W, n_c, q, mu, coulomb, r, u, qnorm)};
     *rc = MBDCP_OK;
+    mbdcp_float omega = 1.0;
     while (run.residual > s->tol && run.iterations < s->max_iter) {
+        const mbdcp_float before = run.residual;
+        if (omega < 1.0) memcpy(w->prev, r, (size_t)m * sizeof(mbdcp_float));
         if (I->val != W->val) {
             matvec(I, m, r, NULL, w->tmp);
             for (mbdcp_int j = 0; j < m; ++j) w->qk[j] = u[j] - w->tmp[j];
@@ -623,6 +628,8 @@ static Run fixed_point(const Csr *W, const Csr *I, mbdcp_int n_c, const mbdcp_fl
         if (*rc != MBDCP_OK) return run;
         info->inner_iterations += in.iterations;
         ++run.iterations;
+        if (omega < 1.0) /* damped: r_k + omega (T(r_k) - r_k), in the cones as they are convex */
+            for (mbdcp_int j = 0; j < m; ++j) r[j] = w->prev[j] + omega * (r[j] - w->prev[j]);
         run.residual = residual_of(W, n_c, q, mu, coulomb, r, u, qnorm);
         if (in.status == MBDCP_INTERRUPTED || in.status == MBDCP_NUMERICAL_ERROR) {
             run.status = in.status;
@@ -632,6 +639,10 @@ static Run fixed_point(const Csr *W, const Csr *I, mbdcp_int n_c, const mbdcp_fl
             run.status = MBDCP_NUMERICAL_ERROR;
             return run;
         }
+        /* a step that did not lower the residual: the map is not contracting here, and the
+         * iteration can cycle (Capsules-i125-1213 settled into a cycle of three between 2.5e-6
+         * and 6.1e-6): damp the steps from now on */
+        if (run.residual >= before) omega = fmax(OMEGA_MIN, 0.5 * omega);
         if (mbdcp_monitor_call(&s->monitor, run.iterations, -1, -1, run.residual)) {
             run.status = MBDCP_INTERRUPTED;
             return run;
@@ -681,13 +692,14 @@ static MbdcpReturn solve(const MbdcpFcProblem *p, const MbdcpFcSettings *s, int 
     w.blocks = (mbdcp_float *)work;
     w.qk = w.blocks + 9 * (size_t)n_c;
     w.tmp = w.qk + m;
+    w.prev = w.tmp + m;
     w.ccp_u = w.ident_val = NULL;
     w.ccp_work = NULL;
     w.ccp_work_bytes = 0;
     w.ident_ptr = w.ident_ind = NULL;
     const int use_apgd = s->method == MBDCP_FC_APGD || (s->method == MBDCP_FC_FIXED_POINT && s->inner == MBDCP_FC_APGD);
     if (use_apgd) {
-        w.ccp_u = w.tmp + m;
+        w.ccp_u = w.prev + m;
         w.ident_val = w.ccp_u + m;
         w.ccp_work = (void *)(w.ident_val + m);
         w.ccp_work_bytes = ccp_bytes(n_c);
