@@ -52,6 +52,8 @@
 /* The last attempts on a positive semidefinite M whose paths broke down: M' + eps I, eps this
  * fraction of tol (then ten times it) times each row's largest entry (see solve()) */
 #define REGULARIZE 0.01
+/* The last attempt on a path that broke down otherwise: q' + PERTURB max|q'| v (see solve()). */
+#define PERTURB 1e-12
 /* Columns per panel of the blocked Gauss-Jordan inversion in refactor(). */
 #define PANEL 32
 
@@ -1037,14 +1039,32 @@ static MbdcpReturn solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q
         }
         if (out->ray) memset(out->ray, 0, nn * sizeof(mbdcp_float));
     }
+    const int psd = !verified && (st == MBDCP_NUMERICAL_ERROR || st == MBDCP_SOLVED) && semidefinite(n, M, L.Bc);
+    /* On a degenerate problem the lexicographic rule decides ties between basic values that are
+     * zero in exact arithmetic; decided in rounding, the path can cycle (both paths of a settling
+     * 136-disk pile's Stewart-Trinkle LCP, 1220 variables, did). Once more on q' + delta v,
+     * delta = PERTURB max |q'|, v_i = frac(phi i) in [0, 1): the perturbation that the
+     * lexicographic rule stands for, with gaps rounding cannot hide (that LCP: SOLVED in 3124
+     * pivots; at 1e-14, 1e-13 and 1e-12 and three such v, 8 of 9 attempts solved it). The answer
+     * is verified against the given q, so it counts only where delta is within the tolerance. A
+     * positive semidefinite M gets the attempts below instead. */
+    if (!verified && st == MBDCP_NUMERICAL_ERROR && !psd && info->pivots < limit) {
+        equilibrate(&L, M, q, settings->scale);
+        const mbdcp_float delta = PERTURB * mbdcp_norm_inf(nn, L.qs);
+        for (mbdcp_int i = 0; i < n; ++i) L.qs[i] += delta * fmod(0.6180339887498949 * (i + 1), 1.0);
+        const mbdcp_int r = cold_start(&L, L.qs, 0);
+        if (r >= 0) {
+            st = run(&L, settings, r, &info->pivots, limit);
+            if (st == MBDCP_SOLVED) verified = polish(&L, M, q, settings, out, &info->pivots, limit);
+        }
+    }
     /* A singular positive semidefinite M (P2's two opposite friction directions of a contact have
      * opposite columns) has many nearly singular complementary bases, and both paths can break
      * down on them in rounding. Once more on M' + eps I, eps = REGULARIZE tol times each row's
      * largest entry (then ten times that): positive definite, its path avoids them. The answer is
      * verified against the given M and q as always, so it counts only where eps z stays within
      * the tolerance. */
-    const int regularize =
-        !verified && (st == MBDCP_NUMERICAL_ERROR || st == MBDCP_SOLVED) && semidefinite(n, M, L.Bc);
+    const int regularize = psd;
     for (int level = 0; regularize && level < 2 && !verified && info->pivots < limit; ++level) {
         equilibrate(&L, M, q, settings->scale);
         const mbdcp_float eps = (level == 0 ? REGULARIZE : 10.0 * REGULARIZE) * settings->tol;
