@@ -320,13 +320,15 @@ def test_agrees_with_siconos_on_spd_problems():
         np.testing.assert_allclose(mbdcp.lemke(M, q).z, z, atol=1e-8)
 
 
-def test_a_path_that_cycles_in_rounding_is_solved_on_a_perturbed_q():
-    """The full Stewart–Trinkle LCP (1220 variables) of a settling 136-disk pile, step 37 of the
-    warm-started bench run: Lemke's two paths, ties decided in rounding, each meet a basis twice
-    (the first repeated 38 pivots from pivot 2649; once it ran to the limit of 122,100, 4
-    minutes). A basis met twice ends a path early, and a last path on q + 1e-12 max|q| v, whose
-    gaps rounding cannot hide, solves it; the answer is checked against the given q."""
-    d = np.load(os.path.join(HERE, "data", "pile136_lcp_cycle.npz"))
+@pytest.mark.parametrize("name", ["pile136_lcp_cycle.npz", "pile136_lcp_cycle38.npz"])
+def test_a_path_that_cycles_in_rounding_is_solved_on_a_perturbed_q(name):
+    """The full Stewart–Trinkle LCPs (1220 variables) of a settling 136-disk pile, steps 37 and 38
+    of the warm-started bench run: Lemke's paths, ties decided in rounding, meet a basis twice
+    (step 37's first repeated 38 pivots from pivot 2649; once it ran to the limit of 122,100, 4
+    minutes) or end on a basis whose point fails. A basis met twice ends a path early, and a path
+    on q + 1e-12 max|q| v, whose gaps rounding cannot hide, solves them; the answer is checked
+    against the given q."""
+    d = np.load(os.path.join(HERE, "data", name))
     F, f = d["F"], d["f"]
     res = mbdcp.lemke(F, f)
     assert res.pivots < 10 * F.shape[0], res.pivots

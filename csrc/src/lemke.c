@@ -52,8 +52,10 @@
 /* The last attempts on a positive semidefinite M whose paths broke down: M' + eps I, eps this
  * fraction of tol (then ten times it) times each row's largest entry (see solve()) */
 #define REGULARIZE 0.01
-/* The last attempt on a path that broke down otherwise: q' + PERTURB max|q'| v (see solve()). */
+/* The last attempts on paths that broke down otherwise: q + PERTURB max|q| v, along at most
+ * PERTURB_TRIES directions v (see solve()). */
 #define PERTURB 1e-12
+#define PERTURB_TRIES 3
 /* Columns per panel of the blocked Gauss-Jordan inversion in refactor(). */
 #define PANEL 32
 
@@ -1041,22 +1043,27 @@ static MbdcpReturn solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q
     }
     const int psd = !verified && (st == MBDCP_NUMERICAL_ERROR || st == MBDCP_SOLVED) && semidefinite(n, M, L.Bc);
     /* On a degenerate problem the lexicographic rule decides ties between basic values that are
-     * zero in exact arithmetic; decided in rounding, the path can cycle (both paths of a settling
-     * 136-disk pile's Stewart-Trinkle LCP, 1220 variables, did). Once more on q' + delta v,
-     * delta = PERTURB max |q'|, v_i = frac(phi i) in [0, 1): the perturbation that the
-     * lexicographic rule stands for, with gaps rounding cannot hide (that LCP: SOLVED in 3124
-     * pivots; at 1e-14, 1e-13 and 1e-12 and three such v, 8 of 9 attempts solved it). The answer
-     * is verified against the given q, so it counts only where delta is within the tolerance. A
-     * positive semidefinite M gets the attempts below instead. */
-    if (!verified && st == MBDCP_NUMERICAL_ERROR && !psd && info->pivots < limit) {
+     * zero in exact arithmetic; decided in rounding, a path can cycle or end on a complementary
+     * basis whose point fails (two settling 136-disk piles' Stewart-Trinkle LCPs of 1220
+     * variables: both paths of one cycled; of the other, one cycled and one ended so). Once more
+     * on q + delta v, delta = PERTURB max |q|, v_i = frac(a (i + 1)) in [0, 1) for an irrational
+     * a: the perturbation that the lexicographic rule stands for, with gaps rounding cannot hide.
+     * Both LCPs are SOLVED on the first direction (3124 and 2658 pivots). A perturbed path can
+     * still fail (in Python, one of nine perturbations of the first, at 1e-14), so up to
+     * PERTURB_TRIES directions are tried. Answers are verified against the given q: they count
+     * only where delta is within the tolerance (at 1e-11 and 1e-10 they were not). A positive
+     * semidefinite M gets the attempts below instead. */
+    const mbdcp_float directions[PERTURB_TRIES] = {0.6180339887498949, 0.7548776662466927, 0.41421356237309515};
+    const int perturb = !verified && (st == MBDCP_NUMERICAL_ERROR || st == MBDCP_SOLVED) && !psd;
+    for (int t = 0; perturb && t < PERTURB_TRIES && !verified && st != MBDCP_INTERRUPTED && info->pivots < limit; ++t) {
         equilibrate(&L, M, q, settings->scale);
-        const mbdcp_float delta = PERTURB * mbdcp_norm_inf(nn, L.qs);
-        for (mbdcp_int i = 0; i < n; ++i) L.qs[i] += delta * fmod(0.6180339887498949 * (i + 1), 1.0);
+        const mbdcp_float delta = PERTURB * mbdcp_norm_inf(nn, q);
+        for (mbdcp_int i = 0; i < n; ++i) L.qs[i] += L.rs[i] * delta * fmod(directions[t] * (i + 1), 1.0);
         const mbdcp_int r = cold_start(&L, L.qs, 0);
-        if (r >= 0) {
-            st = run(&L, settings, r, &info->pivots, limit);
-            if (st == MBDCP_SOLVED) verified = polish(&L, M, q, settings, out, &info->pivots, limit);
-        }
+        /* a ray or limit on the perturbed data proves nothing about the given ones */
+        const MbdcpStatus pst = r >= 0 ? run(&L, settings, r, &info->pivots, limit) : MBDCP_NUMERICAL_ERROR;
+        if (pst == MBDCP_SOLVED) verified = polish(&L, M, q, settings, out, &info->pivots, limit);
+        st = verified ? MBDCP_SOLVED : pst == MBDCP_INTERRUPTED ? MBDCP_INTERRUPTED : MBDCP_NUMERICAL_ERROR;
     }
     /* A singular positive semidefinite M (P2's two opposite friction directions of a contact have
      * opposite columns) has many nearly singular complementary bases, and both paths can break
