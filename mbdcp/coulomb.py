@@ -29,7 +29,9 @@ Methods (the C core, ``coulomb.h``):
 - ``"fixed_point"`` (Coulomb; Cadoux 2009, Acary, Cadoux, Lemaréchal and Malick 2011): with
   :math:`s_k = \mu\|u_T(r_k)\|`, :math:`r_{k+1}` solves the CCP with :math:`q + s_k e_n`,
   warm-started from :math:`r_k`, by ``inner`` ("apgd", default, or "pgs"); a fixed point solves
-  the Coulomb problem.
+  the Coulomb problem. Once a step fails to lower the residual, the steps are damped,
+  :math:`r_{k+1} = r_k + \omega(\mathrm{CCP}(\dots) - r_k)` with ω halved at each such step
+  down to 1/8 (without it, Capsules-i125-1213 can settle into a cycle of three iterates).
 
 **Asymmetric W** (e.g. FCLib's Capsules, :math:`10^{-3}` relative): "nsgs" and "pgs" use W as
 given. APGD needs a symmetric matrix: with :math:`S = (W + W^T)/2` the iteration

@@ -15,7 +15,7 @@
  * the projection stays the Euclidean one onto K_i).
  *
  * Residual (zero exactly at a solution): r = ||nu - Pi(nu - g / L)||_inf * L / max(||p||_inf, 1e-300)
- * with g = N nu + p and L an estimate of the largest eigenvalue of N (power iteration).
+ * with g = N nu + p and L an estimate of the largest eigenvalue of N (12 Lanczos steps).
  */
 #ifndef MBDCP_CCP_H
 #define MBDCP_CCP_H

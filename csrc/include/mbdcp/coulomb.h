@@ -25,7 +25,9 @@
  *   - MBDCP_FC_FIXED_POINT (Coulomb): r_{k+1} solves the CCP with S and
  *     q_k = q + (W - S) r_k + mu ||u_T(r_k)|| e_n, warm-started from r_k (Cadoux 2009; Acary,
  *     Cadoux, Lemaréchal, Malick 2011), with the inner solver `inner` (PGS on S = W, or APGD).
- *     A fixed point is a Coulomb solution. APGD on an asymmetric W runs the same iteration
+ *     A fixed point is a Coulomb solution. Once a step does not lower the residual, steps are
+ *     damped (r_k + omega (r_{k+1} - r_k), omega halved per such step, at least 1/8).
+ *     APGD on an asymmetric W runs the same iteration
  *     without the mu ||u_T|| term, so every method solves the problem with the W given.
  */
 #ifndef MBDCP_COULOMB_H
