@@ -7,6 +7,7 @@
 #include "mbdcp/cone.h"
 #include "mbdcp/dense.h"
 
+/* Power iterations for the polish subproblem's Lipschitz constant (see sub_lipschitz()). */
 #define POWER_ITERATIONS 30
 /* Lanczos steps for the Lipschitz constants of N and S N S (see lipschitz()). */
 #define LANCZOS_STEPS 12
