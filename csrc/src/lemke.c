@@ -934,6 +934,19 @@ static int polish(Lemke *L, const mbdcp_float *M, const mbdcp_float *q, const Mb
     return 0;
 }
 
+/* A last path from the cold start on the data in L as the caller altered them (q' perturbed, or
+ * M' regularized), its complementary point polished and verified against the given M and q (*verified).
+ * Returns the path's status. */
+static MbdcpStatus last_path(Lemke *L, const mbdcp_float *M, const mbdcp_float *q, const MbdcpLemkeSettings *s,
+                             const MbdcpLemkeOutput *out, mbdcp_int *pivots, mbdcp_int limit, int *verified)
+{
+    const mbdcp_int r = cold_start(L, L->qs, 0);
+    if (r < 0) return MBDCP_NUMERICAL_ERROR; /* q' >= 0 here: the given q was not, nothing to learn */
+    const MbdcpStatus st = run(L, s, r, pivots, limit);
+    if (st == MBDCP_SOLVED) *verified = polish(L, M, q, s, out, pivots, limit);
+    return st;
+}
+
 #define STATE_MAGIC 0x4c454d4b /* "LEMK": the workspace holds a usable final state */
 
 /* Lemke's method; with `reuse`, starting from the basis (and its inverse) that the last solve in
@@ -1059,10 +1072,8 @@ static MbdcpReturn solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q
         equilibrate(&L, M, q, settings->scale);
         const mbdcp_float delta = PERTURB * mbdcp_norm_inf(nn, q);
         for (mbdcp_int i = 0; i < n; ++i) L.qs[i] += L.rs[i] * delta * fmod(directions[t] * (i + 1), 1.0);
-        const mbdcp_int r = cold_start(&L, L.qs, 0);
+        const MbdcpStatus pst = last_path(&L, M, q, settings, out, &info->pivots, limit, &verified);
         /* a ray or limit on the perturbed data proves nothing about the given ones */
-        const MbdcpStatus pst = r >= 0 ? run(&L, settings, r, &info->pivots, limit) : MBDCP_NUMERICAL_ERROR;
-        if (pst == MBDCP_SOLVED) verified = polish(&L, M, q, settings, out, &info->pivots, limit);
         st = verified ? MBDCP_SOLVED : pst == MBDCP_INTERRUPTED ? MBDCP_INTERRUPTED : MBDCP_NUMERICAL_ERROR;
     }
     /* A singular positive semidefinite M (P2's two opposite friction directions of a contact have
@@ -1071,8 +1082,7 @@ static MbdcpReturn solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q
      * largest entry (then ten times that): positive definite, its path avoids them. The answer is
      * verified against the given M and q as always, so it counts only where eps z stays within
      * the tolerance. */
-    const int regularize = psd;
-    for (int level = 0; regularize && level < 2 && !verified && info->pivots < limit; ++level) {
+    for (int level = 0; psd && level < 2 && !verified && st != MBDCP_INTERRUPTED && info->pivots < limit; ++level) {
         equilibrate(&L, M, q, settings->scale);
         const mbdcp_float eps = (level == 0 ? REGULARIZE : 10.0 * REGULARIZE) * settings->tol;
         for (mbdcp_int i = 0; i < n; ++i) {
@@ -1080,10 +1090,7 @@ static MbdcpReturn solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q
             for (mbdcp_int j = 0; j < n; ++j) rowmax = acc_max(rowmax, fabs(L.Mt[(size_t)j * n + i]));
             L.Mt[(size_t)i * n + i] += eps * rowmax;
         }
-        const mbdcp_int r = cold_start(&L, q, 0);
-        if (r < 0) break;
-        st = run(&L, settings, r, &info->pivots, limit);
-        if (st == MBDCP_SOLVED) verified = polish(&L, M, q, settings, out, &info->pivots, limit);
+        st = last_path(&L, M, q, settings, out, &info->pivots, limit, &verified);
     }
     if (st == MBDCP_SOLVED && !verified) st = MBDCP_NUMERICAL_ERROR;
     if (st != MBDCP_SOLVED) extract(&L, M, q, settings->tol, out); /* the last basic point */
