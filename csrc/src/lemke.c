@@ -824,9 +824,6 @@ static int semidefinite(mbdcp_int n, const mbdcp_float *M, mbdcp_float *scratch)
     return mbdcp_cholesky(n, scratch, 0.0) == MBDCP_OK;
 }
 
-/* Warm start from the hint: factor, and if infeasible let z0 (covering vector B 1_I over the
- * infeasible rows I) repair it. Returns the status of the warm phase; MBDCP_NUMERICAL_ERROR
- * when the hint cannot be used. */
 /* From the current basis (inverse up to date, xbar = Binv q'): done if it is feasible, else z0
  * enters with the covering vector B 1_I over the infeasible rows I, so that only those move (with
  * `all`, over every row: B 1, the cold start's shape in the basis' own coordinates). */
@@ -894,7 +891,14 @@ static int direct(Lemke *L, const mbdcp_float *M, const mbdcp_float *q, const mb
     return mbdcp_lcp_verify(n, M, q, out->z, tol, out->w, L->res);
 }
 
-/* Warm start from a hint (flags: z_i basic): factor that basis, then repair it. */
+/* Warm start from a hint (flags: z_i basic): factor that basis, then repair it with the covering
+ * vector B 1 over every row. In the hint's coordinates this is the cold start on the principal
+ * pivot transform of LCP(M', q'), which is positive semidefinite when M' is (P1, P2): the path
+ * keeps the cold path's guarantees. Covering only the infeasible rows (a covering vector with
+ * zeros) does not; on the settling 136-disk pile that repair ran into singular bases or
+ * secondary rays on two steps in five, and the cold restart after it made a warm-started
+ * Lemke step 1.4x faster than a cold one where covering every row makes it 3x. Returns the
+ * status of the warm phase; MBDCP_NUMERICAL_ERROR when the hint cannot be used. */
 static MbdcpStatus warm(Lemke *L, const MbdcpLemkeSettings *s, const mbdcp_int *start, mbdcp_int *pivots,
                         mbdcp_int limit)
 {
@@ -903,7 +907,7 @@ static MbdcpStatus warm(Lemke *L, const MbdcpLemkeSettings *s, const mbdcp_int *
         L->cov[i] = 1.0;
     }
     if (!refactor(L, HINT_SINGULAR)) return MBDCP_NUMERICAL_ERROR;
-    return nearly_feasible(L) ? MBDCP_SOLVED : repair(L, s, pivots, limit, 0);
+    return nearly_feasible(L) ? MBDCP_SOLVED : repair(L, s, pivots, limit, 1);
 }
 
 /* Refine and verify the basic solution of a complementary basis; once more after a
