@@ -31,10 +31,13 @@ def lemke(M, q, *, max_pivots=None, tol=None, trace=False, basis=None):
     :math:`M` is copositive-plus this proves the LCP infeasible). If
     :math:`q \ge 0`, :math:`z = 0` is returned without pivoting.
 
-    A result is marked ``success`` only after verification: :math:`w = Mz + q`
-    is recomputed from the returned :math:`z` and
-    :math:`z \ge -\tau`, :math:`w \ge -\tau`, :math:`|\min(z_i, w_i)| \le \tau`
-    must hold with :math:`\tau = tol \cdot \max(\|q\|_\infty, \|M\|_\infty\|z\|_\infty)`.
+    A result is marked ``success`` only after componentwise verification on the given
+    data: :math:`w = Mz + q` is recomputed from the returned :math:`z`, and
+    :math:`z \ge 0`, :math:`w_i \ge -\tau_i`, and :math:`z_j` may be nonzero only where
+    :math:`w_j \le \tau_j` (or its every term :math:`|M_{ij}| z_j \le \tau_i`), with
+    :math:`\tau = tol \cdot (|M||z| + |q|)` (plus a rounding floor of
+    :math:`4 n \epsilon \max_i \tau_i / tol`): :math:`z` solves an LCP whose data differ from
+    :math:`M, q` by at most ``tol`` relative, entry by entry.
 
     Parameters
     ----------
@@ -49,6 +52,12 @@ def lemke(M, q, *, max_pivots=None, tol=None, trace=False, basis=None):
         Relative verification tolerance (default 1e-9).
     trace : bool
         Record the (entering, leaving) variable of every pivot, for teaching.
+    basis : ndarray of bool, shape (n,), or LemkeResult, optional
+        Warm start: True where :math:`z_i` should start basic (e.g. ``res.basis`` of a
+        neighbouring problem). The hint's basis is factored; if its basic solution is not
+        feasible, :math:`z_0` repairs it with the covering vector :math:`B e` (the cold start
+        on the hint's principal pivot transform). A singular or useless hint falls back to the
+        cold start: a wrong hint costs time, never the answer.
 
     Returns
     -------
@@ -57,7 +66,10 @@ def lemke(M, q, *, max_pivots=None, tol=None, trace=False, basis=None):
         pivot that brings in :math:`z_0` included), ``residual``
         :math:`\max_i |\min(z_i, w_i)|` and ``trace``: a list such as
         ``[("z0", "w2"), ("z2", "w4"), ("z4", "z0")]``, where each step brings in
-        the complement of what the previous one took out.
+        the complement of what the previous one took out. Also ``basis`` (True where
+        :math:`z_i` is basic at the end, for a warm start), ``warm_started`` (the answer came
+        from the hint) and ``certificate`` (after a ray: :math:`y \ge 0` with
+        :math:`M^T y \le 0`, :math:`q^T y < 0`, proving infeasibility; else None).
 
     Examples
     --------

@@ -27,9 +27,10 @@
  *     data (mbdcp_lcp_verify).
  *
  * Warm start: a hint of which z_i are basic (e.g. the basis of a neighbouring problem)
- * is factored; a feasible hint is a solution at once, otherwise z0 repairs the
- * infeasible rows (covering vector B 1_infeasible). A hint that is singular or leads
- * nowhere falls back to the cold start, so a wrong hint costs time, never correctness.
+ * is factored; a feasible hint is a solution at once, otherwise z0 repairs it with the
+ * covering vector B 1: the cold start on the hint's principal pivot transform, which is
+ * positive semidefinite when M is. A hint that is singular or leads nowhere falls back to
+ * the cold start, so a wrong hint costs time, never correctness.
  *
  * Variables are numbered 0..n-1 for w_1..w_n, n..2n-1 for z_1..z_n and 2n for z0
  * (the monitor receives these numbers).
