@@ -825,8 +825,9 @@ static int semidefinite(mbdcp_int n, const mbdcp_float *M, mbdcp_float *scratch)
 }
 
 /* From the current basis (inverse up to date, xbar = Binv q'): done if it is feasible, else z0
- * enters with the covering vector B 1_I over the infeasible rows I, so that only those move (with
- * `all`, over every row: B 1, the cold start's shape in the basis' own coordinates). */
+ * enters with the covering vector B 1 over every row (`all`: the cold start's shape in the basis'
+ * own coordinates, as warm starts and re-solves use it), or B 1_I over the infeasible rows I only,
+ * so that only those move (polish's first round, for rounding-level infeasibilities). */
 static MbdcpStatus repair(Lemke *L, const MbdcpLemkeSettings *s, mbdcp_int *pivots, mbdcp_int limit, int all)
 {
     const mbdcp_int n = L->n;
@@ -939,16 +940,17 @@ static int polish(Lemke *L, const mbdcp_float *M, const mbdcp_float *q, const Mb
 }
 
 /* A last path from the cold start on the data in L as the caller altered them (q' perturbed, or
- * M' regularized), its complementary point polished and verified against the given M and q (*verified).
- * Returns the path's status. */
+ * M' regularized), its complementary point polished and verified against the given M and q.
+ * MBDCP_SOLVED only for a verified point; a ray, a limit or a failing point on altered data
+ * proves nothing about the given ones: MBDCP_NUMERICAL_ERROR (or MBDCP_INTERRUPTED). */
 static MbdcpStatus last_path(Lemke *L, const mbdcp_float *M, const mbdcp_float *q, const MbdcpLemkeSettings *s,
-                             const MbdcpLemkeOutput *out, mbdcp_int *pivots, mbdcp_int limit, int *verified)
+                             const MbdcpLemkeOutput *out, mbdcp_int *pivots, mbdcp_int limit)
 {
     const mbdcp_int r = cold_start(L, L->qs, 0);
     if (r < 0) return MBDCP_NUMERICAL_ERROR; /* q' >= 0 here: the given q was not, nothing to learn */
     const MbdcpStatus st = run(L, s, r, pivots, limit);
-    if (st == MBDCP_SOLVED) *verified = polish(L, M, q, s, out, pivots, limit);
-    return st;
+    if (st == MBDCP_INTERRUPTED) return st;
+    return st == MBDCP_SOLVED && polish(L, M, q, s, out, pivots, limit) ? MBDCP_SOLVED : MBDCP_NUMERICAL_ERROR;
 }
 
 #define STATE_MAGIC 0x4c454d4b /* "LEMK": the workspace holds a usable final state */
@@ -1078,9 +1080,8 @@ static MbdcpReturn solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q
         equilibrate(&L, M, q, settings->scale);
         const mbdcp_float delta = PERTURB * mbdcp_norm_inf(nn, q);
         for (mbdcp_int i = 0; i < n; ++i) L.qs[i] += L.rs[i] * delta * fmod(directions[t] * (i + 1), 1.0);
-        const MbdcpStatus pst = last_path(&L, M, q, settings, out, &info->pivots, limit, &verified);
-        /* a ray or limit on the perturbed data proves nothing about the given ones */
-        st = verified ? MBDCP_SOLVED : pst == MBDCP_INTERRUPTED ? MBDCP_INTERRUPTED : MBDCP_NUMERICAL_ERROR;
+        st = last_path(&L, M, q, settings, out, &info->pivots, limit);
+        verified = st == MBDCP_SOLVED;
     }
     /* A singular positive semidefinite M (P2's two opposite friction directions of a contact have
      * opposite columns) has many nearly singular complementary bases, and both paths can break
@@ -1096,7 +1097,8 @@ static MbdcpReturn solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q
             for (mbdcp_int j = 0; j < n; ++j) rowmax = acc_max(rowmax, fabs(L.Mt[(size_t)j * n + i]));
             L.Mt[(size_t)i * n + i] += eps * rowmax;
         }
-        st = last_path(&L, M, q, settings, out, &info->pivots, limit, &verified);
+        st = last_path(&L, M, q, settings, out, &info->pivots, limit);
+        verified = st == MBDCP_SOLVED;
     }
     if (st == MBDCP_SOLVED && !verified) st = MBDCP_NUMERICAL_ERROR;
     if (st != MBDCP_SOLVED) extract(&L, M, q, settings->tol, out); /* the last basic point */
