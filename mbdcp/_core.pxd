@@ -44,6 +44,7 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
         MbdcpStatus status
         mbdcp_int pivots
         mbdcp_float residual
+        mbdcp_int worst_row
         mbdcp_int refactorizations
         mbdcp_int certified
         mbdcp_int warm
@@ -65,6 +66,8 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
                                    const mbdcp_float *z, mbdcp_float *w)
     int mbdcp_lcp_verify(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q, const mbdcp_float *z,
                          mbdcp_float tol, mbdcp_float *w, mbdcp_float *s)
+    mbdcp_float mbdcp_lcp_row_ratio(mbdcp_int n, const mbdcp_float *z, const mbdcp_float *w,
+                                    const mbdcp_float *s, mbdcp_int *worst)
 
     int mbdcp_all_finite(size_t n, const mbdcp_float *x)
     int mbdcp_grouping_error(mbdcp_int rows, mbdcp_int groups, const mbdcp_float *E)

@@ -1,4 +1,6 @@
 /* Reduction of the time-stepping mixed LCP by Cholesky and Schur complement (see assemble.h). */
+#include <float.h>
+#include <math.h>
 #include <string.h>
 
 #include "mbdcp/assemble.h"
@@ -8,6 +10,8 @@
 #define SPD_TOL 1e-14
 /* Wb^T M^-1 Wb with a pivot below this fraction is treated as singular (dependent joints). */
 #define RANK_TOL 1e-11
+/* An entry of G or g within NOISE (n_v + 2) eps of the magnitude of its terms carries no digit. */
+#define NOISE 4.0
 
 static int finite_or_null(size_t n, const mbdcp_float *x)
 {
@@ -44,12 +48,44 @@ MbdcpReturn mbdcp_step_problem_check(const MbdcpStepProblem *p)
     return MBDCP_OK;
 }
 
-/* L, X, Xb, Ls, Y (n_b x n_w), y, x2, G, g, scratch. */
+/* L, X, Xb, Ls, Y (n_b x n_w), y, x2, G, g, scratch (n_v + n_b + n_w). */
 size_t mbdcp_reduce_workspace_size(mbdcp_int n_v, mbdcp_int n_w, mbdcp_int n_b)
 {
     const size_t nv = (size_t)n_v, nw = (size_t)n_w, nb = (size_t)n_b;
-    return (nv * nv + nv * nw + nv * nb + nb * nb + nb * nw + nv + nb + nw * nw + nw + nv + nb) *
+    return (nv * nv + nv * nw + nv * nb + nb * nb + nb * nw + nv + nb + nw * nw + nw + nv + nb + nw) *
            sizeof(mbdcp_float);
+}
+
+/* Entries of G and g below the rounding error of their own terms are set to zero: the products
+ * of orthogonal friction directions (2e-16 beside 3.5) and the tangential speed of a rolling or
+ * resting contact (1e-17 beside 1) are noise, and an LCP judged row by row at each row's own
+ * scale would have to honour them (a sticking contact would have to slide at 1e-17). The bounds
+ * are NOISE (n_v + 2) eps ||X_a||_2 ||X_b||_2 for G_ab and NOISE (n_v + 2) eps ||X_a||_1 ||u0||_inf
+ * for g_a = X_a^T u0 (u0: the free velocity in L-coordinates, itself computed to about eps times
+ * its largest entry); `mag` holds n_w scratch. */
+static void drop_noise(MbdcpReduced *red, const mbdcp_float *u0, mbdcp_float *mag)
+{
+    const mbdcp_int nv = red->n_v, nw = red->n_w;
+    const mbdcp_float rel = NOISE * (mbdcp_float)(nv + 2) * DBL_EPSILON;
+    const mbdcp_float unorm = mbdcp_norm_inf((size_t)nv, u0);
+    for (mbdcp_int a = 0; a < nw; ++a) mag[a] = 0.0;
+    for (mbdcp_int i = 0; i < nv; ++i) {
+        const mbdcp_float *Xi = red->X + (size_t)i * nw;
+        for (mbdcp_int a = 0; a < nw; ++a) mag[a] += fabs(Xi[a]);
+    }
+    for (mbdcp_int a = 0; a < nw; ++a)
+        if (fabs(red->g[a]) <= rel * mag[a] * unorm) red->g[a] = 0.0;
+    for (mbdcp_int a = 0; a < nw; ++a) mag[a] = 0.0;
+    for (mbdcp_int i = 0; i < nv; ++i) {
+        const mbdcp_float *Xi = red->X + (size_t)i * nw;
+        for (mbdcp_int a = 0; a < nw; ++a) mag[a] += Xi[a] * Xi[a];
+    }
+    for (mbdcp_int a = 0; a < nw; ++a) mag[a] = sqrt(mag[a]);
+    for (mbdcp_int a = 0; a < nw; ++a) {
+        mbdcp_float *Ga = red->G + (size_t)a * nw;
+        for (mbdcp_int b = 0; b < nw; ++b)
+            if (b != a && fabs(Ga[b]) <= rel * mag[a] * mag[b]) Ga[b] = 0.0;
+    }
 }
 
 MbdcpReturn mbdcp_reduce(const MbdcpStepProblem *p, MbdcpReduced *red, void *work, size_t work_bytes)
@@ -107,7 +143,10 @@ MbdcpReturn mbdcp_reduce_blocks(const MbdcpReduceInput *p, MbdcpReduced *red, vo
 
     mbdcp_gram(nv, nw, red->X, red->G);
     mbdcp_gemv(nv, nw, 1.0, red->X, 1, red->y, 0.0, red->g);
-    if (nb == 0) return MBDCP_OK;
+    if (nb == 0) {
+        drop_noise(red, red->y, red->scratch + nv);
+        return MBDCP_OK;
+    }
 
     /* Joints: Schur complement S = Xb^T Xb, Y = Ls^-1 Xb^T X, G -= Y^T Y, g = X^T (y - Xb S^-1 c). */
     if (nv > 0) memcpy(red->Xb, p->Wb, (size_t)nv * nb * sizeof(mbdcp_float));
@@ -136,6 +175,7 @@ MbdcpReturn mbdcp_reduce_blocks(const MbdcpReduceInput *p, MbdcpReduced *red, vo
     memcpy(u0, red->y, (size_t)nv * sizeof(mbdcp_float));
     mbdcp_gemv(nv, nb, -1.0, red->Xb, 0, t, 1.0, u0);
     mbdcp_gemv(nv, nw, 1.0, red->X, 1, u0, 0.0, red->g);
+    drop_noise(red, u0, red->scratch + nv + nb);
     return MBDCP_OK;
 }
 
@@ -181,13 +221,20 @@ void mbdcp_place_grouping(mbdcp_int rows, mbdcp_int groups, const mbdcp_float *E
         }
 }
 
+mbdcp_float mbdcp_sum_or_zero(mbdcp_int n_v, mbdcp_float a, mbdcp_float b)
+{
+    const mbdcp_float sum = a + b;
+    return fabs(sum) <= NOISE * (mbdcp_float)(n_v + 2) * DBL_EPSILON * (fabs(a) + fabs(b)) ? 0.0 : sum;
+}
+
 void mbdcp_contact_rhs(const MbdcpStepProblem *p, const MbdcpReduced *red, mbdcp_float *f)
 {
+    const mbdcp_int nv = p->n_v;
     memcpy(f, red->g, (size_t)red->n_w * sizeof(mbdcp_float));
     for (mbdcp_int c = 0; c < p->n_c; ++c) {
-        if (p->psi_n) f[c] += p->psi_n[c] / p->h;
-        if (p->dpsi_n) f[c] += p->dpsi_n[c];
+        if (p->psi_n) f[c] = mbdcp_sum_or_zero(nv, f[c], p->psi_n[c] / p->h);
+        if (p->dpsi_n) f[c] = mbdcp_sum_or_zero(nv, f[c], p->dpsi_n[c]);
     }
     if (p->dpsi_f)
-        for (mbdcp_int k = 0; k < p->m; ++k) f[p->n_c + k] += p->dpsi_f[k];
+        for (mbdcp_int k = 0; k < p->m; ++k) f[p->n_c + k] = mbdcp_sum_or_zero(nv, f[p->n_c + k], p->dpsi_f[k]);
 }

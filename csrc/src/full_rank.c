@@ -128,7 +128,7 @@ MbdcpReturn mbdcp_full_rank_step(const MbdcpFullRankProblem *p, const MbdcpLemke
             Fa[oP + j] = ZZ(a, oQ + j);
             Fa[oM + j] = -ZZ(a, oQ + j);
         }
-        f[a] = g[a] - ZZ(a, oR) + (p->psi_n ? p->psi_n[a] / p->h : 0.0);
+        f[a] = mbdcp_sum_or_zero(p->n_v, mbdcp_sum_or_zero(p->n_v, g[a], -ZZ(a, oR)), p->psi_n ? p->psi_n[a] / p->h : 0.0);
     }
     for (mbdcp_int j = 0; j < K; ++j) {
         mbdcp_float *Fm = F + (size_t)(oP + j) * N; /* sigma_- row, complementary to kappa_plus */

@@ -37,6 +37,10 @@
 #define SPREAD_LOG2 10
 /* Entries of a failing point below CLEAN_ZERO n eps max z are retried as zeros (extract). */
 #define CLEAN_ZERO 1024.0
+/* A basic value within NOISE (n + 2) eps of the magnitude of its computation is rounding (extract). */
+#define NOISE 4.0
+/* Passes of single-variable mends over the rows a cleaned point still fails (extract). */
+#define MEND_PASSES 4
 /* Scaled data stay below 2^LIMIT_LOG2 in magnitude. */
 #define LIMIT_LOG2 960
 /* A basis block whose elimination meets a pivot at or below SINGULAR times its largest entry is
@@ -95,15 +99,14 @@ MbdcpReturn mbdcp_lemke_check_settings(const MbdcpLemkeSettings *s, const char *
     return msg ? MBDCP_ERR_SETTING : MBDCP_OK;
 }
 
-/* Layout: Bc, Mt (scaled M transposed: columns of M' contiguous) as n x n; xbar, d, dnext, res,
- * ag, qs, cov, rs, cs as n-vectors of doubles; X as PANEL n-vectors; then basis, cand, P, pos,
- * flags as n-vectors of ints, and 4 ints of state (magic, n, np, valid: what
- * mbdcp_lemke_resolve may start from). */
+/* Layout: KEPT_BYTES of kept state (what mbdcp_lemke_resolve may start from); Bc, Mt (scaled M
+ * transposed: columns of M' contiguous) as n x n; xbar, d, dnext, res, ag, qs, cov, rs, cs as
+ * n-vectors of doubles; X as PANEL n-vectors; then basis, cand, P, pos, flags as n-vectors of ints. */
 size_t mbdcp_lemke_workspace_size(mbdcp_int n)
 {
     if (n < 0) return 0;
     const size_t nn = (size_t)n;
-    return (2 * nn * nn + (9 + PANEL) * nn) * sizeof(mbdcp_float) + (5 * nn + 4) * sizeof(mbdcp_int) + 16;
+    return 32 + (2 * nn * nn + (9 + PANEL) * nn) * sizeof(mbdcp_float) + 5 * nn * sizeof(mbdcp_int) + 16;
 }
 
 mbdcp_float mbdcp_lcp_residual(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q,
@@ -120,12 +123,37 @@ mbdcp_float mbdcp_lcp_residual(mbdcp_int n, const mbdcp_float *M, const mbdcp_fl
     return res;
 }
 
-int mbdcp_lcp_verify(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q, const mbdcp_float *z,
-                     mbdcp_float tol, mbdcp_float *w, mbdcp_float *s)
+/* Relative rounding bound of a computed row sum w_i = q_i + sum_j M_ij z_j (n + 1 terms),
+ * against s_i: the verdict on the computed w must hold for the exact one. */
+static mbdcp_float sum_rounding(mbdcp_int n) { return 2.0 * (mbdcp_float)(n + 2) * DBL_EPSILON; }
+
+mbdcp_float mbdcp_lcp_row_ratio(mbdcp_int n, const mbdcp_float *z, const mbdcp_float *w, const mbdcp_float *s,
+                                mbdcp_int *worst)
 {
-    mbdcp_float smax = 0.0;
-    int finite = 1;
-    for (mbdcp_int i = 0; i < n; ++i) { /* w and s in full first: callers read w whatever the verdict */
+    /* below this, products are subnormal and carry an absolute, not a relative, rounding error */
+    const mbdcp_float floor_ = (mbdcp_float)(n + 2) * (DBL_MIN * DBL_EPSILON);
+    mbdcp_float ratio = 0.0;
+    mbdcp_int at = n > 0 ? 0 : -1;
+    for (mbdcp_int i = 0; i < n; ++i) {
+        mbdcp_float bad = w[i] < 0.0 ? -w[i] : 0.0;
+        if (z[i] > 0.0 && w[i] > bad) bad = w[i];
+        mbdcp_float r = bad <= floor_ ? 0.0 : (bad - floor_) / s[i]; /* s_i = 0 with bad > 0: inf */
+        if (!(z[i] >= 0.0) || !isfinite(z[i]) || !isfinite(w[i]) || !isfinite(s[i])) r = INFINITY;
+        if (r > ratio) {
+            ratio = r;
+            at = i;
+        }
+        if (isinf(ratio)) break;
+    }
+    if (worst) *worst = at;
+    return ratio;
+}
+
+/* w = M z + q and s = |M||z| + |q|, row by row. */
+static void row_sums(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q, const mbdcp_float *z,
+                     mbdcp_float *w, mbdcp_float *s)
+{
+    for (mbdcp_int i = 0; i < n; ++i) {
         const mbdcp_float *Mi = M + (size_t)i * n;
         mbdcp_float wi = q[i], si = fabs(q[i]);
         for (mbdcp_int j = 0; j < n; ++j) {
@@ -135,28 +163,16 @@ int mbdcp_lcp_verify(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q, co
         }
         w[i] = wi;
         s[i] = si;
-        finite &= isfinite(wi) && isfinite(si);
-        smax = acc_max(smax, si);
     }
-    if (!finite) return 0;
-    for (mbdcp_int j = 0; j < n; ++j)
-        if (!(z[j] >= 0.0) || !isfinite(z[j])) return 0;
-    /* rows whose data are themselves rounding noise of the larger terms are judged to that level */
-    const mbdcp_float floor_ = 4.0 * n * DBL_EPSILON * smax;
-    for (mbdcp_int i = 0; i < n; ++i)
-        if (w[i] < -(tol * s[i] + floor_)) return 0;
-    for (mbdcp_int j = 0; j < n; ++j) {
-        if (z[j] == 0.0 || w[j] <= tol * s[j] + floor_) continue;
-        /* w_j is not negligible: z_j must be, in every row it enters */
-        int any = 0;
-        for (mbdcp_int i = 0; i < n; ++i) {
-            const mbdcp_float a = fabs(M[(size_t)i * n + j]) * z[j];
-            if (a > tol * s[i] + floor_) return 0;
-            any |= a > 0.0;
-        }
-        if (!any && z[j] > 0.0 && M[(size_t)j * n + j] == 0.0 && z[j] * DBL_MIN > tol) return 0;
-    }
-    return 1;
+}
+
+int mbdcp_lcp_verify(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q, const mbdcp_float *z,
+                     mbdcp_float tol, mbdcp_float *w, mbdcp_float *s)
+{
+    row_sums(n, M, q, z, w, s); /* in full first: callers read w whatever the verdict */
+    mbdcp_float margin = sum_rounding(n);
+    if (margin > 0.5 * tol) margin = 0.5 * tol;
+    return mbdcp_lcp_row_ratio(n, z, w, s, NULL) <= tol - margin;
 }
 
 /* x . y with four independent partial sums: a single running sum is one long dependency
@@ -177,7 +193,27 @@ static mbdcp_float dot(mbdcp_int n, const mbdcp_float *x, const mbdcp_float *y)
 
 /* The solver's state on the scaled problem. Binv = I + the columns P[0..np) stored in Bc
  * (row i: Bc[i * n + 0..np)); pos[c] is the slot of column c, or -1 while column c is e_c. */
+/* What a solve leaves at the start of its workspace for mbdcp_lemke_resolve. */
+typedef enum { KEPT_NOTHING = 0, KEPT_INVERSE = 1, KEPT_BASIS = 2 } LemkeKeptWhat;
 typedef struct {
+    mbdcp_int magic, n, np; /* KEPT_MAGIC, the size and the number of stored columns of Binv */
+    LemkeKeptWhat what;     /* KEPT_INVERSE: Binv of the final basis; KEPT_BASIS: the verified hint in flags */
+} LemkeKept;
+#define KEPT_MAGIC 0x4c454d4b /* "LEMK" */
+#define KEPT_BYTES 32         /* sizeof(LemkeKept), rounded up so that the doubles after it stay aligned */
+
+typedef struct {
+    /* the given problem, the caller's outputs, and the outcome so far */
+    const mbdcp_float *M, *q;
+    const MbdcpLemkeSettings *s;
+    const MbdcpLemkeOutput *out;
+    LemkeKept *kept;
+    mbdcp_int pivots, limit; /* pivots taken by every strategy together, and their limit */
+    MbdcpStatus status;      /* of the last strategy tried */
+    int verified;            /* out->z is a verified solution */
+    int certified;           /* the ray buffer holds a Farkas certificate */
+    int warm;                /* the answer came from the hint or the kept basis */
+    /* the solver's state on the scaled problem */
     mbdcp_int n, np;
     mbdcp_float *Bc;
     mbdcp_int *P, *pos;
@@ -538,9 +574,10 @@ static mbdcp_float pow2_near(mbdcp_float x)
 }
 
 /* Row and column scales (powers of two), the scaled M transposed and the scaled q. */
-static void equilibrate(Lemke *L, const mbdcp_float *M, const mbdcp_float *q, int scale)
+static void equilibrate(Lemke *L)
 {
-    const mbdcp_int n = L->n;
+    const mbdcp_int n = L->n, scale = L->s->scale;
+    const mbdcp_float *M = L->M, *q = L->q;
     mbdcp_float *rs = L->rs, *cs = L->cs, *tmp = L->res;
     for (mbdcp_int i = 0; i < n; ++i) rs[i] = cs[i] = 1.0;
     mbdcp_float amax = 0.0, qmax = mbdcp_norm_inf((size_t)n, q);
@@ -657,13 +694,14 @@ static uint64_t var_hash(mbdcp_int var)
 }
 
 /* Complementary pivoting from the current basis with z0 entering at row r (L->d = its column).
- * Returns the status; counts pivots in *pivots up to limit. On a ray, L->entering is the
+ * Returns the status; counts pivots in L->pivots up to limit. On a ray, L->entering is the
  * unblocked variable and L->d its column. Lemke's path never meets a basis twice; with ties
  * decided in rounding it can cycle (a settling 136-disk pile's LCP of 1220 variables repeated
  * 38 pivots until the pivot limit, 4 minutes): a basis seen in the last CYCLE_RING pivots ends
  * the run as a numerical error, and the caller takes another path. */
-static MbdcpStatus run(Lemke *L, const MbdcpLemkeSettings *s, mbdcp_int r, mbdcp_int *pivots, mbdcp_int limit)
+static MbdcpStatus run(Lemke *L, mbdcp_int r, mbdcp_int limit)
 {
+    const MbdcpLemkeSettings *s = L->s;
     const mbdcp_int n = L->n, z0 = 2 * n, period = n > 64 ? n : 64;
     mbdcp_int entering = z0;
     uint64_t seen[CYCLE_RING], fp = 0;
@@ -678,12 +716,12 @@ static MbdcpStatus run(Lemke *L, const MbdcpLemkeSettings *s, mbdcp_int r, mbdcp
         pivot(L, L->d, r, next, L->dnext);
         L->basis[r] = entering;
         fp += var_hash(entering) - var_hash(leaving);
-        ++*pivots;
+        ++L->pivots;
         ++L->since;
         L->z0_row = entering == z0 ? r : (leaving == z0 ? -1 : L->z0_row);
-        if (mbdcp_monitor_call(&s->monitor, *pivots, entering, leaving, NAN)) return MBDCP_INTERRUPTED;
+        if (mbdcp_monitor_call(&s->monitor, L->pivots, entering, leaving, NAN)) return MBDCP_INTERRUPTED;
         if (leaving == z0) return MBDCP_SOLVED; /* a complementary basis */
-        if (*pivots >= limit) return MBDCP_MAX_ITERATIONS;
+        if (L->pivots >= limit) return MBDCP_MAX_ITERATIONS;
         for (mbdcp_int k = 0; k < stored && k < CYCLE_RING; ++k)
             if (seen[k] == fp) return MBDCP_NUMERICAL_ERROR;
         seen[stored % CYCLE_RING] = fp;
@@ -722,7 +760,7 @@ static MbdcpStatus run(Lemke *L, const MbdcpLemkeSettings *s, mbdcp_int r, mbdcp
     }
 }
 
-/* z = C max(z', 0) from the basic values; 1 if the result verifies on the original data. */
+/* z = C max(z', 0) from the basic values. */
 static void basic_point(const Lemke *L, mbdcp_float *z)
 {
     const mbdcp_int n = L->n;
@@ -733,37 +771,179 @@ static void basic_point(const Lemke *L, mbdcp_float *z)
     }
 }
 
-/* z = C max(z', 0) from the basic values; 1 if the result verifies on the original data. A
- * point that fails is tried once more with its rounding-level entries (below CLEAN_ZERO n eps
- * max z) set to zero: on a degenerate problem (a box resting on four corners) a basic impulse
- * of 1e-14 can carry a friction impulse of 1e-14 that overshoots its cone by 1e-14, a row that
- * is all rounding. The cleaned point must pass the same verification. */
-static int extract(Lemke *L, const mbdcp_float *M, const mbdcp_float *q, mbdcp_float tol, const MbdcpLemkeOutput *out)
+/* Zero the z_j > 0 whose w_j is not negligible (w_j > tol s_j) but which are themselves
+ * negligible in every row they enter (|M_ij| z_j <= tol s_i / 2): a rounding-level impulse beside
+ * a separating gap. 1 if any changed. */
+static int drop_negligible(mbdcp_int n, const mbdcp_float *M, mbdcp_float tol, mbdcp_float *z, const mbdcp_float *w,
+                           const mbdcp_float *s)
 {
-    const mbdcp_int n = L->n;
-    basic_point(L, out->z);
-    if (mbdcp_lcp_verify(n, M, q, out->z, tol, out->w, L->res)) return 1;
-    const mbdcp_float cut = CLEAN_ZERO * n * DBL_EPSILON * mbdcp_norm_inf((size_t)n, out->z);
     int changed = 0;
-    for (mbdcp_int j = 0; j < n; ++j)
-        if (out->z[j] > 0.0 && out->z[j] <= cut) {
-            out->z[j] = 0.0;
+    for (mbdcp_int j = 0; j < n; ++j) {
+        if (!(z[j] > 0.0) || !(w[j] > tol * s[j])) continue;
+        int negligible = 1;
+        for (mbdcp_int i = 0; i < n && negligible; ++i) negligible = fabs(M[(size_t)i * n + j]) * z[j] <= 0.5 * tol * s[i];
+        if (negligible) {
+            z[j] = 0.0;
             changed = 1;
         }
-    if (changed && mbdcp_lcp_verify(n, M, q, out->z, tol, out->w, L->res)) return 1;
-    if (changed) { /* report the basic point itself */
-        basic_point(L, out->z);
-        mbdcp_lcp_verify(n, M, q, out->z, tol, out->w, L->res);
+    }
+    return changed;
+}
+
+/* Failing rows of z (mbdcp_lcp_verify's rule at tolerance tol, on the computed w and s). */
+static int row_fails(mbdcp_float z, mbdcp_float w, mbdcp_float s, mbdcp_float tol)
+{
+    return w < -tol * s || (z > 0.0 && w > tol * s);
+}
+
+/* Would z_j + delta (>= 0) leave every row it enters passing, or failing no worse, and mend row i?
+ * Checks column j only: O(n). */
+static int move_helps(mbdcp_int n, const mbdcp_float *M, mbdcp_float tol, const mbdcp_float *z, const mbdcp_float *w,
+                      const mbdcp_float *s, mbdcp_int i, mbdcp_int j, mbdcp_float delta)
+{
+    const mbdcp_float zj = z[j] + delta;
+    if (!(zj >= 0.0) || !isfinite(zj)) return 0;
+    for (mbdcp_int k = 0; k < n; ++k) {
+        const mbdcp_float a = M[(size_t)k * n + j];
+        if (a == 0.0 && k != j) continue;
+        const mbdcp_float wk = w[k] + a * delta, sk = s[k] + fabs(a) * (zj - z[j]);
+        const mbdcp_float zk = k == j ? zj : z[k];
+        const int was = row_fails(z[k], w[k], s[k], tol), now = row_fails(zk, wk, sk, 0.5 * tol);
+        if (k == i ? now : now && !was) return 0;
+    }
+    return 1;
+}
+
+/* Apply z_j += delta to z, w and s. */
+static void apply_move(mbdcp_int n, const mbdcp_float *M, mbdcp_float *z, mbdcp_float *w, mbdcp_float *s,
+                       mbdcp_int j, mbdcp_float delta)
+{
+    const mbdcp_float zj = z[j] + delta;
+    for (mbdcp_int k = 0; k < n; ++k) {
+        const mbdcp_float a = M[(size_t)k * n + j];
+        w[k] += a * delta;
+        s[k] += fabs(a) * (zj - z[j]);
+    }
+    z[j] = zj;
+}
+
+/* Mend failing row i by one variable: z_i to zero (w_i too large beside z_i > 0), a z_j that pulls
+ * w_i down to zero or less, or one that lifts w_i to zero. 1 if a move was made. */
+static int mend_row(mbdcp_int n, const mbdcp_float *M, mbdcp_float tol, mbdcp_float *z, mbdcp_float *w,
+                    mbdcp_float *s, mbdcp_int i)
+{
+    const mbdcp_float *Mi = M + (size_t)i * n;
+    if (w[i] > 0.0) {
+        if (move_helps(n, M, tol, z, w, s, i, i, -z[i])) {
+            apply_move(n, M, z, w, s, i, -z[i]);
+            return 1;
+        }
+        return 0;
+    }
+    for (mbdcp_int j = 0; j < n; ++j) {
+        if (Mi[j] == 0.0) continue;
+        /* w_i + M_ij delta = 0; a decrease may also take z_j to zero */
+        mbdcp_float delta = -w[i] / Mi[j];
+        if (delta < -z[j]) delta = -z[j];
+        if (delta != 0.0 && move_helps(n, M, tol, z, w, s, i, j, delta)) {
+            apply_move(n, M, z, w, s, j, delta);
+            return 1;
+        }
     }
     return 0;
 }
 
+/* A few passes of single-variable moves over the rows that fail at their own scale: the rounding
+ * of a degenerate basis leaves impulses of 1e-30 where a contact's normal impulse is zero, or a
+ * separating contact's tangential speed of 1e-10 without its sliding speed. Each move mends one
+ * row and breaks none, judged on the computed w and s; the caller verifies the result. 1 if z
+ * changed. */
+static int mend_rows(mbdcp_int n, const mbdcp_float *M, mbdcp_float tol, mbdcp_float *z, mbdcp_float *w,
+                     mbdcp_float *s)
+{
+    int changed = 0;
+    for (int pass = 0; pass < MEND_PASSES; ++pass) {
+        int moved = 0, failing = 0;
+        for (mbdcp_int i = 0; i < n; ++i) {
+            if (!row_fails(z[i], w[i], s[i], 0.5 * tol)) continue;
+            ++failing;
+            moved += mend_row(n, M, tol, z, w, s, i);
+        }
+        changed |= moved > 0;
+        if (!moved || moved == failing) break;
+    }
+    return changed;
+}
+
+/* Zero the basic z_j whose value is within the rounding error of its computation from q',
+ * NOISE (n + 2) eps (|Binv| |q'|)_i for its row i: a degenerate basic variable, zero in exact
+ * arithmetic, whose 1e-30 would fail a row that holds nothing else. 1 if any changed. */
+static int drop_rounding(const Lemke *L, mbdcp_float *z)
+{
+    const mbdcp_int n = L->n;
+    const mbdcp_float rel = NOISE * (mbdcp_float)(n + 2) * DBL_EPSILON;
+    int changed = 0;
+    for (mbdcp_int i = 0; i < n; ++i) {
+        const mbdcp_int v = L->basis[i];
+        if (v < n || v >= 2 * n || z[v - n] == 0.0) continue;
+        const mbdcp_float *Bi = L->Bc + (size_t)i * n;
+        mbdcp_float mag = L->pos[i] < 0 ? fabs(L->qs[i]) : 0.0;
+        for (mbdcp_int k = 0; k < L->np; ++k) mag += fabs(Bi[k]) * fabs(L->qs[L->P[k]]);
+        if (fabs(L->xbar[i]) <= rel * mag) {
+            z[v - n] = 0.0;
+            changed = 1;
+        }
+    }
+    return changed;
+}
+
+/* z_j <= CLEAN_ZERO n eps max z set to zero: a cruder cut, for when the others do not suffice. */
+static int drop_small(mbdcp_int n, mbdcp_float *z)
+{
+    const mbdcp_float cut = CLEAN_ZERO * n * DBL_EPSILON * mbdcp_norm_inf((size_t)n, z);
+    int changed = 0;
+    for (mbdcp_int j = 0; j < n; ++j)
+        if (z[j] > 0.0 && z[j] <= cut) {
+            z[j] = 0.0;
+            changed = 1;
+        }
+    return changed;
+}
+
+/* The basic point into out->z, w into out->w (s into L->res); 1 if it verifies on the given data.
+ * A point that fails is cleaned of what rounding left in it and tried again: basic values within
+ * their rounding error (drop_rounding), negligible impulses beside a gap (drop_negligible), then
+ * single-variable mends of the rows that still fail (mend_rows); last, with a cruder cut of small
+ * values (drop_small). On a degenerate problem (a box resting on four corners, a pile at rest) a
+ * zero impulse comes out as 1e-14 or 1e-30 and fails a row that is all rounding. The cleaned
+ * point must pass the same verification; otherwise the basic point itself is reported. */
+static int extract(Lemke *L)
+{
+    const mbdcp_int n = L->n;
+    const mbdcp_float tol = L->s->tol, *M = L->M, *q = L->q;
+    mbdcp_float *z = L->out->z, *w = L->out->w, *s = L->res;
+    basic_point(L, z);
+    if (mbdcp_lcp_verify(n, M, q, z, tol, w, s)) return 1;
+    if (drop_rounding(L, z) && mbdcp_lcp_verify(n, M, q, z, tol, w, s)) return 1;
+    int changed = drop_negligible(n, M, tol, z, w, s);
+    changed |= mend_rows(n, M, tol, z, w, s);
+    if (changed && mbdcp_lcp_verify(n, M, q, z, tol, w, s)) return 1;
+    if (drop_small(n, z)) {
+        if (mbdcp_lcp_verify(n, M, q, z, tol, w, s)) return 1;
+        mend_rows(n, M, tol, z, w, s);
+        if (mbdcp_lcp_verify(n, M, q, z, tol, w, s)) return 1;
+    }
+    basic_point(L, z);
+    mbdcp_lcp_verify(n, M, q, z, tol, w, s);
+    return 0;
+}
+
 /* Is y >= 0 (n entries, scaled to max 1) a Farkas certificate of infeasibility of LCP(M, q):
- * M^T y <= 0 and q^T y < 0, to tol componentwise (mty, aty: n scratch each)? */
+ * M^T y <= 0 and q^T y < 0, each column and q^T y at its own scale (mty, aty: n scratch each)? */
 static int farkas(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q, mbdcp_float tol, mbdcp_float *y,
                   mbdcp_float *mty, mbdcp_float *aty)
 {
-    mbdcp_float ymax = 0.0, qy = 0.0, aqy = 0.0, amax = 0.0;
+    mbdcp_float ymax = 0.0, qy = 0.0, aqy = 0.0;
     for (mbdcp_int j = 0; j < n; ++j) ymax = fmax(ymax, y[j]);
     if (!(ymax > 0.0) || !isfinite(ymax)) return 0;
     for (mbdcp_int j = 0; j < n; ++j) {
@@ -780,22 +960,25 @@ static int farkas(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q, mbdcp
         qy += q[i] * y[i];
         aqy += fabs(q[i]) * y[i];
     }
-    for (mbdcp_int j = 0; j < n; ++j) amax = acc_max(amax, aty[j]);
-    const mbdcp_float floor_ = 4.0 * n * DBL_EPSILON * amax;
+    const mbdcp_float floor_ = (mbdcp_float)(n + 2) * (DBL_MIN * DBL_EPSILON);
     for (mbdcp_int j = 0; j < n; ++j)
         if (mty[j] > tol * aty[j] + floor_) return 0;
     return qy < -tol * aqy;
 }
 
-/* A certificate of infeasibility from a ray (entering variable `entering` unbounded, column d):
- * its z-part y' (in the scaled problem) certifies LCP(M', q') when M' is copositive-plus; mapped
- * back, y = R y' certifies LCP(M, q) (M' = R M C), and when M itself is copositive-plus the
- * z-part C y' in the original units does. Both are tried; 1 if one is a Farkas certificate. */
-static int ray_certificate(Lemke *L, mbdcp_int entering, const mbdcp_float *M, const mbdcp_float *q,
-                           mbdcp_float tol, mbdcp_float *y)
+/* The certificate's buffer: the caller's, or scratch. */
+static mbdcp_float *ray_buffer(Lemke *L) { return L->out->ray ? L->out->ray : L->dnext; }
+
+/* A certificate of infeasibility from a ray (L->entering unbounded, column L->d): its z-part y'
+ * (in the scaled problem) certifies LCP(M', q') when M' is copositive-plus; mapped back,
+ * y = R y' certifies LCP(M, q) (M' = R M C), and when M itself is copositive-plus the z-part
+ * C y' in the original units does. Both are tried; sets L->certified if one is a Farkas
+ * certificate (left in the ray buffer), else clears the buffer. */
+static int certify_ray(Lemke *L)
 {
-    const mbdcp_int n = L->n;
-    for (int map = 0; map < 2; ++map) {
+    const mbdcp_int n = L->n, entering = L->entering;
+    mbdcp_float *y = ray_buffer(L);
+    for (int map = 0; map < 2 && !L->certified; ++map) {
         memset(y, 0, (size_t)n * sizeof(mbdcp_float));
         if (entering >= n && entering < 2 * n) y[entering - n] = 1.0;
         for (mbdcp_int i = 0; i < n; ++i) {
@@ -803,9 +986,27 @@ static int ray_certificate(Lemke *L, mbdcp_int entering, const mbdcp_float *M, c
             if (v >= n && v < 2 * n) y[v - n] = pos_part(-L->d[i]);
         }
         for (mbdcp_int j = 0; j < n; ++j) y[j] *= map == 0 ? L->cs[j] : L->rs[j];
-        if (farkas(n, M, q, tol, y, L->res, L->ag)) return 1;
+        L->certified = farkas(n, L->M, L->q, L->s->tol, y, L->res, L->ag);
     }
-    return 0;
+    if (!L->certified) memset(y, 0, (size_t)n * sizeof(mbdcp_float));
+    return L->certified;
+}
+
+/* A verified z that is also, scaled, a Farkas certificate (z >= 0, M^T z <= 0, q^T z < 0 to
+ * tol): both hold only within the tolerance, on an infeasible LCP whose huge z hides a tiny
+ * negative w under the tolerance its own size sets. Infeasibility wins (sets L->certified).
+ * q^T z >= 0 rules a certificate out at the cost of a dot product. */
+static int certify_answer(Lemke *L)
+{
+    const mbdcp_int n = L->n;
+    mbdcp_float qz = 0.0;
+    for (mbdcp_int i = 0; i < n; ++i) qz += L->q[i] * L->out->z[i];
+    if (!(qz < 0.0)) return 0;
+    mbdcp_float *y = ray_buffer(L);
+    memcpy(y, L->out->z, (size_t)n * sizeof(mbdcp_float));
+    L->certified = farkas(n, L->M, L->q, L->s->tol, y, L->res, L->ag);
+    if (!L->certified) memset(y, 0, (size_t)n * sizeof(mbdcp_float));
+    return L->certified;
 }
 
 /* Is (M + M^T)/2 + delta I positive definite for a tiny delta (M positive semidefinite, so
@@ -828,7 +1029,7 @@ static int semidefinite(mbdcp_int n, const mbdcp_float *M, mbdcp_float *scratch)
  * enters with the covering vector B 1 over every row (`all`: the cold start's shape in the basis'
  * own coordinates, as warm starts and re-solves use it), or B 1_I over the infeasible rows I only,
  * so that only those move (polish's first round, for rounding-level infeasibilities). */
-static MbdcpStatus repair(Lemke *L, const MbdcpLemkeSettings *s, mbdcp_int *pivots, mbdcp_int limit, int all)
+static MbdcpStatus repair(Lemke *L, mbdcp_int limit, int all)
 {
     const mbdcp_int n = L->n;
     const mbdcp_int r = most_negative(L);
@@ -844,7 +1045,7 @@ static MbdcpStatus repair(Lemke *L, const MbdcpLemkeSettings *s, mbdcp_int *pivo
         else
             for (mbdcp_int k = 0; k < n; ++k) L->cov[k] -= L->Mt[(size_t)(v - n) * n + k];
     }
-    return run(L, s, r, pivots, limit);
+    return run(L, r, limit);
 }
 
 /* Are the basic values nonnegative up to rounding (CLEAN_ZERO n eps max |xbar|)? A warm basis that
@@ -862,13 +1063,57 @@ static int nearly_feasible(const Lemke *L)
     return lo >= -CLEAN_ZERO * L->n * DBL_EPSILON * big;
 }
 
+/* Has a strategy settled the outcome (a verified answer, a certificate, an interrupt, the limit)? */
+static int settled(const Lemke *L)
+{
+    return L->verified || L->certified || L->status == MBDCP_INTERRUPTED || L->pivots >= L->limit;
+}
+
+/* Refine and verify the basic solution of a complementary basis; once more after a
+ * refactorization if needed. A basis whose solution still fails (typically a degenerate
+ * basic variable at -1e-16 where data was computed with rounding) is repaired by a warm
+ * start from it: z0 moves the infeasible rows, then (second round) all rows. A repair that ends
+ * on a certified ray proves infeasibility. Sets L->verified or L->certified; returns the status. */
+static MbdcpStatus polish(Lemke *L)
+{
+    const mbdcp_int n = L->n, refine_rounds = L->s->refine;
+    for (mbdcp_int k = 0; k < refine_rounds; ++k) refine(L, -1, L->xbar);
+    if ((L->verified = extract(L))) return MBDCP_SOLVED;
+    if (L->since > 0 && refactor(L, SINGULAR)) {
+        for (mbdcp_int k = 0; k < refine_rounds; ++k) refine(L, -1, L->xbar);
+        if ((L->verified = extract(L))) return MBDCP_SOLVED;
+    }
+    for (int round = 0; round < 2 && L->pivots < L->limit; ++round) {
+        for (mbdcp_int i = 0; i < n; ++i) L->flags[i] = 0;
+        for (mbdcp_int i = 0; i < n; ++i)
+            if (L->basis[i] >= n && L->basis[i] < 2 * n) L->flags[L->basis[i] - n] = 1;
+        const mbdcp_int budget = L->pivots + n + 10 < L->limit ? L->pivots + n + 10 : L->limit;
+        for (mbdcp_int i = 0; i < n; ++i) L->basis[i] = L->flags[i] ? n + i : i;
+        if (!refactor(L, HINT_SINGULAR)) return MBDCP_NUMERICAL_ERROR;
+        const MbdcpStatus st = repair(L, budget, round);
+        if (st == MBDCP_INTERRUPTED) return st;
+        if (st == MBDCP_RAY_TERMINATION && certify_ray(L)) return st;
+        if (st != MBDCP_SOLVED) continue;
+        for (mbdcp_int k = 0; k < refine_rounds; ++k) refine(L, -1, L->xbar);
+        if ((L->verified = extract(L))) return MBDCP_SOLVED;
+    }
+    return MBDCP_NUMERICAL_ERROR;
+}
+
+/* The hint as the basis: L->basis, and L->flags (kept for a re-solve). */
+static void hint_basis(Lemke *L, const mbdcp_int *start)
+{
+    for (mbdcp_int i = 0; i < L->n; ++i) {
+        L->flags[i] = start[i] != 0;
+        L->basis[i] = L->flags[i] ? L->n + i : i;
+    }
+}
+
 /* A hint whose basic solution verifies is the answer: z_S solves M_SS z_S = -q_S (w_S = 0) on the
  * set S of basic z, z = 0 elsewhere. An LU factorization of M_SS costs k^3 / 3 flops where the
  * basis inverse that pivoting starts from costs about k^2 n: a resting pile, warm-started from the
- * last step's basis, costs one solve and one verification. Scratch: Bc, cand, res, P. Returns 1 if
- * z verifies (z, w written, L->basis and L->flags set to the hint). */
-static int direct(Lemke *L, const mbdcp_float *M, const mbdcp_float *q, const mbdcp_int *start, mbdcp_float tol,
-                  const MbdcpLemkeOutput *out)
+ * last step's basis, costs one solve and one verification. Scratch: Bc, cand, res, P. */
+static void try_direct(Lemke *L, const mbdcp_int *start)
 {
     const mbdcp_int n = L->n;
     mbdcp_int k = 0;
@@ -877,86 +1122,197 @@ static int direct(Lemke *L, const mbdcp_float *M, const mbdcp_float *q, const mb
     const mbdcp_int *S = L->P;
     mbdcp_float *A = L->Bc, *rhs = L->res;
     for (mbdcp_int a = 0; a < k; ++a) {
-        const mbdcp_float *Ma = M + (size_t)S[a] * n;
+        const mbdcp_float *Ma = L->M + (size_t)S[a] * n;
         for (mbdcp_int b = 0; b < k; ++b) A[(size_t)a * k + b] = Ma[S[b]];
-        rhs[a] = -q[S[a]];
+        rhs[a] = -L->q[S[a]];
     }
-    if (mbdcp_lu_solve(k, A, L->cand, rhs, 1e-13) != MBDCP_OK) return 0;
-    memset(out->z, 0, (size_t)n * sizeof(mbdcp_float));
-    for (mbdcp_int a = 0; a < k; ++a) out->z[S[a]] = pos_part(rhs[a]);
-    for (mbdcp_int i = 0; i < n; ++i) {
-        L->flags[i] = start[i] != 0;
-        L->basis[i] = L->flags[i] ? n + i : i;
-    }
+    if (mbdcp_lu_solve(k, A, L->cand, rhs, 1e-13) != MBDCP_OK) return;
+    memset(L->out->z, 0, (size_t)n * sizeof(mbdcp_float));
+    for (mbdcp_int a = 0; a < k; ++a) L->out->z[S[a]] = pos_part(rhs[a]);
+    hint_basis(L, start);
     L->np = 0;
-    return mbdcp_lcp_verify(n, M, q, out->z, tol, out->w, L->res);
+    L->verified = L->warm = mbdcp_lcp_verify(n, L->M, L->q, L->out->z, L->s->tol, L->out->w, L->res);
+    if (L->verified) {
+        L->status = MBDCP_SOLVED;
+        L->kept->what = KEPT_BASIS;
+    }
 }
 
-/* Warm start from a hint (flags: z_i basic): factor that basis, then repair it with the covering
+/* The warm phase may take about as many pivots as a cold solve usually needs. */
+static mbdcp_int warm_limit(const Lemke *L) { return L->limit < 2 * L->n + 10 ? L->limit : 2 * L->n + 10; }
+
+/* Only q changed since the last solve in this workspace, which ended verified with its basis
+ * inverse kept (so are the scaling and Mt): start from that basis, covering every row as
+ * try_warm() does. The basic values Binv q are usually accurate already: verify first, refine
+ * only on failure. */
+static void try_resolve(Lemke *L)
+{
+    L->np = L->kept->np;
+    L->z0_row = -1;
+    L->since = 0;
+    L->stale = 0;
+    for (mbdcp_int i = 0; i < L->n; ++i) L->qs[i] = L->rs[i] * L->q[i];
+    basic_values(L);
+    L->status = nearly_feasible(L) ? MBDCP_SOLVED : repair(L, warm_limit(L), 1);
+    if (L->status == MBDCP_SOLVED && !(L->verified = extract(L))) L->status = polish(L);
+    L->warm = L->verified;
+}
+
+/* Warm start from a hint (start: z_i basic): factor that basis, then repair it with the covering
  * vector B 1 over every row. In the hint's coordinates this is the cold start on the principal
  * pivot transform of LCP(M', q'), which is positive semidefinite when M' is (P1, P2): the path
  * keeps the cold path's guarantees. Covering only the infeasible rows (a covering vector with
- * zeros) does not; on the settling 136-disk pile that repair ran into singular bases or
- * secondary rays on two steps in five, and the cold restart after it made a warm-started
- * Lemke step 1.4x faster than a cold one where covering every row makes it 3x. Returns the
- * status of the warm phase; MBDCP_NUMERICAL_ERROR when the hint cannot be used. */
-static MbdcpStatus warm(Lemke *L, const MbdcpLemkeSettings *s, const mbdcp_int *start, mbdcp_int *pivots,
-                        mbdcp_int limit)
+ * zeros) does not, and ran into singular bases or secondary rays. A hint that cannot be used
+ * leaves the outcome open for the cold start. */
+static void try_warm(Lemke *L, const mbdcp_int *start)
 {
     for (mbdcp_int i = 0; i < L->n; ++i) {
         L->basis[i] = start[i] ? L->n + i : i;
         L->cov[i] = 1.0;
     }
-    if (!refactor(L, HINT_SINGULAR)) return MBDCP_NUMERICAL_ERROR;
-    return nearly_feasible(L) ? MBDCP_SOLVED : repair(L, s, pivots, limit, 1);
+    if (!refactor(L, HINT_SINGULAR)) return;
+    L->status = nearly_feasible(L) ? MBDCP_SOLVED : repair(L, warm_limit(L), 1);
+    if (L->status == MBDCP_SOLVED) L->status = polish(L);
+    L->warm = L->verified;
 }
 
-/* Refine and verify the basic solution of a complementary basis; once more after a
- * refactorization if needed. A basis whose solution still fails (typically a degenerate
- * basic variable at -1e-16 where data was computed with rounding) is repaired by a warm
- * start from it: z0 takes the negative rows out. 1 if z verifies. */
-static int polish(Lemke *L, const mbdcp_float *M, const mbdcp_float *q, const MbdcpLemkeSettings *s,
-                  const MbdcpLemkeOutput *out, mbdcp_int *pivots, mbdcp_int limit)
+/* Cold start (covering vector 1); once more with another covering vector after a ray without
+ * certificate, a basis gone singular in rounding, or a complementary basis whose point fails. */
+static void try_cold(Lemke *L)
 {
-    for (mbdcp_int k = 0; k < s->refine; ++k) refine(L, -1, L->xbar);
-    if (extract(L, M, q, s->tol, out)) return 1;
-    if (L->since > 0 && refactor(L, SINGULAR)) {
-        for (mbdcp_int k = 0; k < s->refine; ++k) refine(L, -1, L->xbar);
-        if (extract(L, M, q, s->tol, out)) return 1;
+    for (int attempt = 0; attempt < 2 && !settled(L); ++attempt) {
+        const mbdcp_int r = cold_start(L, L->q, attempt);
+        if (r < 0) { /* trivial: q >= 0 gives z = 0, w = q */
+            L->status = MBDCP_SOLVED;
+            L->verified = extract(L);
+            return;
+        }
+        L->status = run(L, r, L->limit);
+        if (L->status == MBDCP_SOLVED)
+            L->status = polish(L);
+        else if (L->status == MBDCP_RAY_TERMINATION)
+            certify_ray(L);
+        if (L->status == MBDCP_MAX_ITERATIONS) return;
     }
-    for (int round = 0; round < 2 && *pivots < limit; ++round) {
-        /* the same basis, refactored; z0 moves the infeasible rows, then (second round) all rows */
-        for (mbdcp_int i = 0; i < L->n; ++i) L->flags[i] = 0;
-        for (mbdcp_int i = 0; i < L->n; ++i)
-            if (L->basis[i] >= L->n && L->basis[i] < 2 * L->n) L->flags[L->basis[i] - L->n] = 1;
-        const mbdcp_int budget = *pivots + L->n + 10 < limit ? *pivots + L->n + 10 : limit;
-        for (mbdcp_int i = 0; i < L->n; ++i) L->basis[i] = L->flags[i] ? L->n + i : i;
-        if (!refactor(L, HINT_SINGULAR)) return 0;
-        if (repair(L, s, pivots, budget, round) != MBDCP_SOLVED) continue;
-        for (mbdcp_int k = 0; k < s->refine; ++k) refine(L, -1, L->xbar);
-        if (extract(L, M, q, s->tol, out)) return 1;
-    }
-    return 0;
 }
 
 /* A last path from the cold start on the data in L as the caller altered them (q' perturbed, or
- * M' regularized), its complementary point polished and verified against the given M and q.
- * MBDCP_SOLVED only for a verified point; a ray, a limit or a failing point on altered data
- * proves nothing about the given ones: MBDCP_NUMERICAL_ERROR (or MBDCP_INTERRUPTED). */
-static MbdcpStatus last_path(Lemke *L, const mbdcp_float *M, const mbdcp_float *q, const MbdcpLemkeSettings *s,
-                             const MbdcpLemkeOutput *out, mbdcp_int *pivots, mbdcp_int limit)
+ * M' regularized), its complementary point polished and verified against the given M and q. Only
+ * a verified point counts: a ray, a limit or a failing point on altered data proves nothing about
+ * the given ones (MBDCP_NUMERICAL_ERROR, or MBDCP_INTERRUPTED). */
+static void last_path(Lemke *L)
 {
     const mbdcp_int r = cold_start(L, L->qs, 0);
-    if (r < 0) return MBDCP_NUMERICAL_ERROR; /* q' >= 0 here: the given q was not, nothing to learn */
-    const MbdcpStatus st = run(L, s, r, pivots, limit);
-    if (st == MBDCP_INTERRUPTED) return st;
-    return st == MBDCP_SOLVED && polish(L, M, q, s, out, pivots, limit) ? MBDCP_SOLVED : MBDCP_NUMERICAL_ERROR;
+    MbdcpStatus st = r < 0 ? MBDCP_NUMERICAL_ERROR : run(L, r, L->limit);
+    if (st == MBDCP_SOLVED) st = polish(L); /* a certificate it finds is checked on the given data */
+    L->status = st == MBDCP_SOLVED || st == MBDCP_INTERRUPTED ? st : MBDCP_NUMERICAL_ERROR;
 }
 
-#define STATE_MAGIC 0x4c454d4b /* "LEMK": the workspace holds a usable final state */
+/* On a degenerate problem the lexicographic rule decides ties between basic values that are zero
+ * in exact arithmetic; decided in rounding, a path can cycle or end on a complementary basis whose
+ * point fails. Once more on q + delta v, delta = PERTURB max |q|, v_i = frac(a (i + 1)) in [0, 1)
+ * for an irrational a: the perturbation that the lexicographic rule stands for, with gaps rounding
+ * cannot hide, along up to PERTURB_TRIES directions. Answers are verified against the given q: they
+ * count only where delta is within the tolerance. */
+static void try_perturbed(Lemke *L)
+{
+    const mbdcp_float directions[PERTURB_TRIES] = {0.6180339887498949, 0.7548776662466927, 0.41421356237309515};
+    for (int t = 0; t < PERTURB_TRIES && !settled(L); ++t) {
+        equilibrate(L);
+        const mbdcp_float delta = PERTURB * mbdcp_norm_inf((size_t)L->n, L->q);
+        for (mbdcp_int i = 0; i < L->n; ++i) L->qs[i] += L->rs[i] * delta * fmod(directions[t] * (i + 1), 1.0);
+        last_path(L);
+    }
+}
 
-/* Lemke's method; with `reuse`, starting from the basis (and its inverse) that the last solve in
- * this workspace ended in, when that solve succeeded on a matrix of the same size. */
+/* A singular positive semidefinite M (P2's two opposite friction directions of a contact have
+ * opposite columns) has many nearly singular complementary bases, and both paths can break down
+ * on them in rounding. Once more on M' + eps I, eps = REGULARIZE tol times each row's largest
+ * entry (then ten times that): positive definite, its path avoids them. The answer is verified
+ * against the given M and q, so it counts only where eps z stays within the tolerance. */
+static void try_regularized(Lemke *L)
+{
+    const mbdcp_int n = L->n;
+    for (int level = 0; level < 2 && !settled(L); ++level) {
+        equilibrate(L);
+        const mbdcp_float eps = (level == 0 ? REGULARIZE : 10.0 * REGULARIZE) * L->s->tol;
+        for (mbdcp_int i = 0; i < n; ++i) {
+            mbdcp_float rowmax = 0.0;
+            for (mbdcp_int j = 0; j < n; ++j) rowmax = acc_max(rowmax, fabs(L->Mt[(size_t)j * n + i]));
+            L->Mt[(size_t)i * n + i] += eps * rowmax;
+        }
+        last_path(L);
+    }
+}
+
+/* The final status and info; the last basic point when unsolved; what a re-solve may reuse. */
+static void finish(Lemke *L, MbdcpLemkeInfo *info)
+{
+    const mbdcp_int n = L->n;
+    MbdcpStatus st = L->status;
+    if (L->certified)
+        st = MBDCP_RAY_TERMINATION;
+    else if (st == MBDCP_SOLVED && !L->verified)
+        st = MBDCP_NUMERICAL_ERROR;
+    if (st != MBDCP_SOLVED) extract(L); /* the last basic point */
+    if (st == MBDCP_SOLVED && certify_answer(L)) st = MBDCP_RAY_TERMINATION;
+    if (st == MBDCP_RAY_TERMINATION && !L->certified && semidefinite(n, L->M, L->Bc))
+        st = MBDCP_NUMERICAL_ERROR; /* copositive-plus: a ray would claim infeasibility */
+    row_sums(n, L->M, L->q, L->out->z, L->out->w, L->res);
+    info->status = st;
+    info->pivots = L->pivots;
+    info->residual = mbdcp_lcp_row_ratio(n, L->out->z, L->out->w, L->res, &info->worst_row);
+    info->refactorizations = L->refactorizations;
+    info->certified = L->certified;
+    info->warm = L->warm && st == MBDCP_SOLVED;
+    if (L->out->basis) {
+        for (mbdcp_int i = 0; i < n; ++i) L->out->basis[i] = 0;
+        for (mbdcp_int i = 0; i < n; ++i)
+            if (L->basis[i] >= n && L->basis[i] < 2 * n) L->out->basis[L->basis[i] - n] = 1;
+    }
+    L->kept->magic = KEPT_MAGIC;
+    L->kept->n = n;
+    L->kept->np = L->np;
+    if (st != MBDCP_SOLVED || L->certified) L->kept->what = KEPT_NOTHING;
+}
+
+/* Carve the workspace (layout: mbdcp_lemke_workspace_size) and set the problem's fields. */
+static void setup(Lemke *L, mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q, const MbdcpLemkeSettings *s,
+                  const MbdcpLemkeOutput *out, void *work)
+{
+    const size_t nn = (size_t)n;
+    memset(L, 0, sizeof(*L));
+    L->n = n;
+    L->M = M;
+    L->q = q;
+    L->s = s;
+    L->out = out;
+    L->kept = (LemkeKept *)work;
+    L->Bc = (mbdcp_float *)((char *)work + KEPT_BYTES);
+    L->Mt = L->Bc + nn * nn;
+    L->xbar = L->Mt + nn * nn;
+    L->d = L->xbar + nn;
+    L->dnext = L->d + nn;
+    L->res = L->dnext + nn;
+    L->ag = L->res + nn;
+    L->qs = L->ag + nn;
+    L->cov = L->qs + nn;
+    L->rs = L->cov + nn;
+    L->cs = L->rs + nn;
+    L->X = L->cs + nn;
+    L->basis = (mbdcp_int *)(L->X + PANEL * nn);
+    L->cand = L->basis + nn;
+    L->P = L->cand + nn;
+    L->pos = L->P + nn;
+    L->flags = L->pos + nn;
+    L->entering = -1;
+    L->status = MBDCP_NUMERICAL_ERROR;
+    L->limit = s->max_pivots > 0 ? s->max_pivots : 100 * (n + 1);
+}
+
+/* Lemke's method as a cascade of strategies, each tried while the outcome is open: the hint solved
+ * directly, the kept basis of the last solve (`reuse`), the warm start from the hint, the two cold
+ * paths, then the last paths on perturbed (M not positive semidefinite) or regularized data. */
 static MbdcpReturn solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q, const MbdcpLemkeSettings *settings,
                          const mbdcp_int *start, int reuse, const MbdcpLemkeOutput *out, MbdcpLemkeInfo *info,
                          void *work, size_t work_bytes)
@@ -965,162 +1321,35 @@ static MbdcpReturn solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q
     if (n < 0) return MBDCP_ERR_DIMENSION;
     MbdcpReturn rc = mbdcp_lemke_check_settings(settings, NULL);
     if (rc != MBDCP_OK) return rc;
+    memset(info, 0, sizeof(*info));
     info->status = MBDCP_SOLVED;
-    info->pivots = 0;
-    info->residual = 0.0;
-    info->refactorizations = 0;
-    info->certified = 0;
-    info->warm = 0;
+    info->worst_row = -1;
     if (n == 0) return MBDCP_OK;
     if (!M || !q || !out->z || !out->w || !work) return MBDCP_ERR_NULL;
     if (work_bytes < mbdcp_lemke_workspace_size(n)) return MBDCP_ERR_WORKSPACE;
-    const size_t nn = (size_t)n;
-    mbdcp_int *state = (mbdcp_int *)((mbdcp_float *)work + 2 * nn * nn + (9 + PANEL) * nn) + 5 * nn; /* magic, n, np, valid */
-    const int known = reuse && state[0] == STATE_MAGIC && state[1] == n;
-    const int usable = known && state[3] == 1;      /* the basis inverse is kept */
-    const int basis_only = known && state[3] == 2;  /* the last solve was direct(): its basis is in flags */
-    state[3] = 0; /* valid again only after this solve succeeds */
+    const LemkeKept *kept = (const LemkeKept *)work;
+    const int known = reuse && kept->magic == KEPT_MAGIC && kept->n == n;
+    const int resolve = known && kept->what == KEPT_INVERSE, hinted = known && kept->what == KEPT_BASIS;
     /* a re-solve's M passed this check in the solve it continues */
-    if ((!usable && !mbdcp_all_finite((size_t)n * n, M)) || !mbdcp_all_finite((size_t)n, q)) return MBDCP_ERR_NONFINITE;
+    if ((!resolve && !mbdcp_all_finite((size_t)n * n, M)) || !mbdcp_all_finite((size_t)n, q)) return MBDCP_ERR_NONFINITE;
 
     Lemke L;
-    L.n = n;
-    L.Bc = (mbdcp_float *)work;
-    L.Mt = L.Bc + nn * nn;
-    L.xbar = L.Mt + nn * nn;
-    L.d = L.xbar + nn;
-    L.dnext = L.d + nn;
-    L.res = L.dnext + nn;
-    L.ag = L.res + nn;
-    L.qs = L.ag + nn;
-    L.cov = L.qs + nn;
-    L.rs = L.cov + nn;
-    L.cs = L.rs + nn;
-    L.X = L.cs + nn;
-    L.basis = (mbdcp_int *)(L.X + PANEL * nn);
-    L.cand = L.basis + nn;
-    L.P = L.cand + nn;
-    L.pos = L.P + nn;
-    L.flags = L.pos + nn;
-    L.refactorizations = 0;
-    L.entering = -1;
-    const mbdcp_int limit = settings->max_pivots > 0 ? settings->max_pivots : 100 * (n + 1);
-    if (out->ray) memset(out->ray, 0, nn * sizeof(mbdcp_float));
-
-    MbdcpStatus st = MBDCP_NUMERICAL_ERROR;
-    int verified = 0, direct_ok = 0;
-    if (basis_only) start = L.flags;
-    if (start && direct(&L, M, q, start, settings->tol, out)) {
-        st = MBDCP_SOLVED;
-        verified = info->warm = direct_ok = 1;
-    }
-    if (usable) {
-        /* the matrix (so its scaling and the basis inverse) is the last solve's: only q changed */
-        L.np = state[2];
-        L.z0_row = -1;
-        L.since = 0;
-        L.stale = 0;
-        for (mbdcp_int i = 0; i < n; ++i) L.qs[i] = L.rs[i] * q[i];
-        basic_values(&L);
-        const mbdcp_int warm_limit = limit < 2 * n + 10 ? limit : 2 * n + 10;
-        /* covering every row, as warm() does (algorithms 1 and 2 on 2 m/s piles of 75 and 100
-         * disks: 30,077 pivots in 15.6 s where covering the infeasible rows took 43,752 in 18.9 s) */
-        st = nearly_feasible(&L) ? MBDCP_SOLVED : repair(&L, settings, &info->pivots, warm_limit, 1);
-        /* a re-solve's basic values Binv q are usually accurate already: verify first, refine only
-         * on failure (the fixed-point algorithms' iterations, one re-solve each, spent a fifth there) */
-        if (st == MBDCP_SOLVED)
-            verified = info->warm =
-                extract(&L, M, q, settings->tol, out) || polish(&L, M, q, settings, out, &info->pivots, limit);
-    }
-    if (!verified) equilibrate(&L, M, q, settings->scale);
-    if (start && !verified && st != MBDCP_INTERRUPTED) {
-        /* the warm phase may take about as many pivots as a cold solve usually needs */
-        const mbdcp_int warm_limit = limit < 2 * n + 10 ? limit : 2 * n + 10;
-        st = warm(&L, settings, start, &info->pivots, warm_limit);
-        if (st == MBDCP_SOLVED) verified = info->warm = polish(&L, M, q, settings, out, &info->pivots, limit);
-    }
-    /* cold start; once more with another covering vector after a ray without certificate */
-    for (int attempt = 0; attempt < 2 && !verified && st != MBDCP_INTERRUPTED && info->pivots < limit; ++attempt) {
-        const mbdcp_int r = cold_start(&L, q, attempt);
-        if (r < 0) { /* trivial: q >= 0 gives z = 0, w = q */
-            st = MBDCP_SOLVED;
-            verified = extract(&L, M, q, settings->tol, out);
-            break;
-        }
-        st = run(&L, settings, r, &info->pivots, limit);
-        if (st == MBDCP_SOLVED) {
-            verified = polish(&L, M, q, settings, out, &info->pivots, limit);
-            if (verified) break;
-            continue; /* a complementary basis whose point fails: another covering vector, another path */
-        }
-        if (st == MBDCP_NUMERICAL_ERROR) continue; /* a basis gone singular in rounding: another path */
-        if (st != MBDCP_RAY_TERMINATION) break;
-        mbdcp_float *y = out->ray ? out->ray : L.dnext;
-        if (ray_certificate(&L, L.entering, M, q, settings->tol, y)) {
-            info->certified = 1;
-            break;
-        }
-        if (out->ray) memset(out->ray, 0, nn * sizeof(mbdcp_float));
-    }
-    const int psd = !verified && (st == MBDCP_NUMERICAL_ERROR || st == MBDCP_SOLVED) && semidefinite(n, M, L.Bc);
-    /* On a degenerate problem the lexicographic rule decides ties between basic values that are
-     * zero in exact arithmetic; decided in rounding, a path can cycle or end on a complementary
-     * basis whose point fails (two settling 136-disk piles' Stewart-Trinkle LCPs of 1220
-     * variables: both paths of one cycled; of the other, one cycled and one ended so). Once more
-     * on q + delta v, delta = PERTURB max |q|, v_i = frac(a (i + 1)) in [0, 1) for an irrational
-     * a: the perturbation that the lexicographic rule stands for, with gaps rounding cannot hide.
-     * Both LCPs are SOLVED on the first direction (3124 and 2658 pivots). A perturbed path can
-     * still fail (in Python, one of nine perturbations of the first, at 1e-14), so up to
-     * PERTURB_TRIES directions are tried. Answers are verified against the given q: they count
-     * only where delta is within the tolerance (at 1e-11 and 1e-10 they were not). A positive
-     * semidefinite M gets the attempts below instead. */
-    const mbdcp_float directions[PERTURB_TRIES] = {0.6180339887498949, 0.7548776662466927, 0.41421356237309515};
-    const int perturb = !verified && (st == MBDCP_NUMERICAL_ERROR || st == MBDCP_SOLVED) && !psd;
-    for (int t = 0; perturb && t < PERTURB_TRIES && !verified && st != MBDCP_INTERRUPTED && info->pivots < limit; ++t) {
-        equilibrate(&L, M, q, settings->scale);
-        const mbdcp_float delta = PERTURB * mbdcp_norm_inf(nn, q);
-        for (mbdcp_int i = 0; i < n; ++i) L.qs[i] += L.rs[i] * delta * fmod(directions[t] * (i + 1), 1.0);
-        st = last_path(&L, M, q, settings, out, &info->pivots, limit);
-        verified = st == MBDCP_SOLVED;
-    }
-    /* A singular positive semidefinite M (P2's two opposite friction directions of a contact have
-     * opposite columns) has many nearly singular complementary bases, and both paths can break
-     * down on them in rounding. Once more on M' + eps I, eps = REGULARIZE tol times each row's
-     * largest entry (then ten times that): positive definite, its path avoids them. The answer is
-     * verified against the given M and q as always, so it counts only where eps z stays within
-     * the tolerance. */
-    for (int level = 0; psd && level < 2 && !verified && st != MBDCP_INTERRUPTED && info->pivots < limit; ++level) {
-        equilibrate(&L, M, q, settings->scale);
-        const mbdcp_float eps = (level == 0 ? REGULARIZE : 10.0 * REGULARIZE) * settings->tol;
-        for (mbdcp_int i = 0; i < n; ++i) {
-            mbdcp_float rowmax = 0.0;
-            for (mbdcp_int j = 0; j < n; ++j) rowmax = acc_max(rowmax, fabs(L.Mt[(size_t)j * n + i]));
-            L.Mt[(size_t)i * n + i] += eps * rowmax;
-        }
-        st = last_path(&L, M, q, settings, out, &info->pivots, limit);
-        verified = st == MBDCP_SOLVED;
-    }
-    if (st == MBDCP_SOLVED && !verified) st = MBDCP_NUMERICAL_ERROR;
-    if (st != MBDCP_SOLVED) extract(&L, M, q, settings->tol, out); /* the last basic point */
-    if (st == MBDCP_RAY_TERMINATION && !info->certified && semidefinite(n, M, L.Bc))
-        st = MBDCP_NUMERICAL_ERROR; /* copositive-plus: a ray would claim infeasibility */
-    info->status = st;
-    info->residual = 0.0; /* max_i |min(z_i, w_i)| from the w that extract() computed */
-    for (mbdcp_int i = 0; i < n; ++i) {
-        const mbdcp_float r = fabs(fmin(out->z[i], out->w[i]));
-        info->residual = isnan(r) ? r : fmax(info->residual, r);
-        if (isnan(r)) break;
-    }
-    info->refactorizations = L.refactorizations;
-    if (out->basis) {
-        for (mbdcp_int i = 0; i < n; ++i) out->basis[i] = 0;
-        for (mbdcp_int i = 0; i < n; ++i)
-            if (L.basis[i] >= n && L.basis[i] < 2 * n) out->basis[L.basis[i] - n] = 1;
-    }
-    state[0] = STATE_MAGIC;
-    state[1] = n;
-    state[2] = L.np;
-    state[3] = st != MBDCP_SOLVED ? 0 : direct_ok ? 2 : 1; /* 1: the basis inverse matches the final basis */
+    setup(&L, n, M, q, settings, out, work);
+    L.kept->what = KEPT_NOTHING; /* valid again only after this solve succeeds */
+    if (out->ray) memset(out->ray, 0, (size_t)n * sizeof(mbdcp_float));
+    if (hinted) start = L.flags; /* the last solve was direct: its hint is in flags */
+    if (start) try_direct(&L, start);
+    if (resolve && !settled(&L)) try_resolve(&L);
+    if (!settled(&L)) equilibrate(&L);
+    if (start && !settled(&L)) try_warm(&L, start);
+    if (!settled(&L)) try_cold(&L);
+    const int open = !settled(&L) && (L.status == MBDCP_NUMERICAL_ERROR || L.status == MBDCP_SOLVED);
+    const int psd = open && semidefinite(n, M, L.Bc);
+    if (open && !psd) try_perturbed(&L);
+    if (open && psd) try_regularized(&L);
+    if (L.verified) L.status = MBDCP_SOLVED;
+    if (L.status == MBDCP_SOLVED && L.verified && L.kept->what != KEPT_BASIS) L.kept->what = KEPT_INVERSE;
+    finish(&L, info);
     return MBDCP_OK;
 }
 

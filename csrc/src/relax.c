@@ -120,7 +120,7 @@ static void p1_rhs(const MbdcpStepProblem *p, const MbdcpReduced *red, const mbd
     const mbdcp_int nc = p->n_c, nw = nc + p->m;
     mbdcp_contact_rhs(p, red, f);
     for (mbdcp_int c = 0; c < nc; ++c) {
-        if (gamma) f[c] += gamma[c];
+        if (gamma) f[c] = mbdcp_sum_or_zero(p->n_v, f[c], gamma[c]);
         f[nw + c] = 0.0;
     }
 }
@@ -130,7 +130,8 @@ static void p2_rhs(const MbdcpStepProblem *p, const MbdcpReduced *red, const mbd
     const mbdcp_int nc = p->n_c, m = p->m;
     mbdcp_contact_rhs(p, red, f);
     for (mbdcp_int k = 0; k < m; ++k)
-        for (mbdcp_int c = 0; c < nc; ++c) f[nc + k] += p->E[(size_t)k * nc + c] * lam[c];
+        for (mbdcp_int c = 0; c < nc; ++c)
+            if (p->E[(size_t)k * nc + c] != 0.0) f[nc + k] = mbdcp_sum_or_zero(p->n_v, f[nc + k], p->E[(size_t)k * nc + c] * lam[c]);
 }
 
 /* Assemble (P1 when which == 1, else P2), solve with Lemke (from the subproblem's last basis when

@@ -58,7 +58,7 @@ typedef struct {
     mbdcp_float *x2;              /* n_b, theta/h + dtheta */
     mbdcp_float *G;               /* n_w x n_w, W^T A W */
     mbdcp_float *g;               /* n_w, W^T v_free */
-    mbdcp_float *scratch;         /* n_v + n_b */
+    mbdcp_float *scratch;         /* n_v + n_b + n_w */
 } MbdcpReduced;
 
 /* Checks dimensions, pointers, h and finiteness of every input of p. */
@@ -95,6 +95,12 @@ void mbdcp_place_gram(const MbdcpReduced *red, mbdcp_int N, mbdcp_float *F);
 void mbdcp_place_grouping(mbdcp_int rows, mbdcp_int groups, const mbdcp_float *E, mbdcp_int r0, mbdcp_int c0,
                           mbdcp_int N, mbdcp_float *F);
 void mbdcp_contact_rhs(const MbdcpStepProblem *p, const MbdcpReduced *red, mbdcp_float *f);
+
+/* a + b, or exactly zero when the sum is within the rounding error of its terms,
+ * 4 (n_v + 2) eps (|a| + |b|): a right-hand side assembled from parts that cancel (a contact
+ * that rolls, or closes at exactly the speed of its gap) is zero, not a speed of 1e-18 that a
+ * row judged at its own scale would have to honour. The reduction's G and g are cleaned so too. */
+mbdcp_float mbdcp_sum_or_zero(mbdcp_int n_v, mbdcp_float a, mbdcp_float b);
 
 /* From contact impulses x (n_w), the velocity v_next (n_v) and joint impulses p_b (n_b, may be
  * NULL when n_b = 0). */

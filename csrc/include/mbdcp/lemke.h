@@ -23,8 +23,10 @@
  *     retried with another covering vector; if M + M^T is positive semidefinite (so a
  *     ray would claim infeasibility) and still no certificate is found, the status is
  *     MBDCP_NUMERICAL_ERROR, never a false ray.
- *   - A result is MBDCP_SOLVED only after componentwise verification on the original
- *     data (mbdcp_lcp_verify).
+ *   - A result is MBDCP_SOLVED only after row-by-row verification on the original data,
+ *     each row at its own scale (mbdcp_lcp_verify), and only if the answer is not also a
+ *     certificate of infeasibility (an infeasible LCP whose huge z hides a negative w under
+ *     the tolerance: RAY_TERMINATION with that certificate).
  *
  * Warm start: a hint of which z_i are basic (e.g. the basis of a neighbouring problem)
  * is factored; a feasible hint is a solution at once, otherwise z0 repairs it with the
@@ -52,7 +54,8 @@ typedef struct {
 typedef struct {
     MbdcpStatus status;
     mbdcp_int pivots;          /* pivots taken, the initial one (z0 entering) included */
-    mbdcp_float residual;      /* max_i |min(z_i, w_i)| of the returned z, w (original data) */
+    mbdcp_float residual;      /* the worst row's ratio (mbdcp_lcp_row_ratio) of the returned z, w */
+    mbdcp_int worst_row;       /* the row of that ratio (-1 when n = 0) */
     mbdcp_int refactorizations; /* times the basis inverse was recomputed from the basis */
     mbdcp_int certified;       /* on RAY_TERMINATION: 1 if the ray certifies infeasibility */
     mbdcp_int warm;            /* 1 if the result was reached from the warm-start hint */
@@ -109,16 +112,25 @@ mbdcp_float mbdcp_lcp_residual(mbdcp_int n, const mbdcp_float *M, const mbdcp_fl
                                const mbdcp_float *z, mbdcp_float *w);
 
 /*
- * Componentwise verification of z for LCP(M, q): with s_i = |q_i| + sum_j |M_ij| |z_j| (the
- * magnitude of the terms that make up w_i) and the rounding floor e = 4 n eps max_i s_i,
- *     z >= 0,   w_i >= -(tol s_i + e),   and for every j:  w_j <= tol s_j + e
- *     or z_j is negligible: |M_ij| z_j <= tol s_i + e in every row i
- * (each complementary pair has one member that is zero to within its own row's data). The
- * floor e only matters for rows whose data are themselves rounding noise of the larger terms
- * (e.g. a friction row of a rolling contact assembled as 1 - 1); it is eps-level, normwise.
- * Outputs (n each, required): w = M z + q and s, always computed in full. Returns 1 if z passes, else 0.
+ * Row-by-row verification of z for LCP(M, q), each row at its own scale. With
+ * s_i = |q_i| + sum_j |M_ij| |z_j| (the magnitude of the terms that make up w_i = (M z + q)_i):
+ *     z_i >= 0,   w_i >= -tol s_i,   and   z_i = 0 or w_i <= tol s_i      for every i,
+ * which is invariant under any positive row and column scaling of M (a change of units). The
+ * test is made on the computed w with tol reduced by the rounding bound 2 (n + 2) eps of a row
+ * sum, so that it holds for the exact w; the only absolute floor is the subnormal range
+ * ((n + 2) 2^-1074). Outputs (n each, required): w = M z + q and s, always computed in full.
+ * Returns 1 if z passes, else 0.
  */
 int mbdcp_lcp_verify(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q, const mbdcp_float *z,
                      mbdcp_float tol, mbdcp_float *w, mbdcp_float *s);
+
+/*
+ * The worst row of z, given w = M z + q and s as mbdcp_lcp_verify computes them: the largest
+ * ratio (violation of row i) / s_i, the violation being max(-w_i, 0), and also w_i where
+ * z_i > 0; inf for a negative or non-finite z_i. It is the smallest tol at which the rows pass
+ * (0 for an exact solution). *worst (may be NULL) receives its row, -1 when n = 0.
+ */
+mbdcp_float mbdcp_lcp_row_ratio(mbdcp_int n, const mbdcp_float *z, const mbdcp_float *w, const mbdcp_float *s,
+                                mbdcp_int *worst);
 
 #endif /* MBDCP_LEMKE_H */
