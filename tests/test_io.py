@@ -446,8 +446,9 @@ def test_package_import_does_not_need_h5py():
 
 
 def test_docstring_examples():
-    result = doctest.testmod(io, optionflags=doctest.NORMALIZE_WHITESPACE)
-    assert result.attempted > 0 and result.failed == 0
+    results = [doctest.testmod(mod, optionflags=doctest.NORMALIZE_WHITESPACE)
+               for mod in (io, io.fclib, io.siconos, io._problems)]
+    assert sum(r.attempted for r in results) > 0 and sum(r.failed for r in results) == 0
 
 
 # ---------------------------------------------------------------- global -> local
@@ -746,3 +747,81 @@ def test_data_copies_are_the_shared_files():
         copy = os.path.join(DATA, "fclib", os.path.basename(path))
         if os.path.getsize(path) < 2 * 2**20:
             assert os.path.exists(copy) and pathlib.Path(copy).read_bytes() == pathlib.Path(path).read_bytes()
+
+
+# ---------------------------------------------------------------- size bombs: declared, not held
+
+
+def _bounded(read, path, message):
+    """read(path) raises a FormatError naming the field within a second, allocating little."""
+    import time
+    import tracemalloc
+
+    tracemalloc.start()
+    t0 = time.perf_counter()
+    try:
+        with pytest.raises(FormatError, match=message):
+            read(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert time.perf_counter() - t0 < 1.0
+    assert peak < 64 * 1024 * 1024, peak
+
+
+@pytest.mark.parametrize("key", ["fclib_local/W/m", "fclib_local/W/n"])
+def test_fclib_matrix_declaring_a_huge_size(good_file, key):
+    with h5py.File(good_file, "r+") as h5:
+        for k in ("m", "n"):
+            del h5[f"fclib_local/W/{k}"]
+            h5[f"fclib_local/W/{k}"] = np.array([900_000_000_000], np.int64)
+        del h5["fclib_local/W/nz"]
+        h5["fclib_local/W/nz"] = np.array([0], np.int32)
+    _bounded(io.read_fclib, good_file, "/fclib_local/W: declares 900000000000 x 900000000000")
+
+
+def test_fclib_dataset_declaring_more_than_the_file_holds(good_file):
+    with h5py.File(good_file, "r+") as h5:
+        del h5["fclib_local/vectors/q"]
+        h5.create_dataset("fclib_local/vectors/q", shape=(10 ** 9,), dtype="f8", chunks=(10 ** 6,), compression="gzip")
+    _bounded(io.read_fclib, good_file, "/fclib_local/vectors/q: declares 1000000000 values")
+
+
+SICONOS_BOMBS = {
+    # n, then a sparse-block M of 3e11 x 3e11 with no block
+    "lcp": (io.read_siconos_lcp, "300000000000\n1 300000000000 300000000000\n0 1 1 300000000000 300000000000 2 0 0 0\n",
+            "n: declares 300000000000"),
+    "lcp_block": (io.read_siconos_lcp, "2\n1 300000000000 300000000000\n0 1 1 300000000000 300000000000 2 0 0 0\n",
+                  "M: rows: declares 300000000000"),
+    "fc": (io.read_siconos_fc, "3\n100000000000\n1 300000000000 300000000000\n0 1 1 300000000000 300000000000 2 0 0 0\n",
+           "nc: declares 100000000000"),
+    "mlcp": (io.read_siconos_mlcp, "0 1\n300000000000 2\n", "n: declares 300000000000"),
+    # a sparse-block matrix held in few numbers whose dense form would need 8 * 1e10 bytes
+    "dense": (io.read_siconos_lcp, "100000\n1 100000 100000\n0 1 1 100000 100000 2 0\n" + " 0" * 100_000 + "\n",
+              "too large to return dense"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(SICONOS_BOMBS))
+def test_siconos_headers_declaring_huge_sizes(kind, tmp_path):
+    read, text, message = SICONOS_BOMBS[kind]
+    path = tmp_path / f"{kind}.dat"
+    path.write_text(text)
+    _bounded(read, path, message)
+
+
+@pytest.mark.parametrize("cut", [1, 5, 9, 20, 40])
+def test_siconos_truncated_headers(cut, tmp_path):
+    text = "2\n1 2 2\n1 1 1 2 2 2 1 0 0\n0\n2 1 1 2\n-1 -1\n"
+    path = tmp_path / "cut.dat"
+    path.write_text(text[:cut])
+    with pytest.raises(FormatError, match="cut.dat: "):
+        io.read_siconos_lcp(path)
+
+
+def test_problem_objects_check_a_sparse_size_before_converting():
+    huge = sp.coo_matrix((9 * 10 ** 11, 9 * 10 ** 11))
+    with pytest.raises(ValueError, match=r"q must have shape \(m,\) = \(900000000000,\)"):
+        LocalProblem(huge, [0.0, 0.0, 0.0], [0.5], 3)
+    with pytest.raises(ValueError, match=r"M must have shape \(n, n\) = \(3, 3\)"):
+        GlobalProblem(huge, sp.coo_matrix((3, 3)), np.zeros(3), np.zeros(3), [0.5], 3)

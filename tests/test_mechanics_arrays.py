@@ -336,8 +336,8 @@ def test_a_box_sinking_9_m_in_one_step_is_not_a_success():
 
 def test_default_penetration_tolerance_is_a_tenth_of_the_smallest_size():
     scene = Scene([Body3D(1.0, [0, 0, 5], radius=0.3), Body3D(1.0, [3, 0, 5], half_extents=[1, 0.2, 1]), Body3D(1.0, [6, 0, 5])])
-    assert simulate(scene, 0.01, 0.0, progress=False).penetration_tolerance == pytest.approx(0.02)
-    assert simulate(Scene([Body2D(1.0, [0, 5])]), 0.01, 0.0, progress=False).penetration_tolerance == np.inf
+    assert simulate(scene, 0.01, 0.01, progress=False).penetration_tolerance == pytest.approx(0.02)
+    assert simulate(Scene([Body2D(1.0, [0, 5])]), 0.01, 0.01, progress=False).penetration_tolerance == np.inf
 
 
 def test_a_non_finite_state_stops_the_run():

@@ -1,7 +1,7 @@
 """Validation of the fields of bodies, walls and scenes: every message names the field."""
 import numpy as np
 
-__all__ = ["real", "positive", "nonnegative", "vector", "unit", "inertia3"]
+__all__ = ["real", "positive", "nonnegative", "vector", "unit", "inertia3", "sequence"]
 
 
 def _numeric(name, x):
@@ -62,3 +62,16 @@ def inertia3(name, x):
             or np.linalg.eigvalsh(J).min() <= 0):
         raise ValueError(f"{name} must be a positive 3-vector or a symmetric positive definite 3x3 matrix, got {x!r}")
     return 0.5 * (J + J.T)
+
+
+def sequence(name, x, kinds, what):
+    """A list or tuple whose items are instances of ``kinds`` (a tuple of classes), as a list; a
+    single such object, None or anything else is a TypeError that says what to pass."""
+    if isinstance(x, kinds):
+        raise TypeError(f"{name} must be a list of {what}, got one {type(x).__name__}: put it in a list")
+    if not isinstance(x, (list, tuple)):
+        raise TypeError(f"{name} must be a list of {what}, got {type(x).__name__}")
+    for k, item in enumerate(x):
+        if not isinstance(item, kinds):
+            raise TypeError(f"{name}[{k}] must be a {' or '.join(c.__name__ for c in kinds)}, got {type(item).__name__}")
+    return list(x)

@@ -29,12 +29,10 @@ class Scene:
     """
 
     def __init__(self, bodies, walls=(), gravity=None, mu=0.5, n_d=None, delta=None, joints=()):
-        bodies, walls = list(bodies), list(walls)
+        bodies = checks.sequence("bodies", bodies, (Body2D, Body3D), "Body2D or Body3D")
+        walls = checks.sequence("walls", walls, (Line, Plane), "Line or Plane walls")
         if not bodies:
             raise ValueError("bodies must hold at least one body")
-        for k, b in enumerate(bodies):
-            if not isinstance(b, (Body2D, Body3D)):
-                raise TypeError(f"bodies[{k}] must be a Body2D or Body3D, got {type(b).__name__}")
         if {type(b) for b in bodies} not in ({Body2D}, {Body3D}):
             raise ValueError("bodies must be all Body2D or all Body3D")
         if len({id(b) for b in bodies}) != len(bodies):
@@ -50,7 +48,7 @@ class Scene:
         self._rows = BodyRows.gather(bodies)
         self.offsets = bodies[0].dof * np.arange(len(bodies) + 1)
         self.mu, self.delta = mu, self.default_delta() if delta is None else delta
-        joints = tuple(joints)
+        joints = tuple(checks.sequence("joints", joints, (Pin,), "Pin joints"))
         index = {id(b): k for k, b in enumerate(self.bodies)}
         for k, j in enumerate(joints):
             if not isinstance(j, Pin):

@@ -10,6 +10,7 @@ import mbdcp
 from mbdcp import _core
 from mbdcp.mechanics import assembly, checks
 from mbdcp.mechanics.contacts import CoincidentCentres
+from mbdcp.mechanics.scene import Scene
 from mbdcp.results import _Result
 
 __all__ = ["Failure", "Shapes", "Trajectory", "default_penetration_tolerance", "simulate"]
@@ -310,7 +311,7 @@ def simulate(scene, h, T, method="lcp", progress=True, algorithm=3, ccp_tol=_cor
     h : float
         The time step > 0.
     T : float
-        The final time >= 0 (round(T / h) steps).
+        The final time, at least h (round(T / h) steps).
     method : str
         ``"lcp"`` (:func:`mbdcp.step`), ``"fixed_point"`` (:func:`mbdcp.fixed_point` with
         ``algorithm``, ``fp_tol``; fixed walls only) or ``"ccp"`` (:func:`mbdcp.ccp` with
@@ -360,7 +361,11 @@ def simulate(scene, h, T, method="lcp", progress=True, algorithm=3, ccp_tol=_cor
     """
     if method not in ("lcp", "fixed_point", "ccp"):
         raise ValueError(f"method must be 'lcp', 'fixed_point' or 'ccp', got {method!r}")
+    if not isinstance(scene, Scene):
+        raise TypeError(f"scene must be a mbdcp.mechanics.Scene, got {type(scene).__name__}")
     h, T = checks.positive("h", h), checks.nonnegative("T", T)
+    if T < h:
+        raise ValueError(f"T must be at least h (the run takes round(T / h) steps), got T = {T} < h = {h}")
     tol = default_penetration_tolerance(scene) if max_penetration is None else float(max_penetration)
     if not tol >= 0:
         raise ValueError(f"max_penetration must be nonnegative, got {max_penetration}")
