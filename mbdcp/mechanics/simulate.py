@@ -318,7 +318,7 @@ def simulate(scene, h, T, method="lcp", progress=True, algorithm=3, ccp_tol=_cor
     progress : bool
         Show a tqdm progress bar (the results do not depend on it).
     algorithm : int
-        Anitescu–Potra algorithm 1, 2 or 3 for ``"fixed_point"``.
+        Anitescu & Hart's (2004) algorithm 1, 2 or 3 for ``"fixed_point"``.
     ccp_tol, fp_tol : float
         Tolerances of the CCP and of the fixed point (the C core's defaults).
     max_iter : int, optional
