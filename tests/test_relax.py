@@ -1,4 +1,4 @@
-"""Anitescu–Potra relaxations: subproblems by definition, agreement with the LCP, convergence."""
+"""The relaxations of Anitescu & Hart (2004): subproblems by definition, agreement with the LCP, convergence."""
 import os
 
 import numpy as np
