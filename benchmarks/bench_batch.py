@@ -3,7 +3,7 @@
 Problems: 10^4 LCPs of each size n = 6, 12, 24 with M = A A^T + 0.1 I (A standard normal) and
 q standard normal, the same for every solver. Every answer is checked by definition. The batch
 runs with 1 and with 2 threads (the speed-up is printed); the loops are single-threaded, as a
-user would write them. A second table steps 10^4 spheres of seed 000 (one contact, four
+user would write them. A second table steps 10^4 spheres of Trinkle (2003), section 4 (one contact, four
 friction directions, per-instance velocity and friction coefficient) with mbdcp.batch.step and
 with a loop over mbdcp.step.
 

@@ -1,6 +1,6 @@
 """Steps per second of whole simulations (mbdcp.mechanics.simulate), and where a step's time goes.
 
-1. Piles stepped from the same initial lattice: the 136-disk pile of seed 001 with Lemke on
+1. Piles stepped from the same initial lattice: the 136-disk pile (the size of Anitescu & Hart's) with Lemke on
    the full LCP, algorithm 3 and the CCP; the 500-sphere pile (the pile3d demo) and a
    10,000-sphere pile with the CCP (its first 10 steps, and 20 steps while it settles). For
    each: steps/s, the share of the step spent in the solver call (``Trajectory.solver_seconds``)

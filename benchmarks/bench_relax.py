@@ -3,13 +3,13 @@
 1. 2-D disk piles (mbdcp.testing.disk_pile) with about 10 to 200 contacts, mu = 0.05, 0.2, 0.5:
    time per step (each solve cold), iterations, convergence, the velocity difference from
    mbdcp.step, and the median ratio of each algorithm's time to Lemke's.
-2. Warm starts in a simulation: seed 001's 136-disk pile (mechanics.simulate) while it forms
+2. Warm starts in a simulation: the 136-disk pile of Anitescu & Hart (lecture) (mechanics.simulate) while it forms
    from its lattice (contacts appear every step) and while it settles (from the state after 150
    steps), with Lemke on the full LCP and with algorithm 3, each step started from the last
    step's bases (warm_start=True) or cold.
 3. Stress runs: 4-50 disks thrown at 2 m/s, mu = 0.2 and 0.5, algorithms 1-3 (120 runs): the
    subproblem failures (target: none).
-4. The pile demo of seed 001 (python -m mbdcp demo pile2d): 200 steps of its settling from the
+4. The 136-disk pile demo (python -m mbdcp demo pile2d): 200 steps of its settling from the
    lattice with algorithm 3, warm-started (the issue's target: under a minute).
 
     python benchmarks/bench_relax.py [--quick]
@@ -70,7 +70,7 @@ def warm_table(steps, formed):
                 ok[warm] = "yes" if tr.success else f"no ({tr.first_failure.reason} at step {tr.first_failure.step})"
             rows.append([label, phase, steps, f"{tr.contacts[0]}-{tr.contacts[-1]}", f"{seconds[False]:.1f}",
                          f"{seconds[True]:.1f}", f"{seconds[False] / seconds[True]:.2f}", ok[True], ok[False]])
-    print(f"\n136-disk pile of seed 001, {steps} steps of h = 0.01 (seconds)")
+    print(f"\n136-disk pile (as in Anitescu & Hart's lecture), {steps} steps of h = 0.01 (seconds)")
     print_table(["solver", "phase", "steps", "contacts", "cold", "warm_start", "speed-up", "warm ok", "cold ok"], rows)
 
 

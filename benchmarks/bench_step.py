@@ -1,6 +1,6 @@
 """mbdcp.step against the same step done by NumPy assembly + Siconos lcp_lexicolemke.
 
-1. The 6-DOF sphere of seed 000: time per step from Python, and 10^5 steps.
+1. The 6-DOF sphere of Trinkle (2003), section 4: time per step from Python, and 10^5 steps.
 2. Random spatial scenes with 10-200 contacts (4 friction directions each): time per step
    of mbdcp.step and of the peer pipeline (benchmarks/siconos_step_runner.py, run under
    Debian's /usr/bin/python3 and timed there), with the velocities compared.

@@ -1,6 +1,6 @@
 """The time step done the peer way, for comparison with mbdcp.step; runs under /usr/bin/python3.
 
-Assembles the Stewart–Trinkle LCP (F, f) with NumPy (DESIGN.md section 1: X = L^-1 W from a
+Assembles the Stewart–Trinkle LCP (F, f) with NumPy (as mbdcp.step does: X = L^-1 W from a
 Cholesky factor, G = X^T X), solves it with Siconos lcp_lexicolemke and recovers v_next.
 Usage: /usr/bin/python3 siconos_step_runner.py IN.npz OUT.npz STEPS
 IN holds per scene k: M{k}, Wn{k}, D{k}, E{k}, mu{k}, v{k}, h{k}, p{k}, psi{k}.

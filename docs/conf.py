@@ -30,6 +30,9 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
+    # MathJax served with the site (copied into _static/mathjax at the end of the build), so that the
+    # equations render offline; without it sphinx.ext.mathjax would load MathJax from a CDN
+    "sphinx-mathjax-offline",
     "numpydoc",
     "myst_nb",
 ]

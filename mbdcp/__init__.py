@@ -1,13 +1,14 @@
 """mbdcp: multibody dynamics with contact and friction as complementarity problems.
 
-A C99 core with a thin Cython layer over NumPy arrays. Each formulation states itself, in the
-papers' notation, in its docstring:
+A C99 core with a thin Cython layer over NumPy arrays. Each formulation states itself in its
+docstring, in the project's unified notation (the documentation's Formulations section gives it,
+with the symbol each source paper uses for each quantity, and a chapter per model):
 
 - :func:`lemke` — Lemke's method for LCP(M, q), verified results;
 - :func:`step` — one Stewart–Trinkle / Anitescu–Potra time step (contacts, friction, joints);
-- :func:`fixed_point`, :mod:`mbdcp.relax` — Anitescu–Potra relaxations P1, P2, algorithms 1–3;
+- :func:`fixed_point`, :mod:`mbdcp.relax` — Anitescu & Hart's relaxations P1, P2, algorithms 1–3;
 - :func:`full_rank_step`, :func:`full_rank_acceleration` — Peiret–Kövecses–Font-Llagunes full-rank friction LCP;
-- :func:`ccp` — Anitescu–Tasora cone complementarity (APGD, Jacobi, Gauss–Seidel), sparse;
+- :func:`ccp` — cone complementarity of Anitescu & Tasora (2010) (APGD, Jacobi, Gauss–Seidel), sparse;
 - :func:`coulomb`, :func:`ccp_local` — Coulomb friction (FCLib's problem) and the CCP on the Delassus matrix W;
 - :func:`instantaneous` — the acceleration-level model (Painlevé);
 - :func:`compare` — one step with every formulation, as a table; :class:`ContactState` per contact;

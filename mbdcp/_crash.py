@@ -1,6 +1,6 @@
 """A starting ("crash") basis for the fixed-point algorithms' first P1 and P2 solves.
 
-With Γ = 0, P1 is the cone complementarity problem of Anitescu and Tasora with the polygonal
+With Γ = 0, P1 is the cone complementarity problem of Anitescu & Tasora (2010) with the polygonal
 friction cone of D: its normal row :math:`W_n^T v + \\Psi_n/h - U\\lambda \\ge 0` is the dual-cone
 condition :math:`d_n \\ge \\mu \\|d_t\\|` when λ is the sliding speed. Where every contact's
 directions come in opposite pairs (t, -t: the planar cone, exactly the circular one; or ±t1, ±t2),

@@ -2,8 +2,8 @@
 
 A penetration Ψ_i < 0 is removed in one step by default: the contact row asks for a normal
 velocity of at least -Ψ_i/h, which for a small h or a deep penetration launches the bodies apart
-(a sphere that sank 6 mm at h = 0.002 would leave at 3 m/s). Seed 004 (section 3) suggests
-capping that correction velocity; a Baumgarte factor b in (0, 1] removes only the fraction b of
+(a sphere that sank 6 mm at h = 0.002 would leave at 3 m/s). Negrut, Serban & Tasora (2018)
+suggest capping that correction velocity (discussion of their eq. 6); a Baumgarte factor b in (0, 1] removes only the fraction b of
 the penetration per step. The gap used is then
 
     Ψ̃_i = Ψ_i                                 if Ψ_i >= 0 (a gap is never changed),

@@ -1,4 +1,4 @@
-r"""Cone complementarity problem (Anitescu & Tasora 2011; seed 004; DESIGN.md section 6).
+r"""Cone complementarity problem (Anitescu & Tasora 2010; Tasora & Anitescu 2011; Negrut, Serban & Tasora 2018).
 
 Contact i has the frame :math:`(n_i, u_i, w_i)` and the impulse
 :math:`\gamma_i = (\gamma_n, \gamma_u, \gamma_w) \in K_i = \{\gamma_n \ge 0,
@@ -13,12 +13,16 @@ Contact i has the frame :math:`(n_i, u_i, w_i)` and the impulse
 :math:`\Theta_j/h + \partial_t\Theta_j + W_{b,j}^T(v + M^{-1}p_{ext})` per joint;
 :math:`v^{l+1} = v + M^{-1}(p_{ext} + P\nu)`. Optimality is
 :math:`K_i \ni \gamma_i \perp d_i \in K_i^*` with :math:`d = N\nu + p` and
-:math:`K_i^* = \{d_n \ge \mu_i\|d_t\|\}`: a convex relaxation of the Coulomb LCP. The
-constraint actually enforced is :math:`0 \le \gamma_n \perp \Phi/h + v_n - \mu v_T \ge 0`,
-so a body sliding at speed :math:`v_T` separates with normal speed :math:`\mu v_T`.
+:math:`K_i^* = \{d_n \ge \mu_i\|d_t\|\}` (Negrut et al. 2018, eqs. 7, 10–12; they call
+:math:`K_i^*` the polar cone). It is a convex relaxation of the nonlinear complementarity problem
+that Coulomb's law on the exact circular cone gives after time discretization (Negrut et al.
+2018, eq. 5 without its relaxation term), not of the polygonal LCP of :func:`mbdcp.step`. The
+constraint actually enforced is :math:`0 \le \gamma_n \perp \Phi/h + v_n - \mu v_T \ge 0`
+(eq. 5d), so a body sliding at speed :math:`v_T` separates with normal speed :math:`\mu v_T`.
 
 The solvers never form N: :math:`N\nu = P^T(Q\nu)` with :math:`Q = M^{-1}P` (M is inverted
-block by block), so an iteration costs O(nonzeros): large granular systems stay cheap.
+block by block), so an iteration costs O(nonzeros): large granular systems stay cheap (Tasora &
+Anitescu 2011).
 """
 import numpy as np
 import scipy.sparse as sp
@@ -211,7 +215,7 @@ def ccp(M, Wn, Wt, mu, v, h, *, p_ext=None, phi=None, Wb=None, theta=None, dthet
     dphi_t : array_like, shape (n_c, 2) or (2 n_c,), optional
         Tangentially moving surfaces: per contact, the (u, w) components of
         :math:`\partial_t\Phi_t`, added to the tangential velocity :math:`W_t^Tv^{l+1}` as
-        ``dpsi_f`` is for :func:`mbdcp.step` (seed 002 p. 21). A conveyor belt moving at speed V
+        ``dpsi_f`` is for :func:`mbdcp.step` (Trinkle (notes, 2003), p. 21). A conveyor belt moving at speed V
         along :math:`u_i` under the body has ``dphi_t[i] = (-V, 0)``; friction then drives the
         velocity relative to the belt to zero. Default: fixed surfaces.
 
@@ -226,8 +230,8 @@ def ccp(M, Wn, Wt, mu, v, h, *, p_ext=None, phi=None, Wb=None, theta=None, dthet
     Examples
     --------
     A unit particle sliding at 1 m/s on the floor (mu = 0.5): friction slows it, and it also
-    lifts off with normal speed mu times its new sliding speed (seed 004's "bowling ball"
-    artifact), v_z = 0.5 * v_x:
+    lifts off with normal speed mu times its new sliding speed (the "bowling ball" artifact,
+    Negrut et al. 2018, discussion of eq. 6), v_z = 0.5 * v_x:
 
     >>> import numpy as np, mbdcp
     >>> res = mbdcp.ccp(np.eye(3), [[0.0], [0.0], [1.0]], [[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]], 0.5,

@@ -140,7 +140,7 @@ def compare(M, Wn, D, E, U, v, h, *, formulations=None, options=None, **keywords
     Runs the step :math:`(M, W_n, D, E, U, v, h)` with
 
     - ``"lcp"``: Stewart–Trinkle / Anitescu–Potra by Lemke's method (:func:`mbdcp.step`), the reference;
-    - ``"fixed_point_1"``, ``"fixed_point_2"``, ``"fixed_point_3"``: Anitescu–Potra algorithms 1–3
+    - ``"fixed_point_1"``, ``"fixed_point_2"``, ``"fixed_point_3"``: Anitescu & Hart's (2004) algorithms 1–3
       (:func:`mbdcp.fixed_point`);
     - ``"full_rank"``: the full-rank model of Peiret et al. (:func:`mbdcp.full_rank_step`) with
       :math:`W_t` from :func:`tangent_pairs` and ``n_d`` = half the directions per contact (its

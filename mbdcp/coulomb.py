@@ -10,7 +10,7 @@ r_n\}` and its dual :math:`K^*_\alpha = \{u_n \ge \mu_\alpha\|u_T\|\}`:
   :math:`\hat u_\alpha = u_\alpha + \mu_\alpha\|u_{T,\alpha}\| e_n`. Per contact this is take-off
   (:math:`r = 0,\ u_n \ge 0`), stick (:math:`u = 0,\ r \in K`) or slide
   (:math:`u_n = 0,\ r_T = -\mu r_n u_T/\|u_T\|`). Not a convex problem.
-- **CCP** (:func:`ccp_local`; Anitescu and Tasora's relaxation, DESIGN.md section 6):
+- **CCP** (:func:`ccp_local`; the relaxation of Anitescu & Tasora 2010, as in :func:`mbdcp.ccp`):
   :math:`K^*_\alpha \ni u_\alpha \perp r_\alpha \in K_\alpha`, which enforces
   :math:`u_n \ge \mu\|u_T\|`: a sliding contact separates at normal speed :math:`\mu\|u_T\|`. For a
   symmetric W it is the convex QP :math:`\min \tfrac12 r^TWr + q^Tr,\ r \in K`.

@@ -11,14 +11,14 @@ __all__ = ["demo_sphere", "demo_particle", "demo_lcp", "demo_box", "demo_pile2d"
 
 
 def demo_sphere(out, plot=True):
-    """Seed 000 section 4: a unit sphere released sliding at 2 m/s on a plane (mu = 0.2)
+    """Trinkle (2003), section 4: a unit sphere released sliding at 2 m/s on a plane (mu = 0.2)
     slides, then rolls at 5/7 of its speed; the time-stepping LCP matches the closed form."""
     h, T, v0, mu = 0.12, 0.6, 2.0, 0.2
     t0 = time.perf_counter()
     t, v, p_n, beta = simulate_sphere(h=h, T=T, v0=v0, mu=mu)
     seconds = time.perf_counter() - t0
     vx, wy = sphere_closed_form(t, v0=v0, mu=mu)
-    out("Sphere on a plane (Trinkle 2003, seed 000, section 4): h = 0.12, mu = 0.2, v0 = 2")
+    out("Sphere on a plane (Trinkle 2003, section 4): h = 0.12, mu = 0.2, v0 = 2")
     out(f"sliding ends at t* = 2 v0 / (7 mu g) = {2 * v0 / (7 * mu * 9.81):.4f} s; then v_x = w_y = 5/7 v0")
     out(f"{'t':>6} {'v_x':>10} {'w_y':>10} {'v_x exact':>10} {'w_y exact':>10} {'p_n':>8}")
     for k in range(len(t)):
@@ -62,7 +62,7 @@ def _plot_sphere(t, v, v0, mu, path="sphere.png"):
 
 
 def demo_particle(out, plot=True):
-    """Seed 002: a particle (m = h = g = 1) falls at 4 onto a wall 1 away, fixed or moving up at 0.5."""
+    """Trinkle (notes, 2003), pp. 7-12: a particle (m = h = g = 1) falls at 4 onto a wall 1 away, fixed or moving up at 0.5."""
     t0 = time.perf_counter()
     fixed, v_fixed = particle_above_wall()
     moving, v_moving = particle_above_wall(wall_speed=0.5)
@@ -103,7 +103,7 @@ def _simulation_summary(name, scene, tr, out):
 
 
 def demo_box(out, plot=True):
-    """Seed 002: a box (m = 1, J_B = diag(1, 2, 3)) dropped with a spin comes to rest on the floor."""
+    """Trinkle (notes, 2003), spatial part: a box (m = 1, J_B = diag(1, 2, 3)) dropped with a spin comes to rest on the floor."""
     from mbdcp.mechanics import Body3D, Plane, Scene, simulate
 
     e = np.array([np.cos(0.2), 0.6 * np.sin(0.2), 0.8 * np.sin(0.2), 0.0])
@@ -119,7 +119,7 @@ def demo_box(out, plot=True):
 
 
 def demo_pile2d(out, plot=True):
-    """Seed 001: 136 disks dropped into a box settle, stepped with Anitescu-Potra algorithm 3."""
+    """136 disks dropped into a box settle, stepped with algorithm 3 of Anitescu & Hart (2004), as in their lecture."""
     from mbdcp.mechanics import disk_pile_scene, simulate
 
     scene = disk_pile_scene(136)

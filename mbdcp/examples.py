@@ -1,13 +1,14 @@
 """Worked examples of the source papers, as data and closed forms.
 
-- :func:`sphere_on_plane`: Trinkle (2003; seed 000 section 4), a unit sphere
+- :func:`sphere_on_plane`: Trinkle (2003, section 4, eqs. 48–50), a unit sphere
   sliding then rolling on a plane, and :func:`sphere_closed_form`.
-- :func:`particle_above_wall`: the particle tables of Trinkle's notes (seed 002 pp. 7-12).
-- :func:`euler_table`: explicit against semi-implicit Euler for a constant force (seed 002 p. 3).
-- :func:`parts_seating`: frictionless parts seating and the point pushed into a corner (seed 002
-  pp. 29-30), with the notes' necessary (not sufficient) inequality on the applied impulse.
+- :func:`particle_above_wall`: the particle tables of Trinkle (notes, 2003), pp. 7-12.
+- :func:`euler_table`: explicit against semi-implicit Euler for a constant force (Trinkle (notes, 2003), p. 3).
+- :func:`parts_seating`: frictionless parts seating and the point pushed into a corner (Trinkle
+  (notes, 2003), pp. 29-30), with the notes' necessary (not sufficient) inequality on the applied impulse.
 - :func:`bead_on_wire`, :func:`slider_with_joint_friction`, :func:`box_on_belt`: bilateral joints,
-  joint dry friction and a moving surface in :func:`mbdcp.step` (seed 002 pp. 21-22, seed 000 eq. 16).
+  joint dry friction and a moving surface in :func:`mbdcp.step` (Trinkle (notes, 2003), pp. 21-22;
+  Trinkle 2003, eqs. 16 and 38).
 """
 from dataclasses import dataclass
 
@@ -39,7 +40,7 @@ def sphere_on_plane(mu=0.2, m=1.0, r=1.0):
 
     v = (v_x, v_y, v_z, w_x, w_y, w_z); inertia 2/5 m r^2; four friction directions
     along +x, -x, +y, -y at the contact point (0, 0, -r) relative to the centre (the
-    D of seed 000 eq. 47).
+    D printed in Trinkle (2003), section 4, before eq. 48).
     """
     inertia = 0.4 * m * r * r
     M = np.diag([m, m, m, inertia, inertia, inertia])
@@ -57,7 +58,7 @@ def sphere_on_plane(mu=0.2, m=1.0, r=1.0):
 
 
 def sphere_closed_form(t, v0=2.0, mu=0.2, g=9.81, r=1.0):
-    """Exact (v_x, w_y) of the sphere released sliding at v0 along x (seed 000 section 4):
+    """Exact (v_x, w_y) of the sphere released sliding at v0 along x (Trinkle 2003, section 4):
     it slides until t* = 2 v0 / (7 mu g), then rolls with v_x = r w_y = 5/7 v0."""
     t = np.asarray(t, dtype=float)
     t_star = 2.0 * v0 / (7.0 * mu * g)
@@ -89,7 +90,7 @@ def simulate_sphere(h=0.12, T=0.6, v0=2.0, mu=0.2, g=9.81):
 
 
 def particle_above_wall(steps=6, v0=-4.0, gap=1.0, wall_speed=0.0, m=1.0, h=1.0, g=1.0):
-    """The 1-D particle falling onto a wall (seed 002): gap, velocity and p_n per step.
+    """The 1-D particle falling onto a wall (Trinkle (notes, 2003), pp. 7-12): gap, velocity and p_n per step.
 
     The wall moves up at ``wall_speed``, so the gap's time derivative from the wall is
     dpsi_n = -wall_speed. Returns arrays p_n (steps,) and v (steps,) of the end velocities.
@@ -123,7 +124,7 @@ class EulerTable(_Result):
 
 
 def euler_table(steps=3, F=1.0, m=1.0, h=1.0, q0=0.0, v0=0.0):
-    r"""Explicit against semi-implicit Euler for a particle under a constant force (seed 002 p. 3).
+    r"""Explicit against semi-implicit Euler for a particle under a constant force (Trinkle (notes, 2003), p. 3).
 
     Explicit: :math:`v^{l+1} = v^l + hF/m,\ q^{l+1} = q^l + h v^l` ("delayed response");
     semi-implicit: :math:`q^{l+1} = q^l + h v^{l+1}` ("extra fast response") — the scheme of
@@ -137,7 +138,7 @@ def euler_table(steps=3, F=1.0, m=1.0, h=1.0, q0=0.0, v0=0.0):
 
     Examples
     --------
-    The seed's table (F = m = h = 1, starting at rest):
+    The notes' table (F = m = h = 1, starting at rest):
 
     >>> from mbdcp.examples import euler_table
     >>> tab = euler_table()
@@ -164,7 +165,7 @@ def euler_table(steps=3, F=1.0, m=1.0, h=1.0, q0=0.0, v0=0.0):
                       q_exact=q0 + v0 * t + 0.5 * F / m * t * t, v_exact=v0 + F / m * t)
 
 
-#: The seed's frictionless parts-seating example (seed 002 p. 29): a planar part, v = (v_x, v_y, w),
+#: The frictionless parts-seating example of Trinkle (notes, 2003), p. 29: a planar part, v = (v_x, v_y, w),
 #: touching a wall (contact 1, normal x) and a floor at two points (contacts 2 and 3, normal y, the
 #: third with unit moment arm). Columns are the contact normals W_n.
 SEATING_WN = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 1.0], [0.0, 0.0, 1.0]])
@@ -192,7 +193,7 @@ class SeatingResult(_Result):
 
 
 def parts_seating(p_ext, psi_n, Wn=SEATING_WN, h=1.0, tol=1e-9):
-    r"""Does one applied impulse seat a part, closing all its contacts in one step? (seed 002 pp. 29-30)
+    r"""Does one applied impulse seat a part, closing all its contacts in one step? (Trinkle (notes, 2003), pp. 29-30)
 
     With :math:`M = I`, :math:`v^l = 0` and fixed surfaces, the time step's LCP with every
     contact closed (:math:`\rho_n = W_n^Tv^{l+1} + \Psi_n/h = 0`) gives, for a square invertible
@@ -212,7 +213,7 @@ def parts_seating(p_ext, psi_n, Wn=SEATING_WN, h=1.0, tol=1e-9):
     psi_n : array_like, shape (n,)
         Gaps before the step (> 0 for a part not seated).
     Wn : array_like, shape (n, n)
-        Invertible normal Jacobian (default: the seed's :data:`SEATING_WN`).
+        Invertible normal Jacobian (default: the notes' :data:`SEATING_WN`).
     h : float
         Time step.
     tol : float
@@ -288,7 +289,7 @@ def _march(step, q, v, steps, h, what):
 def bead_on_wire(theta0=0.5, length=1.0, h=1e-3, T=2.0, m=1.0, g=9.81):
     r"""A bead on a circular frictionless wire (a pendulum), time-stepped with :func:`mbdcp.step`.
 
-    The wire is the bilateral constraint :math:`\Theta(q) = |q| - l = 0` (seed 002 p. 22), q the
+    The wire is the bilateral constraint :math:`\Theta(q) = |q| - l = 0` (Trinkle (notes, 2003), p. 22), q the
     bead's position from the wire's centre: :math:`W_b = q/|q|`, with :math:`\Theta/h` correcting
     the drift each step. Starts at rest at angle ``theta0`` from the bottom. The joint impulse
     over a step is :math:`-h` times the wire's pull on the bead (``impulses[:, 0]``).
@@ -313,7 +314,7 @@ def bead_on_wire(theta0=0.5, length=1.0, h=1e-3, T=2.0, m=1.0, g=9.81):
 def slider_with_joint_friction(force, c_max, v0=0.0, h=1e-2, T=1.0, m=1.0):
     r"""A block on a horizontal rail (a prismatic joint) with dry joint friction, by :func:`mbdcp.step`.
 
-    v = (v_x, v_y); the rail is the joint :math:`W_b = e_y`; its friction (seed 000 eq. 16) acts
+    v = (v_x, v_y); the rail is the joint :math:`W_b = e_y`; its friction (Trinkle 2003, eqs. 16 and 38) acts
     along :math:`D_j = [e_x, -e_x]` with at most ``c_max`` (a force; :math:`\beta_{max} = h c_{max}`).
     A constant ``force`` along x is applied. Closed form: the block sticks while
     :math:`|F| \le c_{max}`, else slides with :math:`m\dot v = F - c_{max}\,\mathrm{sign}(v)`.
@@ -343,7 +344,7 @@ def box_on_belt(belt_speed=1.0, mu=0.3, v0=0.0, h=1e-2, T=1.0, m=1.0, g=9.81):
 
     Planar, v = (v_x, v_z); the belt z = 0 moves along x at ``belt_speed``, so the relative
     tangential velocity is :math:`D^Tv + \partial_t\Psi_f` with
-    :math:`\partial_t\Psi_f = -D^T(V e_x) = (-V, V)` (seed 002 p. 21). Closed form: friction
+    :math:`\partial_t\Psi_f = -D^T(V e_x) = (-V, V)` (Trinkle (notes, 2003), p. 21). Closed form: friction
     :math:`\mu m g` accelerates the box until it moves with the belt, :math:`v_x(t) = \min(v_0 +
     \mu g t, V)` for :math:`v_0 \le V`. ``impulses`` holds :math:`(p_n, \beta_+, \beta_-)`.
     """

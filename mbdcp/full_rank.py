@@ -1,10 +1,12 @@
-r"""Full-rank discretized friction (Peiret, Kövecses & Font-Llagunes; DESIGN.md section 4).
+r"""Full-rank discretized friction (Peiret, Kövecses & Font-Llagunes, eqs. 1–8), at velocity level.
 
 Stewart–Trinkle friction with opposite direction pairs gives a rank-deficient LCP: the
-columns of :math:`d` and :math:`-d` are dependent. Peiret et al. discretize the *sliding
-velocity* instead, :math:`u_t = \sum_j e_j(\kappa_{j+} - \kappa_{j-})`, keep the friction
-impulse :math:`p_t` as a 2-vector per contact, and couple the two saturations through a
-"phantom inertia" :math:`\rho > 0`:
+columns of :math:`d` and :math:`-d` are dependent. The discretized friction model of Glocker
+(2001) discretizes the pre-sliding tangential acceleration instead, :math:`\dot u_t = \sum_j
+e_j(\kappa_{j+} - \kappa_{j-})`, and keeps the friction :math:`p_t` a 2-vector per contact;
+Peiret et al.'s contribution is the "phantom inertia" :math:`\rho > 0` that couples the two
+saturations of each direction. Here the same construction is applied to the time step (the
+project's adaptation: impulses, and :math:`\kappa_\pm` discretizing the sliding velocity):
 
 .. math::
     M(v^{l+1} - v) - W_t p_t - W_n p_n &= p_{ext} \\
@@ -15,8 +17,11 @@ impulse :math:`p_t` as a 2-vector per contact, and couple the two saturations th
 
 Eliminating :math:`v^{l+1}` and :math:`p_t` (Schur complement with
 :math:`S = W_t^T M^{-1} W_t`) leaves an LCP in :math:`(p_n, \kappa_+, \kappa_-)` whose lead
-matrix has full rank. :math:`\rho` does not change the dynamics: :math:`\kappa_{j+}` and
-:math:`\kappa_{j-}` are never both positive.
+matrix has full rank if the contact forces are not redundant (Peiret et al., after eq. 8: then
+the normal and tangent Jacobians have full rank); with redundant contacts (a box on four coplanar
+corners) it does not, and ``compliance`` makes the tangential relation compliant.
+:math:`\rho` does not change the dynamics: :math:`\kappa_{j+}` and :math:`\kappa_{j-}` are
+never both positive, whatever :math:`\rho` (Peiret et al., after eq. 3).
 """
 from dataclasses import dataclass, field
 from typing import Optional
@@ -153,7 +158,7 @@ class FullRankAccelerationResult(_Result):
 
 def full_rank_acceleration(M, Wn, Wt, mu, v, k, *, n_d=2, rho=None, dWn_v=None, dWt_v=None, slide_tol=1e-9,
                            return_lcp=False):
-    r"""The full-rank discretized friction model at acceleration level (seed 003 eq. 8).
+    r"""The full-rank discretized friction model at acceleration level (Peiret et al., eq. 8).
 
     For closed contacts (zero normal velocity), with :math:`W_n = J_n^T`, :math:`W_t = J_t^T`:
 
@@ -169,11 +174,13 @@ def full_rank_acceleration(M, Wn, Wt, mu, v, k, *, n_d=2, rho=None, dWn_v=None, 
     :math:`f_a - c`). The tangential acceleration :math:`\dot u_t = J_t a + \dot J_t v` of a
     contact at rest is :math:`E(\kappa_+ - \kappa_-)`: zero while it sticks, and its friction
     saturates against it when it starts to slip. :math:`a` and :math:`c_t` are eliminated
-    (Schur complement :math:`S = W_t^TM^{-1}W_t`), leaving a full-rank LCP in
-    :math:`(c_n, \kappa_+, \kappa_-)`. A contact already sliding (tangential velocity above
-    ``slide_tol``) gets Coulomb's kinetic force :math:`-\mu c_n u_t/|u_t|` instead (the seed's
-    model covers contacts that do not slide). Like :func:`mbdcp.instantaneous` the problem can
-    have no solution (Painlevé); Lemke then ends on a ray.
+    (Schur complement :math:`S = W_t^TM^{-1}W_t`), leaving an LCP in
+    :math:`(c_n, \kappa_+, \kappa_-)` of full rank if the contact forces are not redundant
+    (Peiret et al., after eq. 8). A contact already sliding (tangential velocity above
+    ``slide_tol``) gets Coulomb's kinetic force :math:`-\mu c_n u_t/|u_t|` instead, exactly
+    opposite its sliding velocity (Peiret et al.'s model concerns contacts that do not slide).
+    Like :func:`mbdcp.instantaneous` the problem can have no solution (Painlevé); Lemke then
+    ends on a ray.
 
     Parameters
     ----------

@@ -1,5 +1,4 @@
-r"""The instantaneous (acceleration-level) contact model (Trinkle et al., seed 000 section 2;
-DESIGN.md section 5).
+r"""The instantaneous (acceleration-level) contact model (Trinkle 2003, section 2, eqs. 5–24).
 
 For contacts with zero normal velocity, Newton–Euler with contact forces
 
@@ -13,18 +12,22 @@ contacts the friction law on accelerations,
     0 \le \sigma \perp U_r c_n - E_r^T\beta \ge 0,
 
 and for sliding contacts the kinetic law: friction :math:`\mu_j c_{n,j}` along the direction
-:math:`d_{j^*}` of contact j's columns of D most opposed to the sliding velocity. This is an
-LCP in :math:`(c_n, \beta, \sigma)` that can have no solution (Painlevé's paradox): Lemke's
-method then ends on a ray, reported as ``RAY_TERMINATION`` — the reason time-stepping
-(:func:`mbdcp.step`) is used instead.
+:math:`d_{j^*}` of contact j's columns of D most opposed to the sliding velocity. Trinkle
+(2003, eqs. 12 and 17) makes the kinetic force exactly opposite the sliding velocity,
+:math:`-\mu_j c_{n,j} v_{f,j}/\|v_{f,j}\|`; the polygon's direction differs from it by up to
+half the angle between neighbouring directions, and equals it when a direction points straight
+against the motion (:func:`mbdcp.full_rank_acceleration` uses the exact direction). This is an
+LCP in :math:`(c_n, \beta, \sigma)` that can have no solution (Painlevé's paradox; Trinkle
+2003, section 2.2, after Trinkle, Pang, Sudarsky & Lo 1997): Lemke's method then ends on a ray,
+reported as ``RAY_TERMINATION`` — the reason time-stepping (:func:`mbdcp.step`) is used instead.
 
-Bilateral joints (seed 000 eq. 19) add forces :math:`W_b c_b` with :math:`c_b` free and
+Bilateral joints (Trinkle 2003, eq. 19) add forces :math:`W_b c_b` with :math:`c_b` free and
 
 .. math::  W_b^T a + k_b = 0, \qquad k_b = \dot W_b^T v + \frac{\partial^2\Theta}{\partial q\,\partial t}G v
            + \frac{\partial^2\Theta}{\partial t^2},
 
 eliminated with the Schur complement :math:`S = W_b^T M^{-1} W_b`. Joint dry friction of at most
-:math:`c_{max}` (seed 000 eqs. 16, 18, 23) acts along the joint's directions :math:`D_j`: on a
+:math:`c_{max}` (Trinkle 2003, eqs. 16, 18, 23) acts along the joint's directions :math:`D_j`: on a
 sliding joint it is :math:`c_{max}` along the direction most opposed to the motion; on a joint at
 rest it obeys the acceleration-level law of eq. 23, linearized like the contacts',
 
@@ -112,7 +115,7 @@ def instantaneous(M, Wn, D, E, U, v, k, *, dWn_v=None, dD_v=None, slide_tol=1e-9
     Wb : array_like, shape (n_v, n_b), optional
         Bilateral joint Jacobian (full column rank).
     dWb_v : array_like, shape (n_b,), optional
-        The joints' acceleration-level right side :math:`k_b` of seed 000 eq. 19 (e.g.
+        The joints' acceleration-level right side :math:`k_b` of Trinkle (2003), eq. 19 (e.g.
         :math:`\dot W_b^T v`).
     Dj, Ej : array_like, shapes (n_v, m_j) and (m_j, n_j), optional
         Joint dry friction directions and their grouping, as in :func:`mbdcp.step`; a joint slides

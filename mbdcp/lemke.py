@@ -1,4 +1,4 @@
-"""Lemke's complementary pivoting method for the standard LCP (DESIGN.md section 2)."""
+"""Lemke's complementary pivoting method for the standard LCP (Lemke 1965; Cottle, Pang & Stone 1992, chapter 4)."""
 import numpy as np
 
 from mbdcp import _core

@@ -1,8 +1,11 @@
-r"""Anitescu–Potra fixed-point relaxations of the time-stepping LCP (DESIGN.md section 3).
+r"""Fixed-point relaxations of the time-stepping LCP (Anitescu & Hart 2004).
 
-The Stewart–Trinkle LCP of :func:`mbdcp.step` is not monotone: its solution set can be
-non-convex and interior-point or convex methods do not apply. Anitescu and Potra relax it
-into two convex problems and iterate (seed 001):
+The Stewart–Trinkle / Anitescu–Potra LCP of :func:`mbdcp.step` is not monotone: its solution
+set can be non-convex, so that interior-point methods, which work for the frictionless problem,
+apply to the problem with friction only as far as its solution set is convex, and their efficiency
+"may be problematic" (Anitescu & Hart (lecture), slides "Solving the LCP" and "Nonconvex solution
+set"). Anitescu and Hart relax it into two convex problems and iterate between them (Anitescu &
+Hart 2004; the relaxations are sometimes called "Anitescu–Potra" after the LCP they relax):
 
 **P1(Γ)** — the normal row gets :math:`-U\lambda + \Gamma`:
 
@@ -25,7 +28,8 @@ a convex QP (symmetric positive semidefinite LCP). Its velocity is the original 
 :math:`\lambda` is the original's; it dissipates energy and satisfies non-penetration exactly.
 
 **Λ(v)**: :math:`\lambda_j = \max_i (-d_i^T v)` over contact j's directions (the smallest
-sliding-speed multiplier compatible with v).
+sliding-speed multiplier compatible with v; the slides print :math:`\max_i d_i^Tv`, equal when the
+directions come in opposite pairs).
 
 Both subproblems are solved by Lemke's method (both are copositive-plus, so ray termination
 proves infeasibility); the Cholesky factor and :math:`W^T A W` are computed once per call.
@@ -121,7 +125,7 @@ def fixed_point(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, Wb=None, theta=
                 algorithm=_core.DEFAULTS["fixed_point"]["algorithm"], tol=_core.DEFAULTS["fixed_point"]["tol"],
                 max_iter=_core.DEFAULTS["fixed_point"]["max_iter"], max_correction_speed=None, baumgarte=1.0,
                 warm_start=None, crash="ccp"):
-    r"""One time step by the Anitescu–Potra fixed-point algorithms.
+    r"""One time step by the fixed-point algorithms 1–3 of Anitescu & Hart (2004).
 
     - **Algorithm 1**: Γ = 0; repeat :math:`v = P_1(\Gamma)`, :math:`\lambda = \Lambda(v)`,
       :math:`\Gamma = U\lambda`.
@@ -129,14 +133,17 @@ def fixed_point(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, Wb=None, theta=
       :math:`v = P_2(\lambda)`, :math:`\lambda = \Lambda(v)`, :math:`\Gamma = U\lambda`.
       Stopped early it still gives a velocity that satisfies non-penetration exactly and
       dissipates energy (the friction force may leave the cone).
-    - **Algorithm 3**: algorithm 2 for exactly one iteration: exact when no contact slides,
-      and :math:`\|v - v^3\| \le L\|U\lambda\|` in general (a cheap, good approximation for small
-      friction or small sliding speeds).
+    - **Algorithm 3**: algorithm 2 for exactly one iteration: exact when no contact is in
+      motion (a condition on all the contacts at once, not contact by contact), and
+      :math:`\|v - v^3\| \le L\|U\lambda\|` with L depending on the data, where
+      :math:`(v, \lambda)` is a solution of the original LCP, whenever μ lies in a set over which
+      the friction cone is uniformly pointed (Anitescu & Hart (lecture), slide "Algorithm 3"); not
+      in general. A cheap, good approximation for small friction or small sliding speeds.
 
     Algorithms 1 and 2 converge linearly to the unique velocity of the original LCP when
     :math:`\|U\|` is small enough and the configuration is regular (Mangasarian–Fromovitz:
-    it can be disassembled); for larger μ they may not converge, which is reported as status
-    ``MAX_ITERATIONS`` with ``converged == False``, not as an exception.
+    it can be disassembled; Anitescu & Hart 2004); for larger μ they may not converge, which is
+    reported as status ``MAX_ITERATIONS`` with ``converged == False``, not as an exception.
 
     Parameters are those of :func:`mbdcp.step` (without moving surfaces and joint friction),
     plus ``max_correction_speed`` and ``baumgarte`` (the penetration correction of

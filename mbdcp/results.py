@@ -190,7 +190,7 @@ class RelaxResult(_Outcome):
 
 @dataclass(frozen=True, repr=False)
 class FixedPointResult(_Outcome):
-    r"""Result of :func:`mbdcp.fixed_point` (Anitescu–Potra algorithms 1, 2, 3).
+    r"""Result of :func:`mbdcp.fixed_point` (Anitescu & Hart's 2004 algorithms 1, 2, 3).
 
     Attributes
     ----------

@@ -1,4 +1,4 @@
-"""One time step of the Stewart–Trinkle / Anitescu–Potra contact LCP (DESIGN.md section 1)."""
+"""One time step of the Stewart–Trinkle / Anitescu–Potra contact LCP (Trinkle 2003, eqs. 25–47)."""
 import numpy as np
 
 from mbdcp import _core
@@ -21,9 +21,9 @@ def step(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi_f=No
          warm_start=None, max_correction_speed=None, baumgarte=1.0):
     r"""One time step of the Stewart–Trinkle / Anitescu–Potra contact LCP.
 
-    Solves the mixed LCP (Stewart & Trinkle 1996; Anitescu & Potra 1997;
-    Trinkle et al. 2001 with joint friction) for the velocity
-    :math:`v^{l+1}` and the impulses over the step:
+    Solves the mixed LCP (Stewart & Trinkle 1996; Anitescu & Potra 1997; written
+    as in Trinkle 2003, eqs. 25–38, with his dry friction in one-degree-of-freedom
+    joints, eq. 38) for the velocity :math:`v^{l+1}` and the impulses over the step:
 
     .. math::
 
@@ -38,9 +38,10 @@ def step(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi_f=No
     :math:`v^{l+1}` and :math:`p_b` are eliminated with a Cholesky factor of
     :math:`M` and the Schur complement :math:`S = W_b^T M^{-1} W_b`, leaving a
     standard LCP(F, f) in :math:`z = (p_n, \beta, \beta_j, \sigma, \sigma_j)`
-    that Lemke's method solves (``return_lcp=True`` returns it). Without
-    joints and with :math:`\Psi_n/h + \partial_t\Psi_n \ge 0` a solution always
-    exists and Lemke finds it; with joints or penetration it may end on a ray,
+    that Lemke's method solves (``return_lcp=True`` returns it; Trinkle 2003,
+    eqs. 39–47). Without joints and with :math:`\Psi_n/h + \partial_t\Psi_n \ge 0`
+    a solution always exists and Lemke finds it (Anitescu & Potra 1997; Trinkle
+    2003, section 3.2); with joints or penetration it may end on a ray,
     which is reported as a status. :math:`\Psi_n/h` is the stabilisation term:
     a penetration is removed in one step.
 
@@ -91,7 +92,8 @@ def step(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi_f=No
         (``res.basis``) — in a simulation, the last step's. A hint of another size (the contacts
         changed) is ignored; a wrong one only costs pivots, never correctness.
     max_correction_speed : float, optional
-        Seed 004's cap on the correction of a penetration :math:`\Psi_i < 0`: the stabilisation
+        A cap on the correction of a penetration :math:`\Psi_i < 0`, as Negrut, Serban & Tasora
+        (2018) suggest after their eq. 6: the stabilisation
         term uses :math:`\max(b\Psi_i, -h v_{max})` instead of :math:`\Psi_i`, so that the
         separation velocity asked for is at most this (default: no cap). Gaps
         :math:`\Psi_i \ge 0` are never changed.

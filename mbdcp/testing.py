@@ -140,7 +140,7 @@ def _planar_column(n_v, body, r, vec, sign=1.0):
 
 def disk_pile(n_disks, seed=None, radius=0.5, jitter=0.02, width=None, delta=0.05, speed=0.5, h=0.01,
               mu=0.2):
-    """One time step of a 2-D pile of disks in a box (seed 001's test scene, smaller).
+    """One time step of a 2-D pile of disks in a box (smaller than the 136-body pile of Anitescu & Hart (lecture)).
 
     Disks of radius ``radius`` (shrunk at random by up to ``jitter``) sit on a hexagonal lattice
     on the floor between two walls; every pair (and disk-wall pair) closer than ``delta`` is an

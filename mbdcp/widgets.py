@@ -2,9 +2,9 @@ r"""Interactive explorers of the worked examples (ipywidgets), with a static fal
 
 Each function re-solves its example on every slider change and redraws:
 
-- :func:`sphere` — seed 000's sphere slides, then rolls at :math:`t^* = 2v_0/(7\mu g)` (μ, h, v₀,
+- :func:`sphere` — the sphere of Trinkle (2003, section 4) slides, then rolls at :math:`t^* = 2v_0/(7\mu g)` (μ, h, v₀,
   number of friction directions);
-- :func:`particle_and_wall` — seed 002's particle falling onto a fixed or moving wall;
+- :func:`particle_and_wall` — the particle of Trinkle (notes, 2003), pp. 7-12, falling onto a fixed or moving wall;
 - :func:`planar_friction` — one step of planar Coulomb friction, its sign case and contact state;
 - :func:`painleve_rod` — the instantaneous model of a sliding rod: solved, or Lemke's ray (Painlevé);
 - :func:`lemke_stepper` — Lemke's tableau pivot by pivot (:func:`lemke_tableaux`).
@@ -136,7 +136,7 @@ def _in_range(name, x, lo, hi):
     return x
 
 
-# ---- the sphere of seed 000
+# ---- the sphere of Trinkle (2003), section 4
 
 def _sphere_data(mu, n_d):
     M = np.diag([1.0, 1.0, 1.0, 0.4, 0.4, 0.4])
@@ -179,7 +179,7 @@ def _sphere_draw(fig, mu, h, v0, n_d):
 
 
 def sphere(mu=0.2, h=0.05, v0=2.0, n_d=4, *, static=None):
-    """Seed 000's sphere released sliding at v₀: slides, then rolls at t* = 2v₀/(7μg).
+    """The sphere of Trinkle (2003), section 4, released sliding at v₀: slides, then rolls at t* = 2v₀/(7μg).
 
     Parameters
     ----------
@@ -215,7 +215,7 @@ def sphere(mu=0.2, h=0.05, v0=2.0, n_d=4, *, static=None):
                      "n_d": w.Dropdown(options=[4, 8, 12, 16], value=n_d, description="directions")}, _sphere_draw)
 
 
-# ---- the particle and the wall of seed 002
+# ---- the particle and the wall of Trinkle (notes, 2003), pp. 7-12
 
 def _particle_draw(fig, v0, gap, wall_speed, h, steps=6):
     p_n, v = particle_above_wall(steps=steps, v0=v0, gap=gap, wall_speed=wall_speed, h=h)
@@ -238,7 +238,7 @@ def _particle_draw(fig, v0, gap, wall_speed, h, steps=6):
 
 
 def particle_and_wall(v0=-4.0, gap=1.0, wall_speed=0.0, h=1.0, *, static=None):
-    """Seed 002's particle (m = g = 1) falling at v₀ onto a wall ``gap`` below that moves up at
+    """The particle of Trinkle (notes, 2003), pp. 7-12 (m = g = 1), falling at v₀ onto a wall ``gap`` below that moves up at
     ``wall_speed``: heights and normal impulses :math:`p_n` of six steps of :func:`mbdcp.step`.
 
     Parameters
@@ -268,7 +268,7 @@ def particle_and_wall(v0=-4.0, gap=1.0, wall_speed=0.0, h=1.0, *, static=None):
                      "h": _slider("float", h, 0.1, 2.0, 0.1, "h")}, _particle_draw)
 
 
-# ---- planar friction (seed 002 pp. 14-17)
+# ---- planar friction (Trinkle (notes, 2003), pp. 14-17)
 
 _CASES = [(1, 1, 1), (1, 1, 0), (1, 0, 1), (1, 0, 0), (0, 1, 1), (0, 1, 0), (0, 0, 1), (0, 0, 0)]
 
@@ -327,7 +327,7 @@ def planar_friction(mu=0.5, v_x=0.0, push=0.1, lift=0.0, *, static=None):
                      "lift": _slider("float", lift, 0.0, 2.0, 0.1, "lift")}, _planar_draw)
 
 
-# ---- Painlevé's rod (seed 000 section 2)
+# ---- Painlevé's rod (the instantaneous model of Trinkle 2003, section 2)
 
 def _rod(theta, mu, m=1.0, l=1.0):
     M = np.diag([m, m, m * l * l / 3.0])
@@ -368,7 +368,7 @@ def _rod_draw(fig, theta, mu):
 
 
 def painleve_rod(theta=30.0, mu=0.3, *, static=None):
-    """Painlevé's rod (seed 000 §2): a rod of length 2 resting on its end at angle θ, sliding
+    """Painlevé's rod (the instantaneous model of Trinkle 2003, section 2): a rod of length 2 resting on its end at angle θ, sliding
     toward -x. The instantaneous model (:func:`mbdcp.instantaneous`) has the normal force
     :math:`c_n = mg/A`, :math:`A = 1 + 3\\cos^2\\theta - 3\\mu\\sin\\theta\\cos\\theta`, when A > 0,
     and no solution (Lemke's ray) when A < 0.

@@ -145,7 +145,7 @@ def test_step_batch_sphere_over_time_steps_and_joints():
     res = mbdcp.batch.step(M, Wn, D, E, U, v, hs, p_ext=p_ext, psi_n=[0.0])
     for i, h in enumerate(hs):
         _same_step(res, i, mbdcp.step(M, Wn, D, E, U, v, h, p_ext=p_ext[i], psi_n=[0.0]))
-        # friction mu m g h slows the centre until it rolls at 5/7 v0 (seed 000's sphere)
+        # friction mu m g h slows the centre until it rolls at 5/7 v0 (the sphere of Trinkle 2003)
         assert res.v_next[i, 0] == pytest.approx(max(2.0 - 0.2 * 9.81 * h, 5 / 7 * 2.0), rel=1e-12)
     # a bilateral joint (the sphere kept at y = 0), shared by every instance
     Wb = np.zeros((6, 1))

@@ -112,7 +112,7 @@ def test_bilateral_constraints_hold(method):
 @pytest.mark.parametrize("mu", [0.1, 0.3, 0.8])
 def test_bowling_ball_lift_off_speed(mu):
     # A sphere (r = 1) sliding on the floor without spin: the CCP enforces
-    # Phi/h + v_n - mu v_T >= 0, so it separates at normal speed mu v_T (seed 004).
+    # Phi/h + v_n - mu v_T >= 0, so it separates at normal speed mu v_T (Negrut et al. 2018, eq. 5d).
     M = np.diag([1.0, 1.0, 1.0, 0.4, 0.4, 0.4])
     r = np.array([0.0, 0.0, -1.0])
     col = lambda d: np.r_[d, np.cross(r, d)]  # noqa: E731

@@ -52,8 +52,8 @@ def test_rows_reproduce_each_formulation(v0, mu, h):
 
 
 def test_sphere_table_physics():
-    # seed 000's sphere: the LCP, the converged fixed points and the full-rank model agree; the
-    # CCP lifts off at mu times the slip (seed 004); sliding dissipates energy
+    # the sphere of Trinkle (2003): the LCP, the converged fixed points and the full-rank model agree; the
+    # CCP lifts off at mu times the slip (Negrut et al. 2018); sliding dissipates energy
     mu = 0.2
     args, kw = sphere(2.0, mu, 0.12)
     t = mbdcp.compare(*args, **kw)

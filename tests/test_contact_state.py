@@ -20,7 +20,7 @@ def test_enum_values_and_names():
     assert "ContactState" in mbdcp.__all__ and mbdcp.ContactState is ContactState
 
 
-# ---- the sphere of seed 000: slides until t* = 2 v0 / (7 mu g), then rolls (sticks)
+# ---- the sphere of Trinkle (2003): slides until t* = 2 v0 / (7 mu g), then rolls (sticks)
 
 def sphere_solvers(mu):
     """name -> one step (v, gap, h) -> result, for the four formulations on the sphere. The
@@ -62,7 +62,7 @@ def test_sphere_slides_then_rolls(name, h, v0, mu):
         assert res.success
         got.append(res.contact_state[0])
         # the CCP lifts a sliding sphere off (the bowling-ball artifact), so every formulation is
-        # evaluated along the LCP's motion, which is the closed form (seed 000)
+        # evaluated along the LCP's motion, which is the closed form (Trinkle 2003)
         v = solve_lcp(v, z - 1.0, h).v_next
         z += h * v[2]
     want = expected_sphere_states(h, steps, v0, mu)
@@ -160,7 +160,7 @@ def test_incline_slides_above_the_friction_angle(theta_deg, mu):
 # ---- the bowling ball and a body moving away
 
 def test_bowling_ball_slides_in_every_formulation():
-    # seed 004: a ball sliding at 3 m/s; the CCP lifts it off at mu v_T, yet it carries a normal
+    # Negrut et al. (2018): a ball sliding at 3 m/s; the CCP lifts it off at mu v_T, yet it carries a normal
     # impulse and slides (its state is not SEPARATING)
     mu, h = 0.3, 0.01
     solvers = sphere_solvers(mu)

@@ -1,7 +1,7 @@
 """mbdcp.derivatives: implicit-function derivatives of LCP, step and CCP solutions.
 
 Checked against central finite differences of the solvers themselves on problems whose active set
-is stable under the difference step, against closed forms (the sphere of seed 000, the CCP's
+is stable under the difference step, against closed forms (the sphere of Trinkle 2003, the CCP's
 sliding particle), for adjoint consistency <g, jvp(t)> = <vjp(g), t>, and at degenerate points
 against one-sided differences (the piece used must be exact on its side and differ on the other).
 """
@@ -239,7 +239,7 @@ def test_lcp_bad_input():
         d.vjp(np.ones(5))
 
 
-# ---- step: the sphere of seed 000 --------------------------------------------------------------
+# ---- step: the sphere of Trinkle (2003) ----------------------------------------------------------
 
 @pytest.mark.parametrize("mu, h, v0", [(0.2, 0.01, 2.0), (0.5, 0.05, 3.0), (0.1, 0.12, 2.0)])
 def test_step_sphere_closed_form(mu, h, v0):

@@ -1,5 +1,6 @@
 """The docstring examples run and print what they show."""
 import doctest
+import glob
 import importlib
 import importlib.util
 import os
@@ -180,3 +181,28 @@ def test_getting_started_examples_run():
     result = doctest.testfile(os.path.join(DOCS, "getting_started.rst"), module_relative=False,
                               optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted >= 10 and result.failed == 0
+
+
+def test_built_site_serves_mathjax_itself():
+    """After a build, every page that loads MathJax loads the copy in _static (sphinx-mathjax-offline),
+    not a CDN, so that the equations render offline."""
+    html_dir = os.environ.get("MBDCP_DOCS_HTML", os.path.join(DOCS, "_build", "html"))
+    pages = [os.path.join(d, f) for d, _, files in os.walk(html_dir) for f in files if f.endswith(".html")]
+    if not pages:
+        pytest.skip("docs not built: python -m sphinx -W --keep-going -b html docs docs/_build/html")
+    script = re.compile(r"<script[^>]*\bsrc=\"([^\"]*)\"", re.IGNORECASE)
+    local, remote = set(), []
+    for page in pages:
+        with open(page, encoding="utf-8") as fh:
+            for src in script.findall(fh.read()):
+                if "mathjax" in src.lower():
+                    if re.match(r"(https?:)?//", src):
+                        remote.append(f"{os.path.relpath(page, html_dir)}: {src}")
+                    else:
+                        local.add(posixpath.normpath(posixpath.join(posixpath.dirname(
+                            os.path.relpath(page, html_dir).replace(os.sep, "/")), src)))
+    assert remote == []
+    assert local == {"_static/mathjax/tex-chtml.js"}
+    assert os.path.getsize(os.path.join(html_dir, "_static", "mathjax", "tex-chtml.js")) > 100_000
+    fonts = glob.glob(os.path.join(html_dir, "_static", "mathjax", "output", "chtml", "fonts", "woff-v2", "*.woff"))
+    assert fonts, "MathJax's fonts are served too"

@@ -1,4 +1,4 @@
-"""Full-rank friction LCP (seed 003) and the instantaneous model with Painlevé's paradox."""
+"""Full-rank friction LCP (Peiret et al.) and the instantaneous model with Painlevé's paradox."""
 import numpy as np
 import pytest
 
@@ -138,7 +138,7 @@ def test_sticking_scenes_agree_with_step(v, push):
 
 
 def _box_on_four_corners():
-    # Four coplanar corners of a box: 8 tangent columns, 3 in-plane motions (seed 003 assumes
+    # Four coplanar corners of a box: 8 tangent columns, 3 in-plane motions (Peiret et al. assume
     # non-redundant contact forces).
     corners = [np.array([sx, sy, -0.5]) for sx in (-0.5, 0.5) for sy in (-0.5, 0.5)]
     col = lambda r, d: np.r_[d, np.cross(r, d)]  # noqa: E731

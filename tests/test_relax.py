@@ -1,4 +1,4 @@
-"""Anitescu–Potra relaxations: subproblems by definition, agreement with the LCP, convergence."""
+"""The relaxations of Anitescu & Hart (2004): subproblems by definition, agreement with the LCP, convergence."""
 import os
 
 import numpy as np
@@ -13,7 +13,7 @@ G = 9.81
 
 
 def box_on_floor(mu, v=(0, 0, 0, 0, 0, 0), push=(0.0, 0.0), h=0.01, n_d=4):
-    """A unit cube (m = 1, J = diag(1, 2, 3) as in seed 002) resting on four corners."""
+    """A unit cube (m = 1, J = diag(1, 2, 3) as in Trinkle (notes, 2003)) resting on four corners."""
     M = np.diag([1.0, 1.0, 1.0, 1.0, 2.0, 3.0])
     corners = [np.array([sx, sy, -0.5]) for sx in (-0.5, 0.5) for sy in (-0.5, 0.5)]
     n = np.array([0.0, 0.0, 1.0])
@@ -182,7 +182,7 @@ def _mixed_lcp_ok(M, Wn, D, E, mu, v, h, p_ext, p_n, beta, lam, vn, tol=1e-12):
 
 
 def test_nonconvex_solution_set():
-    """Seed 001's example: a body at rest on two contacts, two solutions with v = 0.
+    """The example of Anitescu & Hart (lecture), "Nonconvex solution set": a body at rest on two contacts, two solutions with v = 0.
 
     The seed lists (p_n = mhg/2 each, beta = 0, lam = 1) as a solution, but with v = 0 and
     beta = 0 the row 0 <= lam _|_ mu p_n - E^T beta forces lam = 0 wherever p_n > 0 (a

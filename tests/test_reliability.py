@@ -73,7 +73,7 @@ def _scene_in_units(seed, mass, length):
 @given(seed=st.integers(0, 10_000), mass=st.floats(1e-3, 1e3), length=st.floats(1e-3, 1e2))
 def test_step_in_mixed_units(seed, mass, length):
     # Every SOLVED result satisfies its LCP componentwise and gives the same motion as in the
-    # original units; a scene without penetration always has a solution (DESIGN.md section 1).
+    # original units; a scene without penetration always has a solution (Anitescu & Potra 1997; Trinkle 2003, section 3.2).
     s, S, a, data, kw = _scene_in_units(seed, mass, length)
     ref = mbdcp.step(*s.args(), **s.kwargs())
     res = mbdcp.step(*data, **kw, return_lcp=True)

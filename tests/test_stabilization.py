@@ -1,4 +1,4 @@
-"""Penetration correction (seed 004's cap on the correction speed, a Baumgarte factor) and the
+"""Penetration correction (the cap on the correction speed of Negrut, Serban & Tasora 2018, a Baumgarte factor) and the
 default activation distance: no bounce from stabilisation."""
 import numpy as np
 import pytest

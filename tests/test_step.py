@@ -15,7 +15,7 @@ G = 9.81
 
 def check_mixed_lcp(res, M, Wn, D, E, mu, v, h, p_ext=None, psi_n=None, dpsi_n=None, dpsi_f=None,
                     Wb=None, theta=None, dtheta=None, Dj=None, Ej=None, beta_max=None, tol=1e-8):
-    """Assert every condition of DESIGN.md section 1 holds for res (independent of F, f)."""
+    """Assert every condition of mbdcp.step's mixed LCP (Trinkle 2003, eqs. 25-38) holds for res (independent of F, f)."""
     n_v, n_c, m = M.shape[0], Wn.shape[1], D.shape[1]
     z = lambda x, n: np.zeros(n) if x is None else np.asarray(x, float)  # noqa: E731
     p_ext, psi_n, dpsi_n, dpsi_f = z(p_ext, n_v), z(psi_n, n_c), z(dpsi_n, n_c), z(dpsi_f, m)
@@ -40,7 +40,7 @@ def check_mixed_lcp(res, M, Wn, D, E, mu, v, h, p_ext=None, psi_n=None, dpsi_n=N
         assert np.abs(a * b).max(initial=0) <= t * max(1.0, np.abs(a).max(initial=0), np.abs(b).max(initial=0))
 
 
-# ---- seed 002: particle and wall -------------------------------------------------------------
+# ---- Trinkle (notes, 2003), pp. 7-12: particle and wall ---------------------------------------------------------
 
 def test_particle_fixed_wall_table():
     p_n, v = particle_above_wall(steps=5)
@@ -54,7 +54,7 @@ def test_particle_moving_wall_table():
     np.testing.assert_allclose(v, [-0.5, 0.5, 0.5, 0.5, 0.5], atol=1e-12)
 
 
-# ---- seed 000 section 4: the sphere -----------------------------------------------------------
+# ---- Trinkle (2003), section 4: the sphere -------------------------------------------------------
 
 def test_sphere_lcp_matches_eq_48():
     M, Wn, D, E, U = sphere_on_plane()
@@ -90,7 +90,7 @@ def test_sphere_transition_time():
     assert t_roll == pytest.approx(2 * 2.0 / (7 * 0.2 * G), abs=1e-3)  # 0.291
 
 
-# ---- seed 002: planar friction, the eight sign cases ------------------------------------------
+# ---- Trinkle (notes, 2003), pp. 14-17: planar friction, the eight sign cases --------------------------------------
 
 def planar(v, push=0.0, gap=0.0, mu=0.5, h=0.1, lift=0.0):
     """A planar particle on the floor: v = (x', y'); D = [t, -t], E = [1, 1]^T."""
@@ -102,7 +102,7 @@ def planar(v, push=0.0, gap=0.0, mu=0.5, h=0.1, lift=0.0):
 
 
 def sign_case(res):
-    """Case number 1..8 of seed 002 p. 17 from the signs of (beta_1, beta_2, sigma)."""
+    """Case number 1..8 of Trinkle (notes, 2003), p. 17, from the signs of (beta_1, beta_2, sigma)."""
     pos = tuple(bool(x > 1e-10) for x in (res.beta[0], res.beta[1], res.sigma[0]))
     return 1 + [(1, 1, 1), (1, 1, 0), (1, 0, 1), (1, 0, 0), (0, 1, 1), (0, 1, 0), (0, 0, 1), (0, 0, 0)].index(
         tuple(map(int, pos)))

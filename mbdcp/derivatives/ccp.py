@@ -1,4 +1,4 @@
-r"""Derivatives of one cone complementarity step (Anitescu & Tasora 2011; DESIGN.md section 6)."""
+r"""Derivatives of one cone complementarity step of :func:`mbdcp.ccp` (Negrut, Serban & Tasora 2018, eqs. 10–11)."""
 from dataclasses import dataclass, field
 
 import numpy as np

@@ -1,4 +1,4 @@
-r"""Derivatives of one Stewart–Trinkle / Anitescu–Potra time step (DESIGN.md section 1).
+r"""Derivatives of one Stewart–Trinkle / Anitescu–Potra time step (:func:`mbdcp.step`; Trinkle 2003, eqs. 25–38).
 
 The mixed LCP of :func:`mbdcp.step` is differentiated directly, in the unknowns
 (v_next, p_b, p_n, beta, beta_j, sigma, sigma_j), with the active set read off the solution; see
@@ -366,7 +366,7 @@ def step(M, Wn, D, E, U, v, h, res, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi
     r"""Derivative of one time step of :func:`mbdcp.step` by the implicit function theorem.
 
     The arguments are those of :func:`mbdcp.step` plus its SOLVED result ``res``. With the active
-    set read off the solution, the mixed LCP of DESIGN.md section 1 becomes a square linear system
+    set read off the solution, the mixed LCP of :func:`mbdcp.step` becomes a square linear system
     in (v_next, p_b, and the free parts of p_n, beta, beta_j, sigma, sigma_j):
 
     .. math::
@@ -441,7 +441,7 @@ def step(M, Wn, D, E, U, v, h, res, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi
 
     Examples
     --------
-    The sphere of seed 000 sliding at 2 m/s: v_x after one step is v0 - mu g h, so
+    The sphere of Trinkle (2003), section 4, sliding at 2 m/s: v_x after one step is v0 - mu g h, so
     dv_x/dmu = -g h and d(omega_y)/dmu = 5/2 g h / r:
 
     >>> import numpy as np, mbdcp

@@ -4,9 +4,9 @@ Planar bodies have velocities :math:`(\dot x, \dot y, \omega)` and :math:`M = \m
 a contact at offset :math:`r` from the centre of mass with unit normal :math:`\hat n` (pointing
 into the body) contributes the column :math:`(\hat n, (r \times \hat n)_z)`.
 
-Spatial bodies (DESIGN.md section 7) have configuration :math:`q = (x, e)` with a unit
-quaternion :math:`e`, velocities :math:`v = (\dot x, \omega)` with :math:`\omega` in the world
-frame, :math:`\dot q = G(q)v`, :math:`G = \mathrm{blockdiag}(I_3, B(e))`,
+Spatial bodies (Trinkle (notes, 2003), spatial part; the documentation's chapter "Rigid bodies")
+have configuration :math:`q = (x, e)` with a unit quaternion :math:`e`, velocities
+:math:`v = (\dot x, \omega)` with :math:`\omega` in the world frame, :math:`\dot q = G(q)v`, :math:`G = \mathrm{blockdiag}(I_3, B(e))`,
 
 .. math::  B(e) = \tfrac12\begin{bmatrix} -e_1 & -e_2 & -e_3 \\ e_0 & e_3 & -e_2 \\
                                        -e_3 & e_0 & e_1 \\ e_2 & -e_1 & e_0 \end{bmatrix},
@@ -17,7 +17,7 @@ the other body of a pair gets the negated vector at its own offset.
 
 Contacts are generated for particle/disk–line and disk–disk in 2-D, and particle/sphere–plane,
 sphere–sphere and box–plane (corners) in 3-D. Pairs closer than the activation distance
-``delta`` (seed 004) enter the step with their gap :math:`\Psi_n` (stabilisation
+``delta`` (Negrut, Serban & Tasora 2018, discussion of eq. 6) enter the step with their gap :math:`\Psi_n` (stabilisation
 :math:`\Psi_n/h`). Walls may move with a prescribed velocity (``dpsi_n``, ``dpsi_f``).
 
 A :class:`Scene` keeps its bodies' fields as arrays (one row per body) and the bodies read and

@@ -11,13 +11,22 @@ __all__ = ["plot_contact_states", "animate"]
 _STATE_COLOURS = ("white", "0.75", "tab:blue", "tab:red")
 
 
+def new_axes(ax=None):
+    """``ax`` itself, or the Axes of a new figure when it is None: a plotting helper called without
+    ``ax`` never draws over the current figure (two helpers called in turn draw two figures)."""
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        _, ax = plt.subplots()
+    return ax
+
+
 def plot_contact_states(tr, ax=None):
     """Stick/slip timeline of a trajectory (see :meth:`Trajectory.plot_contact_states`)."""
-    import matplotlib.pyplot as plt
     from matplotlib.colors import ListedColormap
     from matplotlib.patches import Patch
 
-    ax = ax or plt.gca()
+    ax = new_axes(ax)
     steps = len(tr.contact_states)
     rows = max((len(s) for s in tr.contact_states), default=0)
     grid = np.zeros((max(rows, 1), max(steps, 1)))

@@ -31,7 +31,7 @@ def quaternion_to_matrix(e):
 
 
 def B_matrix(e):
-    """B(e) with de/dt = B(e) omega for omega in the world frame (DESIGN.md section 7); for an
+    """B(e) with de/dt = B(e) omega for omega in the world frame (B^T B = I/4 for a unit e); for an
     array of quaternions (..., 4), the matrices (..., 4, 3)."""
     e = np.asarray(e, dtype=float)
     e0, e1, e2, e3 = np.moveaxis(e, -1, 0)

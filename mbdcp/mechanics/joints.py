@@ -1,5 +1,5 @@
 """Bilateral joints of a scene: pins holding a point of one body to a point of another body or of
-the world (seed 000 eq. 3: the joint equations W_b^T v = -Θ/h enter every time step).
+the world (Trinkle 2003, eq. 28: the joint equations W_b^T v = -Θ/h enter every time step).
 
 A pin is a revolute joint in the plane (two equations) and a ball joint in space (three). Its
 equations say that the two attached points coincide, Θ = (x_a + R_a r_a) - (x_b + R_b r_b), and

@@ -119,7 +119,7 @@ class Scene:
         contacts = self.contacts() if contacts is None else Contacts.of(contacts, self.dim)
         form = form or ("sparse" if sparse else "dense")
         out = assembly.assemble(self.fields(), self.planar, self.gravity, self.mu, self.n_d, h, contacts, form, parts)
-        if self.joints:  # W_b and the drift theta of the joints (seed 000 eq. 3)
+        if self.joints:  # W_b and the drift theta of the joints (Trinkle 2003, eq. 28)
             out["Wb"], out["theta"] = self.joint_jacobian(sparse=form != "dense")
         return out
 

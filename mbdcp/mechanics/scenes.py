@@ -1,4 +1,4 @@
-"""Ready-made scenes: seed 001's disk pile and a 3-D sphere pile."""
+"""Ready-made scenes: a 2-D disk pile (136 disks by default, the size of Anitescu & Hart's) and a 3-D sphere pile."""
 import numpy as np
 
 from mbdcp.mechanics.bodies import Body2D, Body3D
@@ -9,7 +9,8 @@ __all__ = ["disk_pile_scene", "sphere_pile_scene"]
 
 
 def disk_pile_scene(n_disks=136, width=10, radius=0.5, mu=0.3, seed=0, delta=0.1):
-    """Seed 001's test: disks (radius about ``radius``, m = 1) on a loose lattice in a box of
+    """A 2-D pile like the 136-body one of Anitescu & Hart (lecture), slide "Results of a 2D
+    simulation with 136 bodies" (the layout is mbdcp's): disks (radius about ``radius``, m = 1) on a loose lattice in a box of
     ``width`` disks, dropped under gravity; floor at y = 0, walls at x = 0 and x = 2 width r."""
     rng = np.random.default_rng(seed)
     bodies = []

@@ -97,9 +97,19 @@ class Trajectory(_Result):
         return self.first_failure is None
 
     def plot_energy(self, ax=None):
-        import matplotlib.pyplot as plt
+        """Kinetic and (shifted) potential energy against time.
 
-        ax = ax or plt.gca()
+        Parameters
+        ----------
+        ax : matplotlib Axes to draw into (default: a new figure).
+
+        Returns
+        -------
+        The Axes.
+        """
+        from mbdcp.mechanics.animate import new_axes
+
+        ax = new_axes(ax)
         ax.plot(self.times, self.kinetic_energy, label="kinetic")
         ax.plot(self.times, self.potential_energy - self.potential_energy[-1], label="potential (shifted)")
         ax.set_xlabel("t")
@@ -114,7 +124,7 @@ class Trajectory(_Result):
 
         Parameters
         ----------
-        ax : matplotlib Axes to draw into (default: the current one).
+        ax : matplotlib Axes to draw into (default: a new figure).
 
         Returns
         -------
@@ -157,9 +167,19 @@ class Trajectory(_Result):
         return animate(self, scene, every=every, arrows=arrows, interval=interval, figsize=figsize, dpi=dpi)
 
     def plot_penetration(self, ax=None):
-        import matplotlib.pyplot as plt
+        """The largest penetration of each step against time.
 
-        ax = ax or plt.gca()
+        Parameters
+        ----------
+        ax : matplotlib Axes to draw into (default: a new figure).
+
+        Returns
+        -------
+        The Axes.
+        """
+        from mbdcp.mechanics.animate import new_axes
+
+        ax = new_axes(ax)
         ax.plot(self.times, self.max_penetration)
         ax.set_xlabel("t")
         ax.set_ylabel("largest penetration")
@@ -319,7 +339,7 @@ def simulate(scene, h, T, method="lcp", progress=True, algorithm=3, ccp_tol=_cor
     progress : bool
         Show a tqdm progress bar (the results do not depend on it).
     algorithm : int
-        Anitescu–Potra algorithm 1, 2 or 3 for ``"fixed_point"``.
+        Anitescu & Hart's (2004) algorithm 1, 2 or 3 for ``"fixed_point"``.
     ccp_tol, fp_tol : float
         Tolerances of the CCP and of the fixed point (the C core's defaults).
     max_iter : int, optional

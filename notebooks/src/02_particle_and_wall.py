@@ -1,7 +1,7 @@
 # %% [markdown]
 # # A particle and a wall: the time-stepping LCP by hand
 #
-# Trinkle's notes (seed 002, pp. 7–12): a particle of mass $m = 1$ falls at $v = -4$ toward a
+# Trinkle (notes, 2003), pp. 7–12: a particle of mass $m = 1$ falls at $v = -4$ toward a
 # wall 1 away, with $h = g = 1$. One step solves
 # $$m(v^{l+1} - v^l) = -mgh + p_n,\qquad 0 \le p_n \perp \Psi_n/h + \partial_t\Psi_n + v^{l+1} \ge 0 .$$
 # The term $\Psi_n/h$ lets the particle close the gap in one step but not cross it.

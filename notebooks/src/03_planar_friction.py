@@ -1,11 +1,18 @@
 # %% [markdown]
 # # Planar friction: the eight sign cases
 #
-# Trinkle's notes (seed 002, pp. 14–17) model planar Coulomb friction with two directions
+# Trinkle (notes, 2003), pp. 14–17, model planar Coulomb friction with two directions
 # $D = [\hat t, -\hat t]$, $E = [1, 1]^T$ and a sliding-speed multiplier $\sigma$:
 # $$0 \le \beta_1 \perp \hat t^Tv + \sigma \ge 0,\quad 0 \le \beta_2 \perp -\hat t^Tv + \sigma \ge 0,\quad
 #   0 \le \sigma \perp \mu p_n - \beta_1 - \beta_2 \ge 0 .$$
 # The signs of $(\beta_1, \beta_2, \sigma)$ give eight cases; one is inconsistent.
+#
+# **Which way is $\hat t$?** Here $\hat t = +x$. The notes write the particle's velocity as
+# $(\dot x, \dot y) = (-v_t, v_n)$ (p. 13), i.e. their $\hat t$ points along $-x$. The case
+# numbers are those of the notes (they follow the sign pattern), but the directions are mirrored:
+# the notes' case 3, "right sliding" ($\beta_1, \sigma > 0$: moving toward $+x$, friction along
+# their $\hat t = -x$), is a block sliding toward $-x$ below, and their case 5, "left sliding", one
+# sliding toward $+x$.
 
 # %%
 import itertools

@@ -1,5 +1,5 @@
 # %% [markdown]
-# # A sphere slides, then rolls (Trinkle 2003, seed 000, section 4)
+# # A sphere slides, then rolls (Trinkle 2003, section 4)
 #
 # A uniform sphere ($m = r = 1$, $I = 2/5$) is released on the plane $z = 0$ sliding at
 # $v_0 = 2$ along $x$, with $\mu = 0.2$. Friction $\mu mg$ decelerates it and spins it up until
@@ -17,7 +17,7 @@ from mbdcp.examples import simulate_sphere, sphere_closed_form, sphere_on_plane
 G = 9.81
 
 # %% [markdown]
-# ## The LCP of one step (seed 000, eq. 48)
+# ## The LCP of one step (Trinkle 2003, eq. 48)
 
 # %%
 M, Wn, D, E, U = sphere_on_plane()
@@ -60,8 +60,8 @@ print("largest velocity error at the steps:", max(np.abs(v[:, 0] - vx_s).max(), 
 #
 # With $n_d$ directions that do not contain $-x$ (here rotated by half the spacing), the
 # polygonal cone under-approximates the circle: sliding straight along $x$ meets a corner of
-# the polygon and the friction force is $\mu\cos(\pi/n_d)$ times too small. The error in $v_x$
-# at $t = 0.2$ (still sliding) therefore does not vanish as $h \to 0$; it falls like
+# the polygon, and the friction force against the motion is $\cos(\pi/n_d)$ times its Coulomb
+# value $\mu m g$. The error in $v_x$ at $t = 0.2$ (still sliding) therefore does not vanish as $h \to 0$; it falls like
 # $1 - \cos(\pi/n_d)$ as directions are added.
 
 # %%

@@ -1,7 +1,7 @@
 # %% [markdown]
 # # A box on the floor: spatial bodies and quaternions
 #
-# Trinkle's notes (seed 002): a box with $m = 1$ and body-frame inertia
+# Trinkle (notes, 2003), spatial part: a box with $m = 1$ and body-frame inertia
 # $J_B = \mathrm{diag}(1, 2, 3)$ is dropped spinning onto the floor. Its configuration is
 # $q = (x, e)$ with a unit quaternion $e$; its velocity $v = (\dot x, \omega)$ with $\omega$ in
 # the world frame; $\dot q = G(q)v$ with

@@ -1,14 +1,19 @@
 # %% [markdown]
-# # 136 disks in a box with Anitescu–Potra algorithm 3 (seed 001)
+# # 136 disks in a box with algorithm 3 of Anitescu & Hart
 #
-# Seed 001 ran a 2-D pile of 136 bodies with algorithm 3 — one convex P1 solve and one convex
-# P2 solve per step — where the PATH solver failed on the non-convex LCP. Algorithm 3 is exact
-# for contacts that do not slide and errs by $O(\|U\lambda\|)$ otherwise; every step satisfies
-# non-penetration exactly (P2) and dissipates energy.
+# Anitescu & Hart (lecture; the method is Anitescu & Hart 2004) ran a 2-D pile of 136 bodies
+# with their algorithm 3 — one convex P1 solve and one convex P2 solve per step — where the PATH
+# solver failed on the non-convex LCP (slide "Results of a 2D simulation with 136 bodies").
+# Algorithm 3 is exact when no contact of the step is in motion — a condition on all the contacts
+# at once, not contact by contact — and, where μ lies in a set over which the friction cone is
+# uniformly pointed, errs by at most $L\|U\lambda\|$ (slide "Algorithm 3"); every step satisfies
+# non-penetration exactly (P2) and dissipates energy. (The relaxations are sometimes called
+# "Anitescu–Potra" after the LCP of Anitescu & Potra (1997) that they relax.)
 #
 # The disks (m = 1, radius about 0.5) start on a loose square lattice, 17 to a row, and collapse
-# under gravity into a packing. Contacts within the activation distance $\delta = 0.1$ (seed 004)
-# enter each step with their gap, so fast disks are caught one step early.
+# under gravity into a packing. Contacts within the activation distance $\delta = 0.1$ (Negrut,
+# Serban & Tasora 2018, discussion of eq. 6) enter each step with their gap, so fast disks are
+# caught one step early.
 
 # %%
 import numpy as np

@@ -2,7 +2,7 @@
 # # A validation study template: sweeping μ and h
 #
 # A pattern for validating a contact model against a closed form: sweep the parameters, measure
-# an error, and read off the convergence order. Here the sliding sphere of seed 000. Its
+# an error, and read off the convergence order. Here the sliding sphere of Trinkle (2003), section 4. Its
 # velocities are exact *at the time steps*; its position, advanced by
 # $x^{l+1} = x^l + h\,v^{l+1}$, is a Riemann sum of the exact velocity, so the position error at
 # a fixed time is first order in $h$.

@@ -1,19 +1,25 @@
 # %% [markdown]
 # # Full-rank friction and Painlevé's paradox
 #
-# Two formulations from the seeds that complement the Stewart–Trinkle time step:
+# Two formulations that complement the Stewart–Trinkle time step:
 #
-# 1. **Full-rank discretized friction** (Peiret, Kövecses & Font-Llagunes, seed 003). The
+# 1. **Full-rank discretized friction** (Peiret, Kövecses & Font-Llagunes, eqs. 1–8). The
 #    polygonal friction cone of `mbdcp.step` uses opposite direction pairs $d, -d$, whose
 #    columns are dependent: the LCP matrix is rank deficient even when no contact is
-#    redundant. Discretizing the *sliding velocity* instead,
-#    $u_t = \sum_j e_j(\kappa_{j+} - \kappa_{j-})$ with $e_j$ evenly spaced in $[0, \pi)$, and
-#    coupling the saturations with a *phantom inertia* $\rho$,
+#    redundant. Glocker's (2001) discretized friction model discretizes the pre-sliding
+#    tangential *acceleration* instead, $\dot u_t = \sum_j e_j(\kappa_{j+} - \kappa_{j-})$ with
+#    $e_j$ evenly spaced in $[0, \pi)$; Peiret et al.'s contribution is the *phantom inertia*
+#    $\rho$ that couples the two saturations of each direction,
 #    $$\sigma_{j-} = \mu p_n + e_j^T p_t + \rho\kappa_{j-} \perp \kappa_{j+}, \qquad
-#      \sigma_{j+} = \mu p_n - e_j^T p_t + \rho\kappa_{j+} \perp \kappa_{j-},$$
-#    gives a full-rank LCP in $(p_n, \kappa_+, \kappa_-)$; $\rho$ does not change the motion.
-# 2. **The instantaneous model** (seed 000 §2): forces and accelerations at one instant. It can
-#    have no solution — Painlevé's paradox — which is why time-stepping is used.
+#      \sigma_{j+} = \mu p_n - e_j^T p_t + \rho\kappa_{j+} \perp \kappa_{j-}$$
+#    (written here for the time step, where $\kappa_\pm$ discretize the sliding velocity and
+#    $p$ are impulses: `mbdcp.full_rank_step` applies the paper's acceleration-level model at
+#    velocity level). The LCP in $(p_n, \kappa_+, \kappa_-)$ has full rank *if the contact forces
+#    are not redundant* (Peiret et al., after eq. 8; a box on four coplanar corners is redundant);
+#    $\rho$ does not change the motion ($\kappa_{j+}$ and $\kappa_{j-}$ are never both positive).
+# 2. **The instantaneous model** (Trinkle 2003, section 2): forces and accelerations at one
+#    instant. It can have no solution — Painlevé's paradox (Painlevé 1895; Trinkle 2003,
+#    section 2.2) — which is why time-stepping is used.
 
 # %%
 import numpy as np

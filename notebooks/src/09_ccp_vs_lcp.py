@@ -2,9 +2,12 @@
 # # Cone complementarity versus the LCP
 #
 # The Stewart–Trinkle LCP (`mbdcp.step`) solves Coulomb friction with a polygonal cone. It is
-# not monotone, and pivoting costs grow quickly with the number of contacts. Anitescu and
-# Tasora (seed 004) relax it into a **cone complementarity problem** — a convex QP over
-# second-order cones — the method behind Project Chrono:
+# not monotone, and pivoting costs grow quickly with the number of contacts. The cone
+# complementarity problem keeps the exact circular cone instead: Coulomb's law discretized in
+# time on that cone is a *nonlinear* complementarity problem (Negrut, Serban & Tasora 2018,
+# eq. 5 without its relaxation term), and Anitescu & Tasora (2010) and Tasora & Anitescu (2011)
+# relax that problem — not the polygonal LCP — into a **cone complementarity problem**, a convex
+# QP over second-order cones, the method behind Project Chrono (Negrut et al. 2018, eqs. 7–11):
 #
 # $$\min_\nu\ \tfrac12\nu^T N\nu + p^T\nu \quad\text{s.t.}\quad
 #   \gamma_i \in K_i = \{\gamma_n \ge 0,\ \|\gamma_t\| \le \mu_i\gamma_n\},
@@ -78,10 +81,11 @@ print(f"first step: CCP v_z = {ccp_run[0, 1]:.5f} = mu * slip = {mu * ccp_run[0,
 # ## Every formulation on one step: `mbdcp.compare`
 #
 # `mbdcp.compare(M, Wn, D, E, U, v, h, **data)` runs the same step with Stewart–Trinkle
-# (Lemke), Anitescu–Potra algorithms 1–3, the full-rank model and the CCP (building the tangent
+# (Lemke), the algorithms 1–3 of Anitescu & Hart (2004), the full-rank model and the CCP (building the tangent
 # pairs $W_t$ from the friction directions $D$) and tabulates them. The sphere sliding at 3 m/s
 # from contact: the LCP, the converged fixed points and the full-rank model agree; algorithm 3
-# (one iteration) is off by $O(\|U\lambda\|)$; the CCP lifts off at $\mu v_T$, which takes a
+# (one iteration) differs from them, since the sphere slides (it is exact only when no contact is
+# in motion); the CCP lifts off at $\mu v_T$, which takes a
 # normal impulse several times $mgh$ — and with it a friction impulse that many times larger, so
 # it dissipates more energy in this step. Dissipated energy: $\tfrac12 v^TMv - \tfrac12 {v^{l+1}}^TMv^{l+1} +
 # \tfrac12 p_{ext}^T(v + v^{l+1})$.
@@ -94,7 +98,8 @@ table.drop(columns=["v_next", "note"])
 # ## The "bowling ball" artifact
 #
 # For one step of a sphere sliding at speed $v_T$ the CCP gives exactly $v_n = \mu v_T$
-# (seed 004): the lift-off speed grows linearly with both.
+# (Negrut et al. 2018, eq. 5d; the artifact is discussed after their eq. 6 and was shown by
+# Mazhar et al. 2015): the lift-off speed grows linearly with both.
 
 # %%
 speeds = np.linspace(0.5, 5, 10)

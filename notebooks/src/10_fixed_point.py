@@ -1,9 +1,14 @@
 # %% [markdown]
-# # Anitescu–Potra fixed-point iterations for frictional contact
+# # Fixed-point iterations for frictional contact (Anitescu & Hart)
 #
-# The Stewart–Trinkle time-stepping LCP (`mbdcp.step`) has a non-monotone matrix: its solution
-# set can be non-convex, so convex (interior-point, QP) solvers do not apply to it directly.
-# Anitescu and Potra (seed 001) relax it into two **convex** problems and iterate between them.
+# The Stewart–Trinkle / Anitescu–Potra time-stepping LCP (`mbdcp.step`) has a non-monotone
+# matrix: its solution set can be non-convex. Interior-point methods work for the frictionless
+# problem, but "their applicability to the problem with friction depends on the convexity of the
+# solution set", and their efficiency "may be problematic" for any $\mu > 0$ (Anitescu & Hart,
+# lecture, slides "Solving the LCP" and "Nonconvex solution set"). Anitescu & Hart (2004) relax
+# the LCP into two **convex** problems and iterate between them. (These relaxations are sometimes
+# called "Anitescu–Potra", after the LCP of Anitescu & Potra (1997) that they relax; the method
+# is Anitescu and Hart's.)
 #
 # With $M v^{l+1} - W_n p_n - D\beta = M v^l + p_{ext}$ eliminated, the original problem is
 #
@@ -23,7 +28,11 @@
 # |---|---|---|
 # | 1 | $v = P_1(\Gamma)$, $\lambda = \Lambda(v)$, $\Gamma = U\lambda$ | linear convergence for small $\mu$, regular configuration |
 # | 2 | $v = P_1(\Gamma)$, $\lambda=\Lambda(v)$, $v = P_2(\lambda)$, $\lambda = \Lambda(v)$, $\Gamma = U\lambda$ | same; every iterate non-penetrating and dissipative |
-# | 3 | algorithm 2, one pass | exact if nothing slides; $\|v - v^3\| \le L\|U\lambda\|$ |
+# | 3 | algorithm 2, one pass | exact if no contact is in motion (all contacts at once); $\|v - v^3\| \le L\|U\lambda\|$ where the friction cone is uniformly pointed over the μ considered |
+#
+# (The guarantees are the slides' "Convergence results for fixed point iterations" and
+# "Algorithm 3"; "regular" means the Mangasarian–Fromovitz condition: the configuration can be
+# disassembled.)
 
 # %%
 import numpy as np
@@ -121,14 +130,16 @@ print(res.status.name, res.converged, res.iterations)
 # %% [markdown]
 # ## The non-convex solution set
 #
-# A block at rest on two coincident floor contacts (same normal). Both points below solve the
-# LCP with $v = 0$; their average does not: it has $\lambda > 0$ at contacts where
-# $\mu p_n - E^T\beta > 0$.
+# A block at rest on two coincident floor contacts (same normal), the example of Anitescu & Hart
+# (lecture), slide "Nonconvex solution set". The points A, B and C below all solve the LCP with
+# $v = 0$ (C, friction at the cone's edge squeezing the block, is the slide's second solution);
+# the averages of A and B and of A and C do not: (A + B)/2 has $\lambda > 0$ at contacts where
+# $\mu p_n - E^T\beta > 0$, and (A + C)/2 violates $\beta_1^{(2)} \perp \lambda^{(2)}$, the
+# condition the slide names.
 #
-# (Seed 001 lists "$p_n = mhg/2$ each, $\beta = 0$, $\lambda = 1$" as a solution; with
-# $v = 0$ and $\beta = 0$ the row $0 \le \lambda \perp \mu p_n - E^T\beta$ forces
-# $\lambda = 0$ wherever $p_n > 0$, so we use the consistent pair below. The seed's second
-# solution — friction at the cone's edge, squeezing — is also checked.)
+# The slide's first solution, "$p_n = mhg/2$ each, $\beta = 0$, $\lambda = 1$", is not one as
+# printed: with $v = 0$ and $\beta = 0$ the row $0 \le \lambda \perp \mu p_n - E^T\beta$
+# forces $\lambda = 0$ wherever $p_n > 0$ — it is checked below too.
 
 # %%
 m, h, mu = 1.0, 0.01, 0.3
@@ -147,17 +158,20 @@ def violations(p_n, beta, lam, v=np.zeros(2)):
 A = (np.array([mhg, 0.0]), np.zeros(4), np.array([0.0, 1.0]))
 B = (np.array([0.0, mhg]), np.zeros(4), np.array([1.0, 0.0]))
 C = (np.array([mhg, mhg]) / 2, np.array([0.0, mu * mhg / 2, mu * mhg / 2, 0.0]), np.zeros(2))
-avg = tuple((a + b) / 2 for a, b in zip(A, B))
-for name, sol in [("A", A), ("B", B), ("C (squeeze)", C), ("(A + B)/2", avg)]:
+mean = lambda s, t: tuple((a + b) / 2 for a, b in zip(s, t))
+printed = (np.array([mhg, mhg]) / 2, np.zeros(4), np.ones(2))
+for name, sol in [("A", A), ("B", B), ("C (squeeze)", C), ("(A + B)/2", mean(A, B)), ("(A + C)/2", mean(A, C)),
+                  ("slide's 1st", printed)]:
     print(f"{name:12s}", {k: f"{x:.2e}" for k, x in violations(*sol).items()})
 
 # %% [markdown]
 # ## Algorithm 3: error against μ
 #
-# One pass of algorithm 2 is exact when no contact slides and its error is bounded by
-# $L\|U\lambda\|$. On the sliding bar the measured error falls at least linearly as
-# $\mu \to 0$ (here faster: about $\mu^2$, because the lift-off of P1 changes the normal
-# impulse by $O(\mu)$ and friction by $O(\mu^2)$).
+# One pass of algorithm 2 is exact when no contact is in motion, and its error is bounded by
+# $L\|U\lambda\|$ where $\mu$ ranges over a set on which the friction cone is uniformly pointed
+# (the slides' condition; not a bound in general). On the sliding bar the measured error falls at
+# least linearly as $\mu \to 0$ (here faster: about $\mu^2$, because the lift-off of P1 changes
+# the normal impulse by $O(\mu)$ and friction by $O(\mu^2)$).
 
 # %%
 mus = np.geomspace(0.01, 1.0, 12)

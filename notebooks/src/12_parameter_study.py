@@ -10,7 +10,7 @@
 #   `mbdcp.step` gives one by one), so a whole grid advances together.
 # - `mbdcp.batch.lemke` solves many LCPs of one size the same way.
 #
-# We study the sphere of Trinkle (2003, seed 000 §4): released sliding at $v_0$
+# We study the sphere of Trinkle (2003, section 4): released sliding at $v_0$
 # on a plane with friction $\mu$, it slides until
 # $$t^* = \frac{2 v_0}{7 \mu g}$$
 # and then rolls. How well does the time-stepping LCP reproduce $t^*$ as a function of the step $h$?

@@ -12,7 +12,7 @@
 #
 # De Saxcé's shift $\mu\|u_T\|$ makes this exactly Coulomb's law: per contact either take-off
 # ($r = 0$, $u_n \ge 0$), stick ($u = 0$, $r \in K$) or slide ($u_n = 0$, $r_T = -\mu r_n u_T/\|u_T\|$).
-# Drop the shift and it is the **cone complementarity problem** (CCP) of Anitescu and Tasora
+# Drop the shift and it is the **cone complementarity problem** (CCP) of Anitescu & Tasora (2010)
 # (notebook 09): convex, but it enforces $u_n \ge \mu\|u_T\|$ — a sliding body lifts off.
 #
 # `mbdcp.coulomb(W, q, mu)` solves the first, `mbdcp.ccp_local(W, q, mu)` the second. Both are
@@ -86,7 +86,8 @@ plt.show()
 # contact whose columns in $H$ are normal, tangent x, tangent y, and $u = H^Tv^{+} + (\Phi/h, 0, 0)$.
 # We hand it to `coulomb` and to `ccp_local` (both reduce it to $W = H^TM^{-1}H$). Coulomb keeps
 # the sphere on the floor and slows it until it rolls at $t = 2v_0/(7\mu g)$ with $v_x = 5v_0/7$;
-# the CCP lifts it off at $v_n = \mu\,v_T$ on the first step (seed 004).
+# the CCP lifts it off at $v_n = \mu\,v_T$ on the first step (Negrut, Serban & Tasora 2018,
+# eq. 5d and the discussion after eq. 6).
 
 # %%
 mu_b, h, steps, v0 = 0.3, 0.01, 50, 3.0
@@ -131,14 +132,15 @@ print(f"Coulomb starts rolling at t = {t[np.argmax(coul[:, 0] < 1e-9)]:.2f} s (c
 # local Coulomb problem and is left out. Each is solved by each method to a residual of $10^{-8}$:
 #
 # - `nsgs`: nonsmooth Gauss–Seidel with the exact local solve above;
-# - `fixed_point`: the fixed point on $s = \mu\|u_T\|$ (Cadoux; Acary et al.): each iteration
+# - `fixed_point`: the fixed point on $s = \mu\|u_T\|$ (Cadoux 2009; Acary et al. 2011): each iteration
 #   solves the CCP with $q_n$ shifted by $s_k$, warm-started, by APGD; a fixed point is a Coulomb
 #   solution;
 # - `ccp apgd`, `ccp pgs`: the CCP relaxation (a different problem, for comparison of effort);
 #
 # and, when Debian's `python3-siconos` is installed, Siconos' `fc3d_nsgs` and `fc3d_nsn_ac`
 # (Alart–Curnier semismooth Newton) on the same $W, q, \mu$, in a subprocess that times the
-# solver call itself. Every residual below is recomputed by `fc_residual` from the returned $r$.
+# solver call itself (when Siconos is missing, or cannot run, the notebook says so and leaves its
+# columns out). Every residual below is recomputed by `fc_residual` from the returned $r$.
 
 # %%
 DATA = os.path.join("..", "tests", "data", "fclib")
@@ -173,18 +175,33 @@ for name, prob in problems.items():
         seconds[name, s] = time.perf_counter() - t0
 
 sys.path.insert(0, os.path.abspath(os.path.join("..", "tests")))
-from peers import siconos_available, siconos_fc   # noqa: E402
+import subprocess   # noqa: E402
+from peers import SICONOS_PYTHON, siconos_available, siconos_fc   # noqa: E402
+
+
+def siconos_failure(exc):
+    """One line saying why the Siconos subprocess failed (the last line of its error output)."""
+    err = getattr(exc, "stderr", None) or b""
+    lines = (err.decode(errors="replace") if isinstance(err, bytes) else str(err)).strip().splitlines()
+    return lines[-1] if lines else f"{type(exc).__name__}: {exc}"
+
 
 peers = []
-if siconos_available():
+if not siconos_available():
+    print(f"Siconos is not installed for {SICONOS_PYTHON} (apt-get install python3-siconos): "
+          "the comparison with it is skipped, its columns are left out")
+else:
     for solver in ("nsgs", "nsn_ac"):
-        out = siconos_fc([(p.W, p.q, p.mu) for p in problems.values()], solver, TOL, 10_000)
+        try:
+            out = siconos_fc([(p.W, p.q, p.mu) for p in problems.values()], solver, TOL, 10_000)
+        except (subprocess.SubprocessError, OSError) as exc:   # e.g. SciPy missing for that Python
+            print(f"Siconos {solver} could not run ({siconos_failure(exc)}): the comparison with it is "
+                  "skipped, its column is left out")
+            continue
         for (name, prob), o in zip(problems.items(), out):
             results[name, "siconos " + solver] = o
             seconds[name, "siconos " + solver] = o["seconds"]
         peers.append("siconos " + solver)
-else:
-    print("Siconos is not installed (apt-get install python3-siconos): its columns are left out")
 methods = list(solvers) + peers
 
 residuals = {}
@@ -227,7 +244,7 @@ plt.show()
 # %% [markdown]
 # ## Performance profile
 #
-# Dolan and Moré's profile (`mbdcp.study.profile`) of the Coulomb solvers: $\rho_s(\tau)$ is the
+# The profile of Dolan & Moré (2002) (`mbdcp.study.profile`) of the Coulomb solvers: $\rho_s(\tau)$ is the
 # share of problems solver $s$ solves to $10^{-8}$ within $\tau$ times the fastest one's time.
 # Siconos' times are those measured in its subprocess (the clock handed to `profile` adds them).
 

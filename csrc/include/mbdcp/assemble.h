@@ -1,5 +1,5 @@
 /*
- * assemble.h - reduction of the time-stepping mixed LCP (DESIGN.md section 1)
+ * assemble.h - reduction of the time-stepping mixed LCP (Trinkle 2003, eqs. 39-47)
  *
  *     M v_next - Wb p_b - W x = M v + p_ext,   Wb^T v_next + theta/h + dtheta = 0,
  *
@@ -11,7 +11,7 @@
  *
  * A = M^-1 - M^-1 Wb S^-1 Wb^T M^-1, and g = W^T v_free (v_free: velocity with
  * all contact impulses zero, joints enforced). Every complementarity
- * formulation of the time step (Stewart-Trinkle, the Anitescu-Potra
+ * formulation of the time step (Stewart-Trinkle, Anitescu & Hart's
  * relaxations, the full-rank model) is assembled from G and g.
  */
 #ifndef MBDCP_ASSEMBLE_H

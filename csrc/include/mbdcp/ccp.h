@@ -1,5 +1,6 @@
 /*
- * ccp.h - cone complementarity problem (Anitescu & Tasora 2011; seed 004; DESIGN.md section 6)
+ * ccp.h - cone complementarity problem (Anitescu & Tasora 2010; Tasora & Anitescu 2011;
+ * Negrut, Serban & Tasora 2018, eqs. 10-11)
  *
  *     min  1/2 nu^T N nu + p^T nu   s.t.  gamma_i in K_i = {g_n >= 0, ||(g_u, g_w)|| <= mu_i g_n},
  *

@@ -11,7 +11,7 @@
  * The Coulomb conditions hold exactly when, per contact, r_i = 0 and u_n >= 0 (take-off), or
  * u_i = 0 and r_i ∈ K_i (stick), or u_n = 0, ||r_T|| = mu r_n > 0 and r_T = -mu r_n u_T / ||u_T||
  * (slide). The CCP enforces u_n >= mu ||u_T|| instead of u_n >= 0: a sliding contact separates
- * at normal speed mu ||u_T|| (seed 004's "bowling ball").
+ * at normal speed mu ||u_T|| (the "bowling ball" of Negrut, Serban & Tasora 2018, after eq. 6).
  *
  * Residual (FCLib; Acary, Brémond, Huber 2018), zero exactly at a solution:
  *     ||r - Pi_K(r - û)||_2 / ||q||_2        (û = u for the CCP; ||q|| = 0 counts as 1).

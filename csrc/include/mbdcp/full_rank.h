@@ -1,6 +1,6 @@
 /*
- * full_rank.h - full-rank discretized friction (Peiret, Kovecses, Font-Llagunes; seed 003,
- * DESIGN.md section 4), at velocity level.
+ * full_rank.h - full-rank discretized friction (Peiret, Kovecses & Font-Llagunes, eq. 8),
+ * applied at velocity level.
  *
  * Contact i has the tangent pair (u_i, w_i) as columns 2i, 2i+1 of Wt and n_d directions
  * e_j = (cos(pi j / n_d), sin(pi j / n_d)) in (u_i, w_i) coordinates, E_i = [e_1 ... e_nd]

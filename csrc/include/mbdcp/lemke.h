@@ -4,7 +4,7 @@
  *     find z >= 0 with w = M z + q >= 0 and z^T w = 0            (LCP(M, q))
  *
  * Pivoting on [I, -M, -e] with covering vector e and the artificial variable z0
- * (Lemke 1965; DESIGN.md section 2). Degeneracy is resolved by the lexicographic
+ * (Lemke 1965; Cottle, Pang & Stone 1992, chapter 4). Degeneracy is resolved by the lexicographic
  * minimum-ratio rule, and z0 leaves whenever it ties for the minimum ratio.
  *
  * Numerics (why a result can be trusted on badly scaled and degenerate data):

@@ -1,6 +1,6 @@
 /*
- * relax.h - Anitescu-Potra fixed-point relaxations of the time-stepping LCP
- * (Anitescu & Hart / Anitescu & Potra; seed 001, DESIGN.md section 3)
+ * relax.h - fixed-point relaxations of the time-stepping LCP of Anitescu & Potra (1997):
+ * P1, P2 and algorithms 1-3 of Anitescu & Hart (2004)
  *
  * With the reduction of assemble.h (W = [Wn D], G = W^T A W, g = W^T v_free):
  *

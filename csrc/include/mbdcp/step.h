@@ -1,5 +1,5 @@
 /*
- * step.h - one time step of the Stewart-Trinkle / Anitescu-Potra LCP (DESIGN.md section 1)
+ * step.h - one time step of the Stewart-Trinkle / Anitescu-Potra LCP (Trinkle 2003, eqs. 25-47)
  *
  *     M v_next - Wb p_b - Wn p_n - D beta - Dj beta_j = M v + p_ext
  *     Wb^T v_next + theta/h + dtheta = 0

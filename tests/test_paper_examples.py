@@ -1,6 +1,7 @@
-"""The seeds' missing examples and forms (issue 18): the Euler table and parts seating of seed 002,
-joints in the instantaneous model (seed 000 eqs. 19, 23), the wire, joint friction and conveyor belt
-with mbdcp.step, tangentially moving surfaces in mbdcp.ccp."""
+"""Examples and forms of the source papers that the other tests do not cover: the Euler table and
+parts seating of Trinkle (notes, 2003), pp. 3 and 29-30, joints in the instantaneous model (Trinkle
+2003, eqs. 19, 23), the wire, joint friction and conveyor belt with mbdcp.step, tangentially moving
+surfaces in mbdcp.ccp, and the full-rank model at acceleration level (Peiret et al., eq. 8)."""
 import numpy as np
 import pytest
 from scipy.special import ellipk
@@ -13,9 +14,9 @@ G = 9.81
 NO_CONTACTS = (np.zeros((2, 0)), np.zeros((2, 0)), np.zeros((0, 0)), np.zeros(0))
 
 
-# ---- explicit against semi-implicit Euler (seed 002 p. 3) -------------------------------------
+# ---- explicit against semi-implicit Euler (Trinkle (notes, 2003), p. 3) ---------------------------------
 
-def test_euler_table_is_the_seeds():
+def test_euler_table_is_the_notes():
     tab = euler_table()  # F = m = h = 1 from rest, rows l = 0..3 as printed in the notes
     assert tab.l.tolist() == [0, 1, 2, 3]
     assert tab.q_explicit.tolist() == [0, 0, 1, 3] and tab.v_explicit.tolist() == [0, 1, 2, 3]
@@ -41,7 +42,7 @@ def test_euler_table_bad_input():
         euler_table(steps=0)
 
 
-# ---- parts seating and the point in a corner (seed 002 pp. 29-30) -----------------------------
+# ---- parts seating and the point in a corner (Trinkle (notes, 2003), pp. 29-30) -------------------------
 
 def _check_step(res, p_ext, psi_n, Wn, h):
     """The step's solution by definition: momentum, gaps >= 0, impulses >= 0, complementarity."""
@@ -105,7 +106,7 @@ def test_seating_bad_input():
         parts_seating([0, 0], [1, 1, 1])
 
 
-# ---- joints in the instantaneous model (seed 000 eqs. 19, 23) ---------------------------------
+# ---- joints in the instantaneous model (Trinkle 2003, eqs. 19, 23) -----------------------------
 
 def _pendulum(th, w, length, m):
     q = length * np.array([np.sin(th), -np.cos(th)])
@@ -265,7 +266,7 @@ def test_ccp_dphi_t_shape():
         mbdcp.ccp(*CCP_BLOCK, 0.5, [0.0, 0.0, 0.0], 0.01, dphi_t=[np.nan, 0.0])
 
 
-# ---- the full-rank model at acceleration level (seed 003 eq. 8) -------------------------------
+# ---- the full-rank model at acceleration level (Peiret et al., eq. 8) ---------------------------
 
 def _incline(alpha):
     n = np.array([-np.sin(alpha), 0.0, np.cos(alpha)])

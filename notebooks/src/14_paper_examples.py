@@ -1,18 +1,21 @@
 # %% [markdown]
-# # The seeds' remaining examples: Euler, parts seating, joints, belts
+# # The papers' remaining examples: Euler, parts seating, joints, belts
 #
-# Examples and forms of the source papers that the other notebooks do not show (issue 18):
+# Examples and forms of the source papers that the other notebooks do not show:
 #
-# 1. explicit against semi-implicit Euler (Trinkle's notes, seed 002 p. 3);
-# 2. frictionless parts seating and the point pushed into a corner (seed 002 pp. 29–30), with the
-#    notes' inequality on the applied impulse shown to be necessary but not sufficient;
-# 3. bilateral joints and joint friction in the instantaneous model (Trinkle 2003, seed 000
-#    eqs. 19 and 23);
-# 4. a bead on a wire, a slider with dry joint friction and a box on a conveyor belt, time-stepped
-#    with `mbdcp.step` (seed 002 pp. 21–22);
-# 5. the conveyor belt in the cone complementarity problem, `mbdcp.ccp(..., dphi_t=...)`.
+# 1. explicit against semi-implicit Euler (Trinkle (notes, 2003), p. 3);
+# 2. frictionless parts seating and the point pushed into a corner (Trinkle (notes, 2003),
+#    pp. 29–30), with the notes' inequality on the applied impulse shown to be necessary but not
+#    sufficient;
+# 3. bilateral joints and joint friction in the instantaneous model (Trinkle 2003, eqs. 19 and 23);
+# 4. a bead on a wire, a slider with dry joint friction (Trinkle 2003, eqs. 16 and 38) and a box on
+#    a conveyor belt, time-stepped with `mbdcp.step` (Trinkle (notes, 2003), pp. 21–22);
+# 5. the conveyor belt in the cone complementarity problem, `mbdcp.ccp(..., dphi_t=...)`;
+# 6. the full-rank model at acceleration level (Peiret et al., eq. 8);
+# 7. the stabilisation term without a bounce; 8. joints in scenes and redundant constraints.
 #
-# Every section compares with the seed's numbers or a closed form.
+# Every section compares with the numbers printed in the source or with a closed form. The
+# formulations are stated, with their sources, in the documentation's Formulations section.
 
 # %%
 import matplotlib.pyplot as plt
@@ -27,24 +30,24 @@ np.set_printoptions(precision=4, suppress=True)
 NO_CONTACTS = (np.zeros((2, 0)), np.zeros((2, 0)), np.zeros((0, 0)), np.zeros(0))
 
 # %% [markdown]
-# ## 1. Explicit against semi-implicit Euler (seed 002 p. 3)
+# ## 1. Explicit against semi-implicit Euler (Trinkle (notes, 2003), p. 3)
 #
 # For $\dot v = F/m$, $\dot q = v$ the notes compare
 #
 # * explicit Euler, $v^{l+1} = v^l + hF/m$, $q^{l+1} = q^l + hv^l$ — "delayed response";
 # * semi-implicit Euler, $q^{l+1} = q^l + hv^{l+1}$ — "extra fast response", the scheme of every
-#   time-stepping method here ($q^{l+1} - q^l = hGv^{l+1}$, seed 000 eq. 26).
+#   time-stepping method here ($q^{l+1} - q^l = hGv^{l+1}$, Trinkle 2003, eq. 26).
 #
 # `euler_table` computes the semi-implicit column with `mbdcp.step` (a step without contacts).
 # With $F = m = h = 1$ from rest the notes print $q = 0, 0, 1, 3$ and $q = 0, 1, 3, 6$.
 
 # %%
 tab = ex.euler_table()
-seed = {"q explicit": [0, 0, 1, 3], "v explicit": [0, 1, 2, 3], "q semi-implicit": [0, 1, 3, 6], "v semi-implicit": [0, 1, 2, 3]}
+notes = {"q explicit": [0, 0, 1, 3], "v explicit": [0, 1, 2, 3], "q semi-implicit": [0, 1, 3, 6], "v semi-implicit": [0, 1, 2, 3]}
 ours = {"q explicit": tab.q_explicit, "v explicit": tab.v_explicit, "q semi-implicit": tab.q_semi_implicit,
         "v semi-implicit": tab.v_semi_implicit}
-print(f"{'column':>16}  {'seed 002 p. 3':>14}  {'mbdcp':>18}")
-for name, printed in seed.items():
+print(f"{'column':>16}  {'notes, p. 3':>14}  {'mbdcp':>18}")
+for name, printed in notes.items():
     print(f"{name:>16}  {printed!s:>14}  {ours[name].tolist()!s:>18}")
     assert ours[name].tolist() == printed
 print("exact q = t^2/2:", tab.q_exact.tolist(), "= mean of the two columns")
@@ -61,7 +64,7 @@ print("position error at t = 3:", fine.q_explicit[-1] - fine.q_exact[-1], fine.q
       "(= -+ F h t / 2m: first order)")
 
 # %% [markdown]
-# ## 2. Frictionless parts seating (seed 002 pp. 29–30)
+# ## 2. Frictionless parts seating (Trinkle (notes, 2003), pp. 29–30)
 #
 # *Determine the impulse to apply to cause contact at all three points.* A planar part,
 # $v = (v_x, v_y, \omega)$, $M = I$, at rest, $h = 1$, touches a wall (contact 1) and a floor
@@ -120,7 +123,7 @@ for _ in range(500):
 print(f"corner: the notes' inequality decides seating in {agree} of 500 random pushes")
 
 # %% [markdown]
-# ## 3. Joints in the instantaneous model (seed 000 eqs. 19, 23)
+# ## 3. Joints in the instantaneous model (Trinkle 2003, eqs. 19, 23)
 #
 # A bilateral joint $\Theta(q) = 0$ adds a free force $W_bc_b$ and the acceleration-level equation
 # $W_b^Ta + k_b = 0$ with $k_b = \dot W_b^Tv + \dots$ (eq. 19). `mbdcp.instantaneous(..., Wb=, dWb_v=)`
@@ -165,7 +168,7 @@ print("max deviation from the closed forms:", np.abs(acc_rest - expected_rest).m
 # %% [markdown]
 # ## 4. Wire, joint friction and conveyor belt with `mbdcp.step`
 #
-# **A bead on a circular wire** (seed 002 p. 22: "$\Theta(q,t) = 0$, e.g. a particle moves on a
+# **A bead on a circular wire** (Trinkle (notes, 2003), p. 22: "$\Theta(q,t) = 0$, e.g. a particle moves on a
 # wire"): $\Theta = |q| - l$, $W_b = q/|q|$, and $\Theta/h$ in the step removes the drift. It is a
 # pendulum: its period is $4\sqrt{l/g}\,K(\sin^2(\theta_0/2))$ for any amplitude, and the wire pulls
 # with $mg(3 - 2\cos\theta_0)$ at the bottom.
@@ -185,7 +188,7 @@ print("largest distance from the wire:", np.abs(np.linalg.norm(bead.q, axis=1) -
 # $F = 3 > c_{max} = 2$ it accelerates at $(F - c_{max})/m$; launched at 1 m/s without a push it
 # stops after $mv_0/c_{max}$ and then sticks; pushed with $F = 1.5 < c_{max}$ it never moves.
 #
-# **A box on a conveyor belt** (seed 002 p. 21: the moving surface enters only the LCP's vector,
+# **A box on a conveyor belt** (Trinkle (notes, 2003), p. 21: the moving surface enters only the LCP's vector,
 # $\partial_t\Psi_f = -D^T(Ve_x)$): dropped at rest on a belt at $V = 1$ m/s it accelerates at
 # $\mu g$ until it moves with the belt.
 
@@ -216,8 +219,8 @@ print("largest deviations from the closed forms:", np.abs(slide.v[:, 0] - slide.
 # `mbdcp.ccp(..., dphi_t=...)` adds, per contact, the surface term $\partial_t\Phi_t$ to the
 # tangential velocity, as `dpsi_f` does for `mbdcp.step`; a belt moving at $V$ along $u$ has
 # `dphi_t = (-V, 0)`. The CCP's relaxed cone makes a sliding contact separate at $\mu$ times the
-# sliding speed (seed 004's known artifact), so the box hops first; it still ends moving with
-# the belt.
+# sliding speed (the artifact discussed by Negrut, Serban & Tasora 2018 after their eq. 6), so
+# the box hops first; it still ends moving with the belt.
 
 # %%
 V, h, mu = 1.0, 0.01, 0.3
@@ -238,9 +241,9 @@ plt.show()
 print("final velocity", v, " (belt speed", V, ")")
 
 # %% [markdown]
-# ## 6. The full-rank model at acceleration level (seed 003 eq. 8)
+# ## 6. The full-rank model at acceleration level (Peiret et al., eq. 8)
 #
-# `mbdcp.full_rank_acceleration` solves seed 003's eq. 8 — unknowns $(\dot v, \lambda_t, \lambda_n,
+# `mbdcp.full_rank_acceleration` solves eq. 8 of Peiret et al. — unknowns $(\dot v, \lambda_t, \lambda_n,
 # \kappa_+, \kappa_-)$ with the velocity-product terms $\dot J_t v$, $\dot J_n v$ — by eliminating
 # $\dot v$ and $\lambda_t$. A particle released on a 30° incline: it sticks while $\mu \ge \tan 30°$,
 # otherwise starts down at $g(\sin 30° - \mu\cos 30°)$, whatever the number of directions and the
@@ -263,14 +266,14 @@ r = mbdcp.full_rank_acceleration(np.eye(2), [[0.0], [1.0]], [[1.0, 0.0], [0.0, 0
 print("ring, bottom: c_n =", r.c_n[0], " m(g + u^2/R) =", G + speed ** 2 / R)
 
 # %% [markdown]
-# ## 7. No bounce from stabilisation (seed 004 §3)
+# ## 7. No bounce from stabilisation
 #
 # The stabilisation term $\Psi_n/h$ removes a penetration in one step. A contact seen only once the
 # bodies overlap ($\delta = 0$) is therefore pushed apart at $-\Psi_n/h$, and a sphere dropped 1 m
 # bounces although the model is perfectly inelastic. Two cures: an activation distance $\delta > 0$
 # (the contact is active before the bodies touch, the default of `Scene`: 10 % of the smallest
-# body), and seed 004's cap on the correction speed (`max_correction_speed`, with an optional
-# Baumgarte factor).
+# body), and a cap on the correction speed (`max_correction_speed`, with an optional Baumgarte
+# factor). Negrut, Serban & Tasora (2018) suggest both in their discussion of eq. 6.
 
 # %%
 from mbdcp.mechanics import Body2D, Body3D, Pin, Plane, Scene, simulate
@@ -300,8 +303,8 @@ plt.show()
 # %% [markdown]
 # ## 8. Joints in scenes and redundant constraints
 #
-# `mechanics.Pin` holds a point of a body at a point of another body or of the world (seed 000
-# eq. 3: $W_b^T v^{l+1} + \Theta/h = 0$). A disk pinned 1 m from its centre swings with the period
+# `mechanics.Pin` holds a point of a body at a point of another body or of the world (Trinkle
+# 2003, eq. 28 divided by $h$: $W_b^T v^{l+1} + \Theta/h = 0$). A disk pinned 1 m from its centre swings with the period
 # $T = 2\pi\sqrt{I_{pivot}/(mgl)}\,(1 + \theta_0^2/16)$. The same pin given twice is a redundant
 # (rigid-loop) constraint: `mbdcp.step` solves it on an independent subset, with the same motion.
 # A box resting on four corners has redundant *contacts* for the full-rank model; its tangential
