@@ -56,18 +56,83 @@ cdef inline const double *_ptr2(const double[:, ::1] a):
     return &a[0, 0] if a is not None and a.shape[0] > 0 and a.shape[1] > 0 else NULL
 
 
+# ---- the shapes of what the wrappers pass to C -----------------------------------------------
+# The public layer validates its arguments; these wrappers are reachable from Python too, so each
+# one also checks every count and length it passes on: a wrong call raises, never reads out of
+# bounds. -1 stands for any length.
+
+cdef int _array(object a, str name, int typenum, tuple shape, bint optional) except -1:
+    if not isinstance(a, np.ndarray):
+        raise TypeError(f"internal call: {name} must be an ndarray, got {type(a).__name__}")
+    cdef cnp.ndarray x = <cnp.ndarray>a
+    if optional and cnp.PyArray_SIZE(x) == 0:
+        return 0
+    if (cnp.PyArray_TYPE(x) != typenum or not cnp.PyArray_IS_C_CONTIGUOUS(x) or not cnp.PyArray_ISNOTSWAPPED(x)
+            or not cnp.PyArray_ISALIGNED(x)):
+        raise TypeError(f"internal call: {name} must be an aligned, native, C-contiguous "
+                        f"{'float64' if typenum == cnp.NPY_DOUBLE else 'int32'} array")
+    got = np.shape(a)
+    if len(got) != len(shape) or any(want >= 0 and g != want for g, want in zip(got, shape)):
+        raise ValueError(f"internal call: {name} must have shape {tuple('any' if d < 0 else d for d in shape)}, "
+                         f"got {got}")
+    return 0
+
+
+cdef inline int _f(object a, str name, tuple shape, bint optional=False) except -1:
+    return _array(a, name, cnp.NPY_DOUBLE, shape, optional)
+
+
+cdef inline int _i(object a, str name, tuple shape, bint optional=False) except -1:
+    return _array(a, name, cnp.NPY_INT, shape, optional)
+
+
+cdef int _compressed(object ptr, object ind, object val, str name, Py_ssize_t n_outer, Py_ssize_t n_inner) except -1:
+    """A compressed sparse matrix (CSC or CSR) whose pointers, indices and values agree."""
+    _i(ptr, name + " pointers", (n_outer + 1,))
+    cdef const int *p = <const int *>cnp.PyArray_DATA(<cnp.ndarray>ptr)
+    cdef Py_ssize_t k
+    if p[0] != 0:
+        raise ValueError(f"internal call: {name} pointers must start at 0")
+    for k in range(n_outer):
+        if p[k + 1] < p[k]:
+            raise ValueError(f"internal call: {name} pointers must not decrease")
+    _i(ind, name + " indices", (p[n_outer],), p[n_outer] == 0)
+    _f(val, name + " values", (p[n_outer],), p[n_outer] == 0)
+    cdef const int *q = <const int *>cnp.PyArray_DATA(<cnp.ndarray>ind)
+    for k in range(p[n_outer]):
+        if q[k] < 0 or q[k] >= n_inner:
+            raise ValueError(f"internal call: {name} index {q[k]} outside [0, {n_inner})")
+    return 0
+
+
 # ---- monitor: pivot traces and residual histories of any length, and Ctrl-C ---------------
 
 cdef struct Recorder:
     long check_every     # look for a pending signal (Ctrl-C) every so many calls
     long count
     int interrupted
+    int signals          # called on the main thread: look for signals (other threads cannot see them)
+    const int *stop      # NULL, or a flag another thread sets to stop this solve (batch parts)
     int keep_pairs       # record (entering, leaving) of pivots (calls with entering >= 0)
     int keep_values      # record the value of iterations (calls with entering < 0)
     int nomem
     int *pairs
     double *values
     Py_ssize_t n_pairs, cap_pairs, n_values, cap_values
+
+
+cdef inline int _poll(Recorder *R) noexcept nogil:
+    """1 if the solve must stop: interrupted already, stopped by another thread, or Ctrl-C pending."""
+    if R.interrupted or (R.stop != NULL and R.stop[0]):
+        R.interrupted = 1
+        return 1
+    R.count += 1
+    if R.signals and R.count % R.check_every == 0:
+        with gil:
+            if PyErr_CheckSignals() != 0:
+                R.interrupted = 1
+                return 1
+    return 0
 
 
 cdef int _record(void *ctx, mbdcp_int it, mbdcp_int a, mbdcp_int b, double value) noexcept nogil:
@@ -94,22 +159,24 @@ cdef int _record(void *ctx, mbdcp_int it, mbdcp_int a, mbdcp_int b, double value
             R.cap_values = 2 * R.cap_values + 64
         R.values[R.n_values] = value
         R.n_values += 1
-    R.count += 1
-    if R.count % R.check_every == 0:
-        with gil:
-            if PyErr_CheckSignals() != 0:
-                R.interrupted = 1
-                return 1
-    return 0
+    return _poll(R)
 
 
-cdef MbdcpMonitor _monitor(Recorder *R, double cost, bint pairs, bint values):
-    """A monitor that records what is asked and looks for Ctrl-C about every 1e7 flops
-    (``cost``: flops per call)."""
+import threading
+
+
+cdef MbdcpMonitor _monitor(Recorder *R, double cost, bint pairs, bint values, stop=None) except *:
+    """A monitor that records what is asked and looks for Ctrl-C about every 1e7 flops (``cost``:
+    flops per call) on the main thread; ``stop``: None or an int32 array whose first entry another
+    thread sets to stop the solve."""
     memset(R, 0, sizeof(Recorder))
     R.check_every = max(1, <long>(1e7 / max(cost, 1.0)))
     R.keep_pairs = pairs
     R.keep_values = values
+    R.signals = threading.current_thread() is threading.main_thread()
+    if stop is not None:
+        _i(stop, "stop", (1,))
+        R.stop = <const int *>cnp.PyArray_DATA(<cnp.ndarray>stop)
     cdef MbdcpMonitor m
     m.fn = _record
     m.ctx = R
@@ -182,8 +249,12 @@ cdef MbdcpLemkeSettings _lemke_settings(int max_pivots, double tol) except *:
 
 def lemke(const double[:, ::1] M, const double[::1] q, int max_pivots, double tol, bint trace, start):
     """(z, w, status, pivots, residual, trace (k, 2) or None, basis (bool), certificate or None,
-    refactorizations, warm); ``start`` is None or an int32 array of n flags."""
+    refactorizations, warm, worst_row); ``start`` is None or an int32 array of n flags."""
     cdef mbdcp_int n = q.shape[0]
+    if M.shape[0] != n or M.shape[1] != n:
+        raise ValueError(f"internal call: M must be {n} x {n} (q has {n} entries), got {M.shape[0]} x {M.shape[1]}")
+    if start is not None:
+        _i(start, "start", (n,))
     cdef MbdcpLemkeSettings s = _lemke_settings(max_pivots, tol)
     cdef MbdcpLemkeInfo info
     cdef Recorder R
@@ -212,12 +283,13 @@ def lemke(const double[:, ::1] M, const double[::1] q, int max_pivots, double to
     _check(rc)
     del work
     return (z, w, <int>info.status, info.pivots, info.residual, tr, basis.astype(bool),
-            ray if info.certified else None, info.refactorizations, bool(info.warm))
+            ray if info.certified else None, info.refactorizations, bool(info.warm), info.worst_row)
 
 
 def lcp_verify(const double[:, ::1] M, const double[::1] q, const double[::1] z, double tol):
     """True when z passes the componentwise verification of LCP(M, q) (lemke.h)."""
     cdef mbdcp_int n = q.shape[0]
+    _same_lcp(M, q, z)
     if n == 0:
         return True
     w = np.empty(n)
@@ -233,8 +305,16 @@ def lcp_verify(const double[:, ::1] M, const double[::1] q, const double[::1] z,
     return ok != 0
 
 
+cdef int _same_lcp(const double[:, ::1] M, const double[::1] q, const double[::1] z) except -1:
+    cdef Py_ssize_t n = q.shape[0]
+    if M.shape[0] != n or M.shape[1] != n or z.shape[0] != n:
+        raise ValueError(f"internal call: M ({M.shape[0]} x {M.shape[1]}), q ({n}) and z ({z.shape[0]}) must agree")
+    return 0
+
+
 def lcp_residual(const double[:, ::1] M, const double[::1] q, const double[::1] z):
     cdef mbdcp_int n = q.shape[0]
+    _same_lcp(M, q, z)
     cdef double r
     if n == 0:
         return 0.0
@@ -263,12 +343,28 @@ cdef MbdcpStepProblem _problem(cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray D, cnp
                                cnp.ndarray Wb, cnp.ndarray theta, cnp.ndarray dtheta, cnp.ndarray Dj,
                                cnp.ndarray Ej, cnp.ndarray beta_max) except *:
     cdef MbdcpStepProblem p
-    p.n_v = M.shape[0]
-    p.n_c = Wn.shape[1]
-    p.m = D.shape[1]
-    p.n_b = Wb.shape[1]
-    p.m_j = Dj.shape[1]
-    p.n_j = Ej.shape[1]
+    _f(M, "M", (-1, -1))
+    cdef Py_ssize_t n_v = M.shape[0]
+    _f(Wn, "Wn", (n_v, -1))
+    _f(D, "D", (n_v, -1))
+    _f(Wb, "Wb", (n_v, -1), True)
+    _f(Dj, "Dj", (n_v, -1), True)
+    cdef Py_ssize_t n_c = Wn.shape[1], m = D.shape[1]
+    cdef Py_ssize_t n_b = Wb.shape[1] if Wb.size else 0, m_j = Dj.shape[1] if Dj.size else 0
+    _f(Ej, "Ej", (m_j, -1), True)
+    cdef Py_ssize_t n_j = Ej.shape[1] if Ej.size else 0
+    for a, name, shape, optional in ((M, "M", (n_v, n_v), False), (E, "E", (m, n_c), m == 0), (mu, "mu", (n_c,), n_c == 0),
+                                     (v, "v", (n_v,), False), (p_ext, "p_ext", (n_v,), True),
+                                     (psi_n, "psi_n", (n_c,), True), (dpsi_n, "dpsi_n", (n_c,), True),
+                                     (dpsi_f, "dpsi_f", (m,), True), (theta, "theta", (n_b,), True),
+                                     (dtheta, "dtheta", (n_b,), True), (beta_max, "beta_max", (n_j,), True)):
+        _f(a, name, shape, optional)
+    p.n_v = n_v
+    p.n_c = n_c
+    p.m = m
+    p.n_b = n_b
+    p.m_j = m_j
+    p.n_j = n_j
     p.h = h
     p.M = _data(M)
     p.Wn = _data(Wn)
@@ -361,6 +457,8 @@ def step(cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray D, cnp.ndarray E, cnp.ndarra
     cdef _Outputs o = _step_buffers(&out, p.n_v, p.n_b, N, F, f)
     cdef cnp.ndarray basis = np.zeros(N, dtype=np.intc)
     out.basis = <int *>cnp.PyArray_DATA(basis) if N else NULL
+    if start is not None:
+        _i(start, "start", (N,))
     cdef const int *sp = _idata(start) if start is not None and N else NULL
     cdef cnp.ndarray work = np.empty(nbytes // 8 + 1)
     cdef void *wp = cnp.PyArray_DATA(work)
@@ -391,6 +489,7 @@ def relax(int which, cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray D, cnp.ndarray E
     cdef _Outputs o = _step_buffers(&out, p.n_v, p.n_b, N, F, f)
     cdef cnp.ndarray work = np.empty(nbytes // 8 + 1)
     cdef void *wp = cnp.PyArray_DATA(work)
+    _f(data, "gamma" if which == 1 else "lam", (p.n_c,), p.n_c == 0)
     cdef const double *dp = _data(data)
     cdef MbdcpReturn rc
     with nogil:
@@ -437,6 +536,10 @@ def fixed_point(cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray D, cnp.ndarray E, cnp
     cdef cnp.ndarray basis_p1 = np.zeros(N, dtype=np.intc), basis_p2 = np.zeros(N2, dtype=np.intc)
     out.basis_p1 = <int *>cnp.PyArray_DATA(basis_p1) if N else NULL
     out.basis_p2 = <int *>cnp.PyArray_DATA(basis_p2) if N2 else NULL
+    if start_p1 is not None:
+        _i(start_p1, "start_p1", (N,))
+    if start_p2 is not None:
+        _i(start_p2, "start_p2", (N2,))
     cdef const int *s1 = _idata(start_p1) if start_p1 is not None and N else NULL
     cdef const int *s2 = _idata(start_p2) if start_p2 is not None and N2 else NULL
     cdef void *wp = cnp.PyArray_DATA(work)
@@ -450,6 +553,9 @@ def fixed_point(cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray D, cnp.ndarray E, cnp
 
 
 def sliding_speed(cnp.ndarray D, cnp.ndarray E, cnp.ndarray v):
+    _f(D, "D", (-1, -1))
+    _f(E, "E", (D.shape[1], -1))
+    _f(v, "v", (D.shape[0],), D.shape[0] == 0)
     cdef mbdcp_int n_v = D.shape[0], m = D.shape[1], n_c = E.shape[1]
     lam = np.zeros(n_c)
     cdef double *lp = <double *>cnp.PyArray_DATA(lam)
@@ -461,6 +567,13 @@ def full_rank_step(cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray Wt, cnp.ndarray mu
                    double h, int n_d, double rho, cnp.ndarray p_ext, cnp.ndarray psi_n, bint return_lcp,
                    double compliance=-1.0):
     """(v_next, p_t, z, w, F, f, rho_used, status, pivots, residual, compliance_used)."""
+    _f(M, "M", (-1, -1))
+    _f(Wn, "Wn", (M.shape[0], -1))
+    cdef Py_ssize_t nv_ = M.shape[0], nc_ = Wn.shape[1]
+    for a, name, shape, optional in ((M, "M", (nv_, nv_), False), (Wt, "Wt", (nv_, 2 * nc_), nc_ == 0),
+                                     (mu, "mu", (nc_,), nc_ == 0), (v, "v", (nv_,), False),
+                                     (p_ext, "p_ext", (nv_,), True), (psi_n, "psi_n", (nc_,), True)):
+        _f(a, name, shape, optional)
     cdef MbdcpFullRankProblem p
     p.n_v = M.shape[0]
     p.n_c = Wn.shape[1]
@@ -515,6 +628,15 @@ def ccp(int n_v, int n_c, int n_b, cnp.ndarray P_ptr, cnp.ndarray P_ind, cnp.nda
         cnp.ndarray Q_ptr, cnp.ndarray Q_ind, cnp.ndarray Q_val, cnp.ndarray mu, cnp.ndarray p,
         str method, double tol, int max_iter, double omega, cnp.ndarray nu0):
     """(nu, u, history, status, iterations, residual, polished); nu0 is None or the warm start."""
+    if n_v < 1 or n_c < 0 or n_b < 0:
+        raise ValueError(f"internal call: n_v = {n_v}, n_c = {n_c}, n_b = {n_b} out of range")
+    cdef Py_ssize_t cols = 3 * <Py_ssize_t>n_c + n_b
+    _compressed(P_ptr, P_ind, P_val, "P", cols, n_v)
+    _compressed(Q_ptr, Q_ind, Q_val, "Q", cols, n_v)
+    _f(mu, "mu", (n_c,), n_c == 0)
+    _f(p, "p", (cols,), cols == 0)
+    if nu0 is not None and np.shape(nu0) != (cols,):
+        raise ValueError(f"internal call: nu0 must have shape ({cols},), got {np.shape(nu0)}")
     cdef MbdcpCcpProblem pr
     pr.n_v = n_v
     pr.n_c = n_c
@@ -559,6 +681,9 @@ def ccp(int n_v, int n_c, int n_b, cnp.ndarray P_ptr, cnp.ndarray P_ind, cnp.nda
 def block_spd_inverse(cnp.ndarray M):
     """(Minv, rc, bad) for a C-contiguous float64 stack (nb, k, k): rc is 0, or the return code
     (MBDCP_ERR_DATA: block `bad` not symmetric; MBDCP_ERR_NOT_POSDEF: not positive definite)."""
+    _f(M, "M", (-1, -1, -1))
+    if M.shape[1] != M.shape[2]:
+        raise ValueError(f"internal call: M must be a stack of square blocks, got shape {np.shape(M)}")
     cdef mbdcp_int nb = M.shape[0], k = M.shape[1], bad = -1
     Minv = np.empty_like(M)
     cdef cnp.ndarray scratch = np.empty(k * k + 1)
@@ -576,6 +701,10 @@ def block_spd_inverse(cnp.ndarray M):
 def block_times_csc(cnp.ndarray B, int ncols, cnp.ndarray P_ptr, cnp.ndarray P_ind, cnp.ndarray P_val):
     """(indptr, indices, data) of Q = B P: B a float64 stack (nb, k, k) of diagonal blocks, P in
     CSC (int32 indptr and sorted indices, float64 data)."""
+    _f(B, "B", (-1, -1, -1))
+    if B.shape[1] != B.shape[2] or B.shape[1] < 1 or ncols < 0:
+        raise ValueError(f"internal call: B must be a stack of square blocks and ncols >= 0, got {np.shape(B)}, {ncols}")
+    _compressed(P_ptr, P_ind, P_val, "P", ncols, B.shape[0] * B.shape[1])
     cdef mbdcp_int nb = B.shape[0], k = B.shape[1]
     Q_ptr = np.empty(ncols + 1, dtype=np.intc)
     cdef const int *pp = _idata(P_ptr)
@@ -598,6 +727,7 @@ def block_times_csc(cnp.ndarray B, int ncols, cnp.ndarray P_ptr, cnp.ndarray P_i
 def cone_project(double mu, cnp.ndarray g):
     """Project a contiguous float64 3-vector onto the friction cone (a copy)."""
     out = np.array(g, dtype=np.float64)
+    _f(out, "g", (3,))
     mbdcp_cone_project(mu, <double *>cnp.PyArray_DATA(out))
     return out
 
@@ -649,6 +779,7 @@ def step_args_valid(object M, object Wn, object D, object E, object U, object v,
 
 def all_finite(cnp.ndarray a):
     """True when every entry of a C-contiguous float64 array is finite."""
+    _f(a, "a", tuple(-1 for _ in range(a.ndim)))
     cdef const double *p = <const double *>cnp.PyArray_DATA(a)
     cdef size_t n = <size_t>cnp.PyArray_SIZE(a)
     cdef int ok
@@ -660,6 +791,8 @@ def all_finite(cnp.ndarray a):
 def asymmetry(const double[:, ::1] A):
     """(max |A_ij - A_ji|, max |A_ij|) of a square matrix."""
     cdef Py_ssize_t n = A.shape[0], i, j
+    if A.shape[1] != n:
+        raise ValueError(f"internal call: A must be square, got {A.shape[0]} x {A.shape[1]}")
     cdef double d = 0.0, m = 0.0, x
     for i in range(n):
         for j in range(n):
@@ -695,20 +828,22 @@ FC_CASES = ("takeoff", "stick", "slide", "best_effort")
 cdef int _fc_record(void *ctx, mbdcp_int it, mbdcp_int a, mbdcp_int b, double value) noexcept nogil:
     """Records the outer iterations (a == -1); the inner solves of a fixed point (a == -2) are
     only counted, for the Ctrl-C check."""
-    cdef Recorder *R = <Recorder *>ctx
     if a == -1:
         return _record(ctx, it, a, b, value)
-    R.count += 1
-    if R.count % R.check_every == 0:
-        with gil:
-            if PyErr_CheckSignals() != 0:
-                R.interrupted = 1
-                return 1
-    return 0
+    return _poll(<Recorder *>ctx)
 
 
 cdef MbdcpFcProblem _fc_problem(int n_c, cnp.ndarray W_ptr, cnp.ndarray W_ind, cnp.ndarray W_val, S, cnp.ndarray q,
                                 cnp.ndarray mu) except *:
+    if n_c < 0:
+        raise ValueError(f"internal call: n_c must be >= 0, got {n_c}")
+    _compressed(W_ptr, W_ind, W_val, "W", 3 * <Py_ssize_t>n_c, 3 * <Py_ssize_t>n_c)
+    if S is not None:
+        if not isinstance(S, tuple) or len(S) != 3:
+            raise TypeError("internal call: S must be None or a (ptr, ind, val) tuple")
+        _compressed(S[0], S[1], S[2], "S", 3 * <Py_ssize_t>n_c, 3 * <Py_ssize_t>n_c)
+    _f(q, "q", (3 * n_c,), n_c == 0)
+    _f(mu, "mu", (n_c,), n_c == 0)
     cdef MbdcpFcProblem pr
     pr.n_c = n_c
     pr.W_rowptr = _idata(W_ptr)
@@ -747,6 +882,7 @@ def fc_solve(bint coulomb, int n_c, cnp.ndarray W_ptr, cnp.ndarray W_ind, cnp.nd
     s.monitor = _monitor(&R, 4.0 * W_val.shape[0] + 60.0 * n_c + 1.0, False, True)
     s.monitor.fn = _fc_record
     r = np.zeros(3 * n_c) if r0 is None else np.array(r0, dtype=np.float64)
+    _f(r, "r0", (3 * n_c,), n_c == 0)
     u = np.zeros(3 * n_c)
     cdef size_t nbytes = mbdcp_fc_workspace_size(&pr, &s)
     cdef cnp.ndarray work = np.empty(nbytes // 8 + 1)
@@ -770,6 +906,7 @@ def fc_residual(bint coulomb, int n_c, cnp.ndarray W_ptr, cnp.ndarray W_ind, cnp
                 cnp.ndarray mu, cnp.ndarray r):
     """(residual, u) of coulomb.h's residual for r (W in CSR)."""
     cdef MbdcpFcProblem pr = _fc_problem(n_c, W_ptr, W_ind, W_val, None, q, mu)
+    _f(r, "r", (3 * n_c,), n_c == 0)
     u = np.zeros(3 * n_c)
     cdef double res = 0.0
     cdef double *up = <double *>cnp.PyArray_DATA(u)
@@ -783,7 +920,10 @@ def fc_residual(bint coulomb, int n_c, cnp.ndarray W_ptr, cnp.ndarray W_ind, cnp
 
 def fc_local(const double[:, ::1] A, const double[::1] b, double mu, bint coulomb, r0):
     """(r, case name) of one contact's exact local solve; r0 None or the previous r."""
+    if A.shape[0] != 3 or A.shape[1] != 3 or b.shape[0] != 3:
+        raise ValueError(f"internal call: A must be 3 x 3 and b of length 3, got {A.shape[0]} x {A.shape[1]} and {b.shape[0]}")
     r = np.zeros(3) if r0 is None else np.array(r0, dtype=np.float64)
+    _f(r, "r0", (3,))
     cdef double *rp = <double *>cnp.PyArray_DATA(r)
     cdef MbdcpFcCase which = MBDCP_FC_BEST_EFFORT
     cdef MbdcpReturn rc
@@ -797,10 +937,24 @@ def fc_local(const double[:, ::1] A, const double[::1] b, double mu, bint coulom
 
 def lemke_batch(cnp.ndarray Ms, cnp.ndarray qs, Py_ssize_t first, Py_ssize_t count, int max_pivots,
                 double tol, cnp.ndarray z, cnp.ndarray w, cnp.ndarray basis, cnp.ndarray status,
-                cnp.ndarray pivots, cnp.ndarray residual):
+                cnp.ndarray pivots, cnp.ndarray residual, stop=None):
     """Solve instances first..first+count-1 of a batch into rows of the (B, n) outputs.
     Ms is (B, n, n), or (1, n, n) shared by all; qs (B, n); basis (B, n) int32; status and
-    pivots (B,) int32; residual (B,). Releases the GIL for the whole loop."""
+    pivots (B,) int32; residual (B,). Releases the GIL for the whole loop; stops on Ctrl-C (on the
+    main thread) or when ``stop`` (None or an int32 array of one flag) is set by another thread."""
+    _f(qs, "qs", (-1, -1))
+    cdef Py_ssize_t B = qs.shape[0], n_ = qs.shape[1]
+    _f(Ms, "Ms", (-1, n_, n_))
+    if Ms.shape[0] not in (1, B):
+        raise ValueError(f"internal call: Ms must hold 1 or {B} matrices, got {Ms.shape[0]}")
+    for a, name in ((z, "z"), (w, "w")):
+        _f(a, name, (B, n_))
+    _i(basis, "basis", (B, n_))
+    _i(status, "status", (B,))
+    _i(pivots, "pivots", (B,))
+    _f(residual, "residual", (B,))
+    if first < 0 or count < 0 or first + count > B:
+        raise ValueError(f"internal call: instances {first}..{first + count - 1} outside the batch of {B}")
     cdef mbdcp_int n = qs.shape[1]
     cdef MbdcpLemkeSettings s = _lemke_settings(max_pivots, tol)
     if count <= 0 or n == 0:
@@ -820,15 +974,48 @@ def lemke_batch(cnp.ndarray Ms, cnp.ndarray qs, Py_ssize_t first, Py_ssize_t cou
     cdef void *wk = cnp.PyArray_DATA(work)
     cdef mbdcp_int failed = -1
     cdef MbdcpReturn rc
+    cdef Recorder R
+    s.monitor = _monitor(&R, 4.0 * n * n, False, False, stop)
     with nogil:
         rc = mbdcp_lemke_batch(<mbdcp_int>count, n, Mp, M_stride, qp, &s, &out, &failed, wk, nbytes)
+    _recorded(&R)
     if rc != MBDCP_OK:
         raise CoreError(rc, f"instance {first + failed}: " + mbdcp_return_message(rc).decode())
 
 
+cdef int _step_batch_shapes(tuple arrays, tuple dims, cnp.ndarray hs, Py_ssize_t first, Py_ssize_t count,
+                            cnp.ndarray v_next, cnp.ndarray p_b, cnp.ndarray z, cnp.ndarray w, cnp.ndarray status,
+                            cnp.ndarray pivots, cnp.ndarray residual) except -1:
+    """step_batch's arguments agree: 16 arrays with a leading axis of 1 or B (or empty: absent) and
+    each instance's shape from dims, outputs of B rows, instances inside the batch."""
+    if len(arrays) != 16 or len(dims) != 6 or any(not isinstance(d, int) or d < 0 for d in dims) or dims[0] < 1:
+        raise ValueError("internal call: arrays must hold 16 arrays and dims 6 sizes (n_v >= 1, the others >= 0)")
+    n_v, n_c, m, n_b, m_j, n_j = dims
+    cdef Py_ssize_t B = v_next.shape[0] if v_next.ndim == 2 else -1, N = 2 * n_c + m + m_j + n_j
+    shapes = ((n_v, n_v), (n_v, n_c), (n_v, m), (m, n_c), (n_c,), (n_v,), (n_v,), (n_c,), (n_c,), (m,),
+              (n_v, n_b), (n_b,), (n_b,), (n_v, m_j), (m_j, n_j), (n_j,))
+    names = ("Ms", "Wns", "Ds", "Es", "Us", "vs", "p_ext", "psi_n", "dpsi_n", "dpsi_f", "Wb", "theta", "dtheta",
+             "Dj", "Ej", "beta_max")
+    for a, name, shape in zip(arrays, names, shapes):
+        _f(a, name, (-1,) + shape, True)
+        if a.size and a.shape[0] not in (1, B):
+            raise ValueError(f"internal call: {name} must hold 1 or {B} instances, got {a.shape[0]}")
+    _f(hs, "hs", (-1,))
+    if hs.shape[0] not in (1, B):
+        raise ValueError(f"internal call: hs must hold 1 or {B} values, got {hs.shape[0]}")
+    for a, name, n in ((v_next, "v_next", n_v), (p_b, "p_b", n_b), (z, "z", N), (w, "w", N)):
+        _f(a, name, (B, n))
+    _i(status, "status", (B,))
+    _i(pivots, "pivots", (B,))
+    _f(residual, "residual", (B,))
+    if first < 0 or count < 0 or first + count > B:
+        raise ValueError(f"internal call: instances {first}..{first + count - 1} outside the batch of {B}")
+    return 0
+
+
 def step_batch(tuple arrays, tuple dims, cnp.ndarray hs, Py_ssize_t first, Py_ssize_t count, int max_pivots,
                double tol, cnp.ndarray v_next, cnp.ndarray p_b, cnp.ndarray z, cnp.ndarray w,
-               cnp.ndarray status, cnp.ndarray pivots, cnp.ndarray residual):
+               cnp.ndarray status, cnp.ndarray pivots, cnp.ndarray residual, stop=None):
     """Time steps first..first+count-1 of a batch. ``arrays``: the 16 validated inputs of
     :func:`step` in its order without h (M, Wn, D, E, mu, v, p_ext, psi_n, dpsi_n, dpsi_f, Wb,
     theta, dtheta, Dj, Ej, beta_max), each C-contiguous float64 with a leading batch axis of B or
@@ -840,6 +1027,7 @@ def step_batch(tuple arrays, tuple dims, cnp.ndarray hs, Py_ssize_t first, Py_ss
     cdef size_t stride[16]
     cdef Py_ssize_t k, i, j
     cdef cnp.ndarray a
+    _step_batch_shapes(arrays, dims, hs, first, count, v_next, p_b, z, w, status, pivots, residual)
     for k in range(16):
         a = arrays[k]
         base[k] = _data(a)
@@ -862,6 +1050,7 @@ def step_batch(tuple arrays, tuple dims, cnp.ndarray hs, Py_ssize_t first, Py_ss
     cdef cnp.ndarray work
     cdef mbdcp_int failed = -1
     cdef MbdcpReturn rc = MBDCP_OK
+    cdef Recorder R
     try:
         if P == NULL or O == NULL or I == NULL:
             raise MemoryError()
@@ -894,8 +1083,10 @@ def step_batch(tuple arrays, tuple dims, cnp.ndarray hs, Py_ssize_t first, Py_ss
             O[i].basis = NULL
         nbytes = mbdcp_step_workspace_size(&P[0])
         work = np.empty(nbytes // 8 + 1)
+        s.monitor = _monitor(&R, 4.0 * N * N, False, False, stop)
         with nogil:
             rc = mbdcp_step_batch(<mbdcp_int>count, P, &s, O, I, &failed, cnp.PyArray_DATA(work), nbytes)
+        _recorded(&R)
         for i in range(count if rc == MBDCP_OK else failed):
             (<int *>cnp.PyArray_DATA(status))[first + i] = <int>I[i].status
             (<int *>cnp.PyArray_DATA(pivots))[first + i] = I[i].pivots

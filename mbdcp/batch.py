@@ -7,7 +7,7 @@ a batch is split into contiguous parts solved on threads (one workspace each).
 """
 import os
 import re
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Optional
 
@@ -43,13 +43,24 @@ def _parts(B, k):
 
 
 def _run(fn, B, threads):
-    """fn(first, count) over the parts, on threads when there is more than one part."""
+    """fn(first, count, stop) over the parts, on threads when there is more than one part. Ctrl-C
+    reaches only the main thread: it sets ``stop``, which the parts' C loops poll, waits for them
+    to end and raises; no thread keeps running."""
     parts = _parts(B, _threads(threads, B))
     if not parts:
         return []
     if len(parts) == 1:
-        return [fn(*parts[0])]
-    return list(_pool(len(parts)).map(lambda p: fn(*p), parts))
+        return [fn(*parts[0], None)]
+    stop = np.zeros(1, dtype=np.intc)
+    futures = [_pool(len(parts)).submit(fn, first, count, stop) for first, count in parts]
+    try:
+        while wait(futures, timeout=0.05).not_done:  # a short wait: the main thread sees Ctrl-C
+            pass
+    except BaseException:
+        stop[0] = 1
+        wait(futures)
+        raise
+    return [f.result() for f in futures]
 
 
 _POOL = []  # one thread pool, kept: starting threads per call costs more than a small batch
@@ -97,7 +108,7 @@ class BatchLemkeResult(_Batch):
         True where the instance is SOLVED (verified componentwise, as :func:`mbdcp.lemke`).
     pivots : ndarray of int32, shape (B,)
     residual : ndarray, shape (B,)
-        :math:`\\max_i |\\min(z_i, w_i)|` per instance.
+        The worst row's ratio per instance (see :class:`mbdcp.LemkeResult`).
     basis : ndarray of bool, shape (B, n)
         Lemke's final basis per instance (True where :math:`z_i` is basic).
     """
@@ -172,8 +183,9 @@ def lemke(Ms, qs, *, max_pivots=None, tol=None, threads=None):
     pivots = np.zeros(B, dtype=np.intc)
     residual = np.zeros(B)
 
-    def part(first, count):
-        _core.lemke_batch(Ms, qs, first, count, max_pivots or 0, tol or 0.0, z, w, basis, status, pivots, residual)
+    def part(first, count, stop):
+        _core.lemke_batch(Ms, qs, first, count, max_pivots or 0, tol or 0.0, z, w, basis, status, pivots, residual,
+                          stop)
 
     _run(part, B, threads)
     return BatchLemkeResult(z=z, w=w, status=status, success=status == int(Status.SOLVED), pivots=pivots,
@@ -336,9 +348,9 @@ def step(Ms, Wns, Ds, Es, Us, vs, h, *, p_ext=None, psi_n=None, dpsi_n=None, dps
     residual = np.zeros(B)
     arrays = tuple(arrays)
 
-    def part(first, count):
+    def part(first, count, stop):
         return _core.step_batch(arrays, dims, hs, first, count, max_pivots or 0, tol or 0.0,
-                          v_next, p_b, z, w, status, pivots, residual)
+                                v_next, p_b, z, w, status, pivots, residual, stop)
 
     for failed in _run(part, B, threads):
         if failed is not None:

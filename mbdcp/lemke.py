@@ -31,13 +31,25 @@ def lemke(M, q, *, max_pivots=None, tol=None, trace=False, basis=None):
     :math:`M` is copositive-plus this proves the LCP infeasible). If
     :math:`q \ge 0`, :math:`z = 0` is returned without pivoting.
 
-    A result is marked ``success`` only after componentwise verification on the given
-    data: :math:`w = Mz + q` is recomputed from the returned :math:`z`, and
-    :math:`z \ge 0`, :math:`w_i \ge -\tau_i`, and :math:`z_j` may be nonzero only where
-    :math:`w_j \le \tau_j` (or its every term :math:`|M_{ij}| z_j \le \tau_i`), with
-    :math:`\tau = tol \cdot (|M||z| + |q|)` (plus a rounding floor of
-    :math:`4 n \epsilon \max_i \tau_i / tol`): :math:`z` solves an LCP whose data differ from
-    :math:`M, q` by at most ``tol`` relative, entry by entry.
+    A result is marked ``success`` only after verification row by row, each row at its own
+    scale: with :math:`w = Mz + q` recomputed from the returned :math:`z` and
+    :math:`s_i = (|M||z|)_i + |q_i|`, the magnitude of the terms that make up :math:`w_i`,
+
+    .. math::  z_i \ge 0, \qquad w_i \ge -tol \cdot s_i, \qquad
+               z_i = 0 \ \text{or}\ w_i \le tol \cdot s_i \qquad \text{for every row } i.
+
+    The rule is invariant under any positive scaling of rows and columns (a change of units):
+    a small row beside a huge one is judged at its own scale, and the only absolute floor is the
+    subnormal range. It is tested with ``tol`` reduced by the rounding bound of a row sum,
+    :math:`2(n + 2)\epsilon`, so that it holds for the exact :math:`w`. A verified answer that is
+    also a certificate of infeasibility (an infeasible LCP whose huge :math:`z` hides a negative
+    :math:`w_i` under the tolerance its own size sets) is reported as ``RAY_TERMINATION`` with
+    that certificate: :math:`y \ge 0`, :math:`(M^T y)_j \le \tau (|M|^T y)_j` and
+    :math:`q^T y < -\tau |q|^T y`, with :math:`\tau` = ``tol`` for a certificate read off a ray
+    and :math:`\sqrt{tol}` for one read off such an answer (whose terms cancel by more than
+    :math:`10^6`; rounding leaves its direction a component of about :math:`10^{-5}` outside the
+    null space). A point that fails is ``NUMERICAL_ERROR`` (or ``MAX_ITERATIONS``) with the worst
+    row named in ``message``.
 
     Parameters
     ----------
@@ -49,7 +61,7 @@ def lemke(M, q, *, max_pivots=None, tol=None, trace=False, basis=None):
         Pivot limit (default ``100 * (n + 1)``); reaching it gives status
         ``MAX_ITERATIONS``.
     tol : float, optional
-        Relative verification tolerance (default 1e-9).
+        Relative verification tolerance of every row, in (0, 1) (default 1e-9; the rule above).
     trace : bool
         Record the (entering, leaving) variable of every pivot, for teaching.
     basis : ndarray of bool, shape (n,), or LemkeResult, optional
@@ -63,8 +75,9 @@ def lemke(M, q, *, max_pivots=None, tol=None, trace=False, basis=None):
     -------
     LemkeResult
         ``z``, ``w``, ``status``, ``success``, ``message``, ``pivots`` (the initial
-        pivot that brings in :math:`z_0` included), ``residual``
-        :math:`\max_i |\min(z_i, w_i)|` and ``trace``: a list such as
+        pivot that brings in :math:`z_0` included), ``residual`` (the worst row's ratio: the
+        largest violation of a row over :math:`s_i`, the smallest ``tol`` at which the rows
+        pass; 0 for an exact solution) and ``trace``: a list such as
         ``[("z0", "w2"), ("z2", "w4"), ("z4", "z0")]``, where each step brings in
         the complement of what the previous one took out. Also ``basis`` (True where
         :math:`z_i` is basic at the end, for a warm start), ``warm_started`` (the answer came
@@ -95,16 +108,19 @@ def lemke(M, q, *, max_pivots=None, tol=None, trace=False, basis=None):
             raise ValueError(f"basis must be a boolean array of shape (n,) = ({n},) (True where z_i is basic), "
                              f"or a LemkeResult; got dtype {start.dtype} and shape {start.shape}")
         start = start.astype(np.intc)
-    z, w, status, pivots, residual, tr, basis_out, certificate, _, warm = _core.lemke(
+    z, w, status, pivots, residual, tr, basis_out, certificate, _, warm, worst = _core.lemke(
         M, q, max_pivots or 0, tol or 0.0, bool(trace), start)
     status = Status(status)
+    message = status.message
+    if status in (Status.NUMERICAL_ERROR, Status.MAX_ITERATIONS) and worst >= 0 and residual > 0:
+        message += f"; at the last point, row {worst} is violated by {residual:.3g} of its own scale"
     names = None
     if trace:
         names = [(_name(a, n), _name(b, n)) for a, b in tr]
     return LemkeResult(
         success=status == Status.SOLVED,
         status=status,
-        message=status.message,
+        message=message,
         z=z,
         w=w,
         pivots=int(pivots),

@@ -69,7 +69,9 @@ class LemkeResult(_Outcome):
     pivots : int
         Pivots taken, the one bringing in z0 included.
     residual : float
-        :math:`\max_i |\min(z_i, w_i)|`.
+        The worst row's ratio: the largest violation of a row (:math:`-w_i`, or :math:`w_i`
+        where :math:`z_i > 0`) over the magnitude :math:`s_i = (|M||z| + |q|)_i` of its terms;
+        0 for an exact solution, at most ``tol`` when SOLVED (:func:`mbdcp.lemke`).
     trace : list of (str, str) or None
         The (entering, leaving) variables of every pivot, when asked for.
     basis : ndarray of bool, shape (n,)
@@ -119,7 +121,7 @@ class StepResult(_Outcome):
     pivots : int
         Lemke's pivots.
     residual : float
-        Natural residual of the reduced LCP.
+        The worst row's ratio of the reduced LCP (see :class:`LemkeResult`).
     lcp : LCPData or None
         The reduced LCP(F, f), when asked for.
     basis : ndarray of bool
@@ -173,7 +175,7 @@ class RelaxResult(_Outcome):
     pivots : int
         Lemke's pivots.
     residual : float
-        Natural residual of the subproblem's LCP.
+        The worst row's ratio of the subproblem's LCP (see :class:`LemkeResult`).
     lcp : LCPData or None
         The subproblem's LCP, when asked for.
     """
@@ -267,7 +269,7 @@ class FullRankResult(_Outcome):
     pivots : int
         Lemke's pivots.
     residual : float
-        Natural residual of the LCP.
+        The worst row's ratio of the LCP (see :class:`LemkeResult`).
     lcp : LCPData or None
         The LCP, when asked for.
     cone_slack : ndarray, shape (n_c,)
@@ -319,7 +321,7 @@ class InstantaneousResult(_Outcome):
     pivots : int
         Lemke's pivots.
     residual : float
-        Natural residual of the LCP.
+        The worst row's ratio of the LCP (see :class:`LemkeResult`).
     lcp : LCPData or None
         The LCP, when asked for.
     """

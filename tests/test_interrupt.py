@@ -98,3 +98,49 @@ def test_results_do_not_pin_the_workspace():
     assert _owner(fp.v_next).nbytes <= 8 * (s.M.shape[0] + 3 * N)
     lr = mbdcp.lemke(np.eye(50), -np.ones(50))
     assert _owner(lr.z).nbytes == 8 * 50
+
+
+CHILD = r"""
+import os, signal, threading, time
+import numpy as np
+import mbdcp
+from mbdcp.testing import random_spd
+signal.signal(signal.SIGINT, signal.default_int_handler)
+rng = np.random.default_rng(0)
+n, B = 160, 20_000
+M = random_spd(n, rng, cond=1e3)
+qs = rng.standard_normal((B, n))
+kind = os.environ["KIND"]
+threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT)).start()
+t0 = time.perf_counter()
+try:
+    if kind == "lemke":
+        mbdcp.batch.lemke(M, qs)
+    else:
+        Wn = rng.standard_normal((n, 40))
+        mbdcp.batch.step(np.eye(n), Wn, np.zeros((n, 0)), np.zeros((0, 40)), 0.0,
+                         rng.standard_normal((B // 2, n)), 0.01, psi_n=np.zeros(40))
+    print("FINISHED", time.perf_counter() - t0)
+except KeyboardInterrupt:
+    stopped = time.perf_counter() - t0
+    c0 = time.process_time()
+    time.sleep(0.5)
+    print("STOPPED", stopped, time.process_time() - c0)
+"""
+
+
+@pytest.mark.parametrize("kind", ["lemke", "step"])
+def test_ctrl_c_stops_a_batch_and_its_threads(kind):
+    # a real SIGINT half a second into a batch of many seconds: KeyboardInterrupt reaches the
+    # caller within a second of it, and no thread goes on computing afterwards (CPU time while idle)
+    import os
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "KIND": kind})
+    words = out.stdout.split()
+    assert words and words[0] == "STOPPED", out.stdout + out.stderr
+    stopped, busy = float(words[1]), float(words[2])
+    assert stopped < 1.5, stopped           # the signal came at 0.5 s
+    assert busy < 0.1, busy

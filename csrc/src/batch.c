@@ -31,6 +31,7 @@ MbdcpReturn mbdcp_lemke_batch(mbdcp_int count, mbdcp_int n, const mbdcp_float *M
         out->status[i] = (mbdcp_int)info.status;
         out->pivots[i] = info.pivots;
         out->residual[i] = info.residual;
+        if (info.status == MBDCP_INTERRUPTED) break; /* the monitor stopped the batch */
     }
     return MBDCP_OK;
 }
@@ -56,6 +57,7 @@ MbdcpReturn mbdcp_step_batch(mbdcp_int count, const MbdcpStepProblem *problems,
             *failed = i;
             return rc;
         }
+        if (infos[i].status == MBDCP_INTERRUPTED) break; /* the monitor stopped the batch */
     }
     return MBDCP_OK;
 }

@@ -41,6 +41,8 @@
 #define NOISE 4.0
 /* Passes of single-variable mends over the rows a cleaned point still fails (extract). */
 #define MEND_PASSES 4
+/* A row whose terms cancel beyond this factor marks a verified answer to test for infeasibility. */
+#define CANCEL 1e6
 /* Scaled data stay below 2^LIMIT_LOG2 in magnitude. */
 #define LIMIT_LOG2 960
 /* A basis block whose elimination meets a pivot at or below SINGULAR times its largest entry is
@@ -992,19 +994,33 @@ static int certify_ray(Lemke *L)
     return L->certified;
 }
 
-/* A verified z that is also, scaled, a Farkas certificate (z >= 0, M^T z <= 0, q^T z < 0 to
- * tol): both hold only within the tolerance, on an infeasible LCP whose huge z hides a tiny
- * negative w under the tolerance its own size sets. Infeasibility wins (sets L->certified).
- * q^T z >= 0 rules a certificate out at the cost of a dot product. */
+/* Does some row of the verified z cancel more than CANCEL (|M||z|)_i against |w_i| + |q_i|? A
+ * huge z that nearly solves an infeasible monotone LCP (along a direction M nearly annihilates)
+ * does; an ordinary answer does not. */
+static int cancels(const Lemke *L)
+{
+    const mbdcp_float *w = L->out->w, *s = L->res;
+    for (mbdcp_int i = 0; i < L->n; ++i)
+        if (s[i] > CANCEL * (fabs(w[i]) + fabs(L->q[i]))) return 1;
+    return 0;
+}
+
+/* A verified z may also be, scaled, a Farkas certificate (z >= 0, M^T z <= 0, q^T z < 0 to tol):
+ * both hold only within the tolerance, on an infeasible LCP whose huge z hides a tiny negative w
+ * under the tolerance its own size sets. Infeasibility wins (sets L->certified). Such a z cancels
+ * (cancels()), and rounding leaves its direction a component of about 1e-5 in the range of M:
+ * there the certificate is judged at sqrt(tol); an ordinary answer, cancelling or not, is far from
+ * M^T z <= 0. q^T z >= 0 rules a certificate out at the cost of a dot product. */
 static int certify_answer(Lemke *L)
 {
     const mbdcp_int n = L->n;
     mbdcp_float qz = 0.0;
     for (mbdcp_int i = 0; i < n; ++i) qz += L->q[i] * L->out->z[i];
     if (!(qz < 0.0)) return 0;
+    const mbdcp_float tol = cancels(L) ? sqrt(L->s->tol) : L->s->tol;
     mbdcp_float *y = ray_buffer(L);
     memcpy(y, L->out->z, (size_t)n * sizeof(mbdcp_float));
-    L->certified = farkas(n, L->M, L->q, L->s->tol, y, L->res, L->ag);
+    L->certified = farkas(n, L->M, L->q, tol, y, L->res, L->ag);
     if (!L->certified) memset(y, 0, (size_t)n * sizeof(mbdcp_float));
     return L->certified;
 }

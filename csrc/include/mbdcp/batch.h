@@ -7,7 +7,9 @@
  * for bit the result of the single solve. Statuses are per instance; one instance that ends
  * on a ray or at the pivot limit does not stop the others. The loop holds no lock and
  * touches only its own outputs, so a caller may split a batch into parts and run the parts
- * on threads, each with its own workspace.
+ * on threads, each with its own workspace. The settings' monitor is called by every solve; when it
+ * stops one (status MBDCP_INTERRUPTED), the batch stops after that instance and the outputs of the
+ * instances after it are left as they were.
  */
 #ifndef MBDCP_BATCH_H
 #define MBDCP_BATCH_H
