@@ -10,7 +10,7 @@ import numpy as np
 from mbdcp.step import friction_basis
 
 __all__ = ["random_spd", "lcp_with_solution", "Scene", "random_scene", "stewart_trinkle_lcp", "LCP_CLASSES",
-           "lcp_problem", "infeasible_lcp", "scaled_lcp", "solves_lcp"]
+           "lcp_problem", "infeasible_lcp", "scaled_lcp", "solves_lcp", "certifies_infeasibility", "spread_lcp"]
 
 
 def _rng(seed):
@@ -252,24 +252,28 @@ def granular_pile(n_bodies, n_contacts, seed=None, mu=(0.1, 0.6), h=0.01, sparse
 # ---- LCP classes for reliability tests and benchmarks --------------------------------------------
 
 def solves_lcp(M, q, z, tol=1e-8):
-    """True when z solves LCP(M, q) componentwise (a NumPy check, independent of the C core's).
+    """True when z solves LCP(M, q) row by row, each row at its own scale (a check in extended
+    precision, np.longdouble, independent of the C core's).
 
-    Each row is judged against the magnitude of its own terms, ``s_i = |q_i| + sum_j |M_ij z_j|``
-    (plus a floor of a few rounding errors of the largest row): z >= 0, w = M z + q >= -tol s,
-    and where w_j is not negligible, z_j must be negligible in every row it enters.
+    With w = M z + q and s_i = |q_i| + sum_j |M_ij| z_j (the magnitude of the terms of w_i):
+    z_i >= 0, w_i >= -tol s_i, and z_i = 0 or w_i <= tol s_i, for every row i, with no floor:
+    invariant under any positive scaling of rows and columns (a change of units).
     """
-    M, q, z = np.asarray(M, float), np.asarray(q, float), np.asarray(z, float)
-    if z.shape != q.shape or not np.all(np.isfinite(z)) or z.min(initial=0.0) < 0:
+    M, q, z = (np.asarray(x, dtype=np.longdouble) for x in (M, q, z))
+    if z.shape != q.shape or M.shape != q.shape * 2 or not np.all(np.isfinite(z)) or np.any(z < 0):
         return False
     w = M @ z + q
     s = np.abs(q) + np.abs(M) @ z
-    slack = tol * s + 8 * len(q) * np.finfo(float).eps * s.max(initial=0.0)
-    if not np.all(np.isfinite(w)) or np.any(w < -slack):
+    return bool(np.all(np.isfinite(w)) and np.all(w >= -tol * s) and np.all((z == 0) | (w <= tol * s)))
+
+
+def certifies_infeasibility(M, q, y, tol=1e-8):
+    """True when y proves LCP(M, q) infeasible (Farkas): y >= 0, M^T y <= 0 and q^T y < 0, each
+    column and q^T y at its own scale (np.longdouble): then no z >= 0 has M z + q >= 0."""
+    if y is None:
         return False
-    for j in np.flatnonzero((z > 0) & (w > slack)):
-        if np.any(np.abs(M[:, j]) * z[j] > slack):
-            return False
-    return True
+    M, q, y = (np.asarray(x, dtype=np.longdouble) for x in (M, q, y))
+    return bool(np.all(y >= 0) and np.all(M.T @ y <= tol * (np.abs(M).T @ y)) and q @ y < -tol * (np.abs(q) @ y))
 
 
 def _planted_q(rng, M, integer=False):
@@ -356,3 +360,16 @@ def scaled_lcp(M, q, how, seed=None):
     if how != "none":
         raise ValueError(f"how must be 'none', 'diagonal', 'symmetric' or 'global', got {how!r}")
     return M, q
+
+
+def spread_lcp(n, seed=None, rows=10, values=12):
+    """A P-matrix LCP whose rows, columns and planted solution span many orders of magnitude: an
+    SPD matrix (condition up to 1e4) with rows and columns scaled by 10^(-rows..rows), and a
+    planted z, w with entries 10^(-values..values) (half of them zero). One solution."""
+    rng = _rng(seed)
+    M = random_spd(n, rng, cond=10 ** rng.uniform(0, 4))
+    r, c = 10 ** rng.uniform(-rows, rows, n), 10 ** rng.uniform(-rows, rows, n)
+    M = r[:, None] * M * c[None, :]
+    z = np.where(rng.uniform(size=n) < 0.5, 10 ** rng.uniform(-values, values, n), 0.0)
+    w = np.where(z == 0, np.where(rng.uniform(size=n) < 0.5, 10 ** rng.uniform(-values, values, n), 0.0), 0.0)
+    return M, w - M @ z

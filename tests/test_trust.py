@@ -11,26 +11,13 @@ import pytest
 
 import mbdcp
 from mbdcp import Status, _core
-from mbdcp.testing import infeasible_lcp, lcp_problem, random_spd
+from mbdcp.testing import certifies_infeasibility, infeasible_lcp, lcp_problem, random_spd, solves_lcp, spread_lcp
 
 TOL = 1e-9  # the default verification tolerance of Lemke
 
 
 def row_local_solution(M, q, z, tol=TOL):
-    """True when z solves LCP(M, q) row by row at each row's own scale (long double)."""
-    M, q, z = (np.asarray(x, dtype=np.longdouble) for x in (M, q, z))
-    if z.shape != q.shape or not np.all(np.isfinite(z)) or np.any(z < 0):
-        return False
-    w = M @ z + q
-    s = np.abs(M) @ z + np.abs(q)
-    return bool(np.all(w >= -tol * s) and np.all((z == 0) | (w <= tol * s)))
-
-
-def certifies_infeasibility(M, q, y, tol=1e-8):
-    """y >= 0, M^T y <= 0 and q^T y < 0, each column at its own scale (long double): no z >= 0 has
-    M z + q >= 0."""
-    M, q, y = (np.asarray(x, dtype=np.longdouble) for x in (M, q, y))
-    return bool(np.all(y >= 0) and np.all(M.T @ y <= tol * (np.abs(M).T @ y)) and q @ y < -tol * (np.abs(q) @ y))
+    return solves_lcp(M, q, z, tol)
 
 
 # ---------------------------------------------------------------- row-local acceptance
@@ -60,24 +47,13 @@ def test_the_residual_is_the_worst_rows_ratio_and_a_failure_names_the_row():
     assert f"row {int(ratio.argmax())} is violated by" in cut.message
 
 
-def _spread_lcp(rng, n):
-    """An LCP whose rows and planted solution span many orders of magnitude: rows and columns of
-    an SPD matrix scaled by 1e-10..1e10, and a planted z, w of mixed sizes."""
-    M = random_spd(n, rng, cond=10 ** rng.uniform(0, 4))
-    r, c = 10 ** rng.uniform(-10, 10, n), 10 ** rng.uniform(-10, 10, n)
-    M = r[:, None] * M * c[None, :]
-    z = np.where(rng.uniform(size=n) < 0.5, 10 ** rng.uniform(-12, 12, n), 0.0)
-    w = np.where(z == 0, np.where(rng.uniform(size=n) < 0.5, 10 ** rng.uniform(-12, 12, n), 0.0), 0.0)
-    return M, w - M @ z
-
-
 @pytest.mark.parametrize("block", range(4))
 def test_every_solved_answer_holds_row_by_row(block):
     # 2,000 LCPs with rows over twenty orders of magnitude (500 per block)
     false, solved = [], 0
     for k in range(500):
         rng = np.random.default_rng(29_000 + 500 * block + k)
-        M, q = _spread_lcp(rng, int(rng.integers(2, 31)))
+        M, q = spread_lcp(int(rng.integers(2, 31)), rng)
         res = mbdcp.lemke(M, q)
         if res.success:
             solved += 1
