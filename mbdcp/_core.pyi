@@ -166,6 +166,7 @@ def lemke_batch(
     status: np.ndarray,
     pivots: np.ndarray,
     residual: np.ndarray,
+    stop: Any = ...,
 ) -> Any: ...
 def step_batch(
     arrays: tuple,
@@ -182,4 +183,5 @@ def step_batch(
     status: np.ndarray,
     pivots: np.ndarray,
     residual: np.ndarray,
+    stop: Any = ...,
 ) -> Any: ...

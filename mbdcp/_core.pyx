@@ -162,7 +162,7 @@ cdef int _record(void *ctx, mbdcp_int it, mbdcp_int a, mbdcp_int b, double value
     return _poll(R)
 
 
-import threading
+import threading as _threading
 
 
 cdef MbdcpMonitor _monitor(Recorder *R, double cost, bint pairs, bint values, stop=None) except *:
@@ -173,7 +173,7 @@ cdef MbdcpMonitor _monitor(Recorder *R, double cost, bint pairs, bint values, st
     R.check_every = max(1, <long>(1e7 / max(cost, 1.0)))
     R.keep_pairs = pairs
     R.keep_values = values
-    R.signals = threading.current_thread() is threading.main_thread()
+    R.signals = _threading.current_thread() is _threading.main_thread()
     if stop is not None:
         _i(stop, "stop", (1,))
         R.stop = <const int *>cnp.PyArray_DATA(<cnp.ndarray>stop)
