@@ -7,6 +7,8 @@ import scipy.sparse as sp
 
 from mbdcp.io._problems import _INT32_MAX, FclibFile, FormatError, GlobalProblem, LocalProblem, Solution, _symmetry
 
+__all__ = ["read_fclib", "write_fclib"]
+
 # ---------------------------------------------------------------- FCLib
 
 

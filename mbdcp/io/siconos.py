@@ -7,6 +7,8 @@ import scipy.sparse as sp
 
 from mbdcp.io._problems import FormatError, GlobalProblem, LCPProblem, LocalProblem, MLCPProblem, _symmetry
 
+__all__ = ["read_siconos_fc", "read_siconos_lcp", "read_siconos_mlcp"]
+
 # ---------------------------------------------------------------- Siconos text files
 
 
