@@ -1,4 +1,4 @@
-"""Build of mbdcp's one extension module: mbdcp/_core.pyx plus the C99 core in csrc/."""
+"""Build of mbdcp's one extension module: mbdcp/infrastructure/_core.pyx plus the C99 core in csrc/."""
 import os
 import shutil
 from glob import glob
@@ -29,8 +29,8 @@ class BuildExtAlsoInSource(build_ext):
 
 
 core = Extension(
-    "mbdcp._core",
-    sources=["mbdcp/_core.pyx", *sorted(glob("csrc/src/*.c"))],
+    "mbdcp.infrastructure._core",
+    sources=["mbdcp/infrastructure/_core.pyx", *sorted(glob("csrc/src/*.c"))],
     include_dirs=["csrc/include", numpy.get_include()],
     define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
     extra_compile_args=["-std=c99", "-O3", "-fno-math-errno"],

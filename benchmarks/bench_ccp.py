@@ -24,7 +24,7 @@ import scipy.sparse as sp
 from common import HERE, print_table, siconos_available
 
 import mbdcp
-from mbdcp.ccp import mass_inverse
+from mbdcp.formulations.ccp import mass_inverse
 from mbdcp.testing import granular_pile
 
 

@@ -19,7 +19,7 @@ import time
 from common import best_time, print_table
 
 import mbdcp
-from mbdcp import _core
+from mbdcp.infrastructure import _core
 from mbdcp.mechanics import disk_pile_scene, simulate, sphere_pile_scene
 
 _C_SECONDS = [0.0]

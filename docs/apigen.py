@@ -39,15 +39,34 @@ def _module_all(name):
     return module, (list(names) if names is not None else None)
 
 
+# The folders that group the package by role: their modules are documented under the names users
+# import them by (mbdcp.tools.io is mbdcp.io), or not at all when mbdcp.* re-exports all they hold.
+LAYOUT = ("formulations", "infrastructure", "tools")
+
+
+def _public_name(name):
+    """The name users import a module by: mbdcp.io for mbdcp.tools.io, its own name outside the
+    layout folders, None for a module reachable only by its layout path."""
+    if name.split(".")[1:2] and name.split(".")[1] not in LAYOUT:
+        return name
+    for alias, module in sys.modules.items():
+        if alias.count(".") == 1 and alias.startswith(PACKAGE + ".") and getattr(module, "__name__", None) == name:
+            return alias
+    parent, _, last = name.rpartition(".")
+    up = _public_name(parent) if parent.count(".") > 1 else None
+    return f"{up}.{last}" if up else None
+
+
 def public_modules():
     """Dotted names of the public modules, ``mbdcp`` first, then those of ``mbdcp.__all__``."""
     root = importlib.import_module(PACKAGE)
     found = []
     for info in pkgutil.walk_packages(root.__path__, PACKAGE + "."):
-        if any(part.startswith("_") for part in info.name.split(".")):
+        name = _public_name(info.name)
+        if name is None or any(part.startswith("_") for part in name.split(".")):
             continue
-        if _module_all(info.name)[1] is not None:
-            found.append(info.name)
+        if _module_all(name)[1] is not None:
+            found.append(name)
     listed = [f"{PACKAGE}.{n}" for n in root.__all__ if isinstance(getattr(root, n, None), types.ModuleType)]
     rest = sorted((m for m in found if m not in listed), key=lambda m: (m.count("."), m))
     return [PACKAGE] + [m for m in listed if m in found or _module_all(m)[1] is not None] + rest

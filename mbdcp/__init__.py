@@ -18,22 +18,57 @@ with the symbol each source paper uses for each quantity, and a chapter per mode
 - :mod:`mbdcp.derivatives` — exact derivatives (jvp, vjp) of LCP, step and CCP solutions.
 - :mod:`mbdcp.widgets` — interactive explorers of the worked examples (ipywidgets; static figures otherwise).
 """
-from mbdcp import batch, derivatives, io, relax
-from mbdcp import study  # imports pandas and dask only when called
-from mbdcp import widgets  # ipywidgets is imported only when an explorer is built
+import importlib
+import sys
+
 from mbdcp._version import __version__
-from mbdcp.ccp import ccp
-from mbdcp.compare import compare
-from mbdcp.contact_state import ContactState
-from mbdcp.coulomb import ccp_local, coulomb
-from mbdcp.full_rank import full_rank_acceleration, full_rank_step
-from mbdcp.instantaneous import instantaneous
-from mbdcp.lemke import lcp_residual, lemke
-from mbdcp.relax import fixed_point
-from mbdcp.results import (CCPResult, CoulombResult, FixedPointResult, FullRankResult, InstantaneousResult, LCPData,
-                           LemkeResult, LocalCCPResult, RelaxResult, StepResult)
-from mbdcp.status import Status
-from mbdcp.step import friction_basis, step
+from mbdcp.formulations.ccp import ccp
+from mbdcp.formulations.coulomb import ccp_local, coulomb
+from mbdcp.formulations.full_rank import full_rank_acceleration, full_rank_step
+from mbdcp.formulations.instantaneous import instantaneous
+from mbdcp.formulations.lemke import lcp_residual, lemke
+from mbdcp.formulations.relax import fixed_point
+from mbdcp.formulations.step import friction_basis, step
+from mbdcp.infrastructure.contact_state import ContactState
+from mbdcp.infrastructure.results import (
+    CCPResult,
+    CoulombResult,
+    FixedPointResult,
+    FullRankResult,
+    InstantaneousResult,
+    LCPData,
+    LemkeResult,
+    LocalCCPResult,
+    RelaxResult,
+    StepResult,
+)
+from mbdcp.infrastructure.status import Status
+from mbdcp.tools.compare import compare
+
+# The modules users import as mbdcp.<name>, and the paths they had before the package was grouped by
+# role: each name is the module itself (``import mbdcp.relax``, ``from mbdcp.io import read_fclib``).
+_MODULES = {
+    "relax": "mbdcp.formulations.relax", "batch": "mbdcp.tools.batch", "io": "mbdcp.tools.io",
+    "study": "mbdcp.tools.study", "widgets": "mbdcp.tools.widgets", "examples": "mbdcp.tools.examples",
+    "testing": "mbdcp.tools.testing", "demos": "mbdcp.tools.demos", "results": "mbdcp.infrastructure.results",
+    "status": "mbdcp.infrastructure.status", "contact_state": "mbdcp.infrastructure.contact_state",
+    "_core": "mbdcp.infrastructure._core", "_validate": "mbdcp.infrastructure.validate",
+    "_problem": "mbdcp.infrastructure.problem", "_stabilization": "mbdcp.infrastructure.stabilization",
+    "_crash": "mbdcp.formulations.crash",
+}
+# Modules whose name at mbdcp.* is a function: importable by their old path only.
+_PATHS = {"lemke": "mbdcp.formulations.lemke", "step": "mbdcp.formulations.step", "ccp": "mbdcp.formulations.ccp",
+          "coulomb": "mbdcp.formulations.coulomb", "full_rank": "mbdcp.formulations.full_rank",
+          "instantaneous": "mbdcp.formulations.instantaneous", "compare": "mbdcp.tools.compare"}
+for _name, _path in {**_MODULES, **_PATHS}.items():
+    sys.modules[f"{__name__}.{_name}"] = importlib.import_module(_path)
+    for _sub in [k for k in sys.modules if k.startswith(_path + ".")]:  # mbdcp.io.fclib: one module, two names
+        sys.modules[f"{__name__}.{_name}" + _sub[len(_path):]] = sys.modules[_sub]
+for _name in _MODULES:
+    globals()[_name] = sys.modules[f"{__name__}.{_name}"]
+from mbdcp import derivatives  # noqa: E402  (its modules import the formulations above)
+
+del _name, _path, _sub
 
 __all__ = [
     "Status",

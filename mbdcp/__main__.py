@@ -3,7 +3,7 @@ import argparse
 import json
 import sys
 
-from mbdcp.demos import DEMOS
+from mbdcp.tools.demos import DEMOS
 
 
 def main(argv=None):

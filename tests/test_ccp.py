@@ -170,7 +170,7 @@ def test_mass_inverse_blocks():
     rng = np.random.default_rng(1)
     blocks = [mbdcp.testing.random_spd(k, rng) for k in (3, 6, 1, 6, 2)]
     M = sp.block_diag(blocks).tocsr()
-    from mbdcp.ccp import mass_inverse
+    from mbdcp.formulations.ccp import mass_inverse
 
     np.testing.assert_allclose(mass_inverse(M).toarray(), np.linalg.inv(M.toarray()), atol=1e-10)
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import mbdcp
-from mbdcp.compare import FORMULATIONS, Comparison, tangent_pairs
+from mbdcp.tools.compare import FORMULATIONS, Comparison, tangent_pairs
 from mbdcp.examples import sphere_on_plane
 
 G = 9.81

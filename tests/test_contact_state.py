@@ -8,7 +8,7 @@ import pytest
 import mbdcp
 from mbdcp import ContactState
 from mbdcp.examples import sphere_on_plane
-from mbdcp.results import StepResult
+from mbdcp.infrastructure.results import StepResult
 
 G = 9.81
 SEP, STICK, SLIDE = ContactState.SEPARATING, ContactState.STICKING, ContactState.SLIDING
@@ -260,7 +260,7 @@ def test_eight_planar_cases():
 
 
 def test_classify_validates():
-    from mbdcp.contact_state import classify
+    from mbdcp.infrastructure.contact_state import classify
 
     with pytest.raises(ValueError, match="slip"):
         classify([1.0, 2.0], [0.0], p_tol=0.0, slip_tol=0.0)

@@ -12,7 +12,7 @@ import scipy.sparse as sp
 
 import mbdcp
 from mbdcp import Status
-from mbdcp.coulomb import fc_residual, local_solve
+from mbdcp.formulations.coulomb import fc_residual, local_solve
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FCLIB = sorted(glob.glob(os.path.join(HERE, "data", "fclib", "*.hdf5")))
@@ -452,7 +452,7 @@ def test_docstring_examples():
 
 
 def test_case_names_agree_with_core():
-    from mbdcp import _core
+    from mbdcp.infrastructure import _core
 
     assert _core.FC_CASES == ("takeoff", "stick", "slide", "best_effort")
     assert set(_core.FC_METHODS) == {"nsgs", "fixed_point", "pgs", "apgd"}

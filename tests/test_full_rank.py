@@ -4,7 +4,7 @@ import pytest
 
 import mbdcp
 from mbdcp import Status
-from mbdcp.full_rank import tangent_directions
+from mbdcp.formulations.full_rank import tangent_directions
 from mbdcp.testing import random_scene
 
 G = 9.81

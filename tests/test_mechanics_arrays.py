@@ -10,7 +10,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 
 import mbdcp
-from mbdcp.ccp import mass_inverse
+from mbdcp.formulations.ccp import mass_inverse
 from mbdcp.mechanics import Body2D, Body3D, Line, Plane, Scene, disk_pile_scene, quaternion_to_matrix, simulate, sphere_pile_scene
 
 
@@ -232,7 +232,7 @@ def test_ccp_with_block_mass_matches_sparse_mass():
 
 
 def test_block_inverse_times_a_sparse_matrix_is_the_product():
-    from mbdcp import _core
+    from mbdcp.infrastructure import _core
     rng = np.random.default_rng(8)
     blocks = rng.standard_normal((9, 6, 6))
     blocks = blocks @ np.swapaxes(blocks, 1, 2) + 6 * np.eye(6)

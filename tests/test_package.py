@@ -9,7 +9,7 @@ import pkgutil
 import pytest
 
 import mbdcp
-from mbdcp import _core
+from mbdcp.infrastructure import _core
 
 HERE = os.path.dirname(os.path.abspath(mbdcp.__file__))
 
@@ -26,12 +26,12 @@ def test_version_has_one_source():
 
 def test_typed_package_and_core_stub():
     assert os.path.isfile(os.path.join(HERE, "py.typed"))
-    with open(os.path.join(HERE, "_core.pyi")) as fh:
+    with open(os.path.join(HERE, "infrastructure", "_core.pyi")) as fh:
         stub = ast.parse(fh.read())
     stubbed = {n.name for n in stub.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
     stubbed |= {n.target.id for n in stub.body if isinstance(n, ast.AnnAssign)}
     public = {name for name in dir(_core) if not name.startswith("_")} - {"np"}
-    assert public <= stubbed, f"missing from mbdcp/_core.pyi: {sorted(public - stubbed)}"
+    assert public <= stubbed, f"missing from mbdcp/infrastructure/_core.pyi: {sorted(public - stubbed)}"
 
 
 def _public_modules():

@@ -8,7 +8,7 @@ from scipy.special import ellipk
 
 import mbdcp
 from mbdcp.examples import SEATING_WN, bead_on_wire, box_on_belt, euler_table, parts_seating, slider_with_joint_friction
-from mbdcp.instantaneous import InstantaneousJointResult
+from mbdcp.formulations.instantaneous import InstantaneousJointResult
 
 G = 9.81
 NO_CONTACTS = (np.zeros((2, 0)), np.zeros((2, 0)), np.zeros((0, 0)), np.zeros(0))

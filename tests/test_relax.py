@@ -266,7 +266,7 @@ def test_the_crash_basis_gives_the_cold_answer_in_fewer_pivots(mu, algorithm):
 def test_the_crash_basis_of_a_spatial_pile_with_four_directions():
     """Sphere contacts with directions +-t1, +-t2 (mechanics.assemble's four): the CCP's two
     tangent columns are t1 and t2; the guessed start gives the cold answer in fewer pivots."""
-    from mbdcp._crash import crash_basis
+    from mbdcp.formulations.crash import crash_basis
     from mbdcp.relax import _data
     from mbdcp.mechanics import simulate, sphere_pile_scene
 
@@ -288,7 +288,7 @@ def test_the_crash_basis_of_a_spatial_pile_with_four_directions():
 def test_no_crash_basis_where_it_does_not_apply():
     """Random scenes (2 to 8 directions per contact, not opposite pairs), small problems and
     joints get no guess: the cold start's pivots exactly."""
-    from mbdcp._crash import crash_basis
+    from mbdcp.formulations.crash import crash_basis
     from mbdcp.relax import _data
 
     s = random_scene(20, 60, seed=3)

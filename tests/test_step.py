@@ -401,7 +401,7 @@ def test_fast_validation_never_accepts_what_the_slow_path_rejects():
     # as the Python validator (_problem.step_data), which stays the authority for error messages.
     import importlib
 
-    from mbdcp import _core
+    from mbdcp.infrastructure import _core
 
     problem = importlib.import_module("mbdcp._problem")
     base = dict(M=np.eye(3), Wn=np.array([[0.0], [1.0], [0.0]]), D=np.array([[1.0, -1.0], [0, 0], [0, 0]]),

@@ -3,7 +3,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import lapack
 
-from mbdcp import _validate as val
+from mbdcp.infrastructure import validate as val
 
 _NO_TANGENT = ("E", "Ej")  # combinatorial inputs: which direction belongs to which contact or joint
 

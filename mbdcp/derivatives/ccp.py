@@ -5,13 +5,13 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from mbdcp import _stabilization as stab
-from mbdcp import _validate as val
-from mbdcp._problem import friction_coefficients
-from mbdcp.ccp import cone_jacobian
 from mbdcp.derivatives._common import _Repr, check_keys, dense_tangent, tangents_of
-from mbdcp.results import CCPResult
-from mbdcp.status import Status
+from mbdcp.formulations.ccp import cone_jacobian
+from mbdcp.infrastructure import stabilization as stab
+from mbdcp.infrastructure import validate as val
+from mbdcp.infrastructure.problem import friction_coefficients
+from mbdcp.infrastructure.results import CCPResult
+from mbdcp.infrastructure.status import Status
 
 __all__ = ["CCPDerivative", "ccp"]
 

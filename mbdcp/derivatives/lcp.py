@@ -6,11 +6,11 @@ from typing import NamedTuple
 import numpy as np
 import scipy.linalg as la
 
-from mbdcp import _validate as val
 from mbdcp.derivatives._common import _Repr, dense_tangent
-from mbdcp.lemke import lcp_residual
-from mbdcp.results import LemkeResult
-from mbdcp.status import Status
+from mbdcp.formulations.lemke import lcp_residual
+from mbdcp.infrastructure import validate as val
+from mbdcp.infrastructure.results import LemkeResult
+from mbdcp.infrastructure.status import Status
 
 __all__ = ["LCPDerivative", "LCPGradient", "lcp"]
 

@@ -10,9 +10,6 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.linalg as la
 
-from mbdcp import _stabilization as stab
-from mbdcp import _validate as val
-from mbdcp._problem import step_data
 from mbdcp.derivatives._common import (
     _Repr,
     check_keys,
@@ -26,8 +23,11 @@ from mbdcp.derivatives._common import (
     tri_solve,
 )
 from mbdcp.derivatives.lcp import RCOND_MIN
-from mbdcp.results import StepResult
-from mbdcp.status import Status
+from mbdcp.infrastructure import stabilization as stab
+from mbdcp.infrastructure import validate as val
+from mbdcp.infrastructure.problem import step_data
+from mbdcp.infrastructure.results import StepResult
+from mbdcp.infrastructure.status import Status
 
 __all__ = ["StepDerivative", "step"]
 

@@ -3,7 +3,7 @@ import functools
 
 import numpy as np
 
-from mbdcp.contact_state import ContactState
+from mbdcp.infrastructure.contact_state import ContactState
 
 __all__ = ["plot_contact_states", "animate"]
 

@@ -7,11 +7,11 @@ from typing import Optional
 import numpy as np
 
 import mbdcp
-from mbdcp import _core
+from mbdcp.infrastructure import _core
+from mbdcp.infrastructure.results import _Result
 from mbdcp.mechanics import assembly, checks
 from mbdcp.mechanics.contacts import CoincidentCentres
 from mbdcp.mechanics.scene import Scene
-from mbdcp.results import _Result
 
 __all__ = ["Failure", "Shapes", "Trajectory", "default_penetration_tolerance", "simulate"]
 

@@ -25,7 +25,7 @@
 import numpy as np
 import matplotlib.pyplot as plt
 import mbdcp
-from mbdcp.full_rank import tangent_directions
+from mbdcp.formulations.full_rank import tangent_directions
 
 G = 9.81
 np.set_printoptions(precision=4, suppress=True)

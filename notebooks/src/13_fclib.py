@@ -31,7 +31,7 @@ import numpy as np
 
 import mbdcp
 from mbdcp import io
-from mbdcp.coulomb import fc_residual, local_solve
+from mbdcp.formulations.coulomb import fc_residual, local_solve
 
 G = 9.81
 

@@ -12,7 +12,7 @@ from libc.stdlib cimport free, realloc
 from libc.string cimport memcpy, memset
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 
-from mbdcp._core cimport *
+from mbdcp.infrastructure._core cimport *
 
 cdef extern from "Python.h":
     int PyErr_CheckSignals()  # declared without `except`: a raised KeyboardInterrupt stays pending

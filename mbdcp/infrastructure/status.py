@@ -1,7 +1,7 @@
 """Solver status shared by every mbdcp solver."""
 import enum
 
-from mbdcp import _core
+from mbdcp.infrastructure import _core
 
 __all__ = ["Status"]
 

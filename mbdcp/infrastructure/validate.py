@@ -3,7 +3,9 @@ import numbers
 
 import numpy as np
 
-from mbdcp import _core
+from mbdcp.infrastructure import _core
+
+__all__ = ["as_array", "matrix", "vector", "positive_scalar", "positive_int", "mass_matrix", "symmetric", "grouping"]
 
 _EMPTY = np.zeros(0)
 _EMPTY.setflags(write=False)

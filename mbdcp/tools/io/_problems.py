@@ -9,8 +9,8 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from mbdcp import _validate as val
-from mbdcp.results import _repr_array
+from mbdcp.infrastructure import validate as val
+from mbdcp.infrastructure.results import _repr_array
 
 SYMMETRY_RTOL = 1e-10
 _INT32_MAX = np.iinfo(np.int32).max

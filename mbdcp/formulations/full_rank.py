@@ -29,12 +29,12 @@ from typing import Optional
 import numpy as np
 import scipy.linalg as sla
 
-from mbdcp import _core
-from mbdcp import _validate as val
-from mbdcp._problem import call_core, pair_data
-from mbdcp.lemke import lemke
-from mbdcp.results import FullRankResult, LCPData, _Result
-from mbdcp.status import Status
+from mbdcp.formulations.lemke import lemke
+from mbdcp.infrastructure import _core
+from mbdcp.infrastructure import validate as val
+from mbdcp.infrastructure.problem import call_core, pair_data
+from mbdcp.infrastructure.results import FullRankResult, LCPData, _Result
+from mbdcp.infrastructure.status import Status
 
 __all__ = ["FullRankAccelerationResult", "full_rank_acceleration", "full_rank_step", "tangent_directions"]
 

@@ -41,9 +41,18 @@ block indices and each block's values, also column-major. Storage 2 is not suppo
 A malformed or truncated file raises :class:`FormatError` (a ValueError) naming the file and the
 field, e.g. ``Box_Stacks.hdf5: /fclib_global/M: nz = -3 is not a known storage``.
 """
-from mbdcp.io._problems import FclibFile, FormatError, GlobalProblem, LCPProblem, LocalProblem, MLCPProblem, Solution, SymmetryWarning
-from mbdcp.io.fclib import read_fclib, write_fclib
-from mbdcp.io.siconos import read_siconos_fc, read_siconos_lcp, read_siconos_mlcp
+from mbdcp.tools.io._problems import (
+           FclibFile,
+           FormatError,
+           GlobalProblem,
+           LCPProblem,
+           LocalProblem,
+           MLCPProblem,
+           Solution,
+           SymmetryWarning,
+)
+from mbdcp.tools.io.fclib import read_fclib, write_fclib
+from mbdcp.tools.io.siconos import read_siconos_fc, read_siconos_lcp, read_siconos_mlcp
 
 __all__ = ["FclibFile", "FormatError", "GlobalProblem", "LCPProblem", "LocalProblem", "MLCPProblem", "Solution",
            "SymmetryWarning", "read_fclib", "read_siconos_fc", "read_siconos_lcp", "read_siconos_mlcp", "write_fclib"]

@@ -5,7 +5,7 @@ import time
 import numpy as np
 
 import mbdcp
-from mbdcp.examples import particle_above_wall, simulate_sphere, sphere_closed_form, sphere_on_plane
+from mbdcp.tools.examples import particle_above_wall, simulate_sphere, sphere_closed_form, sphere_on_plane
 
 __all__ = ["demo_sphere", "demo_particle", "demo_lcp", "demo_box", "demo_pile2d", "demo_pile3d"]
 

@@ -34,13 +34,13 @@ directions come in opposite pairs).
 Both subproblems are solved by Lemke's method (both are copositive-plus, so ray termination
 proves infeasibility); the Cholesky factor and :math:`W^T A W` are computed once per call.
 """
-from mbdcp import _core
-from mbdcp import _stabilization as stab
-from mbdcp import _validate as val
-from mbdcp._crash import crash_basis
-from mbdcp._problem import call_core, full_joint_impulse, solve_joints, step_data, warm_start_flags
-from mbdcp.results import FixedPointResult, LCPData, RelaxResult
-from mbdcp.status import Status
+from mbdcp.formulations.crash import crash_basis
+from mbdcp.infrastructure import _core
+from mbdcp.infrastructure import stabilization as stab
+from mbdcp.infrastructure import validate as val
+from mbdcp.infrastructure.problem import call_core, full_joint_impulse, solve_joints, step_data, warm_start_flags
+from mbdcp.infrastructure.results import FixedPointResult, LCPData, RelaxResult
+from mbdcp.infrastructure.status import Status
 
 __all__ = ["p1", "p2", "sliding_speed", "fixed_point"]
 

@@ -1,12 +1,12 @@
 """One time step of the Stewart–Trinkle / Anitescu–Potra contact LCP (Trinkle 2003, eqs. 25–47)."""
 import numpy as np
 
-from mbdcp import _core
-from mbdcp import _stabilization as stab
-from mbdcp import _validate as val
-from mbdcp._problem import StepData, full_joint_impulse, solve_joints, step_data, warm_start_flags
-from mbdcp.results import LCPData, StepResult
-from mbdcp.status import Status
+from mbdcp.infrastructure import _core
+from mbdcp.infrastructure import stabilization as stab
+from mbdcp.infrastructure import validate as val
+from mbdcp.infrastructure.problem import StepData, full_joint_impulse, solve_joints, step_data, warm_start_flags
+from mbdcp.infrastructure.results import LCPData, StepResult
+from mbdcp.infrastructure.status import Status
 
 __all__ = ["step", "friction_basis"]
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mbdcp.step import friction_basis
+from mbdcp.formulations.step import friction_basis
 
 __all__ = ["random_spd", "lcp_with_solution", "Scene", "random_scene", "stewart_trinkle_lcp", "LCP_CLASSES",
            "lcp_problem", "infeasible_lcp", "scaled_lcp", "solves_lcp", "certifies_infeasibility", "spread_lcp"]

@@ -27,12 +27,12 @@ Anitescu 2011).
 import numpy as np
 import scipy.sparse as sp
 
-from mbdcp import _core
-from mbdcp import _stabilization as stab
-from mbdcp import _validate as val
-from mbdcp._problem import friction_coefficients
-from mbdcp.results import CCPResult
-from mbdcp.status import Status
+from mbdcp.infrastructure import _core
+from mbdcp.infrastructure import stabilization as stab
+from mbdcp.infrastructure import validate as val
+from mbdcp.infrastructure.problem import friction_coefficients
+from mbdcp.infrastructure.results import CCPResult
+from mbdcp.infrastructure.status import Status
 
 __all__ = ["ccp", "mass_inverse", "cone_jacobian"]
 

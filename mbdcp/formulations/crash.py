@@ -19,6 +19,8 @@ with the artificial variable, so a wrong guess costs pivots, never the answer (m
 """
 import numpy as np
 
+__all__ = ["crash_basis"]
+
 # APGD's tolerance for the guess: an active set, not an answer
 CCP_TOL = 1e-4
 CCP_MAX_ITER = 500
@@ -55,7 +57,7 @@ def _tangents(D, E):
 def crash_basis(d):
     """P1's and P2's guessed bases (int32 flags "z_i basic", sizes 2 n_c + m and n_c + m) for the
     StepData d, or (None, None) where no guess applies (small, no contacts, joints, other cones)."""
-    from mbdcp.ccp import ccp
+    from mbdcp.formulations.ccp import ccp
 
     _, n_c, m, n_b, *_ = d.sizes
     if n_c == 0 or n_b or 2 * n_c + m < MIN_SIZE:

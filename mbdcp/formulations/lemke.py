@@ -1,10 +1,10 @@
 """Lemke's complementary pivoting method for the standard LCP (Lemke 1965; Cottle, Pang & Stone 1992, chapter 4)."""
 import numpy as np
 
-from mbdcp import _core
-from mbdcp import _validate as val
-from mbdcp.results import LemkeResult
-from mbdcp.status import Status
+from mbdcp.infrastructure import _core
+from mbdcp.infrastructure import validate as val
+from mbdcp.infrastructure.results import LemkeResult
+from mbdcp.infrastructure.status import Status
 
 __all__ = ["lemke", "lcp_residual"]
 

@@ -49,11 +49,11 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from mbdcp import _core
-from mbdcp import _validate as val
-from mbdcp._problem import friction_coefficients
-from mbdcp.results import CoulombResult, LocalCCPResult
-from mbdcp.status import Status
+from mbdcp.infrastructure import _core
+from mbdcp.infrastructure import validate as val
+from mbdcp.infrastructure.problem import friction_coefficients
+from mbdcp.infrastructure.results import CoulombResult, LocalCCPResult
+from mbdcp.infrastructure.status import Status
 
 __all__ = ["ccp_local", "coulomb", "fc_residual", "local_solve"]
 
@@ -73,7 +73,7 @@ def _csr(A):
 def _problem(W, q, mu, spacedim):
     """(W CSR float64, q, mu, d) from arrays or an mbdcp.io problem; 2-D problems come back as
     they are (embedded later)."""
-    from mbdcp import io
+    from mbdcp.tools import io
 
     if isinstance(W, (io.LocalProblem, io.GlobalProblem)):
         if q is not None or mu is not None:

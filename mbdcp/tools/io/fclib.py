@@ -5,7 +5,7 @@ import os
 import numpy as np
 import scipy.sparse as sp
 
-from mbdcp.io._problems import _INT32_MAX, FclibFile, FormatError, GlobalProblem, LocalProblem, Solution, _symmetry
+from mbdcp.tools.io._problems import _INT32_MAX, FclibFile, FormatError, GlobalProblem, LocalProblem, Solution, _symmetry
 
 __all__ = ["read_fclib", "write_fclib"]
 

@@ -5,7 +5,7 @@ import os
 import numpy as np
 import scipy.sparse as sp
 
-from mbdcp.io._problems import FormatError, GlobalProblem, LCPProblem, LocalProblem, MLCPProblem, _symmetry
+from mbdcp.tools.io._problems import FormatError, GlobalProblem, LCPProblem, LocalProblem, MLCPProblem, _symmetry
 
 __all__ = ["read_siconos_fc", "read_siconos_lcp", "read_siconos_mlcp"]
 

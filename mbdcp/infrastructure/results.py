@@ -4,7 +4,7 @@ from typing import List, Optional, Tuple
 
 import numpy as np
 
-from mbdcp.status import Status
+from mbdcp.infrastructure.status import Status
 
 __all__ = ["LemkeResult", "LCPData", "StepResult", "RelaxResult", "FixedPointResult", "FullRankResult",
            "InstantaneousResult", "CCPResult", "CoulombResult", "LocalCCPResult"]
@@ -153,7 +153,7 @@ class StepResult(_Outcome):
         :math:`\tau_v = 10^{-9}\max(\|v^{l+1}\|_\infty, \|\sigma\|_\infty) + r` with r the LCP
         residual. A contact without friction directions has no :math:`\sigma` that measures slip
         and is never SLIDING."""
-        from mbdcp.contact_state import step_states
+        from mbdcp.infrastructure.contact_state import step_states
 
         return step_states(self)
 
@@ -245,7 +245,7 @@ class FixedPointResult(_Outcome):
         converged fixed point :math:`\lambda` is the original LCP's :math:`\sigma`, so the friction
         of a SLIDING contact is on the cone boundary; for algorithm 3 or an unconverged run the
         state is the kinematic one of :math:`v^{l+1}` (P2 does not enforce the cone)."""
-        from mbdcp.contact_state import step_states
+        from mbdcp.infrastructure.contact_state import step_states
 
         return step_states(self)
 
@@ -299,7 +299,7 @@ class FullRankResult(_Outcome):
         boundary, which :math:`\kappa_{j\mp} > 0` forces); else STICKING. :math:`\tau_p = 10^{-9}\max(\|p_n\|_\infty,
         \|p_t\|_\infty) + r`,
         :math:`\tau_v = 10^{-9}\max(\|v^{l+1}\|_\infty, \|\kappa_\pm\|_\infty) + r`."""
-        from mbdcp.contact_state import full_rank_states
+        from mbdcp.infrastructure.contact_state import full_rank_states
 
         return full_rank_states(self)
 
@@ -392,7 +392,7 @@ class CCPResult(_Outcome):
         relative residual and :math:`\epsilon = 10^{-9} + 10r`:
         :math:`\tau_p = \epsilon\|\gamma\|_\infty`, :math:`\tau_v = \epsilon\|p\|_\infty`
         (``velocity_scale``: the largest free relative velocity, the residual's scale)."""
-        from mbdcp.contact_state import ccp_states
+        from mbdcp.infrastructure.contact_state import ccp_states
 
         return ccp_states(self)
 

@@ -20,8 +20,8 @@ import os
 import numpy as np
 
 import mbdcp
-from mbdcp.contact_state import ContactState
-from mbdcp.examples import particle_above_wall, sphere_closed_form
+from mbdcp.infrastructure.contact_state import ContactState
+from mbdcp.tools.examples import particle_above_wall, sphere_closed_form
 
 __all__ = ["Explorer", "interactive", "lemke_stepper", "lemke_tableaux", "painleve_rod", "particle_and_wall",
            "planar_friction", "sphere"]

@@ -6,8 +6,8 @@ from typing import NamedTuple
 import numpy as np
 import scipy.linalg as sla
 
-from mbdcp import _core
-from mbdcp import _validate as val
+from mbdcp.infrastructure import _core
+from mbdcp.infrastructure import validate as val
 
 __all__ = ["ContactData", "StepData", "friction_coefficients", "contact_data", "step_data", "call_core",
            "solve_joints", "full_joint_impulse", "joint_friction_data", "pair_data", "warm_start_flags"]

@@ -4,12 +4,12 @@ import time
 
 import numpy as np
 
-from mbdcp import _validate as val
-from mbdcp._problem import contact_data
-from mbdcp.ccp import ccp
-from mbdcp.full_rank import full_rank_step
-from mbdcp.relax import fixed_point
-from mbdcp.step import step
+from mbdcp.formulations.ccp import ccp
+from mbdcp.formulations.full_rank import full_rank_step
+from mbdcp.formulations.relax import fixed_point
+from mbdcp.formulations.step import step
+from mbdcp.infrastructure import validate as val
+from mbdcp.infrastructure.problem import contact_data
 
 __all__ = ["FORMULATIONS", "Comparison", "compare", "tangent_pairs"]
 

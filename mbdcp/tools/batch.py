@@ -13,11 +13,11 @@ from typing import Optional
 
 import numpy as np
 
-from mbdcp import _core
-from mbdcp import _validate as val
-from mbdcp._problem import step_data
-from mbdcp.results import LemkeResult, StepResult
-from mbdcp.status import Status
+from mbdcp.infrastructure import _core
+from mbdcp.infrastructure import validate as val
+from mbdcp.infrastructure.problem import step_data
+from mbdcp.infrastructure.results import LemkeResult, StepResult
+from mbdcp.infrastructure.status import Status
 
 __all__ = ["lemke", "step", "BatchLemkeResult", "BatchStepResult"]
 

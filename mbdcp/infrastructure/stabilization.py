@@ -16,7 +16,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from mbdcp import _validate as val
+from mbdcp.infrastructure import validate as val
+
+__all__ = ["settings", "corrected", "differentiable", "Chain"]
 
 
 def settings(max_correction_speed, baumgarte):

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 
 import mbdcp
-from mbdcp import _validate as val
-from mbdcp.results import _Result
+from mbdcp.infrastructure import validate as val
+from mbdcp.infrastructure.results import _Result
 
 __all__ = [
     "SEATING_WN",

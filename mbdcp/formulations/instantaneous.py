@@ -40,10 +40,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.linalg
 
-from mbdcp import _validate as val
-from mbdcp._problem import _JOINT_RANK_TOL, contact_data, joint_friction_data
-from mbdcp.lemke import lemke
-from mbdcp.results import InstantaneousResult, LCPData
+from mbdcp.formulations.lemke import lemke
+from mbdcp.infrastructure import validate as val
+from mbdcp.infrastructure.problem import _JOINT_RANK_TOL, contact_data, joint_friction_data
+from mbdcp.infrastructure.results import InstantaneousResult, LCPData
 
 __all__ = ["InstantaneousJointResult", "instantaneous"]
 
