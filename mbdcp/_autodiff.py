@@ -308,8 +308,9 @@ def forward(problem, arrays, options, base_ndim=None):
             tuple(e.reshape(lay.shape + e.shape[1:]) for e in extras))
 
 
-def backward(problem, arrays, options, outs, extras, cots, base_ndim=None, reduce=True, layer="mbdcp"):
-    """Gradients by input name of sum_k <cots[k], outs[k]> (a cotangent None is zero).
+def backward(problem, arrays, options, outs, extras, cots, base_ndim=None, reduce=True, layer="mbdcp", wanted=None):
+    """Gradients by input name of sum_k <cots[k], outs[k]> (a cotangent None is zero), for the
+    inputs named in ``wanted`` (default: all).
 
     One problem: each gradient has its input's shape. A batch (``base_ndim`` as for
     :func:`forward`; the cotangents may carry batch axes of their own, as in a Jacobian built by
@@ -317,11 +318,12 @@ def backward(problem, arrays, options, outs, extras, cots, base_ndim=None, reduc
     batch gets the sum over instances, as in PyTorch), without it every gradient has the batch
     axes in front (one per instance, as ``jax.vmap`` expects of a callback).
     """
+    wanted = list(arrays) if wanted is None else wanted
     if base_ndim is None:
         d = _derivative(problem, arrays, outs, extras, options)
         _warn(layer, problem, [(None, _degenerate_note(problem, d))])
         g = _vjp(problem, d, cots)
-        return {n: _fit(problem, n, g.get(n), np.shape(a)) for n, a in arrays.items()}
+        return {n: _fit(problem, n, g.get(n), np.shape(arrays[n])) for n in wanted}
     # inputs, outputs, extras and cotangents: each may carry batch axes or not
     named, base = dict(arrays), dict(base_ndim)
     for kind, values, ndims in (("out", outs, problem.out_ndim), ("extra", extras, problem.extra_ndim),
@@ -331,11 +333,11 @@ def backward(problem, arrays, options, outs, extras, cots, base_ndim=None, reduc
                 named[f"{kind}:{i}"], base[f"{kind}:{i}"] = x, k
     lay = _layout(named, base)
     if lay is None:  # one problem after all
-        return backward(problem, arrays, options, outs, extras, cots, None, reduce, layer)
+        return backward(problem, arrays, options, outs, extras, cots, None, reduce, layer, wanted)
     inst = _instances(named, base, lay)
     # one derivative serves every instance when only the cotangents vary (a Jacobian by mapped vjps)
     per_problem = not all(lay.shared[n] for n in named if not n.startswith("cot:"))
-    grads = {n: np.zeros((lay.size,) + (inst[n].shape if lay.shared[n] else inst[n].shape[1:])) for n in arrays}
+    grads = {n: np.zeros((lay.size,) + (inst[n].shape if lay.shared[n] else inst[n].shape[1:])) for n in wanted}
     notes, d = [], None
     for i in range(lay.size):
         x = _pick(inst, lay, i)
@@ -344,13 +346,13 @@ def backward(problem, arrays, options, outs, extras, cots, base_ndim=None, reduc
                             [x[f"extra:{k}"] for k in range(len(extras))], options)
             notes.append((i if per_problem else None, _degenerate_note(problem, d)))
         g = _vjp(problem, d, [x.get(f"cot:{k}") for k in range(len(cots))])
-        for n in arrays:
+        for n in wanted:
             grads[n][i] = _fit(problem, n, g.get(n), grads[n].shape[1:])
     _warn(layer, problem, notes)
     out = {}
-    for n, a in arrays.items():
+    for n in wanted:
         full = grads[n].reshape(lay.shape + grads[n].shape[1:])
-        out[n] = _sum_to(full, np.shape(a)) if reduce else full
+        out[n] = _sum_to(full, np.shape(arrays[n])) if reduce else full
     return out
 
 

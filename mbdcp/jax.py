@@ -40,9 +40,16 @@ d v_x / d mu = -g h:
 """
 import math
 
-import jax
-import jax.numpy as jnp
 import numpy as np
+
+try:
+    import jax
+    import jax.numpy as jnp
+    from jax.custom_derivatives import SymbolicZero
+except ModuleNotFoundError as exc:
+    if exc.name not in ("jax", "jaxlib"):
+        raise
+    raise ModuleNotFoundError("mbdcp.jax needs JAX: pip install 'mbdcp[jax]'", name=exc.name) from exc
 
 from mbdcp import _autodiff as ad
 from mbdcp._autodiff import CCPOutput, DegenerateWarning, SolveError, StepOutput
@@ -135,12 +142,19 @@ def _layer(problem, names, shapes, options):
         outs, extras = ad.forward(problem, inputs(packs), options, base)
         return _flat(outs + extras, out_shapes + extra_shapes, _lead(packs))
 
-    def host_vjp(mats, vecs, flat, cot):
-        n_out = len(out_shapes)
-        solution = _unpack(flat, out_shapes + extra_shapes)
-        grads = ad.backward(problem, inputs((mats, vecs)), options, solution[:n_out], solution[n_out:],
-                            _unpack(cot, out_shapes), base, reduce=False, layer="mbdcp.jax")
-        return _flat([grads[n] for n in names], shapes, _lead((mats, vecs, flat, cot)))
+    def host_vjp(given, wanted):
+        """The host vjp for the output gradients ``given`` and input gradients ``wanted`` (indices)."""
+        def host(mats, vecs, flat, cot):
+            n_out = len(out_shapes)
+            solution = _unpack(flat, out_shapes + extra_shapes)
+            cots = [None] * n_out
+            for i, c in zip(given, _unpack(cot, [out_shapes[i] for i in given])):
+                cots[i] = c
+            grads = ad.backward(problem, inputs((mats, vecs)), options, solution[:n_out], solution[n_out:], cots,
+                                base, reduce=False, layer="mbdcp.jax", wanted=[names[i] for i in wanted])
+            return _flat([grads[names[i]] for i in wanted], [shapes[i] for i in wanted],
+                         _lead((mats, vecs, flat, cot)))
+        return host
 
     def solve(vals):
         packs = tuple(_pack([vals[i] for i in group]) for group in groups)
@@ -152,17 +166,27 @@ def _layer(problem, names, shapes, options):
     def layer(*vals):
         return solve(vals)[0]
 
-    def fwd(*vals):
-        return solve(vals)
+    def fwd(*primals):
+        # symbolic zeros: which inputs are differentiated is known here, and travels to bwd in the
+        # residuals' structure (None for an input without gradient)
+        outs, (packs, flat) = solve([p.value for p in primals])
+        return outs, (packs, flat, tuple(jnp.zeros(0) if p.perturbed else None for p in primals))
 
     def bwd(res, cots):
-        (mats, vecs), flat = res
-        size = sum(math.prod(s) for s in shapes)
-        g = jax.pure_callback(host_vjp, jax.ShapeDtypeStruct((size,), jnp.float64), mats, vecs, flat, _pack(cots),
-                              vmap_method="expand_dims")
-        return tuple(_split(g, shapes))
+        (mats, vecs), flat, marks = res
+        wanted = [i for i, m in enumerate(marks) if m is not None]
+        given = [i for i, c in enumerate(cots) if not isinstance(c, SymbolicZero)]
+        if not wanted or not given:
+            return (None,) * len(names)
+        size = sum(math.prod(shapes[i]) for i in wanted)
+        g = jax.pure_callback(host_vjp(given, wanted), jax.ShapeDtypeStruct((size,), jnp.float64), mats, vecs,
+                              flat, _pack([cots[i] for i in given]), vmap_method="expand_dims")
+        out = [None] * len(names)
+        for i, x in zip(wanted, _split(g, [shapes[i] for i in wanted])):
+            out[i] = x
+        return tuple(out)
 
-    layer.defvjp(fwd, bwd)
+    layer.defvjp(fwd, bwd, symbolic_zeros=True)
     return layer
 
 

@@ -35,8 +35,14 @@ d v_x / d mu = -g h per sliding step:
 -0.2943
 """
 import numpy as np
-import torch
-from torch.autograd.function import once_differentiable
+
+try:
+    import torch
+    from torch.autograd.function import once_differentiable
+except ModuleNotFoundError as exc:
+    if exc.name != "torch":
+        raise
+    raise ModuleNotFoundError("mbdcp.torch needs PyTorch: pip install 'mbdcp[torch]'", name="torch") from exc
 
 from mbdcp import _autodiff as ad
 from mbdcp._autodiff import CCPOutput, DegenerateWarning, SolveError, StepOutput
@@ -88,7 +94,7 @@ class _Layer(torch.autograd.Function):
         outs = [t.numpy() for t in saved[k:]]
         grads = ad.backward(ctx.problem, arrays, ctx.options, outs, ctx.extras,
                             [None if c is None else c.detach().numpy() for c in cots], ctx.base, reduce=True,
-                            layer="mbdcp.torch")
+                            layer="mbdcp.torch", wanted=[n for n, w in zip(names, need) if w])
         return (None,) * 4 + tuple(torch.from_numpy(np.ascontiguousarray(grads[n])) if w else None
                                    for n, w in zip(names, need))
 

@@ -5,6 +5,7 @@ themselves (not of the layer), against mbdcp.derivatives, against closed forms (
 and particle), and whole rollouts against closed forms and central differences of NumPy rollouts.
 """
 import doctest
+import os
 import warnings
 
 import numpy as np
@@ -235,3 +236,10 @@ def test_box_rollout_matches_central_differences():
     np.testing.assert_allclose(jac[0], dmu, rtol=1e-5, atol=1e-8)
     np.testing.assert_allclose(jac[1], dm, rtol=1e-5, atol=1e-8)
     assert abs(dmu[2]) > 1e-3 and abs(dm[2]) > 1e-3  # the box tips: theta depends on both
+
+
+def test_gradients_page_examples_run():
+    pytest.importorskip("torch")
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs", "gradients.rst")
+    result = doctest.testfile(path, module_relative=False, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted >= 10 and result.failed == 0
