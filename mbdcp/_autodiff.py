@@ -26,8 +26,18 @@ from mbdcp import derivatives
 from mbdcp.results import CCPResult, LemkeResult, StepResult
 from mbdcp.status import Status
 
-__all__ = ["SolveError", "DegenerateWarning", "StepOutput", "CCPOutput", "PROBLEMS", "forward", "backward",
-           "output_shapes", "torch_batch_ndims", "split_keywords"]
+__all__ = [
+    "PROBLEMS",
+    "CCPOutput",
+    "DegenerateWarning",
+    "SolveError",
+    "StepOutput",
+    "backward",
+    "forward",
+    "output_shapes",
+    "split_keywords",
+    "torch_batch_ndims",
+]
 
 
 class SolveError(RuntimeError):
@@ -94,8 +104,8 @@ PROBLEMS = {
                    (0,)),
 }
 # dimensions of one problem's input (U, mu, h, dphi_t are judged apart: several forms)
-_NDIM = dict(M=2, q=1, Wn=2, D=2, E=2, v=1, p_ext=1, psi_n=1, dpsi_n=1, dpsi_f=1, Wb=2, theta=1, dtheta=1, Dj=2, Ej=2,
-             beta_max=1, Wt=2, phi=1)
+_NDIM = {"M": 2, "q": 1, "Wn": 2, "D": 2, "E": 2, "v": 1, "p_ext": 1, "psi_n": 1, "dpsi_n": 1, "dpsi_f": 1, "Wb": 2,
+         "theta": 1, "dtheta": 1, "Dj": 2, "Ej": 2, "beta_max": 1, "Wt": 2, "phi": 1}
 # mbdcp.batch solves exactly what mbdcp.lemke / mbdcp.step solve, for these options
 _BATCH_OPTIONS = {"lcp": ("max_pivots", "tol"), "step": ("max_pivots", "tol", "solver")}
 
@@ -156,7 +166,7 @@ def _solve_one(problem, a, options, instance=None):
 def _derivative(problem, a, outs, extras, options):
     """The mbdcp.derivatives object at a solution the forward pass returned."""
     dopts = {k: v for k, v in options.items() if k in problem.derivative_options}
-    solved = dict(success=True, status=Status.SOLVED, message=Status.SOLVED.message)
+    solved = {"success": True, "status": Status.SOLVED, "message": Status.SOLVED.message}
     if problem.name == "lcp":
         M, q = np.asarray(a["M"], dtype=np.float64), np.asarray(a["q"], dtype=np.float64)
         z = np.asarray(outs[0], dtype=np.float64)

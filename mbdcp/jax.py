@@ -54,7 +54,7 @@ except ModuleNotFoundError as exc:
 from mbdcp import _autodiff as ad
 from mbdcp._autodiff import CCPOutput, DegenerateWarning, SolveError, StepOutput
 
-__all__ = ["lcp", "step", "ccp", "SolveError", "DegenerateWarning", "StepOutput", "CCPOutput"]
+__all__ = ["CCPOutput", "DegenerateWarning", "SolveError", "StepOutput", "ccp", "lcp", "step"]
 
 _LAYERS = {}  # (problem, input names, shapes, options) -> the custom_vjp function
 

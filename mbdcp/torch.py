@@ -47,7 +47,7 @@ except ModuleNotFoundError as exc:
 from mbdcp import _autodiff as ad
 from mbdcp._autodiff import CCPOutput, DegenerateWarning, SolveError, StepOutput
 
-__all__ = ["lcp", "step", "ccp", "SolveError", "DegenerateWarning", "StepOutput", "CCPOutput"]
+__all__ = ["CCPOutput", "DegenerateWarning", "SolveError", "StepOutput", "ccp", "lcp", "step"]
 
 
 def _input(name, x):
@@ -62,48 +62,63 @@ def _input(name, x):
     return x
 
 
-def _numpy(x):
-    return x.detach().numpy() if isinstance(x, torch.Tensor) else x
+class _Call:
+    """The static part of a layer call: problem, input names, options, batch dimensions, and how
+    many outputs are returned (1: the first only)."""
+
+    __slots__ = ("base", "names", "options", "problem", "returned")
+
+    def __init__(self, problem, names, options, base, returned):
+        self.problem, self.names, self.options, self.base, self.returned = problem, names, options, base, returned
 
 
 class _Layer(torch.autograd.Function):
-    """forward(problem, names, options, base_ndim, *values) -> outputs; the gradient by mbdcp.derivatives."""
+    """forward(call, *values) -> the returned outputs; the gradient by mbdcp.derivatives."""
 
     @staticmethod
-    def forward(ctx, problem, names, options, base, *values):
-        arrays = {n: _numpy(x) for n, x in zip(names, values)}
-        outs, extras = ad.forward(problem, arrays, options, base)
-        outs = tuple(torch.from_numpy(np.ascontiguousarray(o, dtype=np.float64)) for o in outs)
+    def forward(ctx, call, *values):
+        arrays = {n: (x.detach().numpy() if isinstance(x, torch.Tensor) else x) for n, x in zip(call.names, values)}
+        outs, extras = ad.forward(call.problem, arrays, call.options, call.base)
+        returned = tuple(torch.from_numpy(np.ascontiguousarray(o, dtype=np.float64)) for o in outs[:call.returned])
         ctx.set_materialize_grads(False)
-        ctx.problem, ctx.names, ctx.options, ctx.base, ctx.extras = problem, names, options, base, extras
-        ctx.constants = {n: x for n, x in arrays.items() if not isinstance(values[names.index(n)], torch.Tensor)}
-        # saved, so that an in-place change of an input or an output before backward is an error
-        ctx.save_for_backward(*(x for x in values if isinstance(x, torch.Tensor)), *outs)
-        return outs
+        ctx.call, ctx.arrays, ctx.outs, ctx.extras = call, arrays, outs, extras
+        # an input or a returned output changed in place before backward is an error, as for torch's
+        # own functions: the outputs are saved (checked on unpacking), the inputs' versions recorded
+        ctx.versions = [(n, x, x._version) for n, x in zip(call.names, values) if isinstance(x, torch.Tensor)]
+        ctx.save_for_backward(*returned)
+        return returned
 
     @staticmethod
     @once_differentiable
     def backward(ctx, *cots):
-        saved = ctx.saved_tensors
-        names, k = ctx.names, len(saved) - len(cots)
-        tensors = iter(saved[:k])
-        arrays = {n: ctx.constants[n] if n in ctx.constants else next(tensors).numpy() for n in names}
-        need = ctx.needs_input_grad[4:]
-        if not any(need):
-            return (None,) * (4 + len(names))
-        outs = [t.numpy() for t in saved[k:]]
-        grads = ad.backward(ctx.problem, arrays, ctx.options, outs, ctx.extras,
-                            [None if c is None else c.detach().numpy() for c in cots], ctx.base, reduce=True,
-                            layer="mbdcp.torch", wanted=[n for n, w in zip(names, need) if w])
-        return (None,) * 4 + tuple(torch.from_numpy(np.ascontiguousarray(grads[n])) if w else None
-                                   for n, w in zip(names, need))
+        ctx.saved_tensors  # noqa: B018 (raises if a returned output was modified in place)
+        call = ctx.call
+        for name, x, version in ctx.versions:
+            if x._version != version:
+                raise RuntimeError(f"mbdcp.torch.{call.problem.name}: its input {name} was modified in place after "
+                                   "the forward pass, so the gradient cannot be computed")
+        need = ctx.needs_input_grad[1:]
+        wanted = [n for n, w in zip(call.names, need) if w]
+        if not wanted:
+            return (None,) * (1 + len(call.names))
+        cots = [None if c is None else c.detach().numpy() for c in cots] + [None] * (len(ctx.outs) - len(cots))
+        grads = ad.backward(call.problem, ctx.arrays, call.options, ctx.outs, ctx.extras, cots, call.base,
+                            reduce=True, layer="mbdcp.torch", wanted=wanted)
+        return (None,) + tuple(torch.from_numpy(np.ascontiguousarray(grads[n])) if w else None
+                               for n, w in zip(call.names, need))
 
 
-def _apply(problem, args):
-    args = {n: _input(n, x) for n, x in args.items()}
-    base = ad.torch_batch_ndims(problem, {n: tuple(np.shape(x)) if not isinstance(x, torch.Tensor) else tuple(x.shape)
-                                          for n, x in args.items()})
-    return base, tuple(args), tuple(args.values())
+def _apply(problem, args, options, returned):
+    """The outputs of ``problem`` for inputs ``args`` (by name): the first ``returned`` of them."""
+    for n, x in args.items():
+        _input(n, x)
+    anchor = args[problem.anchor]
+    base = None
+    if (anchor.dim() if isinstance(anchor, torch.Tensor) else np.ndim(anchor)) > 1:  # a batch
+        base = ad.torch_batch_ndims(problem, {n: tuple(x.shape) if isinstance(x, torch.Tensor) else np.shape(x)
+                                              for n, x in args.items()})
+    call = _Call(problem, tuple(args), options, base, returned)
+    return _Layer.apply(call, *args.values())
 
 
 def lcp(M, q, **options):
@@ -135,9 +150,7 @@ def lcp(M, q, **options):
     >>> z.tolist(), q.grad.tolist()
     ([2.5, 0.0], [-0.5, 0.0])
     """
-    problem = ad.PROBLEMS["lcp"]
-    base, names, values = _apply(problem, {"M": M, "q": q})
-    return _Layer.apply(problem, names, options, base, *values)[0]
+    return _apply(ad.PROBLEMS["lcp"], {"M": M, "q": q}, options, 1)[0]
 
 
 def step(M, Wn, D, E, U, v, h, *, full_output=False, **kwargs):
@@ -178,8 +191,8 @@ def step(M, Wn, D, E, U, v, h, *, full_output=False, **kwargs):
     """
     problem = ad.PROBLEMS["step"]
     arrays, options = ad.split_keywords(problem, kwargs)
-    base, names, values = _apply(problem, dict(M=M, Wn=Wn, D=D, E=E, U=U, v=v, h=h, **arrays))
-    outs = _Layer.apply(problem, names, options, base, *values)
+    outs = _apply(problem, dict(M=M, Wn=Wn, D=D, E=E, U=U, v=v, h=h, **arrays), options,
+                  len(problem.outputs) if full_output else 1)
     return StepOutput(*outs) if full_output else outs[0]
 
 
@@ -216,6 +229,6 @@ def ccp(M, Wn, Wt, mu, v, h, *, full_output=False, **kwargs):
     """
     problem = ad.PROBLEMS["ccp"]
     arrays, options = ad.split_keywords(problem, kwargs)
-    base, names, values = _apply(problem, dict(M=M, Wn=Wn, Wt=Wt, mu=mu, v=v, h=h, **arrays))
-    outs = _Layer.apply(problem, names, options, base, *values)
+    outs = _apply(problem, dict(M=M, Wn=Wn, Wt=Wt, mu=mu, v=v, h=h, **arrays), options,
+                  len(problem.outputs) if full_output else 1)
     return CCPOutput(*outs) if full_output else outs[0]

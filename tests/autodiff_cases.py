@@ -196,7 +196,7 @@ def ccp_pile(seed):
     return g
 
 
-CCP_SOLVE = dict(tol=1e-14, max_iter=100_000, method="pgs")
+CCP_SOLVE = {"tol": 1e-14, "max_iter": 100_000, "method": "pgs"}
 
 
 def solve_ccp(data):

@@ -15,11 +15,11 @@ jax = pytest.importorskip("jax")
 jnp = jax.numpy
 jax.config.update("jax_enable_x64", True)
 
-import autodiff_cases as C  # noqa: E402
+import autodiff_cases as C
 
-import mbdcp  # noqa: E402
-import mbdcp.jax as mj  # noqa: E402
-from mbdcp import Status  # noqa: E402
+import mbdcp
+import mbdcp.jax as mj
+from mbdcp import Status
 
 
 def close(fd, an, rtol=1e-5, atol=1e-8):
@@ -121,7 +121,7 @@ def test_lcp_gradients_vmap_and_jit(rng):
         np.testing.assert_allclose(jax.jacrev(mj.lcp, argnums=1)(M, q), d.dz_dq, rtol=1e-12, atol=1e-14)
         np.testing.assert_allclose(jax.jit(jax.jacrev(mj.lcp, argnums=1))(M, q), d.dz_dq, rtol=1e-12, atol=1e-14)
         weights = {"z": rng.standard_normal(7)}
-        gM, gq = jax.grad(lambda M, q: weights["z"] @ mj.lcp(M, q), argnums=(0, 1))(M, q)
+        gM, gq = jax.grad(lambda M, q, w=weights["z"]: w @ mj.lcp(M, q), argnums=(0, 1))(M, q)
         t = {"M": rng.standard_normal((7, 7)), "q": rng.standard_normal(7)}  # M need not be symmetric
         close(C.central_difference(C.solve_lcp, data, t, weights), C.directional({"M": gM, "q": gq}, t))
         qs = data["q"] + 0.1 * rng.standard_normal((4, 7))
@@ -139,7 +139,7 @@ def test_ccp_closed_form_and_central_differences(rng):
         res = C.solve_ccp(data)
         weights = C.output_weights(rng, res, ("v_next", "gamma"))
 
-        def loss(d):
+        def loss(d, weights=weights):
             args, kw = C.split(d, C.CCP_ARGS)
             out = mj.ccp(*args, **kw, **C.CCP_SOLVE, full_output=True)
             return sum(jnp.sum(w * getattr(out, o)) for o, w in weights.items())

@@ -14,11 +14,11 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-import autodiff_cases as C  # noqa: E402
+import autodiff_cases as C
 
-import mbdcp  # noqa: E402
-import mbdcp.torch as mt  # noqa: E402
-from mbdcp import Status  # noqa: E402
+import mbdcp
+import mbdcp.torch as mt
+from mbdcp import Status
 
 F64 = torch.float64
 
@@ -58,7 +58,7 @@ def test_step_gradcheck_in_every_input(kind, rng):
         fixed = FREE[kind] or ()
         names = [k for k in data if k not in ("E", "Ej") + fixed]
 
-        def f(*values):
+        def f(*values, data=data, names=names):
             x = dict(data, **dict(zip(names, values)))
             x["M"] = 0.5 * (x["M"] + x["M"].T)  # mbdcp.step takes symmetric mass matrices only
             args, kw = C.split(x, C.STEP_ARGS)
@@ -108,7 +108,7 @@ def test_batch_is_mbdcp_batch_and_gradchecks(rng):
 
 
 def test_lcp_gradcheck_and_batch(rng):
-    data, z = C.planted_lcp(6, 1)
+    data, _ = C.planted_lcp(6, 1)
     gradcheck(mt.lcp, [tensor(data["M"]), tensor(data["q"])])
     qs = data["q"] + 0.1 * rng.standard_normal((5, 6))
     out = mt.lcp(data["M"], tensor(qs))
@@ -212,3 +212,19 @@ def test_box_rollout_matches_central_differences():
         gmu, gm = torch.autograd.grad(q[i], (mu, m), retain_graph=True)
         close(dmu[i], gmu.item())
         close(dm[i], gm.item())
+
+
+def test_inputs_changed_in_place_before_backward_are_an_error():
+    M, Wn, D, E = C.sphere_data()
+    v = tensor([2.0, 0, 0, 0, 0, 0])
+    p = tensor([0, 0, -C.G * 0.01, 0, 0, 0])
+    out = mt.step(M, Wn, D, E, 0.2, v, 0.01, p_ext=p, psi_n=[0.0])
+    with torch.no_grad():
+        p[2] = 0.0
+    with pytest.raises(RuntimeError, match="input p_ext was modified in place"):
+        out[0].backward()
+    out = mt.step(M, Wn, D, E, 0.2, v, 0.01, p_ext=[0, 0, -C.G * 0.01, 0, 0, 0], psi_n=[0.0])
+    with torch.no_grad():
+        out[0] = 5.0
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.sum().backward()

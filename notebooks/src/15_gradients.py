@@ -36,16 +36,15 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import time
 import warnings
 
-import matplotlib.pyplot as plt
-import numpy as np
-
 import jax
 import jax.numpy as jnp
+import matplotlib.pyplot as plt
+import numpy as np
 import torch
 
 jax.config.update("jax_enable_x64", True)  # mbdcp.jax computes in float64
-import mbdcp.jax  # noqa: E402
-import mbdcp.torch  # noqa: E402
+import mbdcp.jax
+import mbdcp.torch
 
 G, H, STEPS = 9.81, 0.01, 50
 HALF = np.array([0.4, 0.15])
