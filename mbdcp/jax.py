@@ -85,6 +85,8 @@ def _call(problem, args, options, full):
     if layer is None:
         layer = _layer(problem, names, shapes, options)
         if key is not None:
+            if len(_LAYERS) >= 1024:  # scenes whose contact count changes make new shapes: keep it bounded
+                _LAYERS.clear()
             _LAYERS[key] = layer
     return layer(*vals)
 
