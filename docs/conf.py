@@ -38,8 +38,9 @@ extensions = [
 ]
 
 # Optional dependencies imported at module level by a public module (ipywidgets for mbdcp.widgets, in
-# the notebooks extra) are mocked when absent: the site documents the API without installing them.
-autodoc_mock_imports = [m for m in ("ipywidgets",) if importlib.util.find_spec(m) is None]
+# the notebooks extra; jax and torch for mbdcp.jax and mbdcp.torch) are mocked when absent: the site
+# documents the API without installing them.
+autodoc_mock_imports = [m for m in ("ipywidgets", "jax", "torch") if importlib.util.find_spec(m) is None]
 
 # The reference is written from the __all__ lists at every build (docs/apigen.py), so public names
 # added to the package appear without editing the docs.

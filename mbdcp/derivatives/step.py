@@ -528,7 +528,8 @@ def step(M, Wn, D, E, U, v, h, res, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi
     for c in np.flatnonzero(~in_contact & (w_n <= tv_c)):
         degenerate.append(("grazing", "p_n", c))
     dec = in_contact | (w_n > tv_c)
-    margins.append(np.where(in_contact, pn / tp, w_n / np.maximum(tv_c, 1e-300))[dec])
+    # divided after selecting: with the data all zero (and denormals flushed, as in XLA's threads) tp is 0
+    margins.append(np.where(in_contact, pn, w_n)[dec] / np.where(in_contact, tp, np.maximum(tv_c, 1e-300))[dec])
 
     mode, free_b, free_s, post_c, post_k, cands, deg_c, mar = _classify(
         in_contact, beta, w_b, sigma, w_s, mu == 0, own, n_c, tv_c, tp)

@@ -1,0 +1,213 @@
+"""Cost of a gradient through the differentiable layers mbdcp.jax and mbdcp.torch, against a solve
+and against mbdcp.derivatives called directly: the layers' own overhead.
+
+For random spatial scenes with n = 10-400 contacts (4 friction directions each; n/2 bodies), the
+loss is <g, v_next> of one time step, differentiated in the friction coefficients U and the initial
+velocity v:
+
+- solve: mbdcp.step; derivative: mbdcp.derivatives.step on its result plus one vjp (what a
+  backward pass needs at the least);
+- JAX: jax.jit of the loss (forward: the solve as a host callback; all arrays are arguments of
+  the jitted function) and, alone, the jitted backward pass (the function jax.vjp returns);
+- PyTorch: mbdcp.torch.step on float64 tensors (forward) and torch.autograd.grad on its graph
+  (backward, alone);
+- overhead: a pass's wall time minus the time it spent inside mbdcp.step (forward) or
+  mbdcp.derivatives.step and its vjp (backward), measured in the same call.
+
+Goals: a layer's backward <= its forward at n >= 50; overhead <= 20 us per call. A second table
+gives the overhead on the smallest problem (the sliding sphere: one contact), where it dominates.
+Timed on one BLAS thread and one PyTorch thread (the C solver is single-threaded).
+
+    python benchmarks/bench_autodiff.py [--quick]
+"""
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import argparse
+import time
+import warnings
+
+import numpy as np
+from common import best_time, print_table
+
+import mbdcp
+from mbdcp.examples import sphere_on_plane
+from mbdcp.testing import random_scene
+
+try:
+    import jax
+    import jax.numpy as jnp
+
+    jax.config.update("jax_enable_x64", True)
+    import mbdcp.jax
+except ImportError:
+    jax = None
+try:
+    import torch
+
+    torch.set_num_threads(1)
+    import mbdcp.torch
+except ImportError:
+    torch = None
+
+
+def scene(n):
+    s = random_scene(max(2, n // 2), n, seed=n, n_d=(4, 4))
+    return s.args(), s.kwargs()
+
+
+def sphere():
+    M, Wn, D, E, U = sphere_on_plane()
+    h = 0.01
+    return (M, Wn, D, E, U, np.array([2.0, 0, 0, 0, 0, 0]), h), {"p_ext": np.array([0, 0, -9.81 * h, 0, 0, 0]),
+                                                                  "psi_n": np.zeros(1)}
+
+
+class Inner:
+    """Time spent inside mbdcp's own work during a layer call: mbdcp.step (forward), and
+    mbdcp.derivatives.step plus its vjp (backward). A call's overhead is its wall time minus this,
+    measured in the same call, so a slower moment of the shared machine cancels out."""
+
+    def __init__(self):
+        self.seconds = 0.0
+        self._saved = []
+
+    def _timed(self, fn):
+        def wrapper(*a, **k):
+            t0 = time.perf_counter()
+            try:
+                return fn(*a, **k)
+            finally:
+                self.seconds += time.perf_counter() - t0
+        return wrapper
+
+    def __enter__(self):
+        from mbdcp.derivatives.step import StepDerivative
+        for owner, name in ((mbdcp, "step"), (mbdcp.derivatives, "step"), (StepDerivative, "vjp")):
+            self._saved.append((owner, name, getattr(owner, name)))
+            setattr(owner, name, self._timed(getattr(owner, name)))
+        return self
+
+    def __exit__(self, *exc):
+        for owner, name, fn in reversed(self._saved):
+            setattr(owner, name, fn)
+
+
+def timed(fn, inner, repeat):
+    """(best wall time, best overhead = wall time - time inside mbdcp, last result) over the runs."""
+    best, over, out, total, k = np.inf, np.inf, None, 0.0, 0
+    while k < repeat or (total < 0.2 and k < 1000):
+        inner.seconds = 0.0
+        t0 = time.perf_counter()
+        out = fn()
+        dt = time.perf_counter() - t0
+        best, over, total, k = min(best, dt), min(over, dt - inner.seconds), total + dt, k + 1
+    return best, over, out
+
+
+def time_numpy(args, kw, g, repeat):
+    t_solve, res = best_time(lambda: mbdcp.step(*args, **kw), repeat=repeat)
+    assert res.success
+
+    def derivative():
+        d = mbdcp.derivatives.step(*args, res, **kw)
+        return d.vjp(v_next=g)
+    t_deriv, grad = best_time(derivative, repeat=repeat)
+    return t_solve, t_deriv, grad
+
+
+def time_jax(args, kw, g, repeat, inner):
+    """{name: (wall time, overhead)} for the eager forward, the jitted forward and the jitted
+    backward alone (the function jax.vjp returns, applied under jit); and the gradient in U."""
+    M, Wn, D, E, U, v, h = args
+    keys = sorted(kw)
+
+    def loss(M, Wn, D, E, U, v, g, *extra):
+        return g @ mbdcp.jax.step(M, Wn, D, E, U, v, h, **dict(zip(keys, extra)))
+    xs = [jnp.asarray(a) for a in (M, Wn, D, E, U, v, g)] + [jnp.asarray(kw[k]) for k in keys]
+    fwd = jax.jit(loss)
+    fwd(*xs).block_until_ready()
+    _, pullback = jax.vjp(lambda U, v: loss(*xs[:4], U, v, *xs[6:]), xs[4], xs[5])
+    apply = jax.jit(lambda f, c: f(c))
+    jax.block_until_ready(apply(pullback, 1.0))
+    out = {"eager": timed(lambda: mbdcp.jax.step(M, Wn, D, E, U, v, h, **kw).block_until_ready(), inner, repeat),
+           "fwd": timed(lambda: fwd(*xs).block_until_ready(), inner, repeat),
+           "bwd": timed(lambda: jax.block_until_ready(apply(pullback, 1.0)), inner, repeat)}
+    return {k: x[:2] for k, x in out.items()}, np.asarray(out["bwd"][2][0])
+
+
+def time_torch(args, kw, g, repeat, inner):
+    """{name: (wall time, overhead)} for the forward and the backward alone (torch.autograd.grad
+    on one graph); and the gradient in U."""
+    M, Wn, D, E, U, v, h = args
+    f64 = torch.float64
+    Mt, Wnt, Dt, Et = (torch.tensor(a, dtype=f64) for a in (M, Wn, D, E))
+    kwt = {k: torch.tensor(x, dtype=f64) for k, x in kw.items()}
+    gt = torch.tensor(g, dtype=f64)
+    Ut = torch.tensor(U, dtype=f64, requires_grad=True)
+    vt = torch.tensor(v, dtype=f64, requires_grad=True)
+
+    def forward():
+        return gt @ mbdcp.torch.step(Mt, Wnt, Dt, Et, Ut, vt, h, **kwt)
+    t_fwd, o_fwd, y = timed(forward, inner, repeat)
+    t_bwd, o_bwd, grads = timed(lambda: torch.autograd.grad(y, (Ut, vt), retain_graph=True), inner, repeat)
+    return {"fwd": (t_fwd, o_fwd), "bwd": (t_bwd, o_bwd)}, grads[0].numpy()
+
+
+def us(t):
+    return f"{t * 1e6:.0f}"
+
+
+def ms(t):
+    return f"{t * 1e3:.3f}"
+
+
+def layer_columns(args, kw, g, repeat, inner, grad):
+    """fwd, bwd [ms], bwd/fwd, overhead fwd/bwd [us] for JAX (jitted) and PyTorch."""
+    cols, small = [], []
+    for name, timer, module in (("jax", time_jax, jax), ("torch", time_torch, torch)):
+        if module is None:
+            cols += ["-"] * 4
+            continue
+        t, gU = timer(args, kw, g, repeat, inner)
+        assert np.allclose(gU, grad["U"], rtol=1e-10, atol=1e-12), f"{name} gradient differs from mbdcp.derivatives"
+        (f, of), (b, ob) = t["fwd"], t["bwd"]
+        cols += [ms(f), ms(b), f"{b / f:.2f}", f"{us(of)}/{us(ob)}"]
+        small += ([us(t["eager"][1])] if "eager" in t else []) + [us(of), us(ob)]
+    return cols, small
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    args_ = ap.parse_args()
+    sizes = [10, 50] if args_.quick else [10, 25, 50, 100, 200, 400]
+    warnings.simplefilter("ignore", RuntimeWarning)  # degenerate points do not change the timings
+    rows = []
+    with Inner() as inner:
+        for n in sizes:
+            args, kw = scene(n)
+            repeat = 3 if n <= 100 else 2
+            g = np.random.default_rng(n).standard_normal(args[0].shape[0])
+            t_solve, t_deriv, grad = time_numpy(args, kw, g, repeat)
+            cols, _ = layer_columns(args, kw, g, repeat, inner, grad)
+            rows.append([n, args[0].shape[0], ms(t_solve), ms(t_deriv), f"{t_deriv / t_solve:.2f}"] + cols)
+            print(*rows[-1], flush=True)
+        args, kw = sphere()
+        g = np.array([1.0, 0, 0, 0, 0, 0])
+        t_solve, t_deriv, grad = time_numpy(args, kw, g, 5)
+        _, small = layer_columns(args, kw, g, 5, inner, grad)
+    print("\nGradient of <g, v_next> in U and v, one step of a random scene [ms] (machine shared: +-20 %)")
+    print("(deriv: mbdcp.derivatives.step + vjp; fwd/bwd: a layer's forward and backward passes (JAX: jitted);")
+    print(" overhead: a pass's wall time minus its time inside mbdcp.step / the derivative, same call, in us)")
+    print_table(["contacts", "n_v", "solve", "deriv", "deriv/solve", "jax fwd", "jax bwd", "jax bwd/fwd",
+                 "jax overhead", "torch fwd", "torch bwd", "torch bwd/fwd", "torch overhead"], rows)
+    print("\nOverhead per call on the smallest problem (the sliding sphere, one contact) [us] (goal <= 20)")
+    print_table(["solve", "deriv", "jax eager fwd", "jax jit fwd", "jax jit bwd", "torch fwd", "torch bwd"],
+                [[us(t_solve), us(t_deriv)] + small])
+
+
+if __name__ == "__main__":
+    main()

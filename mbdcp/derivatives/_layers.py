@@ -1,0 +1,431 @@
+"""What the differentiable layers :mod:`mbdcp.jax` and :mod:`mbdcp.torch` share, in NumPy only.
+
+Each layer call is one *problem* (``lcp``, ``step`` or ``ccp``) with its inputs by name: the
+positional arrays and the array keywords (all differentiable but the groupings E, Ej), plus
+*options* (solver settings, the stabilisation settings, ``degenerate_tol``). Here:
+
+- :func:`forward` solves on the host, one problem or a batch (extra leading axes; mapped onto
+  :mod:`mbdcp.batch` where it solves the same problem, else a loop), and raises
+  :class:`SolveError` naming the status when a solve does not end SOLVED;
+- :func:`backward` builds :mod:`mbdcp.derivatives` objects on the returned solutions and pulls
+  the output gradients back to every input, warning (:class:`DegenerateWarning`) with the
+  contacts when a solution is at a kink.
+
+The frameworks only convert arrays and register these two functions with their autodiff.
+"""
+import math
+import warnings
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+import mbdcp
+from mbdcp import derivatives
+from mbdcp.infrastructure.results import CCPResult, LemkeResult, StepResult
+from mbdcp.infrastructure.status import Status
+from mbdcp.tools import batch as _batch
+
+__all__ = [
+    "PROBLEMS",
+    "CCPOutput",
+    "DegenerateWarning",
+    "SolveError",
+    "StepOutput",
+    "backward",
+    "forward",
+    "output_shapes",
+    "split_keywords",
+    "torch_batch_ndims",
+]
+
+
+class SolveError(RuntimeError):
+    """A solve inside a differentiable layer did not end SOLVED, so there is no solution to
+    return or differentiate. ``status`` is the :class:`mbdcp.Status`; ``instance`` the index of
+    the failing problem in a batch (None for a single problem)."""
+
+    def __init__(self, message, status, instance=None):
+        super().__init__(message)
+        self.status = status
+        self.instance = instance
+
+
+class DegenerateWarning(RuntimeWarning):
+    """A gradient was taken at a degenerate solution (a kink: a grazing contact, a contact at the
+    edge of its friction cone, ...). The gradient is the one-sided derivative documented in
+    :mod:`mbdcp.derivatives`; the message names the contacts."""
+
+
+class StepOutput(NamedTuple):
+    """Every output of a time step (``full_output=True`` of ``step``), as in :class:`mbdcp.StepResult`."""
+
+    v_next: object
+    p_n: object
+    beta: object
+    sigma: object
+    p_b: object
+    beta_j: object
+    sigma_j: object
+
+
+class CCPOutput(NamedTuple):
+    """Every output of a CCP step (``full_output=True`` of ``ccp``), as in :class:`mbdcp.CCPResult`."""
+
+    v_next: object
+    gamma: object
+    p_b: object
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A solver seen as a layer: inputs by name, outputs, and which options its derivative takes."""
+
+    name: str
+    positional: tuple
+    keywords: tuple  # array keywords (differentiable unless combinatorial)
+    combinatorial: tuple  # groupings: no derivative, zero gradient
+    outputs: tuple
+    derivative_options: tuple  # options the derivative needs too (the rest only drive the solver)
+    anchor: str  # the input whose dimensions tell a batch apart from one problem (torch)
+    out_ndim: tuple  # dimensions of each output of one problem
+    extra_ndim: tuple  # and of each extra (what the derivative needs beyond the outputs)
+
+
+_DERIVATIVE_ONLY = ("degenerate_tol",)
+PROBLEMS = {
+    "lcp": Problem("lcp", ("M", "q"), (), (), ("z",), ("degenerate_tol",), "q", (1,), (1,)),
+    "step": Problem("step", ("M", "Wn", "D", "E", "U", "v", "h"),
+                    ("p_ext", "psi_n", "dpsi_n", "dpsi_f", "Wb", "theta", "dtheta", "Dj", "Ej", "beta_max"),
+                    ("E", "Ej"), StepOutput._fields, ("degenerate_tol", "max_correction_speed", "baumgarte"), "v",
+                    (1,) * 7, ()),
+    "ccp": Problem("ccp", ("M", "Wn", "Wt", "mu", "v", "h"), ("p_ext", "phi", "Wb", "theta", "dtheta", "dphi_t"),
+                   (), CCPOutput._fields, ("degenerate_tol", "max_correction_speed", "baumgarte"), "v", (1, 2, 1),
+                   (0,)),
+}
+# dimensions of one problem's input (U, mu, h, dphi_t are judged apart: several forms)
+_NDIM = {"M": 2, "q": 1, "Wn": 2, "D": 2, "E": 2, "v": 1, "p_ext": 1, "psi_n": 1, "dpsi_n": 1, "dpsi_f": 1, "Wb": 2,
+         "theta": 1, "dtheta": 1, "Dj": 2, "Ej": 2, "beta_max": 1, "Wt": 2, "phi": 1}
+# mbdcp.batch solves exactly what mbdcp.lemke / mbdcp.step solve, for these options
+_BATCH_OPTIONS = {"lcp": ("max_pivots", "tol"), "step": ("max_pivots", "tol", "solver")}
+
+
+def split_keywords(problem, kwargs):
+    """(array keywords given, options): None-valued array keywords are dropped (absent)."""
+    arrays, options = {}, {}
+    for key, value in kwargs.items():
+        if key in problem.keywords:
+            if value is not None:
+                arrays[key] = value
+        else:
+            options[key] = value
+    return arrays, options
+
+
+def _solver_options(options):
+    return {k: v for k, v in options.items() if k not in _DERIVATIVE_ONLY}
+
+
+def _check(problem, res, instance=None):
+    if res.status != Status.SOLVED:
+        _fail(problem, res.status, instance)
+
+
+def _fail(problem, status, instance=None, count=1):
+    status = Status(status)
+    where = "" if instance is None else f" at instance {instance} of the batch" + (
+        f" ({count} instances failed)" if count > 1 else "")
+    raise SolveError(f"mbdcp.{problem.name} ended with status {status.name}{where} ({status.message}): no solution "
+                     "to return or differentiate", status, instance)
+
+
+# ---- one problem ----------------------------------------------------------------------------
+
+def _scalar_h(a):
+    h = a["h"]
+    return float(h) if np.ndim(h) == 0 else h
+
+
+def _solve_one(problem, a, options, instance=None):
+    """(outputs, extras) of one problem: extras carry what the derivative needs beyond the outputs."""
+    opts = _solver_options(options)
+    if problem.name == "lcp":
+        res = mbdcp.lemke(a["M"], a["q"], **opts)
+        _check(problem, res, instance)
+        return (res.z,), (res.basis.astype(np.float64),)
+    kw = {k: a[k] for k in problem.keywords if k in a}
+    if problem.name == "step":
+        res = mbdcp.step(a["M"], a["Wn"], a["D"], a["E"], a["U"], a["v"], _scalar_h(a), **kw, **opts)
+        _check(problem, res, instance)
+        return tuple(getattr(res, o) for o in problem.outputs), ()
+    res = mbdcp.ccp(a["M"], a["Wn"], a["Wt"], a["mu"], a["v"], _scalar_h(a), **kw, **opts)
+    _check(problem, res, instance)
+    return (res.v_next, res.gamma, res.p_b), (np.array(res.residual),)
+
+
+def _derivative(problem, a, outs, extras, options):
+    """The mbdcp.derivatives object at a solution the forward pass returned."""
+    dopts = {k: v for k, v in options.items() if k in problem.derivative_options}
+    solved = {"success": True, "status": Status.SOLVED, "message": Status.SOLVED.message}
+    if problem.name == "lcp":
+        M, q = np.asarray(a["M"], dtype=np.float64), np.asarray(a["q"], dtype=np.float64)
+        z = np.asarray(outs[0], dtype=np.float64)
+        res = LemkeResult(**solved, z=z, w=M @ z + q, pivots=0, residual=0.0, basis=np.asarray(extras[0]) > 0.5)
+        return derivatives.lcp(M, q, res, **dopts)
+    kw = {k: a[k] for k in problem.keywords if k in a}
+    if problem.name == "step":
+        res = StepResult(**solved, **dict(zip(problem.outputs, outs)), pivots=0, residual=0.0)
+        return derivatives.step(a["M"], a["Wn"], a["D"], a["E"], a["U"], a["v"], _scalar_h(a), res, **kw, **dopts)
+    res = CCPResult(**solved, v_next=outs[0], gamma=outs[1], p_b=outs[2], iterations=0, residual=float(extras[0]),
+                    history=np.zeros(0), method="")
+    return derivatives.ccp(a["M"], a["Wn"], a["Wt"], a["mu"], a["v"], _scalar_h(a), res, **kw, **dopts)
+
+
+def _vjp(problem, d, cots):
+    """Gradients by input name for the output gradients ``cots`` (None: zero)."""
+    if problem.name == "lcp":
+        g = d.vjp(np.zeros(d.z.shape) if cots[0] is None else cots[0])
+        return {"M": g.M, "q": g.q}
+    return d.vjp(**{o: c for o, c in zip(problem.outputs, cots) if c is not None})
+
+
+def _fit(problem, name, g, shape):
+    """A gradient in the shape its input was given: U or mu as a scalar (summed), a vector or a
+    diagonal matrix; h as a scalar; a flat or (n_c, 2) dphi_t."""
+    if g is None or name in problem.combinatorial:
+        return np.zeros(shape)
+    g = np.asarray(g, dtype=np.float64)
+    if name in ("U", "mu") and len(shape) == 0:
+        return np.asarray(g.sum())
+    if name in ("U", "mu") and len(shape) == 2:
+        return np.diag(g)
+    return g.reshape(shape)
+
+
+def _degenerate_note(problem, d):
+    """'contacts [..] (kinds)' for a derivative at a kink, or None."""
+    if d.degenerate.size == 0:
+        return None
+    if problem.name == "lcp":
+        return f"pairs z_i = w_i = 0 at {d.degenerate.tolist()}"
+    kinds = ", ".join(sorted(set(d.degenerate_kind)))
+    contacts = d.degenerate_contacts if problem.name == "step" else d.degenerate
+    if contacts.size == 0:
+        return f"joint friction ({kinds})"
+    return f"contacts {contacts.tolist()} ({kinds})"
+
+
+def _warn(layer, problem, notes):
+    """One DegenerateWarning for the (instance, note) pairs of a backward pass."""
+    notes = [(i, n) for i, n in notes if n is not None]
+    if not notes:
+        return
+    parts = [n if i is None else f"instance {i}: {n}" for i, n in notes[:5]]
+    more = f"; and {len(notes) - 5} more instances" if len(notes) > 5 else ""
+    warnings.warn(f"{layer}.{problem.name}: the solution is at a degenerate point ({'; '.join(parts)}{more}); the "
+                  f"gradient is the one-sided derivative documented in mbdcp.derivatives.{problem.name}",
+                  DegenerateWarning, stacklevel=3)
+
+
+# ---- batches: extra leading axes ------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Layout:
+    """A batch: its shape (the extra leading axes, broadcast), size, and the shared arrays."""
+
+    shape: tuple
+    size: int
+    shared: dict  # name -> True when one array serves every instance
+
+
+def _layout(arrays, base_ndim):
+    """The batch of named arrays whose instance dimensions are ``base_ndim`` (None: one problem)."""
+    if base_ndim is None:
+        return None
+    leads = {}
+    for name, a in arrays.items():
+        extra = np.ndim(a) - base_ndim[name]
+        if extra < 0:
+            raise ValueError(f"{name} has {np.ndim(a)} dimensions, fewer than one problem's {base_ndim[name]}")
+        leads[name] = np.shape(a)[:extra]
+    try:
+        shape = np.broadcast_shapes(*leads.values())
+    except ValueError:
+        raise ValueError("the batch axes of the inputs do not agree: " +
+                         ", ".join(f"{n} {lead}" for n, lead in leads.items() if lead)) from None
+    if not shape:
+        return None
+    return _Layout(shape, math.prod(shape), {n: math.prod(lead) == 1 for n, lead in leads.items()})
+
+
+def _instances(arrays, base_ndim, lay):
+    """Each array as one shared instance (batch axes dropped) or stacked (size, ...) per instance."""
+    out = {}
+    for name, a in arrays.items():
+        a = np.asarray(a)
+        base = a.shape[a.ndim - base_ndim[name]:]
+        if lay.shared[name]:
+            out[name] = a.reshape(base)
+        else:
+            out[name] = np.broadcast_to(a, lay.shape + base).reshape((lay.size,) + base)
+    return out
+
+
+def _pick(stacked, lay, i):
+    return {n: (a if lay.shared[n] else a[i]) for n, a in stacked.items()}
+
+
+def _solve_batch(problem, inst, lay, options):
+    """Stacked (outputs, extras) of a batch; a failed instance raises SolveError."""
+    B = lay.size
+    if problem.name in _BATCH_OPTIONS and set(options) <= set(_BATCH_OPTIONS[problem.name]) \
+            and options.get("solver", "lemke") == "lemke":
+        opts = {k: v for k, v in options.items() if k != "solver"}
+        if problem.name == "lcp":
+            q = inst["q"] if not lay.shared["q"] else np.broadcast_to(inst["q"], (B,) + inst["q"].shape)
+            res = _batch.lemke(inst["M"], q, **opts)
+            outs, extras = (res.z,), (res.basis.astype(np.float64),)
+        else:
+            a = dict(inst)
+            U, per = np.asarray(a["U"]), not lay.shared["U"]
+            if U.ndim == 2 + per:  # diagonal matrices: mbdcp.batch takes mu
+                a["U"] = np.diagonal(U, axis1=-2, axis2=-1)
+            elif U.ndim == per == 1:  # one scalar per instance: the same mu for every contact
+                a["U"] = np.repeat(U[:, None], np.shape(a["Wn"])[-1], axis=1)
+            kw = {k: a[k] for k in problem.keywords if k in a}
+            res = _batch.step(a["M"], a["Wn"], a["D"], a["E"], a["U"], a["v"], a["h"], **kw, **opts)
+            outs, extras = tuple(getattr(res, o) for o in problem.outputs), ()
+        bad = np.flatnonzero(res.status != int(Status.SOLVED))
+        if bad.size:
+            _fail(problem, res.status[bad[0]], int(bad[0]), bad.size)
+        return outs, extras
+    per = [_solve_one(problem, _pick(inst, lay, i), options, instance=i) for i in range(B)]
+    return tuple(np.stack(x) for x in zip(*(o for o, _ in per))), tuple(np.stack(x) for x in zip(*(e for _, e in per)))
+
+
+def forward(problem, arrays, options, base_ndim=None):
+    """Solve: ``arrays`` by input name (NumPy), ``options`` for the solver (and derivative).
+
+    ``base_ndim`` (name -> dimensions of one problem's input) marks extra leading axes as batch
+    axes (broadcast against each other; size-1 axes mean shared); None means one problem.
+    Returns (outputs, extras): NumPy arrays, with the batch axes in front for a batch.
+    """
+    lay = _layout(arrays, base_ndim)
+    if lay is None:
+        return _solve_one(problem, arrays, options)
+    outs, extras = _solve_batch(problem, _instances(arrays, base_ndim, lay), lay, options)
+    return (tuple(o.reshape(lay.shape + o.shape[1:]) for o in outs),
+            tuple(e.reshape(lay.shape + e.shape[1:]) for e in extras))
+
+
+def backward(problem, arrays, options, outs, extras, cots, base_ndim=None, reduce=True, layer="mbdcp", wanted=None):
+    """Gradients by input name of sum_k <cots[k], outs[k]> (a cotangent None is zero), for the
+    inputs named in ``wanted`` (default: all).
+
+    One problem: each gradient has its input's shape. A batch (``base_ndim`` as for
+    :func:`forward`; the cotangents may carry batch axes of their own, as in a Jacobian built by
+    mapping a vjp): with ``reduce`` each gradient has its input's shape (an input shared by the
+    batch gets the sum over instances, as in PyTorch), without it every gradient has the batch
+    axes in front (one per instance, as ``jax.vmap`` expects of a callback).
+    """
+    wanted = list(arrays) if wanted is None else wanted
+    if base_ndim is None:
+        d = _derivative(problem, arrays, outs, extras, options)
+        _warn(layer, problem, [(None, _degenerate_note(problem, d))])
+        g = _vjp(problem, d, cots)
+        return {n: _fit(problem, n, g.get(n), np.shape(arrays[n])) for n in wanted}
+    # inputs, outputs, extras and cotangents: each may carry batch axes or not
+    named, base = dict(arrays), dict(base_ndim)
+    for kind, values, ndims in (("out", outs, problem.out_ndim), ("extra", extras, problem.extra_ndim),
+                                ("cot", cots, problem.out_ndim)):
+        for i, (x, k) in enumerate(zip(values, ndims)):
+            if x is not None:
+                named[f"{kind}:{i}"], base[f"{kind}:{i}"] = x, k
+    lay = _layout(named, base)
+    if lay is None:  # one problem after all
+        return backward(problem, arrays, options, outs, extras, cots, None, reduce, layer, wanted)
+    inst = _instances(named, base, lay)
+    # one derivative serves every instance when only the cotangents vary (a Jacobian by mapped vjps)
+    per_problem = not all(lay.shared[n] for n in named if not n.startswith("cot:"))
+    grads = {n: np.zeros((lay.size,) + (inst[n].shape if lay.shared[n] else inst[n].shape[1:])) for n in wanted}
+    notes, d = [], None
+    for i in range(lay.size):
+        x = _pick(inst, lay, i)
+        if d is None or per_problem:
+            d = _derivative(problem, {n: x[n] for n in arrays}, [x[f"out:{k}"] for k in range(len(outs))],
+                            [x[f"extra:{k}"] for k in range(len(extras))], options)
+            notes.append((i if per_problem else None, _degenerate_note(problem, d)))
+        g = _vjp(problem, d, [x.get(f"cot:{k}") for k in range(len(cots))])
+        for n in wanted:
+            grads[n][i] = _fit(problem, n, g.get(n), grads[n].shape[1:])
+    _warn(layer, problem, notes)
+    out = {}
+    for n in wanted:
+        full = grads[n].reshape(lay.shape + grads[n].shape[1:])
+        out[n] = _sum_to(full, np.shape(arrays[n])) if reduce else full
+    return out
+
+
+def _sum_to(g, shape):
+    """g summed over the axes broadcasting added or stretched, to ``shape``."""
+    lead = g.ndim - len(shape)
+    g = g.sum(axis=tuple(range(lead))) if lead > 0 else g
+    axes = tuple(i for i, s in enumerate(shape) if s == 1 and g.shape[i] != 1)
+    return (g.sum(axis=axes, keepdims=True) if axes else g).reshape(shape)
+
+
+# ---- shapes ---------------------------------------------------------------------------------
+
+def output_shapes(problem, shapes):
+    """(output shapes, extra shapes) of one problem with inputs of the given shapes (by name);
+    ValueError naming an argument whose shape does not fit the others."""
+    def dim(name, axis, default=0):
+        return shapes[name][axis] if name in shapes and len(shapes[name]) > axis else default
+
+    if problem.name == "lcp":
+        n = dim("q", 0)
+        if shapes["M"] != (n, n):
+            raise ValueError(f"M must have shape (n, n) = ({n}, {n}) (q has n = {n}), got {shapes['M']}")
+        return ((n,),), ((n,),)
+    n_v = dim("v", 0)
+    for name in ("M", "Wn", "D", "Wt", "Wb", "Dj", "p_ext"):
+        if name in shapes and (len(shapes[name]) < 1 or shapes[name][0] != n_v):
+            raise ValueError(f"{name} must have n_v = {n_v} rows (the length of v), got shape {shapes[name]}")
+    n_c = dim("Wn", 1)
+    n_b = dim("Wb", 1)
+    if problem.name == "ccp":
+        return ((n_v,), (n_c, 3), (n_b,)), ((),)
+    m, m_j = dim("D", 1), dim("Dj", 1)
+    n_j = dim("Ej", 1, default=int(np.prod(shapes.get("beta_max", (0,)))))
+    return ((n_v,), (n_c,), (m,), (n_c,), (n_b,), (m_j,), (n_j,)), ()
+
+
+def torch_batch_ndims(problem, shapes):
+    """Instance dimensions by name when the anchor (v, or q of an LCP) has a leading batch axis,
+    else None. U and mu: 0-d or 1-d are shared, (B, n_c) or (B, n_c, n_c) per instance; h: a
+    scalar or (B,); dphi_t: (2 n_c,) or (n_c, 2) shared, (B, 2 n_c) or (B, n_c, 2) per instance;
+    the others have one dimension more than for one problem when given per instance."""
+    anchor = shapes[problem.anchor]
+    if len(anchor) != _NDIM[problem.anchor] + 1:
+        return None
+    B = anchor[0]
+    n_c = shapes["Wn"][-1] if "Wn" in shapes else 0
+    base = {}
+    for name, shape in shapes.items():
+        if name in ("U", "mu"):
+            per = len(shape) >= 2
+            base[name] = len(shape) - per
+        elif name == "h":
+            base[name], per = 0, len(shape) == 1
+        elif name == "dphi_t":
+            per = len(shape) == 3 or (len(shape) == 2 and tuple(shape) != (n_c, 2))
+            base[name] = len(shape) - per
+        else:
+            if len(shape) not in (_NDIM[name], _NDIM[name] + 1):
+                raise ValueError(f"{name} must have {_NDIM[name]} dimensions, or {_NDIM[name] + 1} with a leading "
+                                 f"batch axis of B = {B} ({problem.anchor} is batched), got shape {tuple(shape)}")
+            per = len(shape) == _NDIM[name] + 1
+            base[name] = _NDIM[name]
+        if per and shape[0] != B:
+            raise ValueError(f"{name} has a leading batch axis of {shape[0]}, but {problem.anchor} has B = {B}")
+    return base

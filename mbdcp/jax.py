@@ -1,0 +1,311 @@
+r"""Contact solves as differentiable JAX functions: :func:`lcp`, :func:`step` and :func:`ccp`.
+
+Each function solves with mbdcp's C core on the host and returns JAX arrays; its gradient is the
+exact derivative of the verified solution from :mod:`mbdcp.derivatives` (implicit function
+theorem on the solution's active set), registered as a ``jax.custom_vjp``. It works under
+
+- ``jax.jit`` (the solve is a ``jax.pure_callback``: the compiled program calls back into Python),
+- ``jax.grad``, ``jax.vjp``, ``jax.jacrev`` in every array input, the keywords included (``p_ext``,
+  gaps, moving surfaces, joints, joint friction); E and Ej group directions and get zero gradients.
+  Forward mode (``jax.jvp``, ``jax.jacfwd``) is not registered: use the reverse mode;
+- ``jax.vmap``: a mapped :func:`lcp` or :func:`step` is one :func:`mbdcp.batch.lemke` or
+  :func:`mbdcp.batch.step` call (a loop over the instances when an option needs :func:`mbdcp.step`
+  itself); a mapped :func:`ccp` loops.
+
+**float64 only.** JAX computes in float32 unless told otherwise; these functions raise a
+RuntimeError until ``jax.config.update("jax_enable_x64", True)`` has run (or ``JAX_ENABLE_X64=1``
+is set before JAX is imported).
+
+**Failures.** A solve that does not end SOLVED raises :class:`SolveError` naming the status: directly
+when called outside a transformation, wrapped by JAX's runtime error (whose message names it) under
+``jax.jit``. No array is returned for an unsolved problem.
+
+**Degenerate points.** Where the solution has a kink (a grazing contact, a contact at the edge of its
+friction cone, ...), the gradient is the one-sided derivative documented in
+:mod:`mbdcp.derivatives`, and a :class:`DegenerateWarning` names the contacts.
+
+Example: the sphere of Trinkle (2003) sliding at 2 m/s; one step slows it by mu g h, so
+d v_x / d mu = -g h:
+
+>>> import jax, jax.numpy as jnp, numpy as np
+>>> jax.config.update("jax_enable_x64", True)
+>>> import mbdcp.jax
+>>> from mbdcp.examples import sphere_on_plane
+>>> M, Wn, D, E, _ = sphere_on_plane()
+>>> v0, h = jnp.array([2.0, 0, 0, 0, 0, 0]), 0.01
+>>> p = jnp.array([0, 0, -9.81 * h, 0, 0, 0])
+>>> vx = lambda mu: mbdcp.jax.step(M, Wn, D, E, mu, v0, h, p_ext=p, psi_n=jnp.zeros(1))[0]
+>>> round(float(jax.grad(vx)(0.2)), 12), round(float(jax.jit(jax.grad(vx))(0.3)), 12)
+(-0.0981, -0.0981)
+"""
+import math
+
+import numpy as np
+
+try:
+    import jax
+    import jax.numpy as jnp
+    from jax.custom_derivatives import SymbolicZero
+except ModuleNotFoundError as exc:
+    if exc.name not in ("jax", "jaxlib"):
+        raise
+    raise ModuleNotFoundError("mbdcp.jax needs JAX: pip install 'mbdcp[jax]'", name=exc.name) from exc
+
+from mbdcp.derivatives import _layers as ad
+from mbdcp.derivatives._layers import CCPOutput, DegenerateWarning, SolveError, StepOutput
+
+__all__ = ["CCPOutput", "DegenerateWarning", "SolveError", "StepOutput", "ccp", "lcp", "step"]
+
+_LAYERS = {}  # (problem, input names, shapes, options) -> the custom_vjp function
+
+
+def _check_x64():
+    if not jax.config.read("jax_enable_x64"):
+        raise RuntimeError("mbdcp.jax computes in float64, which JAX turns off by default: call "
+                           "jax.config.update('jax_enable_x64', True) first (or set JAX_ENABLE_X64=1 before "
+                           "importing JAX)")
+
+
+def _call(problem, args, options, full):
+    """The outputs of ``problem`` for inputs ``args`` (by name): all of them if ``full``, else the first."""
+    _check_x64()
+    if not any(isinstance(x, jax.core.Tracer) for x in args.values()):
+        # no transformation to serve: solve directly (a failed solve raises SolveError as is)
+        outs, _ = ad.forward(problem, {n: np.asarray(x, dtype=np.float64) for n, x in args.items()}, options)
+        return tuple(jnp.asarray(o) for o in (outs if full else outs[:1]))
+    names = tuple(args)
+    vals = [jnp.asarray(args[n], dtype=jnp.float64) for n in names]
+    shapes = tuple(tuple(v.shape) for v in vals)  # under vmap: one problem's shapes
+    try:
+        key = (problem.name, names, shapes, tuple(sorted(options.items())))
+        hash(key)
+    except TypeError:  # an option that is an array (warm_start): a layer for this call only
+        key = None
+    layer = _LAYERS.get(key) if key is not None else None
+    if layer is None:
+        layer = _layer(problem, names, shapes, options)
+        if key is not None:
+            if len(_LAYERS) >= 1024:  # scenes whose contact count changes make new shapes: keep it bounded
+                _LAYERS.clear()
+            _LAYERS[key] = layer
+    return layer(*vals)
+
+
+def _pack(vals):
+    """One flat vector of the arrays: a host callback costs per argument, so arrays travel packed."""
+    return jnp.concatenate([jnp.ravel(v) for v in vals]) if vals else jnp.zeros(0)
+
+
+def _split(flat, shapes):
+    """The arrays of the given shapes packed in a flat vector (JAX, inside the traced function)."""
+    out, o = [], 0
+    for s in shapes:
+        n = math.prod(s)
+        out.append(flat[o:o + n].reshape(s))
+        o += n
+    return out
+
+
+def _unpack(flat, shapes):
+    """The arrays packed in a flat NumPy vector, its leading (batch) axes kept in front of each."""
+    flat = np.asarray(flat)
+    lead, out, o = flat.shape[:-1], [], 0
+    for s in shapes:
+        n = math.prod(s)
+        out.append(flat[..., o:o + n].reshape(lead + tuple(s)))
+        o += n
+    return out
+
+
+def _flat(arrays, shapes, lead):
+    """Arrays with the batch axes ``lead`` in front, packed along the last axis."""
+    return np.concatenate([np.reshape(a, lead + (math.prod(s),)) for a, s in zip(arrays, shapes)] + [np.zeros(lead + (0,))],
+                          axis=-1)
+
+
+def _layer(problem, names, shapes, options):
+    """The custom_vjp function of ``problem`` with inputs of these names and (one problem's) shapes
+    and these options. Solve and vjp are host callbacks. The inputs travel as two packed vectors,
+    matrices and the rest: under ``jax.vmap`` a packed argument is mapped as a whole (an unmapped
+    one gets a batch axis of size 1), so mapping over vectors (v, mu, p_ext, ...) leaves the
+    matrices one shared copy."""
+    base = {n: len(s) for n, s in zip(names, shapes)}
+    out_shapes, extra_shapes = ad.output_shapes(problem, dict(zip(names, shapes)))
+    groups = ([i for i, s in enumerate(shapes) if len(s) >= 2], [i for i, s in enumerate(shapes) if len(s) < 2])
+    total = sum(math.prod(s) for s in out_shapes + extra_shapes)
+
+    def inputs(packs):
+        arrays = {}
+        for group, pack in zip(groups, packs):
+            arrays.update(zip((names[i] for i in group), _unpack(pack, [shapes[i] for i in group])))
+        return arrays
+
+    def host_solve(*packs):  # NumPy for the solvers, batch axes in front
+        outs, extras = ad.forward(problem, inputs(packs), options, base)
+        return _flat(outs + extras, out_shapes + extra_shapes, _lead(packs))
+
+    def host_vjp(given, wanted):
+        """The host vjp for the output gradients ``given`` and input gradients ``wanted`` (indices)."""
+        def host(mats, vecs, flat, cot):
+            n_out = len(out_shapes)
+            solution = _unpack(flat, out_shapes + extra_shapes)
+            cots = [None] * n_out
+            for i, c in zip(given, _unpack(cot, [out_shapes[i] for i in given])):
+                cots[i] = c
+            grads = ad.backward(problem, inputs((mats, vecs)), options, solution[:n_out], solution[n_out:], cots,
+                                base, reduce=False, layer="mbdcp.jax", wanted=[names[i] for i in wanted])
+            return _flat([grads[names[i]] for i in wanted], [shapes[i] for i in wanted],
+                         _lead((mats, vecs, flat, cot)))
+        return host
+
+    def solve(vals):
+        packs = tuple(_pack([vals[i] for i in group]) for group in groups)
+        flat = jax.pure_callback(host_solve, jax.ShapeDtypeStruct((total,), jnp.float64), *packs,
+                                 vmap_method="expand_dims")
+        return tuple(_split(flat, out_shapes)), (packs, flat)
+
+    @jax.custom_vjp
+    def layer(*vals):
+        return solve(vals)[0]
+
+    def fwd(*primals):
+        # symbolic zeros: which inputs are differentiated is known here, and travels to bwd in the
+        # residuals' structure (None for an input without gradient)
+        outs, (packs, flat) = solve([p.value for p in primals])
+        return outs, (packs, flat, tuple(jnp.zeros(0) if p.perturbed else None for p in primals))
+
+    def bwd(res, cots):
+        (mats, vecs), flat, marks = res
+        wanted = [i for i, m in enumerate(marks) if m is not None]
+        given = [i for i, c in enumerate(cots) if not isinstance(c, SymbolicZero)]
+        if not wanted or not given:
+            return (None,) * len(names)
+        size = sum(math.prod(shapes[i]) for i in wanted)
+        g = jax.pure_callback(host_vjp(given, wanted), jax.ShapeDtypeStruct((size,), jnp.float64), mats, vecs,
+                              flat, _pack([cots[i] for i in given]), vmap_method="expand_dims")
+        out = [None] * len(names)
+        for i, x in zip(wanted, _split(g, [shapes[i] for i in wanted])):
+            out[i] = x
+        return tuple(out)
+
+    layer.defvjp(fwd, bwd, symbolic_zeros=True)
+    return layer
+
+
+def _lead(packs):
+    """The batch axes of packed callback arguments (all in front of the last axis)."""
+    return np.broadcast_shapes(*(np.shape(p)[:-1] for p in packs))
+
+
+def lcp(M, q, **options):
+    r"""The solution z of LCP(M, q) by :func:`mbdcp.lemke`, differentiable in M and q.
+
+    Find :math:`z \ge 0` with :math:`w = Mz + q \ge 0`, :math:`z^T w = 0`. The gradient holds the
+    active set (:math:`z_i > 0`) fixed: :math:`\bar q_\alpha = -M_{\alpha\alpha}^{-T}\bar z_\alpha`,
+    :math:`\bar M = \bar q z^T` (:func:`mbdcp.derivatives.lcp`).
+
+    Parameters
+    ----------
+    M : array_like, shape (n, n)
+    q : array_like, shape (n,)
+    **options
+        :func:`mbdcp.lemke`'s keywords (``max_pivots``, ``tol``, ...) and ``degenerate_tol`` of
+        :func:`mbdcp.derivatives.lcp`.
+
+    Returns
+    -------
+    jax.Array, shape (n,)
+        z. A problem without a verified solution raises :class:`SolveError`.
+
+    Examples
+    --------
+    >>> import jax, jax.numpy as jnp
+    >>> jax.config.update("jax_enable_x64", True)
+    >>> import mbdcp.jax
+    >>> M, q = jnp.array([[2.0, 1.0], [1.0, 2.0]]), jnp.array([-5.0, 6.0])
+    >>> mbdcp.jax.lcp(M, q).tolist(), jax.grad(lambda q: mbdcp.jax.lcp(M, q)[0])(q).tolist()
+    ([2.5, 0.0], [-0.5, 0.0])
+    """
+    return _call(ad.PROBLEMS["lcp"], {"M": M, "q": q}, options, False)[0]
+
+
+def step(M, Wn, D, E, U, v, h, *, full_output=False, **kwargs):
+    r"""One time step of :func:`mbdcp.step` (Stewart–Trinkle / Anitescu–Potra LCP), differentiable.
+
+    Parameters
+    ----------
+    M, Wn, D, E, U, v, h
+        As for :func:`mbdcp.step`. Gradients: ``M`` gets the symmetric gradient (valid for
+        symmetric changes, the only ones :func:`mbdcp.step` accepts); ``U`` one of its own shape
+        (a scalar, (n_c,), or the diagonal of a (n_c, n_c) matrix); E is combinatorial (zero).
+    full_output : bool
+        Return every output as a :class:`StepOutput` (v_next, p_n, beta, sigma, p_b, beta_j,
+        sigma_j), each differentiable; default: ``v_next`` only.
+    **kwargs
+        :func:`mbdcp.step`'s keywords. Array keywords (``p_ext``, ``psi_n``, ``dpsi_n``,
+        ``dpsi_f``, ``Wb``, ``theta``, ``dtheta``, ``Dj``, ``beta_max``) are inputs with gradients
+        (``Ej`` gets zero); the others (``max_correction_speed``, ``baumgarte``, ``warm_start``,
+        ...) are settings, as is ``degenerate_tol`` of :func:`mbdcp.derivatives.step`.
+
+    Returns
+    -------
+    jax.Array, shape (n_v,), or StepOutput
+        ``v_next`` (or all outputs). A step without a verified solution raises :class:`SolveError`.
+
+    Examples
+    --------
+    A unit particle pushed along the ground (mu = 0.5): it slides, v_x = 0.8 - mu g h, so
+    d v_x / d mu = -g h and d v_x / d push = 1:
+
+    >>> import jax, jax.numpy as jnp
+    >>> jax.config.update("jax_enable_x64", True)
+    >>> import mbdcp.jax
+    >>> M, Wn, D, E = jnp.eye(2), jnp.array([[0.0], [1.0]]), jnp.array([[1.0, -1.0], [0.0, 0.0]]), jnp.ones((2, 1))
+    >>> def vx(mu, push):
+    ...     return mbdcp.jax.step(M, Wn, D, E, mu, jnp.zeros(2), 0.1, p_ext=jnp.stack([push, -0.981]))[0]
+    >>> round(float(vx(0.5, 0.8)), 12), [round(float(g), 12) for g in jax.grad(vx, (0, 1))(0.5, 0.8)]
+    (0.3095, [-0.981, 1.0])
+    """
+    problem = ad.PROBLEMS["step"]
+    arrays, options = ad.split_keywords(problem, kwargs)
+    outs = _call(problem, dict(M=M, Wn=Wn, D=D, E=E, U=U, v=v, h=h, **arrays), options, full_output)
+    return StepOutput(*outs) if full_output else outs[0]
+
+
+def ccp(M, Wn, Wt, mu, v, h, *, full_output=False, **kwargs):
+    r"""One cone complementarity step of :func:`mbdcp.ccp` (Anitescu & Tasora 2010), differentiable.
+
+    Parameters
+    ----------
+    M, Wn, Wt, mu, v, h
+        As for :func:`mbdcp.ccp`, dense (M as an (n_v, n_v) matrix). ``mu``'s gradient has its shape.
+    full_output : bool
+        Return a :class:`CCPOutput` (v_next, gamma (n_c, 3), p_b); default: ``v_next`` only.
+    **kwargs
+        :func:`mbdcp.ccp`'s keywords: ``p_ext``, ``phi``, ``Wb``, ``theta``, ``dtheta``, ``dphi_t``
+        are inputs with gradients; ``method``, ``tol``, ``max_iter``, ... and ``degenerate_tol`` of
+        :func:`mbdcp.derivatives.ccp` are settings. The gradient is exact up to the accuracy of the
+        iterative solve: use a tight ``tol``.
+
+    Returns
+    -------
+    jax.Array, shape (n_v,), or CCPOutput
+        A step that does not reach ``tol`` raises :class:`SolveError`.
+
+    Examples
+    --------
+    A unit particle sliding at 1 m/s (mu = 0.5, g h = 0.0981): v_x = (1 - mu g h) / (1 + mu^2)
+
+    >>> import jax, jax.numpy as jnp
+    >>> jax.config.update("jax_enable_x64", True)
+    >>> import mbdcp.jax
+    >>> Wn, Wt = jnp.array([[0.0], [0.0], [1.0]]), jnp.array([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
+    >>> vx = lambda mu: mbdcp.jax.ccp(jnp.eye(3), Wn, Wt, mu, jnp.array([1.0, 0, 0]), 0.01,
+    ...                               p_ext=jnp.array([0, 0, -0.0981]), tol=1e-14)[0]
+    >>> round(float(jax.grad(vx)(0.5)), 6)
+    -0.687088
+    """
+    problem = ad.PROBLEMS["ccp"]
+    arrays, options = ad.split_keywords(problem, kwargs)
+    outs = _call(problem, dict(M=M, Wn=Wn, Wt=Wt, mu=mu, v=v, h=h, **arrays), options, full_output)
+    return CCPOutput(*outs) if full_output else outs[0]

@@ -1,0 +1,234 @@
+r"""Contact solves as differentiable PyTorch functions: :func:`lcp`, :func:`step` and :func:`ccp`.
+
+Each function is a ``torch.autograd.Function``: the forward pass solves with mbdcp's C core, the
+backward pass is the exact derivative of the verified solution from :mod:`mbdcp.derivatives`
+(implicit function theorem on the solution's active set), in every tensor input, the keywords
+included (``p_ext``, gaps, moving surfaces, joints, joint friction); E and Ej group directions and
+get no gradient. ``torch.autograd.gradcheck`` passes away from degenerate points.
+
+- **Tensors**: float64 on the CPU (other tensors raise TypeError or ValueError naming the
+  argument). Inputs that are not tensors (NumPy arrays, lists, floats) are constants.
+- **Batches**: a leading batch axis on ``v`` (on ``q`` for :func:`lcp`) makes a batch of B problems;
+  every other input then has the batch axis too (one per problem) or not (shared by all; its
+  gradient is the sum over the batch). ``U`` and ``mu`` are shared as scalars or (n_c,), per problem
+  as (B, n_c) (or (B, n_c, n_c) diagonals for ``U``); ``h`` is a scalar or (B,). Batches of
+  :func:`lcp` and :func:`step` are solved by :func:`mbdcp.batch.lemke` and
+  :func:`mbdcp.batch.step` (a loop when an option needs :func:`mbdcp.step` itself); :func:`ccp` loops.
+- **Failures**: a solve that does not end SOLVED raises :class:`SolveError` naming the status (and
+  the instance of a batch); no tensor is returned.
+- **Degenerate points** (a grazing contact, a contact at the edge of its friction cone, ...): the
+  gradient is the one-sided derivative documented in :mod:`mbdcp.derivatives`, and a
+  :class:`DegenerateWarning` names the contacts.
+
+Example: the sphere of Trinkle (2003) sliding at 2 m/s; each step slows it by mu g h, so
+d v_x / d mu = -g h per sliding step:
+
+>>> import torch, mbdcp.torch
+>>> from mbdcp.examples import sphere_on_plane
+>>> M, Wn, D, E, _ = sphere_on_plane()
+>>> mu = torch.tensor(0.2, dtype=torch.float64, requires_grad=True)
+>>> v, h = torch.tensor([2.0, 0, 0, 0, 0, 0], dtype=torch.float64), 0.01
+>>> for _ in range(3):
+...     v = mbdcp.torch.step(M, Wn, D, E, mu, v, h, p_ext=[0, 0, -9.81 * h, 0, 0, 0], psi_n=[0.0])
+>>> v[0].backward()
+>>> round(mu.grad.item(), 12)
+-0.2943
+"""
+import numpy as np
+
+try:
+    import torch
+    from torch.autograd.function import once_differentiable
+except ModuleNotFoundError as exc:
+    if exc.name != "torch":
+        raise
+    raise ModuleNotFoundError("mbdcp.torch needs PyTorch: pip install 'mbdcp[torch]'", name="torch") from exc
+
+from mbdcp.derivatives import _layers as ad
+from mbdcp.derivatives._layers import CCPOutput, DegenerateWarning, SolveError, StepOutput
+
+__all__ = ["CCPOutput", "DegenerateWarning", "SolveError", "StepOutput", "ccp", "lcp", "step"]
+
+
+def _input(name, x):
+    """A tensor checked (float64, CPU) and kept, or anything else as given (a constant)."""
+    if isinstance(x, torch.Tensor):
+        if x.dtype != torch.float64:
+            raise TypeError(f"{name} must be a float64 tensor (torch.float64), got {x.dtype}: mbdcp.torch "
+                            f"computes in float64 (use {name}.double())")
+        if x.device.type != "cpu":
+            raise ValueError(f"{name} must be a CPU tensor, got one on {x.device} (mbdcp solves on the CPU: "
+                             f"use {name}.cpu())")
+    return x
+
+
+class _Call:
+    """The static part of a layer call: problem, input names, options, batch dimensions, and how
+    many outputs are returned (1: the first only)."""
+
+    __slots__ = ("base", "names", "options", "problem", "returned")
+
+    def __init__(self, problem, names, options, base, returned):
+        self.problem, self.names, self.options, self.base, self.returned = problem, names, options, base, returned
+
+
+class _Layer(torch.autograd.Function):
+    """forward(call, *values) -> the returned outputs; the gradient by mbdcp.derivatives."""
+
+    @staticmethod
+    def forward(ctx, call, *values):
+        arrays = {n: (x.detach().numpy() if isinstance(x, torch.Tensor) else x) for n, x in zip(call.names, values)}
+        outs, extras = ad.forward(call.problem, arrays, call.options, call.base)
+        returned = tuple(torch.from_numpy(np.ascontiguousarray(o, dtype=np.float64)) for o in outs[:call.returned])
+        ctx.set_materialize_grads(False)
+        ctx.call, ctx.arrays, ctx.outs, ctx.extras = call, arrays, outs, extras
+        # an input or a returned output changed in place before backward is an error, as for torch's
+        # own functions: the outputs are saved (checked on unpacking), the inputs' versions recorded
+        ctx.versions = [(n, x, x._version) for n, x in zip(call.names, values) if isinstance(x, torch.Tensor)]
+        ctx.save_for_backward(*returned)
+        return returned
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, *cots):
+        ctx.saved_tensors  # noqa: B018 (raises if a returned output was modified in place)
+        call = ctx.call
+        for name, x, version in ctx.versions:
+            if x._version != version:
+                raise RuntimeError(f"mbdcp.torch.{call.problem.name}: its input {name} was modified in place after "
+                                   "the forward pass, so the gradient cannot be computed")
+        need = ctx.needs_input_grad[1:]
+        wanted = [n for n, w in zip(call.names, need) if w]
+        if not wanted:
+            return (None,) * (1 + len(call.names))
+        cots = [None if c is None else c.detach().numpy() for c in cots] + [None] * (len(ctx.outs) - len(cots))
+        grads = ad.backward(call.problem, ctx.arrays, call.options, ctx.outs, ctx.extras, cots, call.base,
+                            reduce=True, layer="mbdcp.torch", wanted=wanted)
+        return (None,) + tuple(torch.from_numpy(np.ascontiguousarray(grads[n])) if w else None
+                               for n, w in zip(call.names, need))
+
+
+def _apply(problem, args, options, returned):
+    """The outputs of ``problem`` for inputs ``args`` (by name): the first ``returned`` of them."""
+    for n, x in args.items():
+        _input(n, x)
+    anchor = args[problem.anchor]
+    base = None
+    if (anchor.dim() if isinstance(anchor, torch.Tensor) else np.ndim(anchor)) > 1:  # a batch
+        base = ad.torch_batch_ndims(problem, {n: tuple(x.shape) if isinstance(x, torch.Tensor) else np.shape(x)
+                                              for n, x in args.items()})
+    call = _Call(problem, tuple(args), options, base, returned)
+    return _Layer.apply(call, *args.values())
+
+
+def lcp(M, q, **options):
+    r"""The solution z of LCP(M, q) by :func:`mbdcp.lemke`, differentiable in M and q.
+
+    Find :math:`z \ge 0` with :math:`w = Mz + q \ge 0`, :math:`z^T w = 0`. The gradient holds the
+    active set (:math:`z_i > 0`) fixed (:func:`mbdcp.derivatives.lcp`).
+
+    Parameters
+    ----------
+    M : tensor or array_like, shape (n, n) or (B, n, n)
+    q : tensor or array_like, shape (n,) or (B, n)
+        A 2-D q makes a batch of B problems (M shared or one per problem).
+    **options
+        :func:`mbdcp.lemke`'s keywords and ``degenerate_tol`` of :func:`mbdcp.derivatives.lcp`.
+
+    Returns
+    -------
+    torch.Tensor, shape (n,) or (B, n)
+        z. A problem without a verified solution raises :class:`SolveError`.
+
+    Examples
+    --------
+    >>> import torch, mbdcp.torch
+    >>> M = torch.tensor([[2.0, 1.0], [1.0, 2.0]], dtype=torch.float64)
+    >>> q = torch.tensor([-5.0, 6.0], dtype=torch.float64, requires_grad=True)
+    >>> z = mbdcp.torch.lcp(M, q)
+    >>> z[0].backward()
+    >>> z.tolist(), q.grad.tolist()
+    ([2.5, 0.0], [-0.5, 0.0])
+    """
+    return _apply(ad.PROBLEMS["lcp"], {"M": M, "q": q}, options, 1)[0]
+
+
+def step(M, Wn, D, E, U, v, h, *, full_output=False, **kwargs):
+    r"""One time step of :func:`mbdcp.step` (Stewart–Trinkle / Anitescu–Potra LCP), differentiable.
+
+    Parameters
+    ----------
+    M, Wn, D, E, U, v, h
+        As for :func:`mbdcp.step`, tensors or constants, with a leading batch axis on ``v`` for a
+        batch (see the module's notes). ``M`` gets the symmetric gradient (valid for symmetric
+        changes, the only ones :func:`mbdcp.step` accepts); ``U`` one of its own shape.
+    full_output : bool
+        Return every output as a :class:`StepOutput` (v_next, p_n, beta, sigma, p_b, beta_j,
+        sigma_j), each differentiable; default: ``v_next`` only.
+    **kwargs
+        :func:`mbdcp.step`'s keywords: the array ones (``p_ext``, ``psi_n``, ``dpsi_n``, ``dpsi_f``,
+        ``Wb``, ``theta``, ``dtheta``, ``Dj``, ``beta_max``; ``Ej`` without gradient) are inputs, the
+        others settings, as is ``degenerate_tol`` of :func:`mbdcp.derivatives.step`.
+
+    Returns
+    -------
+    torch.Tensor, shape (n_v,) or (B, n_v), or StepOutput
+        A step without a verified solution raises :class:`SolveError`.
+
+    Examples
+    --------
+    A unit particle pushed along the ground (mu = 0.5): v_x = 0.8 - mu g h, and a batch of pushes:
+
+    >>> import torch, mbdcp.torch
+    >>> f64 = dict(dtype=torch.float64)
+    >>> M, Wn, D, E = torch.eye(2, **f64), [[0.0], [1.0]], [[1.0, -1.0], [0.0, 0.0]], [[1.0], [1.0]]
+    >>> mu = torch.tensor(0.5, **f64, requires_grad=True)
+    >>> push = torch.tensor([[0.8, -0.981], [1.0, -0.981]], **f64)
+    >>> v = mbdcp.torch.step(M, Wn, D, E, mu, torch.zeros(2, 2, **f64), 0.1, p_ext=push)
+    >>> v[:, 0].sum().backward()
+    >>> [round(x, 12) for x in v[:, 0].tolist()], round(mu.grad.item(), 12)
+    ([0.3095, 0.5095], -1.962)
+    """
+    problem = ad.PROBLEMS["step"]
+    arrays, options = ad.split_keywords(problem, kwargs)
+    outs = _apply(problem, dict(M=M, Wn=Wn, D=D, E=E, U=U, v=v, h=h, **arrays), options,
+                  len(problem.outputs) if full_output else 1)
+    return StepOutput(*outs) if full_output else outs[0]
+
+
+def ccp(M, Wn, Wt, mu, v, h, *, full_output=False, **kwargs):
+    r"""One cone complementarity step of :func:`mbdcp.ccp` (Anitescu & Tasora 2010), differentiable.
+
+    Parameters
+    ----------
+    M, Wn, Wt, mu, v, h
+        As for :func:`mbdcp.ccp`, dense (M as an (n_v, n_v) matrix), with a leading batch axis on
+        ``v`` for a batch. ``mu``'s gradient has its shape.
+    full_output : bool
+        Return a :class:`CCPOutput` (v_next, gamma (n_c, 3), p_b); default: ``v_next`` only.
+    **kwargs
+        :func:`mbdcp.ccp`'s keywords: ``p_ext``, ``phi``, ``Wb``, ``theta``, ``dtheta``, ``dphi_t``
+        are inputs; ``method``, ``tol``, ``max_iter``, ... and ``degenerate_tol`` are settings. The
+        gradient is exact up to the accuracy of the iterative solve: use a tight ``tol``.
+
+    Returns
+    -------
+    torch.Tensor, shape (n_v,) or (B, n_v), or CCPOutput
+        A step that does not reach ``tol`` raises :class:`SolveError`.
+
+    Examples
+    --------
+    >>> import torch, mbdcp.torch
+    >>> mu = torch.tensor(0.5, dtype=torch.float64, requires_grad=True)
+    >>> v = mbdcp.torch.ccp(torch.eye(3, dtype=torch.float64), [[0.0], [0.0], [1.0]],
+    ...                     [[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]], mu, [1.0, 0.0, 0.0], 0.01,
+    ...                     p_ext=[0, 0, -0.0981], tol=1e-14)
+    >>> v[0].backward()
+    >>> round(mu.grad.item(), 6)
+    -0.687088
+    """
+    problem = ad.PROBLEMS["ccp"]
+    arrays, options = ad.split_keywords(problem, kwargs)
+    outs = _apply(problem, dict(M=M, Wn=Wn, Wt=Wt, mu=mu, v=v, h=h, **arrays), options,
+                  len(problem.outputs) if full_output else 1)
+    return CCPOutput(*outs) if full_output else outs[0]

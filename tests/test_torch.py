@@ -1,0 +1,230 @@
+"""mbdcp.torch: contact solves as torch.autograd.Functions (gradcheck, batches, rollouts).
+
+torch.autograd.gradcheck compares the backward pass with finite differences of the layer on
+non-degenerate problems; directional central differences of mbdcp.step itself check the inputs
+gradcheck cannot perturb freely (friction directions at sticking contacts move only with their
+frame); rollouts are checked against a closed form and against central differences of NumPy
+rollouts.
+"""
+import doctest
+import warnings
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import autodiff_cases as C
+
+import mbdcp
+import mbdcp.torch as mt
+from mbdcp import Status
+
+F64 = torch.float64
+
+
+def tensor(x, grad=True):
+    return torch.tensor(np.asarray(x, dtype=float), dtype=F64, requires_grad=grad)
+
+
+def gradcheck(fn, inputs):
+    assert torch.autograd.gradcheck(fn, inputs, eps=1e-6, atol=1e-6, rtol=1e-5)
+
+
+def close(fd, an, rtol=1e-5, atol=1e-8):
+    assert abs(fd - an) <= rtol * max(abs(fd), abs(an)) + atol, (fd, an)
+
+
+def test_needs_float64_cpu_tensors():
+    M, q = torch.eye(2, dtype=torch.float32), torch.tensor([-1.0, 1.0], dtype=F64)
+    with pytest.raises(TypeError, match=r"M must be a float64 tensor .* M\.double\(\)"):
+        mt.lcp(M, q)
+    z = mt.lcp(np.eye(2), q)  # NumPy data are constants
+    assert z.dtype == F64 and z.tolist() == [1.0, 0.0] and not z.requires_grad
+
+
+def test_docstring_examples():
+    result = doctest.testmod(mt, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0
+
+
+# inputs gradcheck may perturb entry by entry; the others are checked along frame tangents below
+FREE = {"sliding": None, "joints": None, "sticking": ("D", "dpsi_f"), "joint-friction": ("D", "Dj")}
+
+
+@pytest.mark.parametrize("kind", sorted(C.SCENES))
+def test_step_gradcheck_in_every_input(kind, rng):
+    for data in C.stable(C.SCENES[kind], 2):
+        fixed = FREE[kind] or ()
+        names = [k for k in data if k not in ("E", "Ej") + fixed]
+
+        def f(*values, data=data, names=names):
+            x = dict(data, **dict(zip(names, values)))
+            x["M"] = 0.5 * (x["M"] + x["M"].T)  # mbdcp.step takes symmetric mass matrices only
+            args, kw = C.split(x, C.STEP_ARGS)
+            return tuple(mt.step(*args, **kw, full_output=True))
+        gradcheck(f, [tensor(data[k]) for k in names])
+        if fixed:
+            res = C.solve_step(data)
+            weights = C.output_weights(rng, res, mt.StepOutput._fields)
+            x = {k: tensor(v) for k, v in data.items()}
+            args, kw = C.split(x, C.STEP_ARGS)
+            out = mt.step(*args, **kw, full_output=True)
+            sum((torch.as_tensor(w) * getattr(out, o)).sum() for o, w in weights.items()).backward()
+            grads = {k: v.grad.numpy() for k, v in x.items()}
+            for k, t in C.step_tangents(rng, data).items():
+                close(C.central_difference(C.solve_step, data, {k: t}, weights), C.directional(grads, {k: t}))
+
+
+def test_batch_is_mbdcp_batch_and_gradchecks(rng):
+    data = C.stable(C.sliding, 1)[0]
+    args, kw = C.split(data, C.STEP_ARGS)
+    M, Wn, D, E, U, v, h = args
+    B = 4
+    vs = v + 0.05 * rng.standard_normal((B, v.size))
+    mus = U + 0.01 * rng.uniform(size=(B, U.size))
+    out = mt.step(M, Wn, D, E, tensor(mus), tensor(vs), h, **kw)
+    want = mbdcp.batch.step(M, Wn, D, E, mus, vs, h, **kw).v_next
+    np.testing.assert_array_equal(out.detach().numpy(), want)
+    gradcheck(lambda U, v, p: mt.step(M, Wn, D, E, U, v, h, p_ext=p, psi_n=kw["psi_n"]),
+              [tensor(mus), tensor(vs), tensor(kw["p_ext"])])
+    # a shared input's gradient is the sum over the batch
+    p = tensor(kw["p_ext"])
+    g = rng.standard_normal((B, v.size))
+    (torch.as_tensor(g) * mt.step(M, Wn, D, E, U, vs, h, p_ext=p, psi_n=kw["psi_n"])).sum().backward()
+    total = 0
+    for i in range(B):
+        pi = tensor(kw["p_ext"])
+        (torch.as_tensor(g[i]) * mt.step(M, Wn, D, E, U, vs[i], h, p_ext=pi, psi_n=kw["psi_n"])).sum().backward()
+        total = total + pi.grad
+    np.testing.assert_allclose(p.grad, total, rtol=1e-12, atol=1e-15)
+    # options that need mbdcp.step itself: a loop, same answers
+    capped = mt.step(M, Wn, D, E, U, vs, h, **kw, max_correction_speed=0.5)
+    for i in range(B):
+        np.testing.assert_array_equal(capped[i].numpy(), mbdcp.step(*args[:5], vs[i], h, **kw,
+                                                                       max_correction_speed=0.5).v_next)
+    with pytest.raises(ValueError, match="leading batch axis of 3, but v has B = 4"):
+        mt.step(M, Wn, D, E, U, vs, h, p_ext=np.zeros((3, v.size)))
+
+
+def test_lcp_gradcheck_and_batch(rng):
+    data, _ = C.planted_lcp(6, 1)
+    gradcheck(mt.lcp, [tensor(data["M"]), tensor(data["q"])])
+    qs = data["q"] + 0.1 * rng.standard_normal((5, 6))
+    out = mt.lcp(data["M"], tensor(qs))
+    np.testing.assert_array_equal(out.detach().numpy(), mbdcp.batch.lemke(data["M"], qs).z)
+    Ms = np.stack([data["M"] + 0.1 * i * np.eye(6) for i in range(5)])
+    gradcheck(mt.lcp, [tensor(Ms), tensor(qs)])
+
+
+def test_ccp_gradcheck():
+    data = C.ccp_particle()
+    args, kw = C.split(data, C.CCP_ARGS)
+    gradcheck(lambda A, *a: mt.ccp(0.5 * (A + A.T), *a, **kw, **C.CCP_SOLVE, full_output=True)[:2],
+              [tensor(a) for a in args])
+    pile = C.stable_piles(1)[0]
+    args, kw = C.split(pile, C.CCP_ARGS)
+    names = ("mu", "v", "p_ext", "phi", "dphi_t")
+
+    def f(m, *values):
+        x = dict(pile, **dict(zip(names, values)))
+        x["M"] = torch.diag(m)  # the pile's M is diagonal; perturbed along its diagonal
+        a, k = C.split(x, C.CCP_ARGS)
+        return tuple(mt.ccp(*a, **k, **C.CCP_SOLVE, full_output=True)[:2])
+    gradcheck(f, [tensor(np.diag(pile["M"]))] + [tensor(pile[k]) for k in names])
+
+
+def test_failed_solve_raises_naming_the_status():
+    M, q = -np.eye(2), tensor([-1.0, -1.0])
+    with pytest.raises(mt.SolveError, match="RAY_TERMINATION") as err:
+        mt.lcp(M, q)
+    assert err.value.status == Status.RAY_TERMINATION and err.value.instance is None
+    with pytest.raises(mt.SolveError, match="instance 2 of the batch") as err:
+        mt.lcp(M, tensor([[1.0, 1.0], [2.0, 1.0], [-1.0, 1.0]]))
+    assert err.value.instance == 2
+    data = C.ccp_particle()
+    args, kw = C.split(data, C.CCP_ARGS)
+    with pytest.raises(mt.SolveError, match="MAX_ITERATIONS"):
+        mt.ccp(*args, **kw, tol=1e-15, max_iter=2)
+
+
+def test_degenerate_points_warn_and_give_the_documented_side():
+    M, Wn, D, E = np.eye(2), np.array([[0.0], [1.0]]), np.array([[1.0, -1.0], [0.0, 0.0]]), np.ones((2, 1))
+    h = 0.1
+    lift = tensor([0.0, 0.0])
+    v = mt.step(M, Wn, D, E, 0.5, np.zeros(2), h, p_ext=lift, psi_n=[0.0])  # touching, unloaded: grazing
+    with pytest.warns(mt.DegenerateWarning, match=r"contacts \[0\] \(grazing"):
+        v[1].backward()
+    assert lift.grad.tolist() == [0.0, 1.0]  # separated: the side on which the contact opens
+    mu = tensor(0.5)
+    v = mt.step(M, Wn, D, E, mu, np.zeros(2), h, p_ext=[0.5 * C.G * h, -C.G * h], psi_n=[0.0])  # cone's edge
+    with pytest.warns(mt.DegenerateWarning, match="stick-slip"):
+        v[0].backward()
+    assert mu.grad.item() == 0.0  # sticking: exact as mu grows
+    mu = tensor(0.6)
+    v = mt.step(M, Wn, D, E, mu, np.zeros(2), h, p_ext=[0.5 * C.G * h, -C.G * h], psi_n=[0.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        v[0].backward()
+
+
+def test_sphere_rollout_matches_closed_form():
+    M, Wn, D, E = C.sphere_data()
+    h = C.SPHERE_H
+    mu = tensor(0.2)
+    v, z = tensor([C.SPHERE_V0, 0, 0, 0, 0, 0]), torch.tensor(1.0, dtype=F64)
+    v0 = v
+    for _ in range(C.SPHERE_STEPS):
+        v = mt.step(M, Wn, D, E, mu, v, h, p_ext=[0, 0, -C.G * h, 0, 0, 0], psi_n=(z - 1.0).reshape(1))
+        z = z + h * v[2]
+    v[0].backward()
+    close(mu.grad.item(), C.sphere_closed_form_gradient(), rtol=1e-10)
+    np.testing.assert_allclose(v0.grad, [1, 0, 0.2, 0, 0, 0], atol=1e-10)
+    # a batch of spheres with their own mu: one rollout, every gradient
+    mus = tensor([[0.1], [0.15], [0.2]])
+    v = torch.tensor([[C.SPHERE_V0, 0, 0, 0, 0, 0]] * 3, dtype=F64)
+    for _ in range(C.SPHERE_STEPS):
+        v = mt.step(M, Wn, D, E, mus, v, h, p_ext=[0, 0, -C.G * h, 0, 0, 0], psi_n=[0.0])
+    v[:, 0].sum().backward()
+    np.testing.assert_allclose(mus.grad.ravel(), C.sphere_closed_form_gradient(), rtol=1e-10)
+
+
+def test_box_rollout_matches_central_differences():
+    mu0, m0 = 0.3, 1.2
+    mu, m = tensor(mu0), tensor(m0)
+    b = torch.tensor([[-C.BOX_HALF[0], -C.BOX_HALF[1]], [C.BOX_HALF[0], -C.BOX_HALF[1]]], dtype=F64)
+    J = m * float(((2 * C.BOX_HALF) ** 2).sum()) / 12
+    M = torch.diag(torch.stack([m, m, J]))
+    q, v = torch.tensor(C.BOX_Q0, dtype=F64), torch.zeros(3, dtype=F64)
+    for k in range(C.BOX_STEPS):
+        c, s = torch.cos(q[2]), torch.sin(q[2])
+        rx, ry = b[:, 0] * c - b[:, 1] * s, b[:, 0] * s + b[:, 1] * c
+        Wn = torch.stack([torch.zeros(2, dtype=F64), torch.ones(2, dtype=F64), rx])
+        t = torch.stack([torch.ones(2, dtype=F64), torch.zeros(2, dtype=F64), -ry])
+        D = torch.stack([t[:, 0], -t[:, 0], t[:, 1], -t[:, 1]], dim=1)
+        F = C.box_push(k)
+        p_ext = C.BOX_H * torch.stack([torch.tensor(F, dtype=F64), -m * C.G, torch.tensor(-C.BOX_PUSH_HEIGHT * F, dtype=F64)])
+        v = mt.step(M, Wn, D, C.BOX_E, mu, v, C.BOX_H, p_ext=p_ext, psi_n=q[1] + ry)
+        q = q + C.BOX_H * v
+    np.testing.assert_allclose(q.detach().numpy(), C.box_rollout(mu0, m0), rtol=1e-12, atol=1e-14)
+    dmu, dm = C.box_fd(mu0, m0)
+    for i in range(3):
+        gmu, gm = torch.autograd.grad(q[i], (mu, m), retain_graph=True)
+        close(dmu[i], gmu.item())
+        close(dm[i], gm.item())
+
+
+def test_inputs_changed_in_place_before_backward_are_an_error():
+    M, Wn, D, E = C.sphere_data()
+    v = tensor([2.0, 0, 0, 0, 0, 0])
+    p = tensor([0, 0, -C.G * 0.01, 0, 0, 0])
+    out = mt.step(M, Wn, D, E, 0.2, v, 0.01, p_ext=p, psi_n=[0.0])
+    with torch.no_grad():
+        p[2] = 0.0
+    with pytest.raises(RuntimeError, match="input p_ext was modified in place"):
+        out[0].backward()
+    out = mt.step(M, Wn, D, E, 0.2, v, 0.01, p_ext=[0, 0, -C.G * 0.01, 0, 0, 0], psi_n=[0.0])
+    with torch.no_grad():
+        out[0] = 5.0
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.sum().backward()
