@@ -36,7 +36,7 @@ def conic_qp(d):
     P = sp.hstack([d["Wn"], d["Wt"]], format="csc")[:, perm]
     N = (P.T @ Minv @ P).tocsc()
     p = P.T @ (d["v"] + Minv @ d["p_ext"])
-    p[0::3] += d["phi"] / d["h"]
+    p[0::3] += d["psi_n"] / d["h"]
     return N, p
 
 
@@ -49,7 +49,7 @@ def lattice_pile(n_spheres=2000, h=0.1, seed=0):
     v = a["v"].copy()
     v[2::6] -= 2.0
     v += 0.3 * np.random.default_rng(seed).standard_normal(v.shape)
-    return dict(M=a["M"], Wn=a["Wn"], Wt=a["Wt"], mu=a["U"], v=v, h=h, p_ext=a["p_ext"], phi=a["psi_n"])
+    return dict(M=a["M"], Wn=a["Wn"], Wt=a["Wt"], mu=a["U"], v=v, h=h, p_ext=a["p_ext"], psi_n=a["psi_n"])
 
 
 def objective(N, p, x):

@@ -66,18 +66,18 @@ def main():
         _timed_core_ccp()
     steps = 10 if args.quick else 40
     rows = []
-    for method, kw in (("lcp", {}), ("fixed_point", {"algorithm": 3}), ("ccp", {"ccp_tol": 1e-6})):
+    for method, kw in (("lcp", {}), ("fixed_point", {"algorithm": 3}), ("ccp", {"tol": 1e-6})):
         rows.append(run(f"136 disks, {method}" + (" (algorithm 3)" if kw.get("algorithm") else ""), disk_pile_scene(136), steps,
                         method=method, **kw))
-    rows.append(run("500 spheres, ccp (pile3d)", sphere_pile_scene(500), steps, method="ccp", ccp_tol=1e-6))
+    rows.append(run("500 spheres, ccp (pile3d)", sphere_pile_scene(500), steps, method="ccp", tol=1e-6))
     big = 2000 if args.quick else 10_000
     rows.append(run(f"{big} spheres, ccp", sphere_pile_scene(big, width=25), 3 if args.quick else 10, method="ccp",
-                    ccp_tol=1e-6))
+                    tol=1e-6))
     # the same pile while it settles (steps 46-65): contacts persist and APGD needs its most iterations
     settled, first = sphere_pile_scene(big, width=25), 10 if args.quick else 45
-    simulate(settled, 0.01, first * 0.01, progress=False, method="ccp", ccp_tol=1e-6)
+    simulate(settled, 0.01, first * 0.01, progress=False, method="ccp", tol=1e-6)
     rows.append(run(f"{big} spheres, ccp, settling (steps {first + 1}-{first + (5 if args.quick else 20)})", settled,
-                    5 if args.quick else 20, method="ccp", ccp_tol=1e-6))
+                    5 if args.quick else 20, method="ccp", tol=1e-6))
     print_table(["scene", "steps", "mean contacts", "steps/s", "solver call", "C iteration", "rest", "max penetration",
                  "success"], rows)
     print()

@@ -207,7 +207,7 @@ def ccp(M, Wn, Wt, mu, v, h, *, full_output=False, **kwargs):
     full_output : bool
         Return a :class:`CCPOutput` (v_next, gamma (n_c, 3), p_b); default: ``v_next`` only.
     **kwargs
-        :func:`mbdcp.ccp`'s keywords: ``p_ext``, ``phi``, ``Wb``, ``theta``, ``dtheta``, ``dphi_t``
+        :func:`mbdcp.ccp`'s keywords: ``p_ext``, ``psi_n``, ``Wb``, ``theta``, ``dtheta``, ``dpsi_t``
         are inputs; ``method``, ``tol``, ``max_iter``, ... and ``degenerate_tol`` are settings. The
         gradient is exact up to the accuracy of the iterative solve: use a tight ``tol``.
 

@@ -186,13 +186,13 @@ def ccp_particle(mu=0.5, v0=1.0):
 
 
 def ccp_pile(seed):
-    """A small dense pile (6 spheres, 6 contacts) for the CCP, with surface velocities dphi_t."""
+    """A small dense pile (6 spheres, 6 contacts) for the CCP, with surface velocities dpsi_t."""
     g = granular_pile(6, 6, seed=seed, sparse=False)
     g["v"] = 0.3 * g["v"]
-    g["phi"] = 0.1 * g["phi"]
+    g["psi_n"] = 0.1 * g["psi_n"]
     g["M"] = np.asarray(g["M"].toarray() if hasattr(g["M"], "toarray") else g["M"])
     n_c = g["Wn"].shape[1]
-    g["dphi_t"] = 0.01 * np.random.default_rng(seed).standard_normal((n_c, 2))
+    g["dpsi_t"] = 0.01 * np.random.default_rng(seed).standard_normal((n_c, 2))
     return g
 
 
@@ -233,7 +233,7 @@ def ccp_tangents(rng, data):
         elif k == "M":
             a = np.diag(rng.standard_normal(x.shape[0])) * scale  # keeps M's block structure
             t[k] = a
-        elif k in ("phi",):
+        elif k in ("psi_n",):
             t[k] = 0.1 * rng.standard_normal(x.shape) * max(np.abs(x).max(initial=0.0), data["h"])
         else:
             t[k] = rng.standard_normal(x.shape) * scale

@@ -1,6 +1,6 @@
 """What mbdcp.jax and mbdcp.torch share, tested without either framework: the host solves and
 vector-Jacobian products of mbdcp.derivatives._layers (one problem and batches), the derivative of
-mbdcp.ccp in the moving-surface velocities dphi_t, and the packaging (``import mbdcp`` stays
+mbdcp.ccp in the moving-surface velocities dpsi_t, and the packaging (``import mbdcp`` stays
 NumPy-only; the extras exist)."""
 import os
 import subprocess
@@ -122,29 +122,29 @@ def test_torch_batch_rules():
     assert ad.torch_batch_ndims(STEP, dict(shapes, U=(5, 2), h=(5,)))["U"] == 1
     with pytest.raises(ValueError, match="leading batch axis of 4, but v has B = 5"):
         ad.torch_batch_ndims(STEP, dict(shapes, M=(4, 6, 6)))
-    ccp_shapes = {"M": (6, 6), "Wn": (6, 2), "Wt": (6, 4), "mu": (), "v": (3, 6), "h": (), "dphi_t": (2, 2)}
-    assert ad.torch_batch_ndims(CCP, ccp_shapes)["dphi_t"] == 2  # (n_c, 2): shared
-    assert ad.torch_batch_ndims(CCP, dict(ccp_shapes, dphi_t=(3, 4)))["dphi_t"] == 1  # (B, 2 n_c)
+    ccp_shapes = {"M": (6, 6), "Wn": (6, 2), "Wt": (6, 4), "mu": (), "v": (3, 6), "h": (), "dpsi_t": (2, 2)}
+    assert ad.torch_batch_ndims(CCP, ccp_shapes)["dpsi_t"] == 2  # (n_c, 2): shared
+    assert ad.torch_batch_ndims(CCP, dict(ccp_shapes, dpsi_t=(3, 4)))["dpsi_t"] == 1  # (B, 2 n_c)
 
 
-# ---- mbdcp.derivatives.ccp in dphi_t -----------------------------------------------------------
+# ---- mbdcp.derivatives.ccp in dpsi_t -----------------------------------------------------------
 
 def test_ccp_derivative_in_surface_velocities(rng):
     for data in C.stable_piles(2):
         args, kw = C.split(data, C.CCP_ARGS)
         d = mbdcp.derivatives.ccp(*args, C.solve_ccp(data), **kw)
-        t = 0.01 * rng.standard_normal(data["dphi_t"].shape)
-        j = d.jvp(dphi_t=t)
+        t = 0.01 * rng.standard_normal(data["dpsi_t"].shape)
+        j = d.jvp(dpsi_t=t)
         weights = {"v_next": rng.standard_normal(data["v"].shape), "gamma": rng.standard_normal((t.shape[0], 3))}
-        fd = C.central_difference(C.solve_ccp, data, {"dphi_t": t}, weights)
+        fd = C.central_difference(C.solve_ccp, data, {"dpsi_t": t}, weights)
         an = sum(float(np.sum(weights[o] * j[o])) for o in weights)
         assert abs(fd - an) <= 1e-5 * max(abs(fd), abs(an)), (fd, an)
         g = d.vjp(**weights)
-        assert g["dphi_t"].shape == t.shape
-        assert abs(float(np.sum(g["dphi_t"] * t)) - an) <= 1e-11 * abs(an)  # adjoint of jvp
-        np.testing.assert_allclose(d.jvp(dphi_t=t.ravel())["v_next"], j["v_next"], rtol=1e-14)  # (2 n_c,) form
-    d = mbdcp.derivatives.ccp(*args, C.solve_ccp({k: v for k, v in data.items() if k != "dphi_t"}),
-                              **{k: v for k, v in kw.items() if k != "dphi_t"})
-    assert "dphi_t" not in d.vjp(v_next=np.ones(data["v"].size))
-    with pytest.raises(TypeError, match="unknown tangent 'dphi_t'"):
-        d.jvp(dphi_t=t)
+        assert g["dpsi_t"].shape == t.shape
+        assert abs(float(np.sum(g["dpsi_t"] * t)) - an) <= 1e-11 * abs(an)  # adjoint of jvp
+        np.testing.assert_allclose(d.jvp(dpsi_t=t.ravel())["v_next"], j["v_next"], rtol=1e-14)  # (2 n_c,) form
+    d = mbdcp.derivatives.ccp(*args, C.solve_ccp({k: v for k, v in data.items() if k != "dpsi_t"}),
+                              **{k: v for k, v in kw.items() if k != "dpsi_t"})
+    assert "dpsi_t" not in d.vjp(v_next=np.ones(data["v"].size))
+    with pytest.raises(TypeError, match="unknown tangent 'dpsi_t'"):
+        d.jvp(dpsi_t=t)

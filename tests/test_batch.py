@@ -51,13 +51,13 @@ def test_mixed_statuses_are_reported_per_instance():
     assert np.all(res.success[~is_ray])
     assert res.counts() == {"SOLVED": 30, "RAY_TERMINATION": 10}
     # a pivot limit ends some instances at MAX_ITERATIONS, the others still solve
-    limited = mbdcp.batch.lemke(Ms, qs, max_pivots=3)
+    limited = mbdcp.batch.lemke(Ms, qs, max_iter=3)
     need = res.pivots > 3
     assert need.any() and (~need & ~is_ray).any()
     assert np.all(limited.status[need & ~is_ray] == int(mbdcp.Status.MAX_ITERATIONS))
     assert np.all(limited.success[~need & ~is_ray])
     for i in range(len(qs)):
-        _same_lemke(limited, i, mbdcp.lemke(Ms[i], qs[i], max_pivots=3))
+        _same_lemke(limited, i, mbdcp.lemke(Ms[i], qs[i], max_iter=3))
 
 
 def test_shared_matrix_and_per_instance_results():
@@ -107,8 +107,8 @@ def test_lemke_batch_rejects_bad_input(Ms, qs, match):
 def test_lemke_batch_rejects_bad_settings():
     with pytest.raises(ValueError, match="threads must be at least 1"):
         mbdcp.batch.lemke(np.eye(2), np.zeros((1, 2)), threads=0)
-    with pytest.raises(TypeError, match="max_pivots must be an integer"):
-        mbdcp.batch.lemke(np.eye(2), np.zeros((1, 2)), max_pivots=2.5)
+    with pytest.raises(TypeError, match="max_iter must be an integer"):
+        mbdcp.batch.lemke(np.eye(2), np.zeros((1, 2)), max_iter=2.5)
 
 
 def _same_step(batch, i, single):

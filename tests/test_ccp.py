@@ -22,7 +22,7 @@ def build(d):
     Minv = np.linalg.inv(M)
     v_free = d["v"] + Minv @ d["p_ext"]
     p = P.T @ v_free
-    p[0::3] += d["phi"] / d["h"]
+    p[0::3] += d["psi_n"] / d["h"]
     return P, Minv, p, v_free
 
 
@@ -156,7 +156,7 @@ def test_zero_contacts():
     (dict(M=sp.diags([1.0, 1, 1, -1, 1, 1])), "M must be symmetric positive definite"),
     (dict(omega=2.5), "omega must be in (0, 2)"),
     (dict(warm_start=np.zeros(5)), "warm_start must have shape"),
-    (dict(phi=[np.nan]), "phi must hold finite"),
+    (dict(psi_n=[np.nan]), "psi_n must hold finite"),
 ])
 def test_bad_input(change, words):
     kw = dict(M=np.eye(6), Wn=np.eye(6)[:, 2:3], Wt=np.eye(6)[:, :2], mu=0.5, v=np.zeros(6), h=0.01)
@@ -182,7 +182,7 @@ def _redundant_scene(seed):
 
     rng = np.random.default_rng(seed)
     s = random_scene(int(rng.integers(1, 4)), int(rng.integers(8, 21)), seed)
-    return dict(M=s.M, Wn=s.Wn, Wt=s.Wt, mu=s.U, v=s.v, h=s.h, p_ext=s.p_ext, phi=s.psi_n)
+    return dict(M=s.M, Wn=s.Wn, Wt=s.Wt, mu=s.U, v=s.v, h=s.h, p_ext=s.p_ext, psi_n=s.psi_n)
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -224,7 +224,7 @@ def _fclib_global(name):
     w = np.asarray(P.w)
     assert np.all(w[1::3] == 0) and np.all(w[2::3] == 0)  # no tangential offsets in these files
     return dict(M=P.M, Wn=H[:, 0::3], Wt=Wt, mu=np.asarray(P.mu), v=np.zeros(P.M.shape[0]), h=1.0,
-                p_ext=np.asarray(P.f), phi=w[0::3])
+                p_ext=np.asarray(P.f), psi_n=w[0::3])
 
 
 @pytest.mark.parametrize("name", ["Box_Stacks-i0122-82-5.hdf5", "CubeH8.hdf5", "LMGC_GlobalFrictionContactProblem00046.hdf5"])
@@ -279,15 +279,15 @@ def test_a_polished_apgd_answer_is_optimal_by_definition():
     original = simulate_module.mbdcp.ccp
     simulate_module.mbdcp.ccp = recording
     try:
-        simulate(scene, 0.01, 0.4, progress=False, method="ccp", ccp_tol=1e-6)
+        simulate(scene, 0.01, 0.4, progress=False, method="ccp", tol=1e-6)
     finally:
         simulate_module.mbdcp.ccp = original
     polished = [c for c in calls if c[2].polished]
     assert len(polished) >= 5 and all(c[2].success and c[2].residual <= 1e-6 for c in polished)
     for (M, Wn, Wt, mu, v, h), kwargs, res in polished[:5]:
         d = dict(M=sp.block_diag(list(M)).toarray(), Wn=Wn, Wt=Wt, mu=mu, v=v, h=h, p_ext=kwargs["p_ext"],
-                 phi=kwargs["phi"])
-        assert kwargs.get("max_correction_speed") is None and kwargs.get("baumgarte", 1.0) == 1.0  # phi as is
+                 psi_n=kwargs["psi_n"])
+        assert kwargs.get("max_correction_speed") is None and kwargs.get("baumgarte", 1.0) == 1.0  # the gap as is
         check_optimal(res, d)
         tight = mbdcp.ccp(**d, tol=1e-10, max_iter=200_000)
         scale = np.abs(res.v_next).max()
@@ -305,7 +305,7 @@ def test_a_stalled_apgd_is_relieved_and_its_answer_is_optimal():
     W = {k: sp.csc_matrix((z[f"{k}_data"], z[f"{k}_indices"], z[f"{k}_indptr"]), shape=z[f"{k}_shape"])
          for k in ("Wn", "Wt")}
     d = dict(M=sp.block_diag(list(z["M_blocks"])).toarray(), Wn=W["Wn"], Wt=W["Wt"], mu=z["mu"], v=z["v"],
-             h=float(z["h"]), p_ext=z["p_ext"], phi=z["phi"])
+             h=float(z["h"]), p_ext=z["p_ext"], psi_n=z["phi"])  # the file names the gap phi
     res = mbdcp.ccp(**d, tol=1e-10, max_iter=100_000)
     assert res.status == Status.SOLVED and res.residual <= 1e-10
     assert res.iterations < 3000

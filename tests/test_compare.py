@@ -25,7 +25,7 @@ def own_results(args, kw):
         "lcp": mbdcp.step(*args, **kw),
         **{f"fixed_point_{a}": mbdcp.fixed_point(*args, algorithm=a, **kw) for a in (1, 2, 3)},
         "full_rank": mbdcp.full_rank_step(M, Wn, Wt, U, v, h, n_d=2, **kw),
-        "ccp": mbdcp.ccp(M, Wn, Wt, U, v, h, p_ext=kw["p_ext"], phi=kw["psi_n"], tol=1e-10),
+        "ccp": mbdcp.ccp(M, Wn, Wt, U, v, h, p_ext=kw["p_ext"], psi_n=kw["psi_n"], tol=1e-10),
     }
 
 
@@ -92,7 +92,7 @@ def test_selection_and_options():
     t = mbdcp.compare(*args, formulations=["ccp", "fixed_point_3"], options={"ccp": {"tol": 1e-6}}, **kw)
     assert list(t.index) == ["ccp", "fixed_point_3"]
     M, Wn, D, _E, U, v, h = args
-    res = mbdcp.ccp(M, Wn, D[:, [0, 2]], U, v, h, p_ext=kw["p_ext"], phi=kw["psi_n"], tol=1e-6)
+    res = mbdcp.ccp(M, Wn, D[:, [0, 2]], U, v, h, p_ext=kw["p_ext"], psi_n=kw["psi_n"], tol=1e-6)
     assert np.array_equal(t.loc["ccp", "v_next"], res.v_next)
     assert np.isfinite(t.loc["ccp", "v_next_diff"])  # the LCP is solved as the reference anyway
 
@@ -111,7 +111,7 @@ def test_unsupported_data_skips_rows():
     # moving floor: the CCP gets phi = psi_n + h dpsi_n and matches its own call
     t = mbdcp.compare(*base, p_ext=[0, 0, -0.981], psi_n=[0.01], dpsi_n=[-0.2])
     Wt, _, _ = tangent_pairs(D, np.ones((8, 1)))
-    res = mbdcp.ccp(np.eye(3), n[:, None], Wt, [0.3], [1.0, 0.5, 0], 0.1, p_ext=[0, 0, -0.981], phi=[0.01 - 0.02], tol=1e-10)
+    res = mbdcp.ccp(np.eye(3), n[:, None], Wt, [0.3], [1.0, 0.5, 0], 0.1, p_ext=[0, 0, -0.981], psi_n=[0.01 - 0.02], tol=1e-10)
     assert np.array_equal(t.loc["ccp", "v_next"], res.v_next)
     assert t.loc["full_rank", "status"] == "SKIPPED"  # it has no moving surfaces
 

@@ -36,7 +36,7 @@ def sphere_solvers(mu):
         "fixed_point_2": lambda v, gap, h: mbdcp.fixed_point(M, Wn, D, E, U, v, h, psi_n=[gap], algorithm=2, **kw(h)),
         "fixed_point_3": lambda v, gap, h: mbdcp.fixed_point(M, Wn, D, E, U, v, h, psi_n=[gap], algorithm=3, **kw(h)),
         "full_rank": lambda v, gap, h: mbdcp.full_rank_step(M, Wn, Wt, U, v, h, psi_n=[gap], **kw(h)),
-        "ccp": lambda v, gap, h: mbdcp.ccp(M, Wn, Wt, U, v, h, phi=[gap], tol=1e-12, **kw(h)),
+        "ccp": lambda v, gap, h: mbdcp.ccp(M, Wn, Wt, U, v, h, psi_n=[gap], tol=1e-12, **kw(h)),
     }
 
 
@@ -135,7 +135,7 @@ def incline_results(theta, mu, h=0.01):
         "lcp": mbdcp.step(M, Wn, D, E, [mu], v, h, **kw),
         "fixed_point": mbdcp.fixed_point(M, Wn, D, E, [mu], v, h, algorithm=2, **kw),
         "full_rank": mbdcp.full_rank_step(M, Wn, Wt, mu, v, h, **kw),
-        "ccp": mbdcp.ccp(M, Wn, Wt, mu, v, h, p_ext=kw["p_ext"], phi=[0.0], tol=1e-12),
+        "ccp": mbdcp.ccp(M, Wn, Wt, mu, v, h, p_ext=kw["p_ext"], psi_n=[0.0], tol=1e-12),
     }, u
 
 

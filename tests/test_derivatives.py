@@ -536,7 +536,7 @@ def test_step_bad_input():
         mbdcp.derivatives.step(*args, res.v_next, **kw)
     with pytest.raises(TypeError, match="psin"):
         mbdcp.derivatives.step(*args, res, psin=1.0, **kw)
-    mbdcp.derivatives.step(*args, res, solver="lemke", return_lcp=True, **kw)  # solver keywords are fine
+    mbdcp.derivatives.step(*args, res, method="lemke", return_lcp=True, **kw)  # solver keywords are fine
     with pytest.raises(ValueError, match="Wn"):
         mbdcp.derivatives.step(args[0], args[1][:-1], *args[2:], res, **kw)
     with pytest.raises(ValueError, match="E"):
@@ -590,7 +590,7 @@ def ccp_tangents(rng, data, d):
             t[k] = 0.3 * data["h"]
         elif k == "M":
             t[k] = sym(rng, data["M"])
-        elif k in ("phi", "theta"):
+        elif k in ("psi_n", "theta"):
             t[k] = scaled(rng, d._d[k], floor=data["h"]) * 0.1
         else:
             t[k] = scaled(rng, data[k] if k in data else d._d[k])
@@ -600,7 +600,7 @@ def ccp_tangents(rng, data, d):
 def pile(seed, joints=False):
     g = granular_pile(6, 6, seed=seed, sparse=seed % 2 == 0)
     g["v"] = 0.3 * g["v"]
-    g["phi"] = 0.1 * g["phi"]
+    g["psi_n"] = 0.1 * g["psi_n"]
     if joints:
         rng = np.random.default_rng(seed)
         Wb = np.zeros((36, 2))

@@ -38,8 +38,8 @@ CALLS = {
     "full_rank_step": (mbdcp.full_rank_step, ["M", "Wn", "Wt", "mu", "v", "h"], ["p_ext", "psi_n"],
                        {"M": M6, "Wn": WN, "Wt": WT, "mu": np.array([0.2]), "v": V6, "h": H, "p_ext": P6,
                         "psi_n": np.zeros(1)}),
-    "ccp": (mbdcp.ccp, ["M", "Wn", "Wt", "mu", "v", "h"], ["p_ext", "phi", "Wb", "theta", "dtheta", "warm_start"],
-            {"M": M6, "Wn": WN, "Wt": WT, "mu": np.array([0.2]), "v": V6, "h": H, "p_ext": P6, "phi": np.zeros(1),
+    "ccp": (mbdcp.ccp, ["M", "Wn", "Wt", "mu", "v", "h"], ["p_ext", "psi_n", "Wb", "theta", "dtheta", "warm_start"],
+            {"M": M6, "Wn": WN, "Wt": WT, "mu": np.array([0.2]), "v": V6, "h": H, "p_ext": P6, "psi_n": np.zeros(1),
              "Wb": WB, "theta": np.zeros(1), "dtheta": np.zeros(1), "warm_start": np.zeros((1, 3))}),
     "instantaneous": (mbdcp.instantaneous, ["M", "Wn", "D", "E", "U", "v", "k"], ["dWn_v", "dD_v"],
                       {"M": M6, "Wn": WN, "D": D4, "E": E4, "U": U1, "v": np.zeros(6), "k": np.array([0, 0, -9.81, 0, 0, 0.0]),
@@ -138,7 +138,7 @@ def test_bad_time_step_is_named(bad):
         _call("step", h=bad)
 
 
-SCALARS = [("step", "h", {}), ("lemke", "tol", {}), ("lemke", "max_pivots", {}), ("ccp", "tol", {}),
+SCALARS = [("step", "h", {}), ("lemke", "tol", {}), ("lemke", "max_iter", {}), ("ccp", "tol", {}),
            ("ccp", "max_iter", {}), ("ccp", "omega", {}), ("fixed_point", "tol", {}), ("fixed_point", "max_iter", {}),
            ("full_rank_step", "rho", {}), ("full_rank_step", "n_d", {}), ("instantaneous", "slide_tol", {})]
 

@@ -38,7 +38,7 @@ def test_ctrl_c_stops_a_long_lemke_solve(trace):
     timer = _interrupt_after(0.3)
     t0 = time.perf_counter()
     with pytest.raises(KeyboardInterrupt):
-        mbdcp.lemke(M, q, max_pivots=2 ** 31 - 1, trace=trace)
+        mbdcp.lemke(M, q, max_iter=2 ** 31 - 1, trace=trace)
     timer.join()
     assert time.perf_counter() - t0 < 5.0
 
@@ -62,10 +62,10 @@ def test_ctrl_c_stops_a_long_ccp_solve():
 
 def test_trace_is_sized_by_the_pivots_taken():
     # a pivot limit of 2^31 - 1 once asked for a 16 GiB trace buffer
-    res = mbdcp.lemke([[2.0, 1.0], [1.0, 2.0]], [-5.0, -6.0], max_pivots=2 ** 31 - 1, trace=True)
+    res = mbdcp.lemke([[2.0, 1.0], [1.0, 2.0]], [-5.0, -6.0], max_iter=2 ** 31 - 1, trace=True)
     assert res.success and len(res.trace) == res.pivots == 3
     M, q = murty(12)
-    res = mbdcp.lemke(M, q, trace=True, max_pivots=10_000)
+    res = mbdcp.lemke(M, q, trace=True, max_iter=10_000)
     assert res.success and len(res.trace) == res.pivots == 2 ** 12
 
 

@@ -118,7 +118,7 @@ def test_degenerate_integer_problems_follow_exact_path(seed):
     M = rng.integers(-2, 4, (n, n)).astype(float)
     q = rng.choice([-2.0, -1.0, 0.0, 1.0], n)
     status, pivots, z, trace = exact_lemke(M.astype(int).tolist(), q.astype(int).tolist(), max_pivots=500)
-    res = mbdcp.lemke(M, q, trace=True, max_pivots=500)
+    res = mbdcp.lemke(M, q, trace=True, max_iter=500)
     if status == "ok":
         assert res.success
         np.testing.assert_allclose(res.z, [float(x) for x in z], atol=1e-9)
@@ -161,7 +161,7 @@ def test_infeasible_negative_scalar_is_not_success():
 
 def test_pivot_limit_is_a_status():
     case = SICONOS["lcp_exp_murty2"]
-    res = mbdcp.lemke(case["M_row_major"], case["q"], max_pivots=10)
+    res = mbdcp.lemke(case["M_row_major"], case["q"], max_iter=10)
     assert res.status == Status.MAX_ITERATIONS and not res.success and res.pivots == 10
 
 
@@ -236,8 +236,8 @@ def test_empty_problem():
         (np.eye(2), ["a", "b"], {}, TypeError, "q must hold real numbers"),
         (np.eye(2) * 1j, [1.0, 1.0], {}, TypeError, "M must be real"),
         (None, [1.0], {}, TypeError, "M is required"),
-        (np.eye(1), [1.0], {"max_pivots": 0}, ValueError, "max_pivots"),
-        (np.eye(1), [1.0], {"max_pivots": 2.5}, TypeError, "max_pivots"),
+        (np.eye(1), [1.0], {"max_iter": 0}, ValueError, "max_iter"),
+        (np.eye(1), [1.0], {"max_iter": 2.5}, TypeError, "max_iter"),
         (np.eye(1), [1.0], {"tol": -1.0}, ValueError, "tol"),
         (np.eye(1), [1.0], {"tol": 2.0}, ValueError, "tol"),
         (np.eye(1), [1.0], {"tol": "x"}, TypeError, "tol"),

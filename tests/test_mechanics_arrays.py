@@ -224,7 +224,7 @@ def test_ccp_with_block_mass_matches_sparse_mass():
     scene = sphere_pile_scene(64, width=4, delta=0.15)
     a = scene.assemble(0.05, form="blocks", parts=("Wn", "Wt"))
     S = scene.assemble(0.05, sparse=True, parts=())["M"]
-    kw = dict(p_ext=a["p_ext"], phi=a["psi_n"], tol=1e-10, max_iter=100_000)
+    kw = dict(p_ext=a["p_ext"], psi_n=a["psi_n"], tol=1e-10, max_iter=100_000)
     x = mbdcp.ccp(a["M"], a["Wn"], a["Wt"], a["U"], a["v"] - 1.0, 0.05, **kw)
     y = mbdcp.ccp(S, a["Wn"], a["Wt"], a["U"], a["v"] - 1.0, 0.05, **kw)
     assert x.success and len(a["contacts"]) > 50
@@ -352,7 +352,7 @@ def test_a_non_finite_state_stops_the_run():
 def test_an_unsolved_step_is_not_a_success():
     ball = Body3D(1.0, [0, 0, 0.5], velocity=[2.0, 0, -1.0], radius=0.5)
     scene = Scene([ball], [Plane([0, 0, 0], [0, 0, 1])], mu=0.3, delta=0.1)
-    tr = simulate(scene, 0.01, 0.05, method="ccp", ccp_tol=1e-14, max_iter=2, progress=False)
+    tr = simulate(scene, 0.01, 0.05, method="ccp", tol=1e-14, max_iter=2, progress=False)
     assert tr.finite and tr.penetration_ok and not tr.success
     assert tr.first_failure.reason == "solver" and "MAX_ITERATIONS" in tr.first_failure.message
 

@@ -137,7 +137,7 @@ def _solve(method, a, h, tol):
     if method == "lcp":
         return mbdcp.step(a["M"], a["Wn"], a["D"], a["E"], a["U"], a["v"], h, p_ext=a["p_ext"], psi_n=a["psi_n"],
                           dpsi_n=a["dpsi_n"], dpsi_f=a["dpsi_f"])
-    return mbdcp.ccp(a["M"], a["Wn"], a["Wt"], a["U"], a["v"], h, p_ext=a["p_ext"], phi=a["psi_n"] + h * a["dpsi_n"], tol=tol,
+    return mbdcp.ccp(a["M"], a["Wn"], a["Wt"], a["U"], a["v"], h, p_ext=a["p_ext"], psi_n=a["psi_n"] + h * a["dpsi_n"], tol=tol,
                      max_iter=100_000)
 
 
@@ -156,7 +156,7 @@ def test_random_scene_steps_are_solutions_when_solved(method, spec):
     if res.status == mbdcp.Status.SOLVED:
         dof = 3 if spec["planar"] else 6
         (check_lcp_step(a, res, h, dof) if method == "lcp" else check_ccp_step(a, res, h, dof, tol))
-    tr = simulate(build(spec), h, 3 * h, method=method, progress=False, ccp_tol=1e-8)
+    tr = simulate(build(spec), h, 3 * h, method=method, progress=False, tol=1e-8)
     assert tr.steps <= 3 and np.all(np.isfinite(tr.positions)) and np.all(np.isfinite(tr.velocities))
     assert tr.success == (tr.first_failure is None)
     if tr.finite and tr.penetration_ok and all(s == mbdcp.Status.SOLVED for s in tr.statuses):

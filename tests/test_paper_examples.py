@@ -233,7 +233,7 @@ CCP_BLOCK = (np.eye(3), [[0.0], [0.0], [1.0]], [[1.0, 0.0], [0.0, 1.0], [0.0, 0.
 def test_ccp_block_on_belt_reaches_belt_speed():
     V, h, v, z = 1.0, 0.01, np.zeros(3), 0.0
     for _ in range(80):
-        res = mbdcp.ccp(*CCP_BLOCK, 0.3, v, h, p_ext=[0, 0, -G * h], phi=[z], dphi_t=[[-V, 0.0]], tol=1e-12)
+        res = mbdcp.ccp(*CCP_BLOCK, 0.3, v, h, p_ext=[0, 0, -G * h], psi_n=[z], dpsi_t=[[-V, 0.0]], tol=1e-12)
         assert res.success
         v = res.v_next
         z += h * v[2]
@@ -246,8 +246,8 @@ def test_ccp_moving_surface_is_a_change_of_frame():
     for _ in range(10):
         V = np.r_[rng.normal(size=2), 0.0]
         v = rng.normal(size=3)
-        moving = mbdcp.ccp(*CCP_BLOCK, 0.4, v, 0.01, p_ext=[0, 0, -0.0981], phi=[0.0], dphi_t=-V[:2], tol=1e-12)
-        fixed = mbdcp.ccp(*CCP_BLOCK, 0.4, v - V, 0.01, p_ext=[0, 0, -0.0981], phi=[0.0], tol=1e-12)
+        moving = mbdcp.ccp(*CCP_BLOCK, 0.4, v, 0.01, p_ext=[0, 0, -0.0981], psi_n=[0.0], dpsi_t=-V[:2], tol=1e-12)
+        fixed = mbdcp.ccp(*CCP_BLOCK, 0.4, v - V, 0.01, p_ext=[0, 0, -0.0981], psi_n=[0.0], tol=1e-12)
         np.testing.assert_allclose(moving.v_next, fixed.v_next + V, atol=1e-9)
         np.testing.assert_allclose(moving.gamma, fixed.gamma, atol=1e-9)
 
@@ -255,15 +255,15 @@ def test_ccp_moving_surface_is_a_change_of_frame():
 def test_ccp_without_moving_surface_unchanged():
     args = (*CCP_BLOCK, 0.5, [1.0, 0.2, 0.0], 0.01)
     plain = mbdcp.ccp(*args, p_ext=[0, 0, -0.0981])
-    zero = mbdcp.ccp(*args, p_ext=[0, 0, -0.0981], dphi_t=np.zeros(2))
+    zero = mbdcp.ccp(*args, p_ext=[0, 0, -0.0981], dpsi_t=np.zeros(2))
     assert np.array_equal(plain.v_next, zero.v_next) and np.array_equal(plain.gamma, zero.gamma)
 
 
 def test_ccp_dphi_t_shape():
-    with pytest.raises(ValueError, match="dphi_t"):
-        mbdcp.ccp(*CCP_BLOCK, 0.5, [0.0, 0.0, 0.0], 0.01, dphi_t=[1.0, 2.0, 3.0])
-    with pytest.raises(ValueError, match="dphi_t"):
-        mbdcp.ccp(*CCP_BLOCK, 0.5, [0.0, 0.0, 0.0], 0.01, dphi_t=[np.nan, 0.0])
+    with pytest.raises(ValueError, match="dpsi_t"):
+        mbdcp.ccp(*CCP_BLOCK, 0.5, [0.0, 0.0, 0.0], 0.01, dpsi_t=[1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="dpsi_t"):
+        mbdcp.ccp(*CCP_BLOCK, 0.5, [0.0, 0.0, 0.0], 0.01, dpsi_t=[np.nan, 0.0])
 
 
 # ---- the full-rank model at acceleration level (Peiret et al., eq. 8) ---------------------------

@@ -17,7 +17,7 @@ def solve(method, **kw):
         return mbdcp.step(M, WN, D, E, [0.5], V, H, psi_n=PSI, **kw).v_next
     if method == "fixed_point":
         return mbdcp.fixed_point(M, WN, D, E, [0.5], V, H, psi_n=PSI, algorithm=2, **kw).v_next
-    res = mbdcp.ccp(np.eye(3), [[0.0], [1.0], [0.0]], WT, 0.0, [0.3, 0.0, 0.0], H, phi=PSI, tol=1e-12, **kw)
+    res = mbdcp.ccp(np.eye(3), [[0.0], [1.0], [0.0]], WT, 0.0, [0.3, 0.0, 0.0], H, psi_n=PSI, tol=1e-12, **kw)
     return res.v_next[[0, 1]]
 
 
@@ -120,11 +120,11 @@ def test_ccp_derivative_through_the_correction():
     Wn, M3 = [[0.0], [1.0], [0.0]], np.eye(3)
 
     def out(phi, h):
-        return mbdcp.ccp(M3, Wn, WT, 0.0, [0.3, 0.0, 0.0], h, phi=[phi], tol=1e-12, **kw).v_next
+        return mbdcp.ccp(M3, Wn, WT, 0.0, [0.3, 0.0, 0.0], h, psi_n=[phi], tol=1e-12, **kw).v_next
 
-    res = mbdcp.ccp(M3, Wn, WT, 0.0, [0.3, 0.0, 0.0], H, phi=PSI, tol=1e-12, **kw)
-    d = mbdcp.derivatives.ccp(M3, Wn, WT, 0.0, [0.3, 0.0, 0.0], H, res, phi=PSI, **kw)
+    res = mbdcp.ccp(M3, Wn, WT, 0.0, [0.3, 0.0, 0.0], H, psi_n=PSI, tol=1e-12, **kw)
+    d = mbdcp.derivatives.ccp(M3, Wn, WT, 0.0, [0.3, 0.0, 0.0], H, res, psi_n=PSI, **kw)
     np.testing.assert_allclose(d.jvp(h=1.0)["v_next"], _fd(lambda x: out(PSI[0], x), H, 1e-7), atol=1e-6)
-    np.testing.assert_allclose(d.jvp(phi=[1.0])["v_next"], 0.0, atol=1e-12)  # capped: the gap does not matter
+    np.testing.assert_allclose(d.jvp(psi_n=[1.0])["v_next"], 0.0, atol=1e-12)  # capped: the gap does not matter
     g = d.vjp(v_next=np.array([0.0, 1.0, 0.0]))
-    assert g["h"] == pytest.approx(0.0, abs=1e-9) and g["phi"][0] == 0.0
+    assert g["h"] == pytest.approx(0.0, abs=1e-9) and g["psi_n"][0] == 0.0

@@ -124,7 +124,7 @@ def test_ccp_gradcheck():
               [tensor(a) for a in args])
     pile = C.stable_piles(1)[0]
     args, kw = C.split(pile, C.CCP_ARGS)
-    names = ("mu", "v", "p_ext", "phi", "dphi_t")
+    names = ("mu", "v", "p_ext", "psi_n", "dpsi_t")
 
     def f(m, *values):
         x = dict(pile, **dict(zip(names, values)))

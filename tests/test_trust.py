@@ -39,7 +39,7 @@ def test_a_tiny_infeasible_row_is_not_hidden_by_a_huge_one():
 def test_the_residual_is_the_worst_rows_ratio_and_a_failure_names_the_row():
     M, q = np.array([[2.0, 1.0], [1.0, 2.0]]), np.array([-5.0, -6.0])
     assert mbdcp.lemke(M, q).residual <= TOL
-    cut = mbdcp.lemke(M, q, max_pivots=1)  # z0 still basic: the last point is z = 0, w = q
+    cut = mbdcp.lemke(M, q, max_iter=1)  # z0 still basic: the last point is z = 0, w = q
     w = M @ cut.z + q
     s = np.abs(M) @ cut.z + np.abs(q)
     ratio = (np.maximum(-w, 0) + np.where(cut.z > 0, np.maximum(w, 0), 0)) / s
@@ -132,11 +132,20 @@ def test_every_p_matrix_lcp_is_solved_at_any_scaling(lo, hi):
 
 
 def _lemke_batch_args(B=3, n=4, count=3, **over):
-    a = dict(Ms=np.tile(np.eye(n), (B, 1, 1)), qs=-np.ones((B, n)), first=0, count=count, max_pivots=0, tol=0.0,
+    a = dict(Ms=np.tile(np.eye(n), (B, 1, 1)), qs=-np.ones((B, n)), first=0, count=count, max_iter=0, tol=0.0,
              z=np.zeros((B, n)), w=np.zeros((B, n)), basis=np.zeros((B, n), np.intc), status=np.zeros(B, np.intc),
              pivots=np.zeros(B, np.intc), residual=np.zeros(B))
     a.update(over)
     return list(a.values())
+
+
+def _step_problem(**change):
+    """A StepProblem of one particle on the ground with two friction directions, changed."""
+    from mbdcp.infrastructure.problem import StepProblem
+
+    fields = dict(M=np.eye(3), Wn=np.array([[0.0], [1.0], [0.0]]), D=np.array([[1.0, -1.0], [0, 0], [0, 0]]),
+                  E=np.ones((2, 1)), mu=np.array([0.5]), v=np.zeros(3), h=0.1)
+    return StepProblem(**{**fields, **change})
 
 
 WRONG_CALLS = {
@@ -164,15 +173,12 @@ WRONG_CALLS = {
     "fc_solve: W pointers of another size": lambda: _core.fc_solve(
         True, 1, np.array([0, 1, 2], np.intc), np.array([0, 1], np.intc), np.ones(2), None, np.zeros(3),
         np.ones(1), "nsgs", "apgd", 1e-8, 10, 10, None),
-    "step: Wn 1-D": lambda: _core.step(np.eye(3), np.zeros(3), np.zeros((3, 0)), np.zeros((0, 1)), np.zeros(1), np.zeros(3),
-                                       0.1, *(np.zeros(0),) * 4, np.zeros((3, 0)), np.zeros(0), np.zeros(0),
-                                       np.zeros((3, 0)), np.zeros((0, 0)), np.zeros(0), 0, 0.0, False),
-    "step: v too short": lambda: _core.step(np.eye(3), np.zeros((3, 1)), np.zeros((3, 0)), np.zeros((0, 1)), np.zeros(1),
-                                            np.zeros(2), 0.1, *(np.zeros(0),) * 4, np.zeros((3, 0)), np.zeros(0),
-                                            np.zeros(0), np.zeros((3, 0)), np.zeros((0, 0)), np.zeros(0), 0, 0.0, False),
-    "step: float32 M": lambda: _core.step(np.eye(3, dtype=np.float32), np.zeros((3, 1)), np.zeros((3, 0)), np.zeros((0, 1)),
-                                          np.zeros(1), np.zeros(3), 0.1, *(np.zeros(0),) * 4, np.zeros((3, 0)), np.zeros(0),
-                                          np.zeros(0), np.zeros((3, 0)), np.zeros((0, 0)), np.zeros(0), 0, 0.0, False),
+    "step: Wn 1-D": lambda: _core.step(_step_problem(Wn=np.zeros(3)), 0, 0.0, False),
+    "step: v too short": lambda: _core.step(_step_problem(v=np.zeros(2)), 0, 0.0, False),
+    "step: float32 M": lambda: _core.step(_step_problem(M=np.eye(3, dtype=np.float32)), 0, 0.0, False),
+    "step: E of another height": lambda: _core.step(_step_problem(E=np.ones((3, 1))), 0, 0.0, False),
+    "step: short warm start": lambda: _core.step(_step_problem(), 0, 0.0, False, np.ones(1, np.intc)),
+    "relax: gamma too long": lambda: _core.relax(1, _step_problem(), np.zeros(3), 0, 0.0, False),
 }
 
 

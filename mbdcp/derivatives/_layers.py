@@ -22,6 +22,7 @@ import numpy as np
 
 import mbdcp
 from mbdcp import derivatives
+from mbdcp.infrastructure.deprecated import renamed_keywords
 from mbdcp.infrastructure.results import CCPResult, LemkeResult, StepResult
 from mbdcp.infrastructure.status import Status
 from mbdcp.tools import batch as _batch
@@ -99,21 +100,23 @@ PROBLEMS = {
                     ("p_ext", "psi_n", "dpsi_n", "dpsi_f", "Wb", "theta", "dtheta", "Dj", "Ej", "beta_max"),
                     ("E", "Ej"), StepOutput._fields, ("degenerate_tol", "max_correction_speed", "baumgarte"), "v",
                     (1,) * 7, ()),
-    "ccp": Problem("ccp", ("M", "Wn", "Wt", "mu", "v", "h"), ("p_ext", "phi", "Wb", "theta", "dtheta", "dphi_t"),
+    "ccp": Problem("ccp", ("M", "Wn", "Wt", "mu", "v", "h"), ("p_ext", "psi_n", "Wb", "theta", "dtheta", "dpsi_t"),
                    (), CCPOutput._fields, ("degenerate_tol", "max_correction_speed", "baumgarte"), "v", (1, 2, 1),
                    (0,)),
 }
-# dimensions of one problem's input (U, mu, h, dphi_t are judged apart: several forms)
+# dimensions of one problem's input (U, mu, h, dpsi_t are judged apart: several forms)
 _NDIM = {"M": 2, "q": 1, "Wn": 2, "D": 2, "E": 2, "v": 1, "p_ext": 1, "psi_n": 1, "dpsi_n": 1, "dpsi_f": 1, "Wb": 2,
-         "theta": 1, "dtheta": 1, "Dj": 2, "Ej": 2, "beta_max": 1, "Wt": 2, "phi": 1}
+         "theta": 1, "dtheta": 1, "Dj": 2, "Ej": 2, "beta_max": 1, "Wt": 2}
 # mbdcp.batch solves exactly what mbdcp.lemke / mbdcp.step solve, for these options
-_BATCH_OPTIONS = {"lcp": ("max_pivots", "tol"), "step": ("max_pivots", "tol", "solver")}
+_BATCH_OPTIONS = {"lcp": ("max_iter", "tol"), "step": ("max_iter", "tol", "method")}
+# the renamed keywords of the solvers (mbdcp.infrastructure.deprecated), accepted here too
+_RENAMED = {"max_pivots": "max_iter", "solver": "method", "phi": "psi_n", "dphi_t": "dpsi_t"}
 
 
 def split_keywords(problem, kwargs):
     """(array keywords given, options): None-valued array keywords are dropped (absent)."""
     arrays, options = {}, {}
-    for key, value in kwargs.items():
+    for key, value in renamed_keywords(problem.name, kwargs, _RENAMED).items():
         if key in problem.keywords:
             if value is not None:
                 arrays[key] = value
@@ -191,7 +194,7 @@ def _vjp(problem, d, cots):
 
 def _fit(problem, name, g, shape):
     """A gradient in the shape its input was given: U or mu as a scalar (summed), a vector or a
-    diagonal matrix; h as a scalar; a flat or (n_c, 2) dphi_t."""
+    diagonal matrix; h as a scalar; a flat or (n_c, 2) dpsi_t."""
     if g is None or name in problem.combinatorial:
         return np.zeros(shape)
     g = np.asarray(g, dtype=np.float64)
@@ -279,8 +282,8 @@ def _solve_batch(problem, inst, lay, options):
     """Stacked (outputs, extras) of a batch; a failed instance raises SolveError."""
     B = lay.size
     if problem.name in _BATCH_OPTIONS and set(options) <= set(_BATCH_OPTIONS[problem.name]) \
-            and options.get("solver", "lemke") == "lemke":
-        opts = {k: v for k, v in options.items() if k != "solver"}
+            and options.get("method", "lemke") == "lemke":
+        opts = {k: v for k, v in options.items() if k != "method"}
         if problem.name == "lcp":
             q = inst["q"] if not lay.shared["q"] else np.broadcast_to(inst["q"], (B,) + inst["q"].shape)
             res = _batch.lemke(inst["M"], q, **opts)
@@ -403,7 +406,7 @@ def output_shapes(problem, shapes):
 def torch_batch_ndims(problem, shapes):
     """Instance dimensions by name when the anchor (v, or q of an LCP) has a leading batch axis,
     else None. U and mu: 0-d or 1-d are shared, (B, n_c) or (B, n_c, n_c) per instance; h: a
-    scalar or (B,); dphi_t: (2 n_c,) or (n_c, 2) shared, (B, 2 n_c) or (B, n_c, 2) per instance;
+    scalar or (B,); dpsi_t: (2 n_c,) or (n_c, 2) shared, (B, 2 n_c) or (B, n_c, 2) per instance;
     the others have one dimension more than for one problem when given per instance."""
     anchor = shapes[problem.anchor]
     if len(anchor) != _NDIM[problem.anchor] + 1:
@@ -417,7 +420,7 @@ def torch_batch_ndims(problem, shapes):
             base[name] = len(shape) - per
         elif name == "h":
             base[name], per = 0, len(shape) == 1
-        elif name == "dphi_t":
+        elif name == "dpsi_t":
             per = len(shape) == 3 or (len(shape) == 2 and tuple(shape) != (n_c, 2))
             base[name] = len(shape) - per
         else:

@@ -9,13 +9,14 @@ from mbdcp.derivatives._common import _Repr, check_keys, dense_tangent, tangents
 from mbdcp.formulations.ccp import cone_jacobian
 from mbdcp.infrastructure import stabilization as stab
 from mbdcp.infrastructure import validate as val
+from mbdcp.infrastructure.deprecated import renamed
 from mbdcp.infrastructure.problem import friction_coefficients
 from mbdcp.infrastructure.results import CCPResult
 from mbdcp.infrastructure.status import Status
 
 __all__ = ["CCPDerivative", "ccp"]
 
-INPUTS = ("M", "Wn", "Wt", "mu", "v", "h", "p_ext", "phi", "Wb", "theta", "dtheta", "dphi_t")
+INPUTS = ("M", "Wn", "Wt", "mu", "v", "h", "p_ext", "psi_n", "Wb", "theta", "dtheta", "dpsi_t")
 OUTPUTS = ("v_next", "gamma", "p_b")
 _SOLVER_ONLY = ("method", "tol", "max_iter", "warm_start", "omega")
 
@@ -60,12 +61,12 @@ class CCPDerivative(_Repr):
 
     def jvp(self, **tangents):
         """Output tangents {v_next (n_v,), gamma (n_c, 3), p_b (n_b,)} for input tangents keyed by
-        input name (M, Wn, Wt, mu, v, h, p_ext, phi, Wb, theta, dtheta, dphi_t); matrices may be sparse."""
+        input name (M, Wn, Wt, mu, v, h, p_ext, psi_n, Wb, theta, dtheta, dpsi_t); matrices may be sparse."""
         d = self._d
         check_keys(tangents, d["inputs"], "tangent")
-        if tangents.get("dphi_t") is not None:  # (2 n_c,) or (n_c, 2), as ccp takes it
-            tangents = dict(tangents, dphi_t=_surface_velocity("dphi_t", tangents["dphi_t"], n_c=d["n_c"]))
-        t = tangents_of(tangents, INPUTS, d, "mu", ("M", "Wn", "Wt", "Wb"), gap=("phi", d["phi_chain"]))
+        if tangents.get("dpsi_t") is not None:  # (2 n_c,) or (n_c, 2), as ccp takes it
+            tangents = dict(tangents, dpsi_t=_surface_velocity("dpsi_t", tangents["dpsi_t"], n_c=d["n_c"]))
+        t = tangents_of(tangents, INPUTS, d, "mu", ("M", "Wn", "Wt", "Wb"), gap=("psi_n", d["psi_chain"]))
         n_v, n_c, n_b, h = d["n_v"], d["n_c"], d["n_b"], d["h"]
         vn, gam, pb = d["v_next"], d["gamma"], d["p_b"]
         r_v = np.zeros(n_v)
@@ -87,11 +88,11 @@ class CCPDerivative(_Repr):
             r_v += t["Wb"] @ pb
             e_b += t["Wb"].T @ vn
         dh = t["h"] or 0.0
-        e3[:, 0] -= d["phi"] * dh / h ** 2
-        if t["phi"] is not None:
-            e3[:, 0] += t["phi"] / h
-        if t["dphi_t"] is not None:
-            e3[:, 1:] += t["dphi_t"]
+        e3[:, 0] -= d["psi_n"] * dh / h ** 2
+        if t["psi_n"] is not None:
+            e3[:, 0] += t["psi_n"] / h
+        if t["dpsi_t"] is not None:
+            e3[:, 1:] += t["dpsi_t"]
         e_b -= d["theta"] * dh / h ** 2
         if t["theta"] is not None:
             e_b += t["theta"] / h
@@ -136,33 +137,34 @@ class CCPDerivative(_Repr):
         out["Wn"] = grad("Wn", gam[:, 0], mu3[:, 0])
         out["Wt"] = grad("Wt", gam[:, 1:].ravel(), mu3[:, 1:].ravel())
         out["mu"] = np.einsum("ij,ij->i", lc, d["extra"])
-        out["phi"] = -mu3[:, 0] / h
-        if "dphi_t" in d["inputs"]:
-            out["dphi_t"] = -mu3[:, 1:]
-        out["h"] = float(mu3[:, 0] @ d["phi"] + mu_b @ d["theta"]) / h ** 2
+        out["psi_n"] = -mu3[:, 0] / h
+        if "dpsi_t" in d["inputs"]:
+            out["dpsi_t"] = -mu3[:, 1:]
+        out["h"] = float(mu3[:, 0] @ d["psi_n"] + mu_b @ d["theta"]) / h ** 2
         if n_b:
             out["Wb"] = grad("Wb", pb, mu_b)
             out["theta"] = -mu_b / h
             out["dtheta"] = -mu_b
-        if d["phi_chain"] is not None:  # phi entered as the corrected gap
-            out["phi"], out["h"] = d["phi_chain"].pullback(out["phi"], out["h"])
+        if d["psi_chain"] is not None:  # psi_n entered as the corrected gap
+            out["psi_n"], out["h"] = d["psi_chain"].pullback(out["psi_n"], out["h"])
         return out
 
 
 def _surface_velocity(name, x, n_c):
-    """dphi_t given as (n_c, 2) or (2 n_c,), as an (n_c, 2) array."""
+    """dpsi_t given as (n_c, 2) or (2 n_c,), as an (n_c, 2) array."""
     a = val.as_array(name, x)
     if a.shape not in ((n_c, 2), (2 * n_c,)):
         raise ValueError(f"{name} must have shape (n_c, 2) = ({n_c}, 2) or (2 n_c,) = ({2 * n_c},), got {a.shape}")
     return a.reshape(n_c, 2)
 
 
-def ccp(M, Wn, Wt, mu, v, h, res, *, p_ext=None, phi=None, Wb=None, theta=None, dtheta=None, dphi_t=None,
+@renamed(phi="psi_n", dphi_t="dpsi_t")
+def ccp(M, Wn, Wt, mu, v, h, res, *, p_ext=None, psi_n=None, Wb=None, theta=None, dtheta=None, dpsi_t=None,
         degenerate_tol=1e-9, max_correction_speed=None, baumgarte=1.0, **kwargs):
     r"""Derivative of one cone complementarity step of :func:`mbdcp.ccp`.
 
     At the solution :math:`\nu = (\gamma, p_b)` with :math:`d = P^T v^{l+1} + b` (b: the
-    :math:`\Phi/h`, moving-surface ``dphi_t`` and joint terms), each contact is classified and its optimality conditions
+    :math:`\Phi/h`, moving-surface ``dpsi_t`` and joint terms), each contact is classified and its optimality conditions
     :math:`K_i \ni \gamma_i \perp d_i \in K_i^*` are replaced by three smooth equations:
 
     - *separated* (:math:`\gamma_i = 0`, :math:`d_n > \mu\|d_t\|`): :math:`d\gamma_i = 0`;
@@ -190,8 +192,8 @@ def ccp(M, Wn, Wt, mu, v, h, res, *, p_ext=None, phi=None, Wb=None, theta=None, 
 
     Parameters
     ----------
-    M, Wn, Wt, mu, v, h, p_ext, phi, Wb, theta, dtheta, dphi_t : as for :func:`mbdcp.ccp` (dense or
-        scipy.sparse matrices). The gradient of ``dphi_t`` has shape (n_c, 2).
+    M, Wn, Wt, mu, v, h, p_ext, psi_n, Wb, theta, dtheta, dpsi_t : as for :func:`mbdcp.ccp` (dense or
+        scipy.sparse matrices). The gradient of ``dpsi_t`` has shape (n_c, 2).
     res : the SOLVED :class:`mbdcp.CCPResult` of ``mbdcp.ccp`` with the same data.
     degenerate_tol : relative tolerance deciding that an impulse or a velocity is zero.
     **kwargs : solver keywords of :func:`mbdcp.ccp` (``method``, ``tol``, ...), ignored.
@@ -233,8 +235,8 @@ def ccp(M, Wn, Wt, mu, v, h, res, *, p_ext=None, phi=None, Wb=None, theta=None, 
     v = val.vector("v", v, n_v, symbol="n_v")
     h = val.positive_scalar("h", h)
     p_ext = np.zeros(n_v) if p_ext is None else val.vector("p_ext", p_ext, n_v, symbol="n_v")
-    phi = np.zeros(n_c) if phi is None else val.vector("phi", phi, n_c, symbol="n_c")
-    phi, phi_chain = stab.differentiable("phi", phi, h, max_correction_speed, baumgarte)  # through the correction too
+    psi_n = np.zeros(n_c) if psi_n is None else val.vector("psi_n", psi_n, n_c, symbol="n_c")
+    psi_n, psi_chain = stab.differentiable("psi_n", psi_n, h, max_correction_speed, baumgarte)  # through the correction too
     if Wb is None:
         if theta is not None or dtheta is not None:
             raise ValueError("theta and dtheta need the joint Jacobian Wb")
@@ -244,8 +246,8 @@ def ccp(M, Wn, Wt, mu, v, h, res, *, p_ext=None, phi=None, Wb=None, theta=None, 
     n_b = Wb.shape[1]
     theta = np.zeros(n_b) if theta is None else val.vector("theta", theta, n_b, symbol="n_b")
     dtheta = np.zeros(n_b) if dtheta is None else val.vector("dtheta", dtheta, n_b, symbol="n_b")
-    has_surface = dphi_t is not None
-    dphi_t = np.zeros((n_c, 2)) if dphi_t is None else _surface_velocity("dphi_t", dphi_t, n_c)
+    has_surface = dpsi_t is not None
+    dpsi_t = np.zeros((n_c, 2)) if dpsi_t is None else _surface_velocity("dpsi_t", dpsi_t, n_c)
     tol = val.positive_scalar("degenerate_tol", degenerate_tol)
 
     if not isinstance(res, CCPResult):
@@ -261,9 +263,9 @@ def ccp(M, Wn, Wt, mu, v, h, res, *, p_ext=None, phi=None, Wb=None, theta=None, 
     P = cone_jacobian(Wn, Wt, Wb)
     nu = np.concatenate([gam.ravel(), pb])
     b = np.concatenate([np.zeros(3 * n_c), theta / h + dtheta])
-    b[0:3 * n_c:3] = phi / h
-    b[1:3 * n_c:3] = dphi_t[:, 0]
-    b[2:3 * n_c:3] = dphi_t[:, 1]
+    b[0:3 * n_c:3] = psi_n / h
+    b[1:3 * n_c:3] = dpsi_t[:, 0]
+    b[2:3 * n_c:3] = dpsi_t[:, 1]
     dvec = P.T @ vn + b
     d3, dj = dvec[:3 * n_c].reshape(n_c, 3), dvec[3 * n_c:]
 
@@ -275,7 +277,7 @@ def ccp(M, Wn, Wt, mu, v, h, res, *, p_ext=None, phi=None, Wb=None, theta=None, 
     Pimp = max(np.abs(M @ v).max(), np.abs(M @ vn).max(), np.abs(p_ext).max(), np.abs(nu).max(initial=0),
                np.finfo(float).tiny)
     colnorm = np.asarray(abs(P).sum(axis=0)).ravel()
-    S = V * colnorm[:3 * n_c].reshape(n_c, 3).max(axis=1, initial=0) + np.abs(phi) / h + np.abs(dphi_t).max(axis=1, initial=0)
+    S = V * colnorm[:3 * n_c].reshape(n_c, 3).max(axis=1, initial=0) + np.abs(psi_n) / h + np.abs(dpsi_t).max(axis=1, initial=0)
     S_b = V * colnorm[3 * n_c:] + np.abs(theta) / h + np.abs(dtheta)
     tp, tv = tau * Pimp, tau * S
     bal = M @ (vn - v) - p_ext - P @ nu
@@ -337,10 +339,10 @@ def ccp(M, Wn, Wt, mu, v, h, res, *, p_ext=None, phi=None, Wb=None, theta=None, 
         s[sliding] / S[sliding]])
     deg = sorted([(c, "grazing") for c in np.flatnonzero(grazing)] + [(c, "stick-slip") for c in np.flatnonzero(stick_slip)])
     mode = np.where(sliding, "sliding", np.where(sticking, "sticking", "separated")) if n_c else np.zeros(0, dtype=str)
-    dd = {"M": M, "Wn": Wn, "Wt": Wt, "Wb": Wb, "v": v, "h": h, "p_ext": p_ext, "phi": phi, "theta": theta,
-          "dtheta": dtheta, "dphi_t": dphi_t, "n_v": n_v, "n_c": n_c, "n_b": n_b, "v_next": vn, "gamma": gam, "p_b": pb, "A": A,
-          "extra": extra, "lu": lu, "sparse": sparse, "phi_chain": phi_chain}
-    dd["inputs"] = tuple(k for k in INPUTS if (k not in ("Wb", "theta", "dtheta") or n_b) and (k != "dphi_t" or has_surface))
+    dd = {"M": M, "Wn": Wn, "Wt": Wt, "Wb": Wb, "v": v, "h": h, "p_ext": p_ext, "psi_n": psi_n, "theta": theta,
+          "dtheta": dtheta, "dpsi_t": dpsi_t, "n_v": n_v, "n_c": n_c, "n_b": n_b, "v_next": vn, "gamma": gam, "p_b": pb, "A": A,
+          "extra": extra, "lu": lu, "sparse": sparse, "psi_chain": psi_chain}
+    dd["inputs"] = tuple(k for k in INPUTS if (k not in ("Wb", "theta", "dtheta") or n_b) and (k != "dpsi_t" or has_surface))
     return CCPDerivative(mode=mode, degenerate=np.array([c for c, _ in deg], dtype=np.intp),
                          degenerate_kind=tuple(k for _, k in deg),
                          margin=float(margins.min()) if margins.size else np.inf, _d=dd)

@@ -25,6 +25,7 @@ from mbdcp.derivatives._common import (
 from mbdcp.derivatives.lcp import RCOND_MIN
 from mbdcp.infrastructure import stabilization as stab
 from mbdcp.infrastructure import validate as val
+from mbdcp.infrastructure.deprecated import renamed
 from mbdcp.infrastructure.problem import step_data
 from mbdcp.infrastructure.results import StepResult
 from mbdcp.infrastructure.status import Status
@@ -35,7 +36,7 @@ INPUTS = ("M", "Wn", "D", "U", "v", "h", "p_ext", "psi_n", "dpsi_n", "dpsi_f", "
           "beta_max")
 OUTPUTS = ("v_next", "p_n", "beta", "sigma", "p_b", "beta_j", "sigma_j")
 # keywords of mbdcp.step that choose how the step is solved, not what it is
-_SOLVER_ONLY = ("solver", "return_lcp", "warm_start", "basis", "max_pivots", "tol")
+_SOLVER_ONLY = ("method", "return_lcp", "warm_start", "basis", "max_iter", "tol")
 
 
 def _pairs_ok(z, w, tz, tw):
@@ -360,6 +361,7 @@ def _independent(L, blocks, mats):
     return kept
 
 
+@renamed(solver="method", max_pivots="max_iter")
 def step(M, Wn, D, E, U, v, h, res, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi_f=None, Wb=None, theta=None,
          dtheta=None, Dj=None, Ej=None, beta_max=None, degenerate_tol=1e-9, max_correction_speed=None, baumgarte=1.0,
          **kwargs):
@@ -459,7 +461,7 @@ def step(M, Wn, D, E, U, v, h, res, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi
     has_jf = Dj is not None
     data = step_data(M, Wn, D, E, U, v, h, p_ext, psi_n, dpsi_n, dpsi_f, Wb, theta, dtheta, Dj, Ej, beta_max)
     n_v, n_c, m, n_b, m_j, n_j = data.sizes
-    M, Wn, D, E, mu, v, h = data[:7]
+    M, Wn, D, E, mu, v, h = data.M, data.Wn, data.D, data.E, data.mu, data.v, data.h
     Wb, Dj, Ej = data.Wb, data.Dj, data.Ej
     # absent vectors as zeros of their size (the derivation uses them in products)
     p_ext, psi_n, dpsi_n, dpsi_f, theta, dtheta, beta_max = (

@@ -30,6 +30,7 @@ import scipy.sparse as sp
 from mbdcp.infrastructure import _core
 from mbdcp.infrastructure import stabilization as stab
 from mbdcp.infrastructure import validate as val
+from mbdcp.infrastructure.deprecated import renamed
 from mbdcp.infrastructure.problem import friction_coefficients
 from mbdcp.infrastructure.results import CCPResult
 from mbdcp.infrastructure.status import Status
@@ -163,9 +164,10 @@ def cone_jacobian(Wn, Wt, Wb):
     return sp.hstack([sp.hstack([Wn, Wt], format="csc")[:, perm], Wb], format="csc")
 
 
-def ccp(M, Wn, Wt, mu, v, h, *, p_ext=None, phi=None, Wb=None, theta=None, dtheta=None,
+@renamed(phi="psi_n", dphi_t="dpsi_t")
+def ccp(M, Wn, Wt, mu, v, h, *, p_ext=None, psi_n=None, Wb=None, theta=None, dtheta=None,
         method="apgd", tol=_core.DEFAULTS["ccp"]["tol"], max_iter=_core.DEFAULTS["ccp"]["max_iter"], warm_start=None,
-        omega=None, max_correction_speed=None, baumgarte=1.0, dphi_t=None):
+        omega=None, max_correction_speed=None, baumgarte=1.0, dpsi_t=None):
     r"""Solve one time step as a cone complementarity problem.
 
     Parameters
@@ -186,8 +188,9 @@ def ccp(M, Wn, Wt, mu, v, h, *, p_ext=None, phi=None, Wb=None, theta=None, dthet
         Time step > 0.
     p_ext : array_like, shape (n_v,), optional
         Applied impulse over the step.
-    phi : array_like, shape (n_c,), optional
-        Gaps :math:`\Phi_i` (stabilisation :math:`\Phi/h`).
+    psi_n : array_like, shape (n_c,), optional
+        Gaps :math:`\Psi_{n,i}` (the :math:`\Phi_i` of Negrut, Serban & Tasora (2018); stabilisation
+        :math:`\Psi_n/h`). ``phi``, its old name, is deprecated.
     Wb : array_like or scipy.sparse matrix, shape (n_v, n_b), optional
         Bilateral joints.
     theta, dtheta : array_like, shape (n_b,), optional
@@ -212,11 +215,11 @@ def ccp(M, Wn, Wt, mu, v, h, *, p_ext=None, phi=None, Wb=None, theta=None, dthet
         :math:`\max(b\Phi_i, -h v_{max})`.
     baumgarte : float
         The fraction b in (0, 1] of a penetration removed per step (default 1).
-    dphi_t : array_like, shape (n_c, 2) or (2 n_c,), optional
-        Tangentially moving surfaces: per contact, the (u, w) components of
-        :math:`\partial_t\Phi_t`, added to the tangential velocity :math:`W_t^Tv^{l+1}` as
+    dpsi_t : array_like, shape (n_c, 2) or (2 n_c,), optional
+        Tangentially moving surfaces (``dphi_t``, its old name, is deprecated): per contact, the
+        (u, w) components of :math:`\partial_t\Psi_t`, added to the tangential velocity :math:`W_t^Tv^{l+1}` as
         ``dpsi_f`` is for :func:`mbdcp.step` (Trinkle (notes, 2003), p. 21). A conveyor belt moving at speed V
-        along :math:`u_i` under the body has ``dphi_t[i] = (-V, 0)``; friction then drives the
+        along :math:`u_i` under the body has ``dpsi_t[i] = (-V, 0)``; friction then drives the
         velocity relative to the belt to zero. Default: fixed surfaces.
 
     Returns
@@ -255,8 +258,8 @@ def ccp(M, Wn, Wt, mu, v, h, *, p_ext=None, phi=None, Wb=None, theta=None, dthet
     v = val.vector("v", v, n_v, symbol="n_v")
     h = val.positive_scalar("h", h)
     p_ext = val.vector("p_ext", p_ext, n_v, optional=True, symbol="n_v")
-    phi = val.vector("phi", phi, n_c, optional=True, symbol="n_c")
-    phi = stab.corrected("phi", phi, h, max_correction_speed, baumgarte)
+    psi_n = val.vector("psi_n", psi_n, n_c, optional=True, symbol="n_c")
+    psi_n = stab.corrected("psi_n", psi_n, h, max_correction_speed, baumgarte)
     if Wb is None:
         if theta is not None or dtheta is not None:
             raise ValueError("theta and dtheta need the joint Jacobian Wb")
@@ -275,15 +278,15 @@ def ccp(M, Wn, Wt, mu, v, h, *, p_ext=None, phi=None, Wb=None, theta=None, dthet
     P = cone_jacobian(Wn, Wt, Wb)
     v_free = v + (_inverse_times(Minv, p_ext) if p_ext.size else 0.0)
     p = P.T @ v_free
-    if phi.size:
-        p[0:3 * n_c:3] += phi / h
-    if dphi_t is not None:
-        dphi_t = val.as_array("dphi_t", dphi_t)
-        if dphi_t.shape not in ((n_c, 2), (2 * n_c,)):
-            raise ValueError(f"dphi_t must have shape (n_c, 2) = ({n_c}, 2) or (2 n_c,) = ({2 * n_c},), got {dphi_t.shape}")
-        dphi_t = dphi_t.reshape(n_c, 2)
-        p[1:3 * n_c:3] += dphi_t[:, 0]
-        p[2:3 * n_c:3] += dphi_t[:, 1]
+    if psi_n.size:
+        p[0:3 * n_c:3] += psi_n / h
+    if dpsi_t is not None:
+        dpsi_t = val.as_array("dpsi_t", dpsi_t)
+        if dpsi_t.shape not in ((n_c, 2), (2 * n_c,)):
+            raise ValueError(f"dpsi_t must have shape (n_c, 2) = ({n_c}, 2) or (2 n_c,) = ({2 * n_c},), got {dpsi_t.shape}")
+        dpsi_t = dpsi_t.reshape(n_c, 2)
+        p[1:3 * n_c:3] += dpsi_t[:, 0]
+        p[2:3 * n_c:3] += dpsi_t[:, 1]
     if n_b:
         p[3 * n_c:] += (theta / h if theta.size else 0.0) + (dtheta if dtheta.size else 0.0)
 

@@ -56,7 +56,7 @@ def _tangents(D, E):
 
 def crash_basis(d):
     """P1's and P2's guessed bases (int32 flags "z_i basic", sizes 2 n_c + m and n_c + m) for the
-    StepData d, or (None, None) where no guess applies (small, no contacts, joints, other cones)."""
+    StepProblem d, or (None, None) where no guess applies (small, no contacts, joints, other cones)."""
     from mbdcp.formulations.ccp import ccp
 
     _, n_c, m, n_b, *_ = d.sizes
@@ -67,7 +67,7 @@ def crash_basis(d):
         return None, None
     Wt, idx, pairs = t
     r = ccp(d.M, d.Wn, Wt, d.mu, d.v, d.h, p_ext=d.p_ext if d.p_ext.size else None,
-            phi=d.psi_n if d.psi_n.size else None, tol=CCP_TOL, max_iter=CCP_MAX_ITER)
+            psi_n=d.psi_n if d.psi_n.size else None, tol=CCP_TOL, max_iter=CCP_MAX_ITER)
     if not np.all(np.isfinite(r.gamma)) or not np.all(np.isfinite(r.v_next)):
         return None, None
     g = r.gamma

@@ -48,8 +48,8 @@ def tangent_directions(n_d):
     return np.vstack([np.cos(ang), np.sin(ang)])
 
 
-def full_rank_step(M, Wn, Wt, mu, v, h, *, n_d=2, rho=None, p_ext=None, psi_n=None, return_lcp=False,
-                   compliance=None):
+def full_rank_step(M, Wn, Wt, mu, v, h, *, n_d=2, rho=None, p_ext=None, psi_n=None, tol=None, max_iter=None,
+                   return_lcp=False, compliance=None):
     r"""One time step with the full-rank discretized friction model, at velocity level.
 
     Parameters
@@ -78,6 +78,8 @@ def full_rank_step(M, Wn, Wt, mu, v, h, *, n_d=2, rho=None, p_ext=None, psi_n=No
         Applied impulse over the step.
     psi_n : array_like, shape (n_c,), optional
         Gaps at the start of the step.
+    tol, max_iter : optional
+        Lemke's verification tolerance and pivot limit (see :func:`mbdcp.lemke`).
     return_lcp : bool
         Also return the LCP (F, f, z, w) in z = (p_n, kappa_plus, kappa_minus).
     compliance : float, optional
@@ -119,9 +121,10 @@ def full_rank_step(M, Wn, Wt, mu, v, h, *, n_d=2, rho=None, p_ext=None, psi_n=No
         compliance = val.positive_scalar("compliance", compliance)
     p_ext = val.vector("p_ext", p_ext, n_v, optional=True, symbol="n_v")
     psi_n = val.vector("psi_n", psi_n, n_c, optional=True, symbol="n_c")
+    max_iter, tol = val.lemke_settings(max_iter, tol)
     v_next, p_t, z, w, F, f, rho_used, status, pivots, residual, c_used = call_core(
         _core.full_rank_step, M, Wn, Wt, mu_a, v, h, n_d, rho, p_ext, psi_n, bool(return_lcp), float(compliance),
-        rank_deficient="Wt")
+        max_iter, tol, rank_deficient="Wt")
     status = _STATUS[status]
     K = n_c * n_d
     return FullRankResult(
@@ -157,7 +160,7 @@ class FullRankAccelerationResult(_Result):
 
 
 def full_rank_acceleration(M, Wn, Wt, mu, v, k, *, n_d=2, rho=None, dWn_v=None, dWt_v=None, slide_tol=1e-9,
-                           return_lcp=False):
+                           tol=None, max_iter=None, return_lcp=False):
     r"""The full-rank discretized friction model at acceleration level (Peiret et al., eq. 8).
 
     For closed contacts (zero normal velocity), with :math:`W_n = J_n^T`, :math:`W_t = J_t^T`:
@@ -197,6 +200,8 @@ def full_rank_acceleration(M, Wn, Wt, mu, v, k, *, n_d=2, rho=None, dWn_v=None, 
         :math:`\dot J_t v`.
     slide_tol : float
         A contact slides when its tangential speed exceeds it.
+    tol, max_iter : optional
+        Lemke's verification tolerance and pivot limit (see :func:`mbdcp.lemke`).
     return_lcp : bool
         Also return the LCP (F, f, z, w) in z = (c_n, kappa_plus, kappa_minus) of the contacts at
         rest (all normal forces first).
@@ -277,7 +282,7 @@ def full_rank_acceleration(M, Wn, Wt, mu, v, k, *, n_d=2, rho=None, dWn_v=None, 
     F[n_c + K:, :n_c] += Mu
     F[n_c + K:, n_c:n_c + K] += rho_used * np.eye(K)
     f = np.concatenate([Wn.T @ a0 + dWn_v, Etl0, -Etl0])
-    res = lemke(F, f)
+    res = lemke(F, f, tol=tol, max_iter=max_iter)
     z = res.z
     a = A @ z + a0
     c_n = z[:n_c]

@@ -92,8 +92,8 @@ def _sliding(speeds, owner, n_groups, tol):
     return sliding, opposed
 
 
-def instantaneous(M, Wn, D, E, U, v, k, *, dWn_v=None, dD_v=None, slide_tol=1e-9, return_lcp=False,
-                  Wb=None, dWb_v=None, Dj=None, Ej=None, beta_max=None, dDj_v=None):
+def instantaneous(M, Wn, D, E, U, v, k, *, dWn_v=None, dD_v=None, slide_tol=1e-9, tol=None, max_iter=None,
+                  return_lcp=False, Wb=None, dWb_v=None, Dj=None, Ej=None, beta_max=None, dDj_v=None):
     r"""Contact forces and accelerations of the instantaneous model.
 
     Parameters
@@ -110,6 +110,8 @@ def instantaneous(M, Wn, D, E, U, v, k, *, dWn_v=None, dD_v=None, slide_tol=1e-9
         Velocity-product term :math:`\dot D^T v`.
     slide_tol : float
         A contact slides when :math:`\max_i |d_i^T v|` over its directions exceeds it.
+    tol, max_iter : optional
+        Lemke's verification tolerance and pivot limit (see :func:`mbdcp.lemke`).
     return_lcp : bool
         Also return the LCP as ``res.lcp``.
     Wb : array_like, shape (n_v, n_b), optional
@@ -154,7 +156,8 @@ def instantaneous(M, Wn, D, E, U, v, k, *, dWn_v=None, dD_v=None, slide_tol=1e-9
     >>> round(float(-res.c_b[0]), 10), round(float(9.81 * np.cos(th) + w * w * l), 10)
     (9.405, 9.405)
     """
-    M, Wn, D, E, mu, v = contact_data(M, Wn, D, E, U, v)
+    c = contact_data(M, Wn, D, E, U, v)
+    M, Wn, D, E, mu, v = c.M, c.Wn, c.D, c.E, c.mu, c.v
     n_v, n_c, m = M.shape[0], Wn.shape[1], D.shape[1]
     k = val.vector("k", k, n_v, symbol="n_v")
     dWn_v = np.zeros(n_c) if dWn_v is None else val.vector("dWn_v", dWn_v, n_c, symbol="n_c")
@@ -215,7 +218,7 @@ def instantaneous(M, Wn, D, E, U, v, k, *, dWn_v=None, dD_v=None, slide_tol=1e-9
     F[o3:o4, n_c:o2] = -Er.T
     F[o4:, o2:o3] = -Ejr.T
     f = np.concatenate([b, np.zeros(n_r), c_max[~sliding_j]])
-    res = lemke(F, f)
+    res = lemke(F, f, tol=tol, max_iter=max_iter)
     z = res.z
     c_n, beta_r, beta_jr, sigma_r, sigma_jr = z[:n_c], z[n_c:o2], z[o2:o3], z[o3:o4], z[o4:]
     force = k + Wf @ c_n + Dr @ beta_r

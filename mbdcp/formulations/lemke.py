@@ -3,6 +3,7 @@ import numpy as np
 
 from mbdcp.infrastructure import _core
 from mbdcp.infrastructure import validate as val
+from mbdcp.infrastructure.deprecated import renamed
 from mbdcp.infrastructure.results import LemkeResult
 from mbdcp.infrastructure.status import Status
 
@@ -15,7 +16,8 @@ def _name(var, n):
     return f"w{var + 1}" if var < n else f"z{var - n + 1}"
 
 
-def lemke(M, q, *, max_pivots=None, tol=None, trace=False, basis=None):
+@renamed(max_pivots="max_iter")
+def lemke(M, q, *, max_iter=None, tol=None, trace=False, basis=None):
     r"""Solve the linear complementarity problem LCP(M, q) by Lemke's method.
 
     Find :math:`z` such that
@@ -57,9 +59,9 @@ def lemke(M, q, *, max_pivots=None, tol=None, trace=False, basis=None):
         The LCP matrix (any real matrix; Lemke is guaranteed for copositive-plus,
         P- and many other classes).
     q : array_like, shape (n,)
-    max_pivots : int, optional
+    max_iter : int, optional
         Pivot limit (default ``100 * (n + 1)``); reaching it gives status
-        ``MAX_ITERATIONS``.
+        ``MAX_ITERATIONS``. (``max_pivots``, its old name, is deprecated.)
     tol : float, optional
         Relative verification tolerance of every row, in (0, 1) (default 1e-9; the rule above).
     trace : bool
@@ -95,10 +97,7 @@ def lemke(M, q, *, max_pivots=None, tol=None, trace=False, basis=None):
     n = M.shape[0]
     M = val.matrix("M", M, (n, n), ("n", "n"))
     q = val.vector("q", q, n, symbol="n")
-    max_pivots = val.positive_int("max_pivots", max_pivots)
-    tol = None if tol is None else val.positive_scalar("tol", tol)
-    if tol is not None and tol >= 1:
-        raise ValueError(f"tol must be below 1, got {tol}")
+    max_iter, tol = val.lemke_settings(max_iter, tol)
     start = None
     if basis is not None:
         if isinstance(basis, LemkeResult):
@@ -109,7 +108,7 @@ def lemke(M, q, *, max_pivots=None, tol=None, trace=False, basis=None):
                              f"or a LemkeResult; got dtype {start.dtype} and shape {start.shape}")
         start = start.astype(np.intc)
     z, w, status, pivots, residual, tr, basis_out, certificate, _, warm, worst = _core.lemke(
-        M, q, max_pivots or 0, tol or 0.0, bool(trace), start)
+        M, q, max_iter, tol, bool(trace), start)
     status = Status(status)
     message = status.message
     if status in (Status.NUMERICAL_ERROR, Status.MAX_ITERATIONS) and worst >= 0 and residual > 0:

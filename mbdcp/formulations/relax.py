@@ -47,22 +47,20 @@ __all__ = ["p1", "p2", "sliding_speed", "fixed_point"]
 _STATUS = tuple(Status)
 
 
-_WB = 9  # the position of Wb in the relaxations' C arguments (StepData.relax_args)
-
-
 def _data(M, Wn, D, E, U, v, h, p_ext, psi_n, Wb, theta, dtheta):
-    """The validated StepData (no moving surfaces, no joint friction)."""
-    return step_data(M, Wn, D, E, U, v, h, p_ext, psi_n, None, None, Wb, theta, dtheta, None, None, None)
+    """The validated StepProblem (no moving surfaces, no joint friction)."""
+    return step_data(M, Wn, D, E, U, v, h, p_ext, psi_n, Wb=Wb, theta=theta, dtheta=dtheta)
 
 
-def _relaxed(which, M, Wn, D, E, U, v, h, data, name, p_ext, psi_n, Wb, theta, dtheta, return_lcp):
+def _relaxed(which, M, Wn, D, E, U, v, h, data, name, p_ext, psi_n, Wb, theta, dtheta, return_lcp, tol, max_iter):
     d = _data(M, Wn, D, E, U, v, h, p_ext, psi_n, Wb, theta, dtheta)
+    max_iter, tol = val.lemke_settings(max_iter, tol)
     _, n_c, m, *_ = d.sizes
     data = val.vector(name, data, n_c, symbol="n_c")
     if which == 2 and n_c and data.min() < 0:
         raise ValueError("lam must be nonnegative (sliding speeds)")
     v_next, p_b, z, w, F, f, status, pivots, residual = call_core(
-        _core.relax, which, *d.relax_args(), data, bool(return_lcp))
+        _core.relax, which, d, data, max_iter, tol, bool(return_lcp))
     status = _STATUS[status]
     lam = z[n_c + m:] if which == 1 else data.copy()
     return RelaxResult(
@@ -73,10 +71,10 @@ def _relaxed(which, M, Wn, D, E, U, v, h, data, name, p_ext, psi_n, Wb, theta, d
 
 
 def p1(M, Wn, D, E, U, v, h, gamma, *, p_ext=None, psi_n=None, Wb=None, theta=None, dtheta=None,
-       return_lcp=False):
+       tol=None, max_iter=None, return_lcp=False):
     r"""Solve the first relaxation P1(Γ) (monotone mixed LCP in :math:`p_n, \beta, \lambda`).
 
-    Arguments as in :func:`mbdcp.step`; ``gamma`` (n_c,) is Γ. The result has ``lam``, the
+    Arguments as in :func:`mbdcp.step` (``tol``, ``max_iter``: Lemke's); ``gamma`` (n_c,) is Γ. The result has ``lam``, the
     P1 multipliers :math:`\lambda`. With ``gamma = U @ lam`` of a solution of the original
     LCP, P1 reproduces that solution's velocity.
 
@@ -87,14 +85,16 @@ def p1(M, Wn, D, E, U, v, h, gamma, *, p_ext=None, psi_n=None, Wb=None, theta=No
     >>> bool(res.success), res.v_next.round(6).tolist()   # lifts off at mu times the sliding speed
     (True, [0.89297, 0.089297])
     """
-    return _relaxed(1, M, Wn, D, E, U, v, h, gamma, "gamma", p_ext, psi_n, Wb, theta, dtheta, return_lcp)
+    return _relaxed(1, M, Wn, D, E, U, v, h, gamma, "gamma", p_ext, psi_n, Wb, theta, dtheta, return_lcp,
+                    tol, max_iter)
 
 
 def p2(M, Wn, D, E, U, v, h, lam, *, p_ext=None, psi_n=None, Wb=None, theta=None, dtheta=None,
-       return_lcp=False):
+       tol=None, max_iter=None, return_lcp=False):
     r"""Solve the second relaxation P2(λ) (convex QP in :math:`p_n, \beta`; λ fixed).
 
-    Arguments as in :func:`mbdcp.step` (U is validated but unused: P2 has no cone row);
+    Arguments as in :func:`mbdcp.step` (``tol``, ``max_iter``: Lemke's; U is validated but unused:
+    P2 has no cone row);
     ``lam`` (n_c,) ≥ 0 are the sliding speeds. ``res.lam`` echoes them.
 
     >>> import numpy as np, mbdcp
@@ -104,7 +104,8 @@ def p2(M, Wn, D, E, U, v, h, lam, *, p_ext=None, psi_n=None, Wb=None, theta=None
     >>> res.v_next.round(6).tolist()                        # sliding speed fixed at 0.9
     [0.9, 0.0]
     """
-    return _relaxed(2, M, Wn, D, E, U, v, h, lam, "lam", p_ext, psi_n, Wb, theta, dtheta, return_lcp)
+    return _relaxed(2, M, Wn, D, E, U, v, h, lam, "lam", p_ext, psi_n, Wb, theta, dtheta, return_lcp,
+                    tol, max_iter)
 
 
 def sliding_speed(D, E, v):
@@ -193,7 +194,7 @@ def fixed_point(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, Wb=None, theta=
         guess_p1, guess_p2 = crash_basis(d)
         start_p1, start_p2 = guess_p1, guess_p2 if start_p2 is None else start_p2
     (v_next, p_b, p_n, beta, lam, history, status, iterations, converged, pivots, _, basis, basis_p2), keep = solve_joints(
-        _core.fixed_point, d.relax_args(), _WB, int(algorithm), tol, max_iter, start_p1, start_p2)
+        _core.fixed_point, d, int(algorithm), tol, max_iter, start_p1, start_p2)
     p_b = full_joint_impulse(p_b, keep, d.Wb.shape[1])
     status = _STATUS[status]
     return FixedPointResult(

@@ -4,21 +4,22 @@ import numpy as np
 from mbdcp.infrastructure import _core
 from mbdcp.infrastructure import stabilization as stab
 from mbdcp.infrastructure import validate as val
-from mbdcp.infrastructure.problem import StepData, full_joint_impulse, solve_joints, step_data, warm_start_flags
+from mbdcp.infrastructure.deprecated import renamed
+from mbdcp.infrastructure.problem import full_joint_impulse, solve_joints, step_data, warm_start_flags
 from mbdcp.infrastructure.results import LCPData, StepResult
 from mbdcp.infrastructure.status import Status
 
 __all__ = ["step", "friction_basis"]
 
 _STATUS = tuple(Status)  # index by the C status code
-_NO_COLUMNS = np.zeros((0, 0))  # absent Wb, Dj, Ej (the C layer reads only their column counts)
-_NO_COLUMNS.setflags(write=False)
 _MESSAGE = {s: s.message for s in Status}
+METHODS = ("lemke",)  # the solvers of the step's LCP
 
 
+@renamed(solver="method")
 def step(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi_f=None, Wb=None,
-         theta=None, dtheta=None, Dj=None, Ej=None, beta_max=None, solver="lemke", return_lcp=False,
-         warm_start=None, max_correction_speed=None, baumgarte=1.0):
+         theta=None, dtheta=None, Dj=None, Ej=None, beta_max=None, method="lemke", tol=None, max_iter=None,
+         return_lcp=False, warm_start=None, max_correction_speed=None, baumgarte=1.0):
     r"""One time step of the Stewart–Trinkle / Anitescu–Potra contact LCP.
 
     Solves the mixed LCP (Stewart & Trinkle 1996; Anitescu & Potra 1997; written
@@ -83,8 +84,11 @@ def step(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi_f=No
         Their grouping by joint.
     beta_max : array_like, shape (n_j,), optional
         Largest joint friction impulse per joint (>= 0).
-    solver : str
+    method : str
         ``"lemke"`` (the only pivoting solver; the relaxations are :func:`mbdcp.fixed_point`).
+        ``solver``, its old name, is deprecated.
+    tol, max_iter : optional
+        Lemke's verification tolerance and pivot limit (see :func:`mbdcp.lemke`).
     return_lcp : bool
         Also return the reduced LCP (F, f, z, w) as ``res.lcp``.
     warm_start : StepResult or ndarray of bool, optional
@@ -118,22 +122,15 @@ def step(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi_f=No
     >>> res.success, res.v_next.round(12).tolist(), round(float(res.p_n[0]), 12)
     (True, [0.0, 0.0], 0.981)
     """
-    if solver != "lemke":
-        raise ValueError(f"solver must be 'lemke', got {solver!r}")
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    max_iter, tol = val.lemke_settings(max_iter, tol)
     psi_n = stab.corrected("psi_n", psi_n, h, max_correction_speed, baumgarte)
-    if (type(h) is float and 0.0 < h < np.inf and dpsi_n is None and dpsi_f is None and Wb is None and theta is None
-            and dtheta is None and Dj is None and Ej is None and beta_max is None
-            and _core.step_args_valid(M, Wn, D, E, U, v, p_ext, psi_n)):
-        # the common case, checked in one pass by the C layer (same checks as step_data)
-        empty, none = val._EMPTY, _NO_COLUMNS
-        data = StepData(M, Wn, D, E, U, v, h, empty if p_ext is None else p_ext, empty if psi_n is None else psi_n,
-                        empty, empty, none, empty, empty, none, none, empty)
-    else:
-        data = step_data(M, Wn, D, E, U, v, h, p_ext, psi_n, dpsi_n, dpsi_f, Wb, theta, dtheta, Dj, Ej, beta_max)
+    data = step_data(M, Wn, D, E, U, v, h, p_ext, psi_n, dpsi_n, dpsi_f, Wb, theta, dtheta, Dj, Ej, beta_max)
     _, n_c, m, n_b, m_j, n_j = data.sizes
     start = warm_start_flags(warm_start, 2 * n_c + m + m_j + n_j)
     (v_next, p_b, z, w, F, f, status, pivots, residual, basis), keep = solve_joints(
-        _core.step, data, StepData._fields.index("Wb"), 0, 0.0, bool(return_lcp), start)
+        _core.step, data, max_iter, tol, bool(return_lcp), start)
     p_b = full_joint_impulse(p_b, keep, n_b)
     o = (0, n_c, n_c + m, n_c + m + m_j, 2 * n_c + m + m_j, 2 * n_c + m + m_j + n_j)
     status = _STATUS[status]

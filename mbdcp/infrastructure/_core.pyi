@@ -28,65 +28,9 @@ def status_message(status: int) -> Any: ...
 def lemke(M: np.ndarray, q: np.ndarray, max_pivots: int, tol: float, trace: bool, start: Any) -> Any: ...
 def lcp_verify(M: np.ndarray, q: np.ndarray, z: np.ndarray, tol: float) -> Any: ...
 def lcp_residual(M: np.ndarray, q: np.ndarray, z: np.ndarray) -> Any: ...
-def step(
-    M: np.ndarray,
-    Wn: np.ndarray,
-    D: np.ndarray,
-    E: np.ndarray,
-    mu: np.ndarray,
-    v: np.ndarray,
-    h: float,
-    p_ext: np.ndarray,
-    psi_n: np.ndarray,
-    dpsi_n: np.ndarray,
-    dpsi_f: np.ndarray,
-    Wb: np.ndarray,
-    theta: np.ndarray,
-    dtheta: np.ndarray,
-    Dj: np.ndarray,
-    Ej: np.ndarray,
-    beta_max: np.ndarray,
-    max_pivots: int,
-    tol: float,
-    return_lcp: bool,
-    start: Any,
-) -> Any: ...
-def relax(
-    which: int,
-    M: np.ndarray,
-    Wn: np.ndarray,
-    D: np.ndarray,
-    E: np.ndarray,
-    mu: np.ndarray,
-    v: np.ndarray,
-    h: float,
-    p_ext: np.ndarray,
-    psi_n: np.ndarray,
-    Wb: np.ndarray,
-    theta: np.ndarray,
-    dtheta: np.ndarray,
-    data: np.ndarray,
-    return_lcp: bool,
-) -> Any: ...
-def fixed_point(
-    M: np.ndarray,
-    Wn: np.ndarray,
-    D: np.ndarray,
-    E: np.ndarray,
-    mu: np.ndarray,
-    v: np.ndarray,
-    h: float,
-    p_ext: np.ndarray,
-    psi_n: np.ndarray,
-    Wb: np.ndarray,
-    theta: np.ndarray,
-    dtheta: np.ndarray,
-    algorithm: int,
-    tol: float,
-    max_iter: int,
-    start_p1: Any = ...,
-    start_p2: Any = ...,
-) -> Any: ...
+def step(problem: Any, max_pivots: int, tol: float, return_lcp: bool, start: Any = ...) -> Any: ...
+def relax(which: int, problem: Any, data: np.ndarray, max_pivots: int, tol: float, return_lcp: bool) -> Any: ...
+def fixed_point(problem: Any, algorithm: int, tol: float, max_iter: int, start_p1: Any = ..., start_p2: Any = ...) -> Any: ...
 def sliding_speed(D: np.ndarray, E: np.ndarray, v: np.ndarray) -> Any: ...
 def full_rank_step(
     M: np.ndarray,
@@ -100,6 +44,9 @@ def full_rank_step(
     p_ext: np.ndarray,
     psi_n: np.ndarray,
     return_lcp: bool,
+    compliance: float = ...,
+    max_pivots: int = ...,
+    tol: float = ...,
 ) -> Any: ...
 def ccp(
     n_v: int,
@@ -122,7 +69,6 @@ def ccp(
 def block_spd_inverse(M: np.ndarray) -> Any: ...
 def block_times_csc(B: np.ndarray, ncols: int, P_ptr: np.ndarray, P_ind: np.ndarray, P_val: np.ndarray) -> Any: ...
 def cone_project(mu: float, g: np.ndarray) -> Any: ...
-def step_args_valid(M: Any, Wn: Any, D: Any, E: Any, U: Any, v: Any, p_ext: Any, psi_n: Any) -> Any: ...
 def all_finite(a: np.ndarray) -> Any: ...
 def asymmetry(A: np.ndarray) -> Any: ...
 def grouping_error(E: np.ndarray) -> Any: ...

@@ -337,12 +337,13 @@ cdef const double *_data(cnp.ndarray a) except? NULL:
     return <const double *>cnp.PyArray_DATA(a)
 
 
-cdef MbdcpStepProblem _problem(cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray D, cnp.ndarray E,
-                               cnp.ndarray mu, cnp.ndarray v, double h, cnp.ndarray p_ext,
-                               cnp.ndarray psi_n, cnp.ndarray dpsi_n, cnp.ndarray dpsi_f,
-                               cnp.ndarray Wb, cnp.ndarray theta, cnp.ndarray dtheta, cnp.ndarray Dj,
-                               cnp.ndarray Ej, cnp.ndarray beta_max) except *:
+cdef MbdcpStepProblem _problem(object P) except *:
+    """The C view of a StepProblem (mbdcp.infrastructure.problem), read by field name; every count
+    and length checked against the arrays."""
     cdef MbdcpStepProblem p
+    cdef cnp.ndarray M = P.M, Wn = P.Wn, D = P.D, E = P.E, mu = P.mu, v = P.v, p_ext = P.p_ext
+    cdef cnp.ndarray psi_n = P.psi_n, dpsi_n = P.dpsi_n, dpsi_f = P.dpsi_f, Wb = P.Wb, theta = P.theta
+    cdef cnp.ndarray dtheta = P.dtheta, Dj = P.Dj, Ej = P.Ej, beta_max = P.beta_max
     _f(M, "M", (-1, -1))
     cdef Py_ssize_t n_v = M.shape[0]
     _f(Wn, "Wn", (n_v, -1))
@@ -365,7 +366,7 @@ cdef MbdcpStepProblem _problem(cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray D, cnp
     p.n_b = n_b
     p.m_j = m_j
     p.n_j = n_j
-    p.h = h
+    p.h = P.h
     p.M = _data(M)
     p.Wn = _data(Wn)
     p.D = _data(D)
@@ -437,15 +438,17 @@ cdef tuple _step_results(_Outputs o, F, f, MbdcpLemkeInfo info):
     return tuple(o.views()) + (F, f, <int>info.status, info.pivots, info.residual)
 
 
-def step(cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray D, cnp.ndarray E, cnp.ndarray mu,
-         cnp.ndarray v, double h, cnp.ndarray p_ext, cnp.ndarray psi_n, cnp.ndarray dpsi_n,
-         cnp.ndarray dpsi_f, cnp.ndarray Wb, cnp.ndarray theta, cnp.ndarray dtheta,
-         cnp.ndarray Dj, cnp.ndarray Ej, cnp.ndarray beta_max, int max_pivots, double tol,
-         bint return_lcp, start=None):
-    """(v_next, p_b, z, w, F, f, status, pivots, residual, basis); arrays validated by the caller;
-    start: None or an int32 array of N warm-start flags."""
-    cdef MbdcpStepProblem p = _problem(M, Wn, D, E, mu, v, h, p_ext, psi_n, dpsi_n, dpsi_f, Wb, theta,
-                                       dtheta, Dj, Ej, beta_max)
+cdef int _not_modelled(MbdcpStepProblem p) except -1:
+    """The relaxations model no moving surfaces and no joint friction."""
+    if p.dpsi_n != NULL or p.dpsi_f != NULL or p.m_j or p.n_j:
+        raise ValueError("internal call: the relaxations take no dpsi_n, dpsi_f or joint friction")
+    return 0
+
+
+def step(object problem, int max_pivots, double tol, bint return_lcp, start=None):
+    """(v_next, p_b, z, w, F, f, status, pivots, residual, basis) of a StepProblem; start: None or
+    an int32 array of N warm-start flags."""
+    cdef MbdcpStepProblem p = _problem(problem)
     cdef MbdcpLemkeSettings s = _lemke_settings(max_pivots, tol)
     cdef MbdcpLemkeInfo info
     cdef mbdcp_int N = mbdcp_step_lcp_size(&p)
@@ -470,15 +473,12 @@ def step(cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray D, cnp.ndarray E, cnp.ndarra
     return _step_results(o, F, f, info) + (basis.astype(bool),)
 
 
-def relax(int which, cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray D, cnp.ndarray E, cnp.ndarray mu,
-          cnp.ndarray v, double h, cnp.ndarray p_ext, cnp.ndarray psi_n, cnp.ndarray Wb,
-          cnp.ndarray theta, cnp.ndarray dtheta, cnp.ndarray data, bint return_lcp):
-    """P1(gamma = data) when which == 1, P2(lam = data) otherwise:
-    (v_next, p_b, z, w, F, f, status, pivots, residual)."""
-    empty = np.zeros(0)
-    cdef MbdcpStepProblem p = _problem(M, Wn, D, E, mu, v, h, p_ext, psi_n, empty, empty, Wb, theta,
-                                       dtheta, np.zeros((M.shape[0], 0)), np.zeros((0, 0)), empty)
-    cdef MbdcpLemkeSettings s = _lemke_settings(0, 0.0)
+def relax(int which, object problem, cnp.ndarray data, int max_pivots, double tol, bint return_lcp):
+    """P1(gamma = data) when which == 1, P2(lam = data) otherwise, of a StepProblem without moving
+    surfaces or joint friction: (v_next, p_b, z, w, F, f, status, pivots, residual)."""
+    cdef MbdcpStepProblem p = _problem(problem)
+    _not_modelled(p)
+    cdef MbdcpLemkeSettings s = _lemke_settings(max_pivots, tol)
     cdef MbdcpLemkeInfo info
     cdef mbdcp_int N = (2 * p.n_c + p.m) if which == 1 else (p.n_c + p.m)
     cdef Recorder R
@@ -502,15 +502,12 @@ def relax(int which, cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray D, cnp.ndarray E
     return _step_results(o, F, f, info)
 
 
-def fixed_point(cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray D, cnp.ndarray E, cnp.ndarray mu,
-                cnp.ndarray v, double h, cnp.ndarray p_ext, cnp.ndarray psi_n, cnp.ndarray Wb,
-                cnp.ndarray theta, cnp.ndarray dtheta, int algorithm, double tol, int max_iter,
-                start_p1=None, start_p2=None):
+def fixed_point(object problem, int algorithm, double tol, int max_iter, start_p1=None, start_p2=None):
     """(v_next, p_b, p_n, beta, lam, history, status, iterations, converged, pivots, residual,
-    basis_p1, basis_p2); start_p1 / start_p2: None or int32 arrays of 2 n_c + m / n_c + m flags."""
-    empty = np.zeros(0)
-    cdef MbdcpStepProblem p = _problem(M, Wn, D, E, mu, v, h, p_ext, psi_n, empty, empty, Wb, theta,
-                                       dtheta, np.zeros((M.shape[0], 0)), np.zeros((0, 0)), empty)
+    basis_p1, basis_p2) of a StepProblem without moving surfaces or joint friction; start_p1 /
+    start_p2: None or int32 arrays of 2 n_c + m / n_c + m flags."""
+    cdef MbdcpStepProblem p = _problem(problem)
+    _not_modelled(p)
     cdef MbdcpFixedPointSettings s
     cdef const char *msg = NULL
     mbdcp_fixed_point_default_settings(&s)
@@ -565,7 +562,7 @@ def sliding_speed(cnp.ndarray D, cnp.ndarray E, cnp.ndarray v):
 
 def full_rank_step(cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray Wt, cnp.ndarray mu, cnp.ndarray v,
                    double h, int n_d, double rho, cnp.ndarray p_ext, cnp.ndarray psi_n, bint return_lcp,
-                   double compliance=-1.0):
+                   double compliance=-1.0, int max_pivots=0, double tol=0.0):
     """(v_next, p_t, z, w, F, f, rho_used, status, pivots, residual, compliance_used)."""
     _f(M, "M", (-1, -1))
     _f(Wn, "Wn", (M.shape[0], -1))
@@ -588,7 +585,7 @@ def full_rank_step(cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray Wt, cnp.ndarray mu
     p.psi_n = _data(psi_n)
     p.rho = rho
     p.compliance = compliance
-    cdef MbdcpLemkeSettings s = _lemke_settings(0, 0.0)
+    cdef MbdcpLemkeSettings s = _lemke_settings(max_pivots, tol)
     cdef MbdcpLemkeInfo info
     cdef mbdcp_int N = mbdcp_full_rank_lcp_size(&p)
     cdef Recorder R
@@ -743,38 +740,6 @@ cdef inline bint _plain(object a, int ndim):
 
 cdef inline bint _finite(cnp.ndarray a):
     return mbdcp_all_finite(<size_t>cnp.PyArray_SIZE(a), <const double *>cnp.PyArray_DATA(a)) != 0
-
-
-def step_args_valid(object M, object Wn, object D, object E, object U, object v, object p_ext,
-                    object psi_n):
-    """True when the common arguments of a time step pass every check of the public layer
-    (shapes, finiteness, M symmetric, E grouping, U >= 0) and need no conversion. False means:
-    take the slow path, which converts or raises the precise error."""
-    if not (_plain(M, 2) and _plain(Wn, 2) and _plain(D, 2) and _plain(E, 2) and _plain(U, 1) and _plain(v, 1)):
-        return False
-    if not ((p_ext is None or _plain(p_ext, 1)) and (psi_n is None or _plain(psi_n, 1))):
-        return False
-    cdef Py_ssize_t n_v = M.shape[0], n_c = Wn.shape[1], m = D.shape[1]
-    if n_v == 0 or M.shape[1] != n_v or Wn.shape[0] != n_v or D.shape[0] != n_v:
-        return False
-    if E.shape[0] != m or E.shape[1] != n_c or U.shape[0] != n_c or v.shape[0] != n_v:
-        return False
-    if (p_ext is not None and p_ext.shape[0] != n_v) or (psi_n is not None and psi_n.shape[0] != n_c):
-        return False
-    for a in (M, Wn, D, E, U, v):
-        if not _finite(a):
-            return False
-    if (p_ext is not None and not _finite(p_ext)) or (psi_n is not None and not _finite(psi_n)):
-        return False
-    cdef const double *u = <const double *>cnp.PyArray_DATA(<cnp.ndarray>U)
-    cdef Py_ssize_t i
-    for i in range(n_c):
-        if u[i] < 0:
-            return False
-    diff, scale = asymmetry(M)
-    if diff > 1e-10 * scale:
-        return False
-    return grouping_error(E) == 0
 
 
 def all_finite(cnp.ndarray a):

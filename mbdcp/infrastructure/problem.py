@@ -1,7 +1,9 @@
 """The validated data of a time step, shared by the formulations (step, relax, batch, compare,
-full_rank, instantaneous): one validation per layer, one named structure instead of positional
-tuples, and the call into the C core with its argument errors named."""
-from typing import NamedTuple
+full_rank, instantaneous): problem data as dataclasses with named fields (the C wrappers read them
+by name), each input checked once on its way in, and the call into the C core with its argument
+errors named."""
+import dataclasses
+from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.linalg as sla
@@ -9,14 +11,18 @@ import scipy.linalg as sla
 from mbdcp.infrastructure import _core
 from mbdcp.infrastructure import validate as val
 
-__all__ = ["ContactData", "StepData", "friction_coefficients", "contact_data", "step_data", "call_core",
+__all__ = ["ContactData", "StepProblem", "friction_coefficients", "contact_data", "step_data", "call_core",
            "solve_joints", "full_joint_impulse", "joint_friction_data", "pair_data", "warm_start_flags"]
 
 _JOINT_RANK_TOL = 1e-10  # a pivot of the M-weighted joint Jacobian's QR below this fraction of the first: dependent
+_NO_COLUMNS = np.zeros((0, 0))  # an absent Jacobian (the C layer reads only its column count)
+_NO_COLUMNS.setflags(write=False)
 
 
-class ContactData(NamedTuple):
-    """(M, Wn, D, E, mu, v) validated: C-contiguous float64, mu the diagonal of U."""
+@dataclass(frozen=True)
+class ContactData:
+    """The validated (M, Wn, D, E, mu, v) of the contact formulations: C-contiguous float64 arrays,
+    mu the diagonal of U."""
 
     M: np.ndarray
     Wn: np.ndarray
@@ -26,9 +32,12 @@ class ContactData(NamedTuple):
     v: np.ndarray
 
 
-class StepData(NamedTuple):
-    """The arguments of the C step in its order (absent data as empty arrays): ``*data`` is the
-    C call's argument list."""
+@dataclass(slots=True)
+class StepProblem:
+    """The validated data of one time step (Trinkle (2003), eqs. 25–38; the notation of the docs'
+    notation table): aligned, C-contiguous float64 arrays, absent data as empty arrays (Wb and Dj
+    as (n_v, 0), Ej as (0, 0)). The C wrappers read the fields by name (the C core's
+    MbdcpStepProblem)."""
 
     M: np.ndarray
     Wn: np.ndarray
@@ -37,16 +46,20 @@ class StepData(NamedTuple):
     mu: np.ndarray
     v: np.ndarray
     h: float
-    p_ext: np.ndarray
-    psi_n: np.ndarray
-    dpsi_n: np.ndarray
-    dpsi_f: np.ndarray
-    Wb: np.ndarray
-    theta: np.ndarray
-    dtheta: np.ndarray
-    Dj: np.ndarray
-    Ej: np.ndarray
-    beta_max: np.ndarray
+    p_ext: np.ndarray = field(default_factory=lambda: val._EMPTY)
+    psi_n: np.ndarray = field(default_factory=lambda: val._EMPTY)
+    dpsi_n: np.ndarray = field(default_factory=lambda: val._EMPTY)
+    dpsi_f: np.ndarray = field(default_factory=lambda: val._EMPTY)
+    Wb: np.ndarray = field(default_factory=lambda: _NO_COLUMNS)
+    theta: np.ndarray = field(default_factory=lambda: val._EMPTY)
+    dtheta: np.ndarray = field(default_factory=lambda: val._EMPTY)
+    Dj: np.ndarray = field(default_factory=lambda: _NO_COLUMNS)
+    Ej: np.ndarray = field(default_factory=lambda: _NO_COLUMNS)
+    beta_max: np.ndarray = field(default_factory=lambda: val._EMPTY)
+
+    # the arrays in the order of the C problem (h apart): the order of mbdcp.batch.step's inputs
+    ARRAYS = ("M", "Wn", "D", "E", "mu", "v", "p_ext", "psi_n", "dpsi_n", "dpsi_f", "Wb", "theta", "dtheta", "Dj",
+              "Ej", "beta_max")
 
     @property
     def sizes(self):
@@ -54,10 +67,15 @@ class StepData(NamedTuple):
         return (self.M.shape[0], self.Wn.shape[1], self.D.shape[1], self.Wb.shape[1], self.Dj.shape[1],
                 self.Ej.shape[1])
 
-    def relax_args(self):
-        """The arguments of the C relaxations and fixed point (no moving surfaces, no joint friction)."""
-        return (self.M, self.Wn, self.D, self.E, self.mu, self.v, self.h, self.p_ext, self.psi_n, self.Wb, self.theta,
-                self.dtheta)
+    def arrays(self):
+        """{name: array} in the order of ARRAYS."""
+        return {name: getattr(self, name) for name in self.ARRAYS}
+
+    def with_joints(self, keep):
+        """The problem with only the joint equations ``keep`` (indices of Wb's columns)."""
+        return dataclasses.replace(self, Wb=np.ascontiguousarray(self.Wb[:, keep]),
+                                   theta=self.theta[keep] if self.theta.size else self.theta,
+                                   dtheta=self.dtheta[keep] if self.dtheta.size else self.dtheta)
 
 
 def friction_coefficients(name, U, n_c):
@@ -103,31 +121,33 @@ def pair_data(M, Wn, Wt, mu, v):
     return M, Wn, Wt, friction_coefficients("mu", mu, n_c), val.vector("v", v, n_v, symbol="n_v")
 
 
-def step_data(M, Wn, D, E, U, v, h, p_ext, psi_n, dpsi_n, dpsi_f, Wb, theta, dtheta, Dj, Ej, beta_max):
-    """Validated, C-contiguous float64 arrays for the C core (absent data as empty arrays)."""
-    M, Wn, D, E, mu, v = contact_data(M, Wn, D, E, U, v)
-    n_v, n_c, m = M.shape[0], Wn.shape[1], D.shape[1]
-    h = val.positive_scalar("h", h)
-    p_ext = val.vector("p_ext", p_ext, n_v, optional=True, symbol="n_v")
-    psi_n = val.vector("psi_n", psi_n, n_c, optional=True, symbol="n_c")
-    dpsi_n = val.vector("dpsi_n", dpsi_n, n_c, optional=True, symbol="n_c")
-    dpsi_f = val.vector("dpsi_f", dpsi_f, m, optional=True, symbol="m")
+def step_data(M, Wn, D, E, U, v, h, p_ext=None, psi_n=None, dpsi_n=None, dpsi_f=None, Wb=None, theta=None,
+              dtheta=None, Dj=None, Ej=None, beta_max=None):
+    """The validated StepProblem of a time step's arguments (every check, every message naming the
+    argument)."""
+    c = contact_data(M, Wn, D, E, U, v)
+    n_v, n_c, m = c.M.shape[0], c.Wn.shape[1], c.D.shape[1]
+    p = StepProblem(c.M, c.Wn, c.D, c.E, c.mu, c.v, val.positive_scalar("h", h),
+                    p_ext=val.vector("p_ext", p_ext, n_v, optional=True, symbol="n_v"),
+                    psi_n=val.vector("psi_n", psi_n, n_c, optional=True, symbol="n_c"),
+                    dpsi_n=val.vector("dpsi_n", dpsi_n, n_c, optional=True, symbol="n_c"),
+                    dpsi_f=val.vector("dpsi_f", dpsi_f, m, optional=True, symbol="m"))
     if Wb is None:
         if theta is not None or dtheta is not None:
             raise ValueError("theta and dtheta need the joint Jacobian Wb")
-        Wb = np.zeros((n_v, 0))
+        p.Wb = np.zeros((n_v, 0))
     else:
-        Wb = val.matrix("Wb", Wb, (n_v, None), ("n_v", "n_b"))
-    n_b = Wb.shape[1]
-    theta = val.vector("theta", theta, n_b, optional=True, symbol="n_b")
-    dtheta = val.vector("dtheta", dtheta, n_b, optional=True, symbol="n_b")
+        p.Wb = val.matrix("Wb", Wb, (n_v, None), ("n_v", "n_b"))
+        n_b = p.Wb.shape[1]
+        p.theta = val.vector("theta", theta, n_b, optional=True, symbol="n_b")
+        p.dtheta = val.vector("dtheta", dtheta, n_b, optional=True, symbol="n_b")
     if Dj is None:
         if Ej is not None or beta_max is not None:
             raise ValueError("Ej and beta_max need the joint friction directions Dj")
-        return StepData(M, Wn, D, E, mu, v, h, p_ext, psi_n, dpsi_n, dpsi_f, Wb, theta, dtheta,
-                        np.zeros((n_v, 0)), np.zeros((0, 0)), val._EMPTY)
-    return StepData(M, Wn, D, E, mu, v, h, p_ext, psi_n, dpsi_n, dpsi_f, Wb, theta, dtheta,
-                    *joint_friction_data(n_v, Dj, Ej, beta_max))
+        p.Dj = np.zeros((n_v, 0))
+    else:
+        p.Dj, p.Ej, p.beta_max = joint_friction_data(n_v, Dj, Ej, beta_max)
+    return p
 
 
 def joint_friction_data(n_v, Dj, Ej, beta_max):
@@ -181,19 +201,16 @@ def independent_joints(M, Wb, theta, dtheta, h):
     return keep
 
 
-def solve_joints(fn, data, at, *rest):
-    """fn(*data, *rest), or with the independent subset of the joint columns when Wb (data[at],
-    theta and dtheta following it) lacks full column rank; returns (outputs, keep or None)."""
+def solve_joints(fn, problem, *rest):
+    """fn(problem, *rest), or with the independent subset of the joint columns when Wb lacks full
+    column rank; returns (outputs, keep or None)."""
     try:
-        return fn(*data, *rest), None
+        return fn(problem, *rest), None
     except _core.CoreError as exc:
         if exc.code != _core.ERR_RANK_DEFICIENT:
-            return call_core(fn, *data, *rest), None  # raises the named error
-    M, h = data[0], data[6]
-    Wb, theta, dtheta = data[at:at + 3]
-    keep = independent_joints(M, Wb, theta, dtheta, h)
-    sub = (np.ascontiguousarray(Wb[:, keep]), theta[keep] if theta.size else theta, dtheta[keep] if dtheta.size else dtheta)
-    return call_core(fn, *data[:at], *sub, *data[at + 3:], *rest), keep
+            return call_core(fn, problem, *rest), None  # raises the named error
+    keep = independent_joints(problem.M, problem.Wb, problem.theta, problem.dtheta, problem.h)
+    return call_core(fn, problem.with_joints(keep), *rest), keep
 
 
 def full_joint_impulse(p_b, keep, n_b):

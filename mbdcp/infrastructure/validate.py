@@ -5,7 +5,8 @@ import numpy as np
 
 from mbdcp.infrastructure import _core
 
-__all__ = ["as_array", "matrix", "vector", "positive_scalar", "positive_int", "mass_matrix", "symmetric", "grouping"]
+__all__ = ["as_array", "matrix", "vector", "positive_scalar", "positive_int", "mass_matrix", "symmetric", "grouping",
+           "lemke_settings"]
 
 _EMPTY = np.zeros(0)
 _EMPTY.setflags(write=False)
@@ -154,3 +155,14 @@ def grouping(name, E, n_rows, n_groups, symbols=None):
     if err == 2:
         raise ValueError(f"{name} must group each contact's directions in consecutive rows, in contact order")
     return E
+
+
+def lemke_settings(max_iter, tol):
+    """(max_iter, tol) of a Lemke solve as the C core takes them: a pivot limit >= 1 (0: the
+    default, 100 (n + 1)) and a verification tolerance in (0, 1) (0.0: the default)."""
+    max_iter = positive_int("max_iter", max_iter)
+    if tol is not None:
+        tol = positive_scalar("tol", tol)
+        if tol >= 1:
+            raise ValueError(f"tol must be below 1 (a relative tolerance), got {tol}")
+    return max_iter or 0, tol or 0.0

@@ -1,5 +1,6 @@
 """The time-stepping loop and what it records."""
 import time
+import warnings
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Optional
@@ -7,7 +8,6 @@ from typing import Optional
 import numpy as np
 
 import mbdcp
-from mbdcp.infrastructure import _core
 from mbdcp.infrastructure.results import _Result
 from mbdcp.mechanics import assembly, checks
 from mbdcp.mechanics.contacts import CoincidentCentres
@@ -193,9 +193,26 @@ def default_penetration_tolerance(scene):
     return np.inf if size is None else 0.1 * size
 
 
-def _solver(scene, method, h, algorithm, ccp_tol, fp_tol, max_iter, warm_start=True, correction=None):
+def _deprecated_tolerances(method, tol, deprecated):
+    """tol, or the deprecated ccp_tol / fp_tol of that method (a DeprecationWarning each)."""
+    for old, its_method in (("ccp_tol", "ccp"), ("fp_tol", "fixed_point")):
+        if old in deprecated:
+            warnings.warn(f"simulate(): {old} is deprecated; use tol", DeprecationWarning, stacklevel=3)
+            value = deprecated.pop(old)
+            if method == its_method:
+                if tol is not None:
+                    raise TypeError(f"simulate() got tol and its deprecated name {old}: pass tol only")
+                tol = value
+    if deprecated:
+        raise TypeError(f"simulate() got an unexpected keyword argument {next(iter(deprecated))!r}")
+    return tol
+
+
+def _solver(scene, method, h, algorithm, tol, max_iter, warm_start=True, correction=None):
     """(form, parts, solve) for the method; solve(args) -> (result, normal impulses)."""
     iters = {"max_iter": max_iter} if max_iter else {}
+    if tol is not None:
+        iters["tol"] = tol
     correction = correction or {}  # max_correction_speed, baumgarte
     if method == "lcp":
         last = {}  # the previous step's contact keys and Lemke basis: the next step starts from it
@@ -204,7 +221,7 @@ def _solver(scene, method, h, algorithm, ccp_tol, fp_tol, max_iter, warm_start=T
             keys, k = _contact_keys(a["contacts"]), _directions(a["E"])
             res = mbdcp.step(a["M"], a["Wn"], a["D"], a["E"], a["U"], a["v"], h, p_ext=a["p_ext"], psi_n=a["psi_n"],
                              dpsi_n=a["dpsi_n"], dpsi_f=a["dpsi_f"], warm_start=_carried(last, "basis", keys, k, 3),
-                             Wb=a.get("Wb"), theta=a.get("theta"), **correction)
+                             Wb=a.get("Wb"), theta=a.get("theta"), **iters, **correction)
             if warm_start:
                 last.update(keys=keys, k=k, basis=res.basis)
             return res, res.p_n
@@ -218,7 +235,7 @@ def _solver(scene, method, h, algorithm, ccp_tol, fp_tol, max_iter, warm_start=T
             keys, k = _contact_keys(a["contacts"]), _directions(a["E"])
             hint = SimpleNamespace(basis=_carried(last, "basis", keys, k, 3), basis_p2=_carried(last, "basis_p2", keys, k, 2))
             res = mbdcp.fixed_point(a["M"], a["Wn"], a["D"], a["E"], a["U"], a["v"], h, p_ext=a["p_ext"], psi_n=a["psi_n"],
-                                    algorithm=algorithm, tol=fp_tol, Wb=a.get("Wb"), theta=a.get("theta"),
+                                    algorithm=algorithm, Wb=a.get("Wb"), theta=a.get("theta"),
                                     warm_start=hint, **iters, **correction)
             if warm_start:
                 last.update(keys=keys, k=k, basis=res.basis, basis_p2=res.basis_p2)
@@ -237,8 +254,8 @@ def _solver(scene, method, h, algorithm, ccp_tol, fp_tol, max_iter, warm_start=T
             start = np.zeros((len(keys), 3))
             idx = _match(last["keys"], keys)
             start[idx >= 0] = last["gamma"][idx[idx >= 0]]
-        res = mbdcp.ccp(a["M"], a["Wn"], a["Wt"], a["U"], a["v"], h, p_ext=a["p_ext"], phi=a["psi_n"] + h * a["dpsi_n"],
-                        tol=ccp_tol, warm_start=start, Wb=a.get("Wb"), theta=a.get("theta"), **iters, **correction)
+        res = mbdcp.ccp(a["M"], a["Wn"], a["Wt"], a["U"], a["v"], h, p_ext=a["p_ext"], psi_n=a["psi_n"] + h * a["dpsi_n"],
+                        warm_start=start, Wb=a.get("Wb"), theta=a.get("theta"), **iters, **correction)
         if warm_start:
             last.update(keys=keys, gamma=res.gamma)
         return res, res.gamma[:, 0]
@@ -319,9 +336,8 @@ def _match(old, new):
     return np.where(np.all(old[at] == new, axis=1), at, -1)  # equal rows, not only equal hashes
 
 
-def simulate(scene, h, T, method="lcp", progress=True, algorithm=3, ccp_tol=_core.DEFAULTS["ccp"]["tol"],
-             fp_tol=_core.DEFAULTS["fixed_point"]["tol"], max_iter=None,
-             max_penetration=None, warm_start=True, max_correction_speed=None, baumgarte=1.0):
+def simulate(scene, h, T, method="lcp", progress=True, algorithm=3, tol=None, max_iter=None,
+             max_penetration=None, warm_start=True, max_correction_speed=None, baumgarte=1.0, **deprecated):
     """Time-step a scene from t = 0 to T with step h; the scene's bodies are advanced in place.
 
     Parameters
@@ -334,16 +350,16 @@ def simulate(scene, h, T, method="lcp", progress=True, algorithm=3, ccp_tol=_cor
         The final time, at least h (round(T / h) steps).
     method : str
         ``"lcp"`` (:func:`mbdcp.step`), ``"fixed_point"`` (:func:`mbdcp.fixed_point` with
-        ``algorithm``, ``fp_tol``; fixed walls only) or ``"ccp"`` (:func:`mbdcp.ccp` with
-        ``ccp_tol``, M passed as its diagonal blocks; walls may move along their normal only).
+        ``algorithm``; fixed walls only) or ``"ccp"`` (:func:`mbdcp.ccp`, M passed as its diagonal
+        blocks; walls may move along their normal only).
     progress : bool
         Show a tqdm progress bar (the results do not depend on it).
     algorithm : int
         Anitescu & Hart's (2004) algorithm 1, 2 or 3 for ``"fixed_point"``.
-    ccp_tol, fp_tol : float
-        Tolerances of the CCP and of the fixed point (the C core's defaults).
-    max_iter : int, optional
-        Iteration limit of the iterative solvers (their default if None).
+    tol, max_iter : optional
+        The tolerance and iteration limit of the method's solver (its own defaults if None):
+        Lemke's for ``"lcp"``, the fixed point's for ``"fixed_point"``, the CCP's for ``"ccp"``.
+        ``ccp_tol`` and ``fp_tol``, their old names, are deprecated.
     max_penetration : float, optional
         The penetration (m) beyond which the run is not a success; None: 10 % of the smallest body
         size (radius or smallest half extent; no check if all bodies are particles), a size no
@@ -386,15 +402,16 @@ def simulate(scene, h, T, method="lcp", progress=True, algorithm=3, ccp_tol=_cor
     h, T = checks.positive("h", h), checks.nonnegative("T", T)
     if T < h:
         raise ValueError(f"T must be at least h (the run takes round(T / h) steps), got T = {T} < h = {h}")
-    tol = default_penetration_tolerance(scene) if max_penetration is None else float(max_penetration)
-    if not tol >= 0:
+    pen_tol = default_penetration_tolerance(scene) if max_penetration is None else float(max_penetration)
+    if not pen_tol >= 0:
         raise ValueError(f"max_penetration must be nonnegative, got {max_penetration}")
     for name, x in scene.fields().items():
         if not np.all(np.isfinite(x)):
             k = int(np.flatnonzero(~np.isfinite(x).reshape(len(x), -1).all(axis=1))[0])
             raise ValueError(f"bodies[{k}].{name} must be finite, got {x[k]}")
+    tol = _deprecated_tolerances(method, tol, deprecated)
     correction = dict(max_correction_speed=max_correction_speed, baumgarte=baumgarte)
-    form, parts, solve = _solver(scene, method, h, algorithm, ccp_tol, fp_tol, max_iter, warm_start, correction)
+    form, parts, solve = _solver(scene, method, h, algorithm, tol, max_iter, warm_start, correction)
     steps = int(round(T / h))
     iterator = range(1, steps + 1)
     if progress:
@@ -412,8 +429,8 @@ def simulate(scene, h, T, method="lcp", progress=True, algorithm=3, ccp_tol=_cor
         nonlocal failure
         failure = failure or Failure(k, reason, message)
 
-    if pen[0] > tol:
-        fail(0, "penetration", f"the initial penetration {pen[0]:.3g} exceeds max_penetration = {tol:.3g}")
+    if pen[0] > pen_tol:
+        fail(0, "penetration", f"the initial penetration {pen[0]:.3g} exceeds max_penetration = {pen_tol:.3g}")
     t0 = time.perf_counter()
     for k in iterator:
         a = scene.assemble(h, contacts=contacts, form=form, parts=parts)
@@ -454,11 +471,11 @@ def simulate(scene, h, T, method="lcp", progress=True, algorithm=3, ccp_tol=_cor
         statuses.append(res.status)
         if res.status != mbdcp.Status.SOLVED:
             fail(k, "solver", f"step {k} ended with status {res.status.name}")
-        if pen[-1] > tol:
-            fail(k, "penetration", f"the penetration {pen[-1]:.3g} at step {k} exceeds max_penetration = {tol:.3g}")
+        if pen[-1] > pen_tol:
+            fail(k, "penetration", f"the penetration {pen[-1]:.3g} at step {k} exceeds max_penetration = {pen_tol:.3g}")
     return Trajectory(times=h * np.arange(len(q)), positions=np.array(q), velocities=np.array(vel), impulses=impulses,
                       kinetic_energy=np.array(ke), potential_energy=np.array(pe), max_penetration=np.array(pen),
                       contacts=np.array(n_contacts, dtype=int), statuses=statuses, seconds=time.perf_counter() - t0,
-                      solver_seconds=solver_seconds, finite=finite, penetration_tolerance=tol, first_failure=failure,
+                      solver_seconds=solver_seconds, finite=finite, penetration_tolerance=pen_tol, first_failure=failure,
                       contact_states=contact_states, contact_points=contact_points, contact_normals=contact_normals,
                       shapes=shapes)

@@ -15,6 +15,7 @@ import numpy as np
 
 from mbdcp.infrastructure import _core
 from mbdcp.infrastructure import validate as val
+from mbdcp.infrastructure.deprecated import renamed
 from mbdcp.infrastructure.problem import step_data
 from mbdcp.infrastructure.results import LemkeResult, StepResult
 from mbdcp.infrastructure.status import Status
@@ -129,7 +130,8 @@ class BatchLemkeResult(_Batch):
                            basis=self.basis[i].copy())
 
 
-def lemke(Ms, qs, *, max_pivots=None, tol=None, threads=None):
+@renamed(max_pivots="max_iter")
+def lemke(Ms, qs, *, max_iter=None, tol=None, threads=None):
     r"""Solve B linear complementarity problems LCP(M_i, q_i) of size n by Lemke's method.
 
     For each instance find :math:`z_i \ge 0` with :math:`w_i = M_i z_i + q_i \ge 0` and
@@ -143,8 +145,8 @@ def lemke(Ms, qs, *, max_pivots=None, tol=None, threads=None):
     Ms : array_like, shape (B, n, n) or (n, n)
         The matrices; a single (n, n) matrix is shared by every instance.
     qs : array_like, shape (B, n)
-    max_pivots : int, optional
-        Pivot limit per instance (default ``100 * (n + 1)``).
+    max_iter : int, optional
+        Pivot limit per instance (default ``100 * (n + 1)``; ``max_pivots`` is its deprecated name).
     tol : float, optional
         Relative verification tolerance (default 1e-9).
     threads : int, optional
@@ -173,10 +175,7 @@ def lemke(Ms, qs, *, max_pivots=None, tol=None, threads=None):
     if Ms.ndim != 3 or Ms.shape[1:] != (n, n) or Ms.shape[0] not in (1, B):
         raise ValueError(f"Ms must have shape (B, n, n) = ({B}, {n}, {n}) or (n, n) = ({n}, {n}) "
                          f"(qs is B x n), got {Ms.shape}")
-    max_pivots = val.positive_int("max_pivots", max_pivots)
-    tol = None if tol is None else val.positive_scalar("tol", tol)
-    if tol is not None and tol >= 1:
-        raise ValueError(f"tol must be below 1, got {tol}")
+    max_iter, tol = val.lemke_settings(max_iter, tol)
     z, w = np.zeros((B, n)), np.zeros((B, n))
     basis = np.zeros((B, n), dtype=np.intc)
     status = np.full(B, int(Status.SOLVED), dtype=np.intc)  # n = 0: every instance is solved
@@ -184,7 +183,7 @@ def lemke(Ms, qs, *, max_pivots=None, tol=None, threads=None):
     residual = np.zeros(B)
 
     def part(first, count, stop):
-        _core.lemke_batch(Ms, qs, first, count, max_pivots or 0, tol or 0.0, z, w, basis, status, pivots, residual,
+        _core.lemke_batch(Ms, qs, first, count, max_iter, tol, z, w, basis, status, pivots, residual,
                           stop)
 
     _run(part, B, threads)
@@ -238,7 +237,7 @@ class BatchStepResult(_Batch):
                           pivots=int(self.pivots[i]), residual=float(self.residual[i]))
 
 
-# step's inputs in the C problem's order; h is apart. (name, instance dimensions as symbols)
+# step's inputs in the C problem's order (StepProblem.ARRAYS, with the batch's names); h is apart
 _STEP_INPUTS = ("Ms", "Wns", "Ds", "Es", "Us", "vs", "p_ext", "psi_n", "dpsi_n", "dpsi_f", "Wb", "theta",
                 "dtheta", "Dj", "Ej", "beta_max")
 
@@ -254,8 +253,9 @@ def _batch_axis(name, x, B, ndim):
                      f"(the batch has B instances), or {ndim} (one value shared by all), got shape {a.shape}")
 
 
+@renamed(max_pivots="max_iter")
 def step(Ms, Wns, Ds, Es, Us, vs, h, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi_f=None, Wb=None, theta=None,
-         dtheta=None, Dj=None, Ej=None, beta_max=None, max_pivots=None, tol=None, threads=None):
+         dtheta=None, Dj=None, Ej=None, beta_max=None, max_iter=None, tol=None, threads=None):
     r"""B time steps of the Stewart–Trinkle / Anitescu–Potra LCP for scenes of equal shape.
 
     Each instance is the mixed LCP of :func:`mbdcp.step` (same reduction to LCP(F, f), same
@@ -276,8 +276,9 @@ def step(Ms, Wns, Ds, Es, Us, vs, h, *, p_ext=None, psi_n=None, dpsi_n=None, dps
         Time step(s) > 0.
     p_ext, psi_n, dpsi_n, dpsi_f, Wb, theta, dtheta, Dj, Ej, beta_max : array_like, optional
         As in :func:`mbdcp.step`, each per instance (a leading batch axis of B) or shared.
-    max_pivots, tol : optional
-        Lemke's settings, per instance.
+    max_iter, tol : optional
+        Lemke's pivot limit and verification tolerance, per instance (``max_pivots`` is the
+        deprecated name of ``max_iter``).
     threads : int, optional
         Threads to split the batch over (default: the cores this process may use).
 
@@ -323,7 +324,7 @@ def step(Ms, Wns, Ds, Es, Us, vs, h, *, p_ext=None, psi_n=None, dpsi_n=None, dps
                                              "Ej", "beta_max")))
     except ValueError as exc:  # name the batch's arguments, not step's
         raise ValueError("instance 0: " + re.sub(r"\b(M|Wn|D|E|U|v)\b(?! is)", r"\1s", str(exc))) from None
-    shapes = dict(zip(_STEP_INPUTS, [np.shape(x) for name, x in d0._asdict().items() if name != "h"]))
+    shapes = dict(zip(_STEP_INPUTS, [np.shape(x) for x in d0.arrays().values()]))
     arrays = []
     for name in _STEP_INPUTS:
         a = given[name]
@@ -339,8 +340,7 @@ def step(Ms, Wns, Ds, Es, Us, vs, h, *, p_ext=None, psi_n=None, dpsi_n=None, dps
     n_b, m_j, n_j = shapes["Wb"][1], shapes["Dj"][1], shapes["Ej"][1]
     dims = (n_v, n_c, m, n_b, m_j, n_j)
     N = 2 * n_c + m + m_j + n_j
-    max_pivots = val.positive_int("max_pivots", max_pivots)
-    tol = None if tol is None else val.positive_scalar("tol", tol)
+    max_iter, tol = val.lemke_settings(max_iter, tol)
     v_next, p_b = np.zeros((B, n_v)), np.zeros((B, n_b))
     z, w = np.zeros((B, N)), np.zeros((B, N))
     status = np.zeros(B, dtype=np.intc)
@@ -349,7 +349,7 @@ def step(Ms, Wns, Ds, Es, Us, vs, h, *, p_ext=None, psi_n=None, dpsi_n=None, dps
     arrays = tuple(arrays)
 
     def part(first, count, stop):
-        return _core.step_batch(arrays, dims, hs, first, count, max_pivots or 0, tol or 0.0,
+        return _core.step_batch(arrays, dims, hs, first, count, max_iter, tol,
                                 v_next, p_b, z, w, status, pivots, residual, stop)
 
     for failed in _run(part, B, threads):

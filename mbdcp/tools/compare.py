@@ -21,7 +21,7 @@ _MODELS = {
     "lcp": set(_DATA),
     "fixed_point": {"p_ext", "psi_n", "Wb", "theta", "dtheta"},
     "full_rank": {"p_ext", "psi_n"},
-    "ccp": {"p_ext", "psi_n", "dpsi_n", "Wb", "theta", "dtheta"},  # dpsi_n enters phi = psi_n + h dpsi_n
+    "ccp": {"p_ext", "psi_n", "dpsi_n", "Wb", "theta", "dtheta"},  # dpsi_n enters its gap as psi_n + h dpsi_n
 }
 _OPTIONS = {"fixed_point": {"tol", "max_iter"}, "full_rank": {"rho"},
             "ccp": {"method", "tol", "max_iter", "omega", "warm_start"}}
@@ -150,7 +150,7 @@ def compare(M, Wn, D, E, U, v, h, *, formulations=None, options=None, **keywords
 
     Keywords are the problem data of :func:`mbdcp.step` (``p_ext``, ``psi_n``, ``dpsi_n``,
     ``dpsi_f``, ``Wb``, ``theta``, ``dtheta``, ``Dj``, ``Ej``, ``beta_max``). Each formulation gets
-    those it models (the CCP gets :math:`\Phi = \Psi_n + h\,\partial_t\Psi_n` as ``phi``); data it
+    those it models (the CCP gets the gap :math:`\Psi_n + h\,\partial_t\Psi_n` as ``psi_n``); data it
     does not model are dropped when absent or zero, and otherwise the row is skipped (status
     ``"SKIPPED"`` and a ``note``) rather than solving another problem. Likewise ``full_rank`` and
     ``ccp`` are skipped when :math:`W_t` cannot be built from D (and ``full_rank`` when a contact
@@ -195,7 +195,8 @@ def compare(M, Wn, D, E, U, v, h, *, formulations=None, options=None, **keywords
     >>> [str(s[0]) for s in t["contact_state"]]
     ['SLIDING', 'SLIDING', 'SLIDING', 'SLIDING', 'SLIDING', 'SLIDING']
     """
-    M, Wn, D, E, mu, v = contact_data(M, Wn, D, E, U, v)
+    c = contact_data(M, Wn, D, E, U, v)
+    M, Wn, D, E, mu, v = c.M, c.Wn, c.D, c.E, c.mu, c.v
     h = val.positive_scalar("h", h)
     formulations = _check_formulations(formulations)
     options = _check_options(options)
@@ -241,7 +242,7 @@ def compare(M, Wn, D, E, U, v, h, *, formulations=None, options=None, **keywords
             else:
                 kw.pop("dpsi_n", None)
             opts = {"tol": 1e-10, **options.get("ccp", {})}
-            call = lambda: ccp(M, Wn, Wt, mu, v, h, phi=psi, **kw, **opts)
+            call = lambda: ccp(M, Wn, Wt, mu, v, h, psi_n=psi, **kw, **opts)
         if note:
             return None, float("nan"), note
         t0 = time.perf_counter()

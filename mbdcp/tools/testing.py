@@ -243,7 +243,7 @@ def granular_pile(n_bodies, n_contacts, seed=None, mu=(0.1, 0.6), h=0.01, sparse
     p_ext = np.zeros(n_v)
     p_ext[2::6] = -9.81 * h * mass
     out = dict(M=M, Wn=Wn, Wt=Wt, mu=rng.uniform(*mu, n_contacts), v=v, h=h, p_ext=p_ext,
-               phi=rng.uniform(0.0, 0.01, n_contacts))
+               psi_n=rng.uniform(0.0, 0.01, n_contacts))
     if not sparse:
         out.update(M=M.toarray(), Wn=Wn.toarray(), Wt=Wt.toarray())
     return out

@@ -67,7 +67,7 @@ print(res.status.name, "z =", res.z, " residual", res.residual)
 # %%
 z0 = []
 for k in range(1, res.pivots + 1):
-    partial = mbdcp.lemke(M, q, max_pivots=k)
+    partial = mbdcp.lemke(M, q, max_iter=k)
     w = M @ partial.z + q
     z0.append(max(0.0, -np.min(w)))
 plt.figure(figsize=(5, 3))

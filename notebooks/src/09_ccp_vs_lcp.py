@@ -54,7 +54,7 @@ def run(kind):
         if kind == "lcp":
             v = mbdcp.step(M, Wn, D, E, [mu], v, h, p_ext=p_ext, psi_n=[gap]).v_next
         else:
-            v = mbdcp.ccp(M, Wn, Wt, mu, v, h, p_ext=p_ext, phi=[gap], tol=1e-12).v_next
+            v = mbdcp.ccp(M, Wn, Wt, mu, v, h, p_ext=p_ext, psi_n=[gap], tol=1e-12).v_next
         z += h * v[2]
         out.append((v[0], v[2], v[0] - v[4], z - 1.0))
     return np.array(out)

@@ -10,7 +10,7 @@
 # 3. bilateral joints and joint friction in the instantaneous model (Trinkle 2003, eqs. 19 and 23);
 # 4. a bead on a wire, a slider with dry joint friction (Trinkle 2003, eqs. 16 and 38) and a box on
 #    a conveyor belt, time-stepped with `mbdcp.step` (Trinkle (notes, 2003), pp. 21–22);
-# 5. the conveyor belt in the cone complementarity problem, `mbdcp.ccp(..., dphi_t=...)`;
+# 5. the conveyor belt in the cone complementarity problem, `mbdcp.ccp(..., dpsi_t=...)`;
 # 6. the full-rank model at acceleration level (Peiret et al., eq. 8);
 # 7. the stabilisation term without a bounce; 8. joints in scenes and redundant constraints.
 #
@@ -216,9 +216,9 @@ print("largest deviations from the closed forms:", np.abs(slide.v[:, 0] - slide.
 # %% [markdown]
 # ## 5. The conveyor belt in the cone complementarity problem
 #
-# `mbdcp.ccp(..., dphi_t=...)` adds, per contact, the surface term $\partial_t\Phi_t$ to the
+# `mbdcp.ccp(..., dpsi_t=...)` adds, per contact, the surface term $\partial_t\Phi_t$ to the
 # tangential velocity, as `dpsi_f` does for `mbdcp.step`; a belt moving at $V$ along $u$ has
-# `dphi_t = (-V, 0)`. The CCP's relaxed cone makes a sliding contact separate at $\mu$ times the
+# `dpsi_t = (-V, 0)`. The CCP's relaxed cone makes a sliding contact separate at $\mu$ times the
 # sliding speed (the artifact discussed by Negrut, Serban & Tasora 2018 after their eq. 6), so
 # the box hops first; it still ends moving with the belt.
 
@@ -227,7 +227,7 @@ V, h, mu = 1.0, 0.01, 0.3
 M3, Wn3, Wt3 = np.eye(3), [[0.0], [0.0], [1.0]], [[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]]
 v, z, rows = np.zeros(3), 0.0, []
 for l in range(60):
-    r = mbdcp.ccp(M3, Wn3, Wt3, mu, v, h, p_ext=[0, 0, -G * h], phi=[z], dphi_t=[[-V, 0.0]], tol=1e-12)
+    r = mbdcp.ccp(M3, Wn3, Wt3, mu, v, h, p_ext=[0, 0, -G * h], psi_n=[z], dpsi_t=[[-V, 0.0]], tol=1e-12)
     v = r.v_next
     z += h * v[2]
     rows.append((h * (l + 1), v[0], z))

@@ -1,0 +1,35 @@
+"""Renamed keywords keep working for one release, with a DeprecationWarning that names the new
+one (CHANGELOG.md lists them). One spelling per concept: ``tol`` and ``max_iter`` on every solver
+(for Lemke, ``max_iter`` counts pivots), ``psi_n`` for the gap, ``method`` for the solver choice."""
+import functools
+import warnings
+
+__all__ = ["renamed", "renamed_keywords"]
+
+
+def renamed_keywords(name, kwargs, old_to_new, stacklevel=3):
+    """kwargs with the deprecated keywords of ``old_to_new`` under their new names (a
+    DeprecationWarning each); giving both is a TypeError."""
+    if not any(old in kwargs for old in old_to_new):
+        return kwargs
+    kwargs = dict(kwargs)
+    for old, new in old_to_new.items():
+        if old in kwargs:
+            warnings.warn(f"{name}(): {old} is deprecated; use {new}", DeprecationWarning, stacklevel=stacklevel)
+            if new in kwargs:
+                raise TypeError(f"{name}() got {new} and its deprecated name {old}: pass {new} only")
+            kwargs[new] = kwargs.pop(old)
+    return kwargs
+
+
+def renamed(**old_to_new):
+    """Decorator: the keyword ``old`` of the function is accepted as ``new`` (``@renamed(phi="psi_n")``),
+    with a DeprecationWarning; giving both is a TypeError."""
+    def wrap(fn):
+        @functools.wraps(fn)
+        def call(*args, **kwargs):
+            return fn(*args, **renamed_keywords(fn.__name__, kwargs, old_to_new))
+
+        call.renamed_keywords = dict(old_to_new)
+        return call
+    return wrap
