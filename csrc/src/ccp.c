@@ -1020,7 +1020,6 @@ static void prepare(Ccp *C, const mbdcp_float *nu, mbdcp_float *u)
     memset(C->ut, 0, (size_t)nv * sizeof(mbdcp_float));
     C->L = lipschitz(p, C->blocked, NULL, C->y, C->Ny, C->ut, C->trial);
     C->info->lipschitz = C->L;
-    C->info->polished = 0;
     memset(C->ut, 0, (size_t)nv * sizeof(mbdcp_float)); /* scaling() accumulates into a zero u */
     C->pnorm = fmax(mbdcp_norm_inf((size_t)np_, p->p), 1e-300);
     C->omega = C->s->omega > 0.0 ? C->s->omega : (C->s->method == MBDCP_CCP_PJACOBI ? 0.3 : 1.0);
@@ -1057,6 +1056,8 @@ MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s,
     info->status = MBDCP_MAX_ITERATIONS;
     info->iterations = 0;
     info->residual = 0.0;
+    info->lipschitz = 0.0;
+    info->polished = 0;
     memset(u, 0, (size_t)p->n_v * sizeof(mbdcp_float));
     if (np_ == 0) {
         info->status = MBDCP_SOLVED;
