@@ -1356,6 +1356,38 @@ static void setup(Lemke *L, mbdcp_int n, const mbdcp_float *M, const mbdcp_float
     L->limit = s->max_pivots > 0 ? s->max_pivots : 100 * (n + 1);
 }
 
+/* The last attempts, while the outcome is still open after the paths broke down: on perturbed
+ * data when M is not positive semidefinite, else on regularized data. */
+static void try_last(Lemke *L, const mbdcp_float *M)
+{
+    const int open = !settled(L) && (L->status == MBDCP_NUMERICAL_ERROR || L->status == MBDCP_SOLVED);
+    const int psd = open && semidefinite(L->n, M, L->Bc);
+    if (open && !psd) try_perturbed(L);
+    if (open && psd) try_regularized(L);
+}
+
+/* The call's form (pointers to the settings and outputs, n >= 0, the settings); then the info
+ * of a solved empty problem. */
+static MbdcpReturn check_call(mbdcp_int n, const MbdcpLemkeSettings *settings, const MbdcpLemkeOutput *out,
+                              MbdcpLemkeInfo *info)
+{
+    if (!settings || !info || !out) return MBDCP_ERR_NULL;
+    if (n < 0) return MBDCP_ERR_DIMENSION;
+    const MbdcpReturn rc = mbdcp_lemke_check_settings(settings, NULL);
+    if (rc != MBDCP_OK) return rc;
+    memset(info, 0, sizeof(*info));
+    info->status = MBDCP_SOLVED;
+    info->worst_row = -1;
+    return MBDCP_OK;
+}
+
+/* What the last solve of this size left in the workspace for a re-solve (nothing unless reuse). */
+static LemkeKeptWhat kept_state(mbdcp_int n, int reuse, const void *work)
+{
+    const LemkeKept *kept = (const LemkeKept *)work;
+    return reuse && kept->magic == KEPT_MAGIC && kept->n == n ? kept->what : KEPT_NOTHING;
+}
+
 /* Lemke's method as a cascade of strategies, each tried while the outcome is open: the hint solved
  * directly, the kept basis of the last solve (`reuse`), the warm start from the hint, the two cold
  * paths, then the last paths on perturbed (M not positive semidefinite) or regularized data. */
@@ -1363,19 +1395,12 @@ static MbdcpReturn solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q
                          const mbdcp_int *start, int reuse, const MbdcpLemkeOutput *out, MbdcpLemkeInfo *info,
                          void *work, size_t work_bytes)
 {
-    if (!settings || !info || !out) return MBDCP_ERR_NULL;
-    if (n < 0) return MBDCP_ERR_DIMENSION;
-    MbdcpReturn rc = mbdcp_lemke_check_settings(settings, NULL);
-    if (rc != MBDCP_OK) return rc;
-    memset(info, 0, sizeof(*info));
-    info->status = MBDCP_SOLVED;
-    info->worst_row = -1;
-    if (n == 0) return MBDCP_OK;
+    const MbdcpReturn rc = check_call(n, settings, out, info);
+    if (rc != MBDCP_OK || n == 0) return rc;
     if (!M || !q || !out->z || !out->w || !work) return MBDCP_ERR_NULL;
     if (work_bytes < mbdcp_lemke_workspace_size(n)) return MBDCP_ERR_WORKSPACE;
-    const LemkeKept *kept = (const LemkeKept *)work;
-    const int known = reuse && kept->magic == KEPT_MAGIC && kept->n == n;
-    const int resolve = known && kept->what == KEPT_INVERSE, hinted = known && kept->what == KEPT_BASIS;
+    const LemkeKeptWhat kept = kept_state(n, reuse, work);
+    const int resolve = kept == KEPT_INVERSE, hinted = kept == KEPT_BASIS;
     /* a re-solve's M passed this check in the solve it continues */
     if ((!resolve && !mbdcp_all_finite((size_t)n * n, M)) || !mbdcp_all_finite((size_t)n, q)) return MBDCP_ERR_NONFINITE;
 
@@ -1389,10 +1414,7 @@ static MbdcpReturn solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q
     if (!settled(&L)) equilibrate(&L);
     if (start && !settled(&L)) try_warm(&L, start);
     if (!settled(&L)) try_cold(&L);
-    const int open = !settled(&L) && (L.status == MBDCP_NUMERICAL_ERROR || L.status == MBDCP_SOLVED);
-    const int psd = open && semidefinite(n, M, L.Bc);
-    if (open && !psd) try_perturbed(&L);
-    if (open && psd) try_regularized(&L);
+    try_last(&L, M);
     if (L.verified) L.status = MBDCP_SOLVED;
     if (L.status == MBDCP_SOLVED && L.verified && L.kept->what != KEPT_BASIS) L.kept->what = KEPT_INVERSE;
     finish(&L, info);
