@@ -144,6 +144,7 @@ def test_non_convergence_is_a_status_and_warm_start_helps():
 def test_zero_contacts():
     res = mbdcp.ccp(np.eye(2), np.zeros((2, 0)), np.zeros((2, 0)), [], [1.0, 2.0], 0.1, p_ext=[0.5, 0.0])
     assert res.success and np.allclose(res.v_next, [1.5, 2.0]) and res.gamma.shape == (0, 3)
+    assert res.polished is False and res.iterations == 0  # nothing to solve, nothing polished
 
 
 @pytest.mark.parametrize("change, words", [

@@ -13,39 +13,83 @@
 /* An entry of G or g within NOISE (n_v + 2) eps of the magnitude of its terms carries no digit. */
 #define NOISE 4.0
 
-static int finite_or_null(size_t n, const mbdcp_float *x)
+/* One array of a step's problem and its length in entries. */
+typedef struct {
+    const mbdcp_float *x;
+    size_t n;
+} Field;
+
+enum { N_REQUIRED = 9, N_OPTIONAL = 7 };
+
+/* The problem's arrays by role: required ones may be NULL only when empty; optional ones may
+ * be NULL (meaning zero). */
+typedef struct {
+    Field required[N_REQUIRED];
+    Field optional[N_OPTIONAL];
+} Fields;
+
+static Fields fields(const MbdcpStepProblem *p)
 {
-    return !x || mbdcp_all_finite(n, x);
+    const size_t nv = (size_t)p->n_v, nc = (size_t)p->n_c, m = (size_t)p->m, nb = (size_t)p->n_b;
+    const size_t mj = (size_t)p->m_j, nj = (size_t)p->n_j;
+    const Fields f = {{{p->M, nv * nv}, {p->v, nv}, {p->Wn, nv * nc}, {p->mu, nc}, {p->D, nv * m}, {p->E, m * nc},
+                       {p->Wb, nv * nb}, {p->Dj, nv * mj}, {p->Ej, mj * nj}},
+                      {{p->p_ext, nv}, {p->psi_n, nc}, {p->dpsi_n, nc}, {p->dpsi_f, m}, {p->theta, nb},
+                       {p->dtheta, nb}, {p->beta_max, nj}}};
+    return f;
 }
 
+static MbdcpReturn check_dimensions(const MbdcpStepProblem *p)
+{
+    if (p->n_v < 1 || p->n_c < 0 || p->m < 0 || p->n_b < 0 || p->m_j < 0 || p->n_j < 0)
+        return MBDCP_ERR_DIMENSION;
+    /* friction directions belong to a contact (a joint), and a joint with friction has directions */
+    if ((p->m > 0 && p->n_c == 0) || (p->m_j > 0 && p->n_j == 0) || (p->n_j > 0 && p->m_j == 0))
+        return MBDCP_ERR_DIMENSION;
+    return MBDCP_OK;
+}
+
+/* A required array may be NULL only when empty (M and v never are: n_v >= 1). */
+static MbdcpReturn check_pointers(const Fields *f)
+{
+    for (int k = 0; k < N_REQUIRED; ++k)
+        if (f->required[k].n > 0 && !f->required[k].x) return MBDCP_ERR_NULL;
+    return MBDCP_OK;
+}
+
+static MbdcpReturn check_finite(const Fields *f)
+{
+    for (int k = 0; k < N_REQUIRED; ++k)
+        if (f->required[k].x && !mbdcp_all_finite(f->required[k].n, f->required[k].x)) return MBDCP_ERR_NONFINITE;
+    for (int k = 0; k < N_OPTIONAL; ++k)
+        if (f->optional[k].x && !mbdcp_all_finite(f->optional[k].n, f->optional[k].x)) return MBDCP_ERR_NONFINITE;
+    return MBDCP_OK;
+}
+
+/* The data's own form: mu >= 0, E and Ej group directions by contact / joint, beta_max >= 0. */
+static MbdcpReturn check_ranges(const MbdcpStepProblem *p)
+{
+    if (!mbdcp_all_nonnegative((size_t)p->n_c, p->mu) ||
+        (p->beta_max && !mbdcp_all_nonnegative((size_t)p->n_j, p->beta_max)))
+        return MBDCP_ERR_DATA;
+    if ((p->m && mbdcp_grouping_error(p->m, p->n_c, p->E)) || (p->m_j && mbdcp_grouping_error(p->m_j, p->n_j, p->Ej)))
+        return MBDCP_ERR_DATA;
+    return MBDCP_OK;
+}
+
+/* The checks run by group in a fixed order (dimensions, h, pointers, finiteness, ranges), so
+ * that a problem with several faults always gets the same code. */
 MbdcpReturn mbdcp_step_problem_check(const MbdcpStepProblem *p)
 {
     if (!p) return MBDCP_ERR_NULL;
-    if (p->n_v < 1 || p->n_c < 0 || p->m < 0 || p->n_b < 0 || p->m_j < 0 || p->n_j < 0)
-        return MBDCP_ERR_DIMENSION;
-    if ((p->m > 0 && p->n_c == 0) || (p->m_j > 0 && p->n_j == 0) || (p->n_j > 0 && p->m_j == 0))
-        return MBDCP_ERR_DIMENSION;
+    MbdcpReturn rc = check_dimensions(p);
+    if (rc != MBDCP_OK) return rc;
     if (!(p->h > 0.0) || !mbdcp_all_finite(1, &p->h)) return MBDCP_ERR_SETTING;
-    const size_t nv = (size_t)p->n_v, nc = (size_t)p->n_c, m = (size_t)p->m, nb = (size_t)p->n_b;
-    const size_t mj = (size_t)p->m_j, nj = (size_t)p->n_j;
-    if (!p->M || !p->v) return MBDCP_ERR_NULL;
-    if ((nc && (!p->Wn || !p->mu)) || (m && (!p->D || !p->E)) || (nb && !p->Wb) || (mj && (!p->Dj || !p->Ej)))
-        return MBDCP_ERR_NULL;
-    if (!mbdcp_all_finite(nv * nv, p->M) || !mbdcp_all_finite(nv, p->v) || !finite_or_null(nv, p->p_ext))
-        return MBDCP_ERR_NONFINITE;
-    if (nc && (!mbdcp_all_finite(nv * nc, p->Wn) || !mbdcp_all_finite(nc, p->mu))) return MBDCP_ERR_NONFINITE;
-    if (m && (!mbdcp_all_finite(nv * m, p->D) || !mbdcp_all_finite(m * nc, p->E))) return MBDCP_ERR_NONFINITE;
-    if (nb && !mbdcp_all_finite(nv * nb, p->Wb)) return MBDCP_ERR_NONFINITE;
-    if (mj && (!mbdcp_all_finite(nv * mj, p->Dj) || !mbdcp_all_finite(mj * nj, p->Ej))) return MBDCP_ERR_NONFINITE;
-    if (!finite_or_null(nc, p->psi_n) || !finite_or_null(nc, p->dpsi_n) || !finite_or_null(m, p->dpsi_f) ||
-        !finite_or_null(nb, p->theta) || !finite_or_null(nb, p->dtheta) || !finite_or_null(nj, p->beta_max))
-        return MBDCP_ERR_NONFINITE;
-    /* the data's own form: mu >= 0, E and Ej group directions by contact / joint, beta_max >= 0 */
-    if (!mbdcp_all_nonnegative(nc, p->mu) || (p->beta_max && !mbdcp_all_nonnegative(nj, p->beta_max)))
-        return MBDCP_ERR_DATA;
-    if ((m && mbdcp_grouping_error(p->m, p->n_c, p->E)) || (mj && mbdcp_grouping_error(p->m_j, p->n_j, p->Ej)))
-        return MBDCP_ERR_DATA;
-    return MBDCP_OK;
+    const Fields f = fields(p);
+    rc = check_pointers(&f);
+    if (rc == MBDCP_OK) rc = check_finite(&f);
+    if (rc == MBDCP_OK) rc = check_ranges(p);
+    return rc;
 }
 
 /* L, X, Xb, Ls, Y (n_b x n_w), y, x2, G, g, scratch (n_v + n_b + n_w). */

@@ -50,51 +50,83 @@ MbdcpReturn mbdcp_block_spd_inverse(mbdcp_int nb, mbdcp_int k, const mbdcp_float
     return MBDCP_OK;
 }
 
+/* A matrix in compressed sparse columns, as mbdcp_block_times_csc takes P. */
+typedef struct {
+    mbdcp_int ncols;
+    const mbdcp_int *colptr, *rowind;
+    const mbdcp_float *val;
+} Csc;
+
+/* Row indices within [0, rows) and strictly increasing in each column. */
+static int rows_sorted(const Csc *P, mbdcp_int rows)
+{
+    for (mbdcp_int j = 0; j < P->ncols; ++j)
+        for (mbdcp_int t = P->colptr[j]; t < P->colptr[j + 1]; ++t)
+            if (P->rowind[t] < 0 || P->rowind[t] >= rows || (t > P->colptr[j] && P->rowind[t] <= P->rowind[t - 1]))
+                return 0;
+    return 1;
+}
+
+/* Q_colptr: k entries per block of k rows that a column of P touches. */
+static void count_blocks(const Csc *P, mbdcp_int k, mbdcp_int *Q_colptr)
+{
+    Q_colptr[0] = 0;
+    for (mbdcp_int j = 0; j < P->ncols; ++j) {
+        mbdcp_int blocks = 0, last = -1;
+        for (mbdcp_int t = P->colptr[j]; t < P->colptr[j + 1]; ++t)
+            if (P->rowind[t] / k != last) {
+                last = P->rowind[t] / k;
+                ++blocks;
+            }
+        Q_colptr[j + 1] = Q_colptr[j] + blocks * k;
+    }
+}
+
+/* Column j of Q = B P, block by block of the rows P's column touches: q = B_b p_b over the
+ * entries of that block. MBDCP_ERR_DIMENSION if Q_colptr leaves too little room (not from the
+ * count pass). */
+static MbdcpReturn product_column(const Csc *P, mbdcp_int k, const mbdcp_float *B, mbdcp_int j,
+                                  const mbdcp_int *Q_colptr, mbdcp_int *Q_rowind, mbdcp_float *Q_val)
+{
+    const size_t kk = (size_t)k * k;
+    mbdcp_int out = Q_colptr[j];
+    for (mbdcp_int t = P->colptr[j]; t < P->colptr[j + 1];) {
+        const mbdcp_int b = P->rowind[t] / k;
+        if (out + k > Q_colptr[j + 1]) return MBDCP_ERR_DIMENSION;
+        const mbdcp_float *Bb = B + (size_t)b * kk;
+        mbdcp_float *q = Q_val + out;
+        for (mbdcp_int i = 0; i < k; ++i) {
+            q[i] = 0.0;
+            Q_rowind[out + i] = b * k + i;
+        }
+        for (; t < P->colptr[j + 1] && P->rowind[t] / k == b; ++t) { /* column r - b k of B_b */
+            const mbdcp_int r = P->rowind[t] - b * k;
+            const mbdcp_float p = P->val[t];
+            for (mbdcp_int i = 0; i < k; ++i) q[i] += Bb[(size_t)i * k + r] * p;
+        }
+        out += k;
+    }
+    return MBDCP_OK;
+}
+
 MbdcpReturn mbdcp_block_times_csc(mbdcp_int nb, mbdcp_int k, const mbdcp_float *B, mbdcp_int ncols,
                                   const mbdcp_int *P_colptr, const mbdcp_int *P_rowind, const mbdcp_float *P_val,
                                   mbdcp_int *Q_colptr, mbdcp_int *Q_rowind, mbdcp_float *Q_val)
 {
     if (nb < 0 || k <= 0 || ncols < 0) return MBDCP_ERR_DIMENSION;
     if (!P_colptr || !Q_colptr) return MBDCP_ERR_NULL;
-    if (P_colptr[ncols] > 0 && !P_rowind) return MBDCP_ERR_NULL;
-    const mbdcp_int rows = nb * k;
-    for (mbdcp_int j = 0; j < ncols; ++j) /* sorted row indices within range */
-        for (mbdcp_int t = P_colptr[j]; t < P_colptr[j + 1]; ++t)
-            if (P_rowind[t] < 0 || P_rowind[t] >= rows || (t > P_colptr[j] && P_rowind[t] <= P_rowind[t - 1]))
-                return MBDCP_ERR_DATA;
-    if (!Q_rowind) { /* count: k entries per block touched */
-        Q_colptr[0] = 0;
-        for (mbdcp_int j = 0; j < ncols; ++j) {
-            mbdcp_int blocks = 0, last = -1;
-            for (mbdcp_int t = P_colptr[j]; t < P_colptr[j + 1]; ++t)
-                if (P_rowind[t] / k != last) {
-                    last = P_rowind[t] / k;
-                    ++blocks;
-                }
-            Q_colptr[j + 1] = Q_colptr[j] + blocks * k;
-        }
+    const int entries = P_colptr[ncols] > 0;
+    if (entries && !P_rowind) return MBDCP_ERR_NULL;
+    const Csc P = {ncols, P_colptr, P_rowind, P_val};
+    if (!rows_sorted(&P, nb * k)) return MBDCP_ERR_DATA;
+    if (!Q_rowind) { /* the count pass */
+        count_blocks(&P, k, Q_colptr);
         return MBDCP_OK;
     }
-    if (!B || !Q_val || (P_colptr[ncols] > 0 && !P_val)) return MBDCP_ERR_NULL;
-    const size_t kk = (size_t)k * k;
+    if (!B || !Q_val || (entries && !P_val)) return MBDCP_ERR_NULL;
     for (mbdcp_int j = 0; j < ncols; ++j) {
-        mbdcp_int out = Q_colptr[j];
-        for (mbdcp_int t = P_colptr[j]; t < P_colptr[j + 1];) {
-            const mbdcp_int b = P_rowind[t] / k;
-            if (out + k > Q_colptr[j + 1]) return MBDCP_ERR_DIMENSION; /* Q_colptr not from the count pass */
-            const mbdcp_float *Bb = B + (size_t)b * kk;
-            mbdcp_float *q = Q_val + out;
-            for (mbdcp_int i = 0; i < k; ++i) {
-                q[i] = 0.0;
-                Q_rowind[out + i] = b * k + i;
-            }
-            for (; t < P_colptr[j + 1] && P_rowind[t] / k == b; ++t) { /* column r - b k of B_b */
-                const mbdcp_int r = P_rowind[t] - b * k;
-                const mbdcp_float p = P_val[t];
-                for (mbdcp_int i = 0; i < k; ++i) q[i] += Bb[(size_t)i * k + r] * p;
-            }
-            out += k;
-        }
+        const MbdcpReturn rc = product_column(&P, k, B, j, Q_colptr, Q_rowind, Q_val);
+        if (rc != MBDCP_OK) return rc;
     }
     return MBDCP_OK;
 }

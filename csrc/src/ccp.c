@@ -208,9 +208,8 @@ static int below(int k, const mbdcp_float *a, const mbdcp_float *b, mbdcp_float 
 /* Largest eigenvalue of S N S (symmetric PSD; S = NULL: of N), by LANCZOS_STEPS steps of Lanczos
  * from a fixed start (x, y, u, v: scratch): the largest Ritz value, found by bisection on the
  * Sturm count. It is the largest Rayleigh quotient over the Krylov space that as many power
- * iterations explore, so it is closer from below: for N of bench_ccp's 4000-contact piles, 12
- * steps are 2.4e-5 (random pairs) and 1.2e-3 (banded) low where 30 power iterations were 6.7e-4
- * and 3.8e-3, at 60 % fewer products. */
+ * iterations explore, so it is closer from below than power iteration at the same number of
+ * products. */
 static mbdcp_float lipschitz(const MbdcpCcpProblem *p, int blocked, const mbdcp_float *S, mbdcp_float *x,
                              mbdcp_float *y, mbdcp_float *u, mbdcp_float *v)
 {
@@ -629,57 +628,65 @@ static int relieve(Ccp *C, mbdcp_float *x, mbdcp_float *gx)
     return solve_around(C, x, gx, C->sc, floor_);
 }
 
-/* An APGD iterate X (x-space, its product NX = S N S X) in gamma-space: gamma = S X and its
- * gradient N gamma + p = (NX + S p) / S (iS = 1 / S, ps = S p). */
-static void to_gamma(mbdcp_int np_, const mbdcp_float *S, const mbdcp_float *iS, const mbdcp_float *ps,
-                     const mbdcp_float *X, const mbdcp_float *NX, mbdcp_float *gam, mbdcp_float *grad)
+/* APGD's state (see apgd()): its diagonal scaling, the rotating x-space buffers (so that
+ * accepting a step copies nothing) and the bookkeeping of the best iterate, the polish and the
+ * stall test. */
+typedef struct {
+    mbdcp_float *S, *iS, *ps;           /* the scaling gamma = S x, 1 / S, S p */
+    mbdcp_float *X, *T, *B;             /* current iterate, trial point, best iterate when it is not X */
+    mbdcp_float *NX, *NT;               /* S N S X and S N S T */
+    mbdcp_float Lk, theta;              /* the line search's curvature estimate; Nesterov's theta */
+    mbdcp_float res;                    /* normwise residual of X */
+    mbdcp_float cw;                     /* componentwise residual of the last iterate that met tol normwise */
+    mbdcp_float best, best_cw;          /* the best iterate's two residuals */
+    int x_is_best;                      /* the best iterate is X (else B) */
+    int polished;                       /* the answer is the polish's, in C->pol */
+    mbdcp_int next_polish, polish_wait; /* the first iteration a polish may run; the wait after a miss */
+    mbdcp_int stall_k;                  /* iteration of the last halving of stall_best (or relief) */
+    mbdcp_float stall_best;             /* the best normwise residual at stall_k */
+} Apgd;
+
+/* The line search doubles Lk at most this many times per iteration. */
+#define LINE_SEARCH_STEPS 60
+
+/* APGD's iterate X (x-space, its product NX = S N S X) in gamma-space: gamma = S X and its
+ * gradient N gamma + p = (NX + S p) / S. */
+static void to_gamma(const Ccp *C, const Apgd *A, mbdcp_float *gam, mbdcp_float *grad)
 {
-    for (mbdcp_int j = 0; j < np_; ++j) {
-        gam[j] = S[j] * X[j];
-        grad[j] = (NX[j] + ps[j]) * iS[j];
+    for (mbdcp_int j = 0; j < n_p(C->p); ++j) {
+        gam[j] = A->S[j] * A->X[j];
+        grad[j] = (A->NX[j] + A->ps[j]) * A->iS[j];
     }
 }
 
 /* X <- T as the new iterate, NX <- NT: the old X kept in B when it is the best (else it becomes
- * the next trial buffer), so that accepting a step copies nothing. */
-static void accept(mbdcp_float **X, mbdcp_float **T, mbdcp_float **B, mbdcp_float **NX, mbdcp_float **NT,
-                   int x_is_best)
+ * the next trial buffer). */
+static void accept(Apgd *A)
 {
-    mbdcp_float *old = *X;
-    *X = *T;
-    if (x_is_best) {
-        *T = *B;
-        *B = old;
+    mbdcp_float *old = A->X;
+    A->X = A->T;
+    if (A->x_is_best) {
+        A->T = A->B;
+        A->B = old;
     } else {
-        *T = old;
+        A->T = old;
     }
-    old = *NX;
-    *NX = *NT;
-    *NT = old;
+    old = A->NX;
+    A->NX = A->NT;
+    A->NT = old;
 }
 
-/* Mazhar, Heyn, Negrut, Tasora (2015), Algorithm 2 (Nesterov with adaptive step and restart), run
- * on x = gamma / S, a diagonal Jacobi scaling that keeps every cone a circular cone: a contact's
- * normal entry is scaled by 1 / sqrt(N_nn), its two tangential ones by 1 / sqrt((N_uu + N_ww) / 2)
- * (in x the cone's coefficient becomes mu S_n / S_t, and the projection stays Euclidean), a joint
- * by 1 / sqrt(N_jj). Vectors are in x-space. The line search's sufficient decrease
- * f(T) <= f(y) + grad f(y).(T - y) + Lk / 2 |T - y|^2 is, f being quadratic, the curvature test
- * (T - y)^T S N S (T - y) <= Lk |T - y|^2, evaluated from the two products without the
- * cancellation of differencing f. Three x-buffers rotate (current iterate, trial, best iterate
- * by the normwise residual) and two product buffers, so that accepting a step copies nothing.
- * When the best normwise residual has not halved in STALL_WAIT iterations, relieve() re-solves
- * the worst contacts locally; its iterate is taken if its residual is lower, y shifted by the
- * same change so the momentum is kept (a restart there cost the slow, ill-conditioned piles their
- * acceleration). Leaves the best iterate in nu, its gradient in C->g. */
-static void apgd(Ccp *C, mbdcp_float *nu, mbdcp_float *u, mbdcp_float res)
+/* The scaling: a contact's normal entry by 1 / sqrt(N_nn), its two tangential ones by
+ * 1 / sqrt((N_uu + N_ww) / 2), so that its cone stays circular (coefficient mu S_n / S_t, in
+ * C->mux); a joint by 1 / sqrt(N_jj); a contact under MBDCP_CCP_SCALE_CONTACT, or whose block is
+ * not positive, by the scalar sqrt(3 / trace N_ii). */
+static void apgd_scaling(Ccp *C, Apgd *A)
 {
     const MbdcpCcpProblem *p = C->p;
-    const mbdcp_int np_ = n_p(p), nc = p->n_c;
-    const mbdcp_float L = C->L, inv_L = 1.0 / L, tol = C->s->tol;
-    mbdcp_float *S = C->eta, *iS = C->ieta, *ps = C->g, *y = C->y, *Ny = C->Ny, *ut = C->ut;
-    mbdcp_float *X = C->gam, *T = C->trial, *B = C->prev, *NX = C->Ngam, *NT = nu;
+    const mbdcp_int np_ = n_p(p);
+    mbdcp_float *S = A->S;
     for (mbdcp_int j = 0; j < np_; ++j) S[j] = sqrt(S[j]);
-    for (mbdcp_int i = 0; i < nc; ++i) {
+    for (mbdcp_int i = 0; i < p->n_c; ++i) {
         const mbdcp_float *Bi = C->Nii + 9 * (size_t)i, nn = Bi[0], tt = 0.5 * (Bi[4] + Bi[8]);
         C->mux[i] = p->mu[i];
         if (C->s->scaling != MBDCP_CCP_SCALE_AXES || !(nn > 0.0) || !(tt > 0.0)) continue; /* the scalar one */
@@ -688,101 +695,192 @@ static void apgd(Ccp *C, mbdcp_float *nu, mbdcp_float *u, mbdcp_float res)
         C->mux[i] = p->mu[i] * S[3 * i] / S[3 * i + 1];
     }
     for (mbdcp_int j = 0; j < np_; ++j) {
-        ps[j] = S[j] * p->p[j];
-        iS[j] = 1.0 / S[j];
+        A->ps[j] = S[j] * p->p[j];
+        A->iS[j] = 1.0 / S[j];
     }
-    const mbdcp_float Ls = lipschitz(p, C->blocked, S, y, Ny, ut, T);
-    mbdcp_float Lk = Ls, theta = 1.0, best = res, cw = INFINITY, best_cw = INFINITY;
-    int x_is_best = 1; /* the best iterate is X (else B) */
-    int polished = 0;
-    mbdcp_int next_polish = 0, polish_wait = POLISH_EVERY, stall_k = 0;
-    mbdcp_float stall_best = res;
-    for (mbdcp_int j = 0; j < np_; ++j) X[j] = nu[j] / S[j];
-    apply_SNS(p, C->blocked, S, X, ut, NX);
-    memcpy(y, X, (size_t)np_ * sizeof(mbdcp_float));
-    memcpy(Ny, NX, (size_t)np_ * sizeof(mbdcp_float));
-    for (mbdcp_int k = 0; k < C->s->max_iter; ++k) {
-        mbdcp_float restart = 0.0;
-        for (int ls = 0; ls < 60; ++ls) {
-            const mbdcp_float sq = trial_point(p, C->mux, ps, y, Ny, X, Lk, T, &restart);
-            const mbdcp_float curv = trial_product(p, C->blocked, S, T, y, Ny, ut, NT);
-            if (curv <= Lk * sq) break;
-            Lk *= 2.0;
-        }
-        const mbdcp_float theta_new = 0.5 * (-theta * theta + theta * sqrt(theta * theta + 4.0));
-        const mbdcp_float beta = restart > 0.0 ? 0.0 : theta * (1.0 - theta) / (theta * theta + theta_new);
-        /* y = x_new + beta (x_new - x), N y from the two products by linearity (a restart: y = x_new);
-         * and the residual in gamma-space: gamma = S x, N gamma + p = (S N S x + S p) / S */
-        mbdcp_float r = 0.0;
-        int nonfinite = 0;
-        for (mbdcp_int b = 0; b < nc + p->n_b; ++b) {
-            const mbdcp_int j0 = b < nc ? 3 * b : 3 * nc + (b - nc), w = b < nc ? 3 : 1;
-            mbdcp_float gam[3], grad[3];
-            for (mbdcp_int a = 0; a < w; ++a) {
-                const mbdcp_int j = j0 + a;
-                y[j] = T[j] + beta * (T[j] - X[j]);
-                Ny[j] = NT[j] + beta * (NT[j] - NX[j]);
-                gam[a] = S[j] * T[j];
-                grad[a] = (NT[j] + ps[j]) * iS[j];
-            }
-            const mbdcp_float d = block_residual(w, b < nc ? p->mu[b] : 0.0, gam, grad, inv_L);
-            if (isnan(d)) nonfinite = 1;
-            else if (d > r) r = d;
-        }
-        res = nonfinite ? NAN : r * L / C->pnorm;
-        accept(&X, &T, &B, &NX, &NT, x_is_best);
-        int stop;
-        if (res <= tol) { /* the componentwise test wants gamma and its gradient: in C->Nx, C->tmp */
-            to_gamma(np_, S, iS, ps, X, NX, C->Nx, C->tmp);
-            stop = converged(C, k, res, C->Nx, C->tmp, &cw);
-        } else {
-            stop = converged(C, k, res, NULL, NULL, &cw);
-        }
-        if (!stop && res <= tol && k >= next_polish) { /* componentwise not yet: polish; after a miss, wait longer */
-            stop = polished = polish(C, C->Nx, C->tmp);
-            next_polish = k + polish_wait;
-            polish_wait *= 2;
-        }
-        x_is_best = res < best || (res <= tol && cw < best_cw) || !isfinite(res);
-        if (x_is_best) {
-            best = res;
-            best_cw = cw;
-        }
-        if (!stop && res > tol) { /* stalled: the best residual not halved in STALL_WAIT iterations */
-            if (best < 0.5 * stall_best) {
-                stall_best = best;
-                stall_k = k;
-            } else if (k - stall_k >= STALL_WAIT) {
-                stall_k = k;
-                to_gamma(np_, S, iS, ps, X, NX, C->pol, C->pg);
-                const mbdcp_float relieved = relieve(C, C->pol, C->pg) ? residual(p, C->pol, C->pg, L, C->pnorm) : NAN;
-                if (relieved < res) { /* the next iterate; y moved by the same change, the momentum kept */
-                    for (mbdcp_int j = 0; j < np_; ++j) {
-                        T[j] = C->pol[j] * iS[j];
-                        NT[j] = S[j] * C->pg[j] - ps[j];
-                        y[j] += T[j] - X[j];
-                        Ny[j] += NT[j] - NX[j];
-                    }
-                    accept(&X, &T, &B, &NX, &NT, x_is_best);
-                    res = relieved;
-                    x_is_best = res < best;
-                    if (x_is_best) {
-                        best = res;
-                        best_cw = INFINITY;
-                    }
-                }
-            }
-        }
-        if (stop) break;
-        theta = restart > 0.0 ? 1.0 : theta_new;
-        Lk *= 0.9;
+}
+
+/* The buffers, the scaling, the step estimate, and the start X = nu / S (its residual res),
+ * with y = X. nu becomes a product buffer. */
+static void apgd_start(Ccp *C, Apgd *A, mbdcp_float *nu, mbdcp_float res)
+{
+    const MbdcpCcpProblem *p = C->p;
+    const mbdcp_int np_ = n_p(p);
+    A->S = C->eta;
+    A->iS = C->ieta;
+    A->ps = C->g;
+    A->X = C->gam;
+    A->T = C->trial;
+    A->B = C->prev;
+    A->NX = C->Ngam;
+    A->NT = nu;
+    apgd_scaling(C, A);
+    A->Lk = lipschitz(p, C->blocked, A->S, C->y, C->Ny, C->ut, A->T);
+    A->theta = 1.0;
+    A->res = A->best = A->stall_best = res;
+    A->cw = A->best_cw = INFINITY;
+    A->x_is_best = 1;
+    A->polished = 0;
+    A->next_polish = 0;
+    A->polish_wait = POLISH_EVERY;
+    A->stall_k = 0;
+    for (mbdcp_int j = 0; j < np_; ++j) A->X[j] = nu[j] / A->S[j];
+    apply_SNS(p, C->blocked, A->S, A->X, C->ut, A->NX);
+    memcpy(C->y, A->X, (size_t)np_ * sizeof(mbdcp_float));
+    memcpy(C->Ny, A->NX, (size_t)np_ * sizeof(mbdcp_float));
+}
+
+/* The trial point T from y, Lk doubled until the curvature test holds; returns the gradient
+ * restart test (see trial_point). */
+static mbdcp_float line_search(Ccp *C, Apgd *A)
+{
+    mbdcp_float restart = 0.0;
+    for (int ls = 0; ls < LINE_SEARCH_STEPS; ++ls) {
+        const mbdcp_float sq = trial_point(C->p, C->mux, A->ps, C->y, C->Ny, A->X, A->Lk, A->T, &restart);
+        const mbdcp_float curv = trial_product(C->p, C->blocked, A->S, A->T, C->y, C->Ny, C->ut, A->NT);
+        if (curv <= A->Lk * sq) break;
+        A->Lk *= 2.0;
     }
-    const mbdcp_float *xb = x_is_best ? X : B;
-    for (mbdcp_int j = 0; j < np_; ++j) nu[j] = polished ? C->pol[j] : S[j] * xb[j];
-    project_all(p, nu); /* gamma = S x lies in K up to the rounding of the scaling */
+    return restart;
+}
+
+/* y = T + beta (T - X), N y from the two products by linearity (a restart: beta = 0, y = T); and
+ * in the same sweep the normwise residual of T in gamma-space (gamma = S T, its gradient
+ * (S N S T + S p) / S), returned (NAN if not finite). */
+static mbdcp_float extrapolate(Ccp *C, const Apgd *A, mbdcp_float beta)
+{
+    const MbdcpCcpProblem *p = C->p;
+    const mbdcp_int nc = p->n_c;
+    const mbdcp_float inv_L = 1.0 / C->L;
+    const mbdcp_float *S = A->S, *iS = A->iS, *ps = A->ps, *T = A->T, *X = A->X, *NT = A->NT, *NX = A->NX;
+    mbdcp_float *y = C->y, *Ny = C->Ny, r = 0.0;
+    int nonfinite = 0;
+    for (mbdcp_int b = 0; b < nc + p->n_b; ++b) {
+        const mbdcp_int j0 = b < nc ? 3 * b : 3 * nc + (b - nc), w = b < nc ? 3 : 1;
+        mbdcp_float gam[3], grad[3];
+        for (mbdcp_int a = 0; a < w; ++a) {
+            const mbdcp_int j = j0 + a;
+            y[j] = T[j] + beta * (T[j] - X[j]);
+            Ny[j] = NT[j] + beta * (NT[j] - NX[j]);
+            gam[a] = S[j] * T[j];
+            grad[a] = (NT[j] + ps[j]) * iS[j];
+        }
+        const mbdcp_float d = block_residual(w, b < nc ? p->mu[b] : 0.0, gam, grad, inv_L);
+        if (isnan(d)) nonfinite = 1;
+        else if (d > r) r = d;
+    }
+    return nonfinite ? NAN : r * C->L / C->pnorm;
+}
+
+/* After iteration k: converged (normwise, then componentwise, on gamma and its gradient in
+ * C->Nx, C->tmp) or interrupted; an iterate that meets tol normwise only is polished, at
+ * iterations spaced wider after each miss. 1 to stop. */
+static int apgd_stop(Ccp *C, Apgd *A, mbdcp_int k)
+{
+    const mbdcp_float tol = C->s->tol;
+    int stop;
+    if (A->res <= tol) {
+        to_gamma(C, A, C->Nx, C->tmp);
+        stop = converged(C, k, A->res, C->Nx, C->tmp, &A->cw);
+    } else {
+        stop = converged(C, k, A->res, NULL, NULL, &A->cw);
+    }
+    if (!stop && A->res <= tol && k >= A->next_polish) {
+        stop = A->polished = polish(C, C->Nx, C->tmp);
+        A->next_polish = k + A->polish_wait;
+        A->polish_wait *= 2;
+    }
+    return stop;
+}
+
+/* Is X the best iterate: a lower normwise residual, or below tol with a lower componentwise one
+ * (a non-finite X is taken, so that the status reports it)? */
+static void track_best(Ccp *C, Apgd *A)
+{
+    const mbdcp_float tol = C->s->tol;
+    A->x_is_best = A->res < A->best || (A->res <= tol && A->cw < A->best_cw) || !isfinite(A->res);
+    if (A->x_is_best) {
+        A->best = A->res;
+        A->best_cw = A->cw;
+    }
+}
+
+/* The relieved iterate (C->pol, gradient C->pg, residual relieved) becomes the next X; y moves
+ * by the same change, so that the momentum is kept. */
+static void take_relieved(Ccp *C, Apgd *A, mbdcp_float relieved)
+{
+    const mbdcp_int np_ = n_p(C->p);
+    for (mbdcp_int j = 0; j < np_; ++j) {
+        A->T[j] = C->pol[j] * A->iS[j];
+        A->NT[j] = A->S[j] * C->pg[j] - A->ps[j];
+        C->y[j] += A->T[j] - A->X[j];
+        C->Ny[j] += A->NT[j] - A->NX[j];
+    }
+    accept(A);
+    A->res = relieved;
+    A->x_is_best = A->res < A->best;
+    if (A->x_is_best) {
+        A->best = A->res;
+        A->best_cw = INFINITY;
+    }
+}
+
+/* Stalled when the best residual has not halved in STALL_WAIT iterations: relieve() re-solves
+ * the worst contacts, and its iterate is taken if its residual is lower. */
+static void unstall(Ccp *C, Apgd *A, mbdcp_int k)
+{
+    if (A->best < 0.5 * A->stall_best) {
+        A->stall_best = A->best;
+        A->stall_k = k;
+        return;
+    }
+    if (k - A->stall_k < STALL_WAIT) return;
+    A->stall_k = k;
+    to_gamma(C, A, C->pol, C->pg);
+    const mbdcp_float relieved = relieve(C, C->pol, C->pg) ? residual(C->p, C->pol, C->pg, C->L, C->pnorm) : NAN;
+    if (relieved < A->res) take_relieved(C, A, relieved);
+}
+
+/* The answer in nu: the polish's, or gamma = S x of the best iterate, projected (S x lies in K
+ * up to the rounding of the scaling); u = Q nu and its gradient in C->g. */
+static void apgd_finish(Ccp *C, const Apgd *A, mbdcp_float *nu, mbdcp_float *u)
+{
+    const MbdcpCcpProblem *p = C->p;
+    const mbdcp_float *xb = A->x_is_best ? A->X : A->B;
+    for (mbdcp_int j = 0; j < n_p(p); ++j) nu[j] = A->polished ? C->pol[j] : A->S[j] * xb[j];
+    project_all(p, nu);
     apply_SNS(p, C->blocked, NULL, nu, u, C->Nx);
     gradient(p, C->Nx, C->g);
-    C->info->polished = polished;
+    C->info->polished = A->polished;
+}
+
+/* Mazhar, Heyn, Negrut, Tasora (2015), Algorithm 2 (Nesterov with adaptive step and restart), run
+ * on x = gamma / S, a diagonal Jacobi scaling that keeps every cone a circular cone (apgd_scaling;
+ * in x the projection stays Euclidean). Vectors are in x-space. The line search's sufficient
+ * decrease f(T) <= f(y) + grad f(y).(T - y) + Lk / 2 |T - y|^2 is, f being quadratic, the
+ * curvature test (T - y)^T S N S (T - y) <= Lk |T - y|^2, evaluated from the two products
+ * without the cancellation of differencing f. The best iterate by the normwise residual is kept.
+ * When it stalls, relieve() re-solves the worst contacts locally without a restart (a restart
+ * would drop the momentum of the slow, ill-conditioned piles). Leaves the best iterate in nu, its
+ * gradient in C->g. */
+static void apgd(Ccp *C, mbdcp_float *nu, mbdcp_float *u, mbdcp_float res)
+{
+    Apgd A;
+    apgd_start(C, &A, nu, res);
+    for (mbdcp_int k = 0; k < C->s->max_iter; ++k) {
+        const mbdcp_float restart = line_search(C, &A), theta = A.theta;
+        const mbdcp_float theta_new = 0.5 * (-theta * theta + theta * sqrt(theta * theta + 4.0));
+        const mbdcp_float beta = restart > 0.0 ? 0.0 : theta * (1.0 - theta) / (theta * theta + theta_new);
+        A.res = extrapolate(C, &A, beta);
+        accept(&A);
+        const int stop = apgd_stop(C, &A, k);
+        track_best(C, &A);
+        if (!stop && A.res > C->s->tol) unstall(C, &A, k);
+        if (stop) break;
+        A.theta = restart > 0.0 ? 1.0 : theta_new;
+        A.Lk *= 0.9;
+    }
+    apgd_finish(C, &A, nu, u);
 }
 
 /* Projected Jacobi is not monotone: when its residual grows a million-fold past the best one seen
@@ -854,53 +952,113 @@ static void gauss_seidel(Ccp *C, mbdcp_float *nu, mbdcp_float *u)
     }
 }
 
-MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s, mbdcp_float *nu,
-                            mbdcp_float *u, MbdcpCcpInfo *info, void *work, size_t work_bytes)
+/* The call's form: pointers, settings, dimensions and workspace, in this order. */
+static MbdcpReturn check_call(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s, const mbdcp_float *nu,
+                              const mbdcp_float *u, const MbdcpCcpInfo *info, const void *work, size_t work_bytes)
 {
     if (!p || !s || !info || !work) return MBDCP_ERR_NULL;
     MbdcpReturn rc = mbdcp_ccp_check_settings(s, NULL);
     if (rc != MBDCP_OK) return rc;
     if (p->n_v < 1 || p->n_c < 0 || p->n_b < 0) return MBDCP_ERR_DIMENSION;
-    const mbdcp_int np_ = n_p(p), nv = p->n_v;
-    if (np_ > 0 && (!p->P_colptr || !p->Q_colptr || !p->p || !nu || (p->n_c && !p->mu))) return MBDCP_ERR_NULL;
+    if (n_p(p) > 0 && (!p->P_colptr || !p->Q_colptr || !p->p || !nu || (p->n_c && !p->mu))) return MBDCP_ERR_NULL;
     if (!u) return MBDCP_ERR_NULL;
     if (work_bytes < mbdcp_ccp_workspace_size(p)) return MBDCP_ERR_WORKSPACE;
+    return MBDCP_OK;
+}
+
+/* The problem's data: finite, mu >= 0, and compressed columns that do not run backwards. */
+static MbdcpReturn check_data(const MbdcpCcpProblem *p)
+{
+    const mbdcp_int np_ = n_p(p);
     if (!mbdcp_all_finite((size_t)np_, p->p) || !mbdcp_all_finite((size_t)p->n_c, p->mu)) return MBDCP_ERR_NONFINITE;
     for (mbdcp_int i = 0; i < p->n_c; ++i)
         if (p->mu[i] < 0.0) return MBDCP_ERR_DATA;
     for (mbdcp_int j = 0; j < np_; ++j)
         if (p->P_colptr[j + 1] < p->P_colptr[j] || p->Q_colptr[j + 1] < p->Q_colptr[j]) return MBDCP_ERR_DIMENSION;
+    return MBDCP_OK;
+}
 
-    Ccp C;
-    C.p = p;
-    C.s = s;
-    C.info = info;
-    C.interrupted = 0;
-    C.diverged = 0;
-    C.blocked = (columns_blocked(p->n_c, p->P_colptr, p->P_rowind) ? BLOCKED_P : 0) |
-                (columns_blocked(p->n_c, p->Q_colptr, p->Q_rowind) ? BLOCKED_Q : 0);
+/* The solver's state and its vectors, carved from the workspace in the order of
+ * mbdcp_ccp_workspace_size. */
+static void setup(Ccp *C, const MbdcpCcpProblem *p, const MbdcpCcpSettings *s, MbdcpCcpInfo *info, void *work)
+{
+    const mbdcp_int np_ = n_p(p), nv = p->n_v;
+    C->p = p;
+    C->s = s;
+    C->info = info;
+    C->interrupted = 0;
+    C->diverged = 0;
+    C->blocked = (columns_blocked(p->n_c, p->P_colptr, p->P_rowind) ? BLOCKED_P : 0) |
+                 (columns_blocked(p->n_c, p->Q_colptr, p->Q_rowind) ? BLOCKED_Q : 0);
     mbdcp_float *w = (mbdcp_float *)work;
-    mbdcp_float **slots[] = {&C.eta, &C.ieta, &C.g, &C.y, &C.prev, &C.Nx, &C.Ny, &C.trial, &C.Ngam, &C.gam, &C.tmp, &C.sc, &C.pol, &C.pg};
+    mbdcp_float **slots[] = {&C->eta, &C->ieta, &C->g, &C->y, &C->prev, &C->Nx, &C->Ny,
+                             &C->trial, &C->Ngam, &C->gam, &C->tmp, &C->sc, &C->pol, &C->pg};
     for (size_t k = 0; k < sizeof slots / sizeof slots[0]; ++k) {
         *slots[k] = w;
         w += np_;
     }
-    C.Nii = w;
-    C.mux = C.Nii + 9 * (size_t)p->n_c;
-    C.ut = C.mux + (size_t)p->n_c;
-    C.au = C.ut + nv;
-    C.mark = C.au + nv;
-    C.A = C.mark + nv;
-    w = C.A + polish_size(p) * polish_size(p);
-    mbdcp_float **sub[] = {&C.ab, &C.ax, &C.ay, &C.aprev, &C.agrad, &C.acols};
+    C->Nii = w;
+    C->mux = C->Nii + 9 * (size_t)p->n_c;
+    C->ut = C->mux + (size_t)p->n_c;
+    C->au = C->ut + nv;
+    C->mark = C->au + nv;
+    C->A = C->mark + nv;
+    w = C->A + polish_size(p) * polish_size(p);
+    mbdcp_float **sub[] = {&C->ab, &C->ax, &C->ay, &C->aprev, &C->agrad, &C->acols};
     for (size_t k = 0; k < sizeof sub / sizeof sub[0]; ++k) {
         *sub[k] = w;
         w += polish_size(p);
     }
+}
+
+/* What every method needs: the Lipschitz estimate L of N (the residual's scale), the scale of p,
+ * the relaxation, the diagonal blocks and scaling; then the gradient of the start nu. */
+static void prepare(Ccp *C, const mbdcp_float *nu, mbdcp_float *u)
+{
+    const MbdcpCcpProblem *p = C->p;
+    const mbdcp_int np_ = n_p(p), nv = p->n_v;
+    memset(C->ut, 0, (size_t)nv * sizeof(mbdcp_float));
+    C->L = lipschitz(p, C->blocked, NULL, C->y, C->Ny, C->ut, C->trial);
+    C->info->lipschitz = C->L;
+    memset(C->ut, 0, (size_t)nv * sizeof(mbdcp_float)); /* scaling() accumulates into a zero u */
+    C->pnorm = fmax(mbdcp_norm_inf((size_t)np_, p->p), 1e-300);
+    C->omega = C->s->omega > 0.0 ? C->s->omega : (C->s->method == MBDCP_CCP_PJACOBI ? 0.3 : 1.0);
+    scaling(p, C->eta, C->Nii, C->ut);
+    apply_SNS(p, C->blocked, NULL, nu, u, C->Nx);
+    gradient(p, C->Nx, C->g);
+}
+
+/* Both tests, as in the loops: an iterate kept at the iteration limit may pass the componentwise
+ * test (scaled by |N||nu|, large when nu is) and still miss the normwise one the user asked for,
+ * e.g. a light body wedged by friction, whose impulses nearly cancel. */
+static void final_status(Ccp *C, const mbdcp_float *nu)
+{
+    const MbdcpCcpProblem *p = C->p;
+    MbdcpCcpInfo *info = C->info;
+    info->residual = answer_residual(p, nu, C->g, C->L, C->pnorm, C->au, C->sc);
+    if (C->interrupted)
+        info->status = MBDCP_INTERRUPTED;
+    else if (C->diverged || !isfinite(info->residual) || !mbdcp_all_finite((size_t)n_p(p), nu))
+        info->status = MBDCP_NUMERICAL_ERROR;
+    else if (info->residual <= C->s->tol)
+        info->status = MBDCP_SOLVED;
+}
+
+MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s, mbdcp_float *nu,
+                            mbdcp_float *u, MbdcpCcpInfo *info, void *work, size_t work_bytes)
+{
+    MbdcpReturn rc = check_call(p, s, nu, u, info, work, work_bytes);
+    if (rc == MBDCP_OK) rc = check_data(p);
+    if (rc != MBDCP_OK) return rc;
+    const mbdcp_int np_ = n_p(p);
+    Ccp C;
+    setup(&C, p, s, info, work);
     info->status = MBDCP_MAX_ITERATIONS;
     info->iterations = 0;
     info->residual = 0.0;
-    memset(u, 0, (size_t)nv * sizeof(mbdcp_float));
+    info->lipschitz = 0.0;
+    info->polished = 0;
+    memset(u, 0, (size_t)p->n_v * sizeof(mbdcp_float));
     if (np_ == 0) {
         info->status = MBDCP_SOLVED;
         return MBDCP_OK;
@@ -908,18 +1066,7 @@ MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s,
     if (!s->warm_start) memset(nu, 0, (size_t)np_ * sizeof(mbdcp_float));
     if (!mbdcp_all_finite((size_t)np_, nu)) return MBDCP_ERR_NONFINITE;
     project_all(p, nu);
-
-    memset(C.ut, 0, (size_t)nv * sizeof(mbdcp_float));
-    C.L = lipschitz(p, C.blocked, NULL, C.y, C.Ny, C.ut, C.trial);
-    info->lipschitz = C.L;
-    info->polished = 0;
-    memset(C.ut, 0, (size_t)nv * sizeof(mbdcp_float)); /* scaling() accumulates into a zero u */
-    C.pnorm = fmax(mbdcp_norm_inf((size_t)np_, p->p), 1e-300);
-    C.omega = s->omega > 0.0 ? s->omega : (s->method == MBDCP_CCP_PJACOBI ? 0.3 : 1.0);
-    scaling(p, C.eta, C.Nii, C.ut);
-
-    apply_SNS(p, C.blocked, NULL, nu, u, C.Nx);
-    gradient(p, C.Nx, C.g);
+    prepare(&C, nu, u);
     if (!(answer_residual(p, nu, C.g, C.L, C.pnorm, C.au, C.sc) <= s->tol)) {
         if (s->method == MBDCP_CCP_APGD)
             apgd(&C, nu, u, residual(p, nu, C.g, C.L, C.pnorm));
@@ -928,15 +1075,6 @@ MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s,
         else
             gauss_seidel(&C, nu, u);
     }
-    /* both tests, as in the loop: an iterate kept at the iteration limit may pass the
-     * componentwise test (scaled by |N||nu|, large when nu is) and still miss the normwise one the
-     * user asked for, e.g. a light body wedged by friction, whose impulses cancel to 1e-9 of |p| */
-    info->residual = answer_residual(p, nu, C.g, C.L, C.pnorm, C.au, C.sc);
-    if (C.interrupted)
-        info->status = MBDCP_INTERRUPTED;
-    else if (C.diverged || !isfinite(info->residual) || !mbdcp_all_finite((size_t)np_, nu))
-        info->status = MBDCP_NUMERICAL_ERROR;
-    else if (info->residual <= s->tol)
-        info->status = MBDCP_SOLVED;
+    final_status(&C, nu);
     return MBDCP_OK;
 }

@@ -89,9 +89,108 @@ static int surface_optimal(const mbdcp_float *B, const mbdcp_float *b, mbdcp_flo
     return g[0] - mu * hypot(g[1], g[2]) >= -tol && fabs(g[0] * x[0] + g[1] * x[1] + g[2] * x[2]) <= tol * xn;
 }
 
+/* The unconstrained minimiser c = -B^-1 b, by a 3 x 3 Cholesky factorization; 0 when a pivot is
+ * at or below 1e-14 trace(B) (B singular: no unique minimiser). */
+static int unconstrained(const mbdcp_float *B, const mbdcp_float *b, mbdcp_float *c)
+{
+    const mbdcp_float tr = B[0] + B[4] + B[8];
+    mbdcp_float l00 = B[0];
+    if (!(l00 > 1e-14 * tr)) return 0;
+    l00 = sqrt(l00);
+    const mbdcp_float l10 = B[3] / l00, l20 = B[6] / l00;
+    mbdcp_float l11 = B[4] - l10 * l10;
+    if (!(l11 > 1e-14 * tr)) return 0;
+    l11 = sqrt(l11);
+    const mbdcp_float l21 = (B[7] - l20 * l10) / l11;
+    mbdcp_float l22 = B[8] - l20 * l20 - l21 * l21;
+    if (!(l22 > 1e-14 * tr)) return 0;
+    l22 = sqrt(l22);
+    const mbdcp_float y0 = -b[0] / l00, y1 = (-b[1] - l10 * y0) / l11, y2 = (-b[2] - l20 * y0 - l21 * y1) / l22;
+    c[2] = y2 / l22;
+    c[1] = (y1 - l21 * c[2]) / l11;
+    c[0] = (y0 - l10 * c[1] - l20 * c[2]) / l00;
+    return 1;
+}
+
+/* mu = 0: the best point of the ray x = (t, 0, 0), t >= 0; returns its value, t and phi = 0. */
+static mbdcp_float ray_minimiser(const mbdcp_float *B, const mbdcp_float *b, mbdcp_float *t, mbdcp_float *phi)
+{
+    const mbdcp_float fs = B[0] > 0.0 && b[0] < 0.0 ? -0.5 * b[0] * b[0] / B[0] : 0.0;
+    *t = fs < 0.0 ? -b[0] / B[0] : 0.0;
+    *phi = 0.0;
+    return fs;
+}
+
+/* The best of LOCAL_SAMPLES + 1 angles from phi0 - delta in steps of `step` (better than *fs):
+ * sets *phi and *fs. */
+static void sample_surface(const mbdcp_float *B, const mbdcp_float *b, mbdcp_float mu, mbdcp_float phi0,
+                           mbdcp_float delta, mbdcp_float step, mbdcp_float *phi, mbdcp_float *fs)
+{
+    for (int k = 0; k <= LOCAL_SAMPLES; ++k) {
+        mbdcp_float tk;
+        const mbdcp_float ang = phi0 - delta + k * step, f = surface_value(B, b, mu, ang, &tk);
+        if (f < *fs) {
+            *fs = f;
+            *phi = ang;
+        }
+    }
+}
+
+/* Golden-section search for the best angle in [phi - step, phi + step]; returns the middle of
+ * the final bracket. */
+static mbdcp_float golden_section(const mbdcp_float *B, const mbdcp_float *b, mbdcp_float mu, mbdcp_float phi,
+                                  mbdcp_float step)
+{
+    const mbdcp_float g = 0.6180339887498949;
+    mbdcp_float lo = phi - step, hi = phi + step;
+    mbdcp_float x1 = hi - g * (hi - lo), x2 = lo + g * (hi - lo), tk;
+    mbdcp_float f1 = surface_value(B, b, mu, x1, &tk), f2 = surface_value(B, b, mu, x2, &tk);
+    for (int it = 0; it < 80 && hi - lo > 1e-15 * (1.0 + fabs(phi)); ++it) {
+        if (f1 <= f2) {
+            hi = x2;
+            x2 = x1;
+            f2 = f1;
+            x1 = hi - g * (hi - lo);
+            f1 = surface_value(B, b, mu, x1, &tk);
+        } else {
+            lo = x1;
+            x1 = x2;
+            f1 = f2;
+            x2 = lo + g * (hi - lo);
+            f2 = surface_value(B, b, mu, x2, &tk);
+        }
+    }
+    return 0.5 * (lo + hi);
+}
+
+/* mu > 0: the best point t (1, mu cos phi, mu sin phi) of the cone's surface (b not in the dual
+ * cone, bt = |b_t|); returns its value, t and phi. Descent needs b.a < 0, i.e. |phi - phi0| < delta
+ * around the direction phi0 opposite b_t. Newton from phi0 first (exact for an isotropic block),
+ * accepted when its point satisfies the optimality conditions; else the best sampled angle refined
+ * by golden section, and (comparisons locate phi only to sqrt(eps)) Newton on (t, phi). */
+static mbdcp_float surface_minimiser(const mbdcp_float *B, const mbdcp_float *b, mbdcp_float mu, mbdcp_float bt,
+                                     mbdcp_float *t, mbdcp_float *phi)
+{
+    const mbdcp_float phi0 = atan2(-b[2], -b[1]);
+    const mbdcp_float delta = acos(fmax(-1.0, fmin(1.0, b[0] / (mu * bt))));
+    const mbdcp_float step = 2.0 * delta / LOCAL_SAMPLES;
+    *phi = phi0;
+    mbdcp_float fs = surface_value(B, b, mu, *phi, t);
+    if (*t > 0.0) surface_newton(B, b, mu, t, phi, &fs);
+    if (*t > 0.0 && surface_optimal(B, b, mu, *t, *phi)) return fs;
+    fs = INFINITY;
+    sample_surface(B, b, mu, phi0, delta, step, phi, &fs);
+    const mbdcp_float mid = golden_section(B, b, mu, *phi, step);
+    mbdcp_float tk;
+    if (surface_value(B, b, mu, mid, &tk) <= fs) *phi = mid;
+    fs = surface_value(B, b, mu, *phi, t);
+    if (*t > 0.0) surface_newton(B, b, mu, t, phi, &fs);
+    return fs;
+}
+
 /* The exact minimiser (to rounding) by cases: the apex when b is in the dual cone, the unconstrained
- * minimiser when it lies in K, else the best point of the cone's surface (sampled, then refined by
- * golden-section search on the angle). x: in, the current value; out, the minimiser, never worse. */
+ * minimiser when it lies in K, else the best point of the cone's surface (mu = 0: of the ray
+ * x_t = 0). x: in, the current value; out, the minimiser, never worse. */
 void mbdcp_cone_local_solve(const mbdcp_float *B, const mbdcp_float *b, mbdcp_float mu, mbdcp_float *x)
 {
     mbdcp_float best[3] = {x[0], x[1], x[2]}, fbest = local_value(B, b, x);
@@ -105,89 +204,17 @@ void mbdcp_cone_local_solve(const mbdcp_float *B, const mbdcp_float *b, mbdcp_fl
         x[0] = x[1] = x[2] = 0.0;
         return;
     }
-    /* unconstrained minimiser (3 x 3 Cholesky) */
-    const mbdcp_float tr = B[0] + B[4] + B[8];
-    mbdcp_float l00 = B[0], l10, l11, l20, l21, l22;
-    if (l00 > 1e-14 * tr) {
-        l00 = sqrt(l00);
-        l10 = B[3] / l00;
-        l20 = B[6] / l00;
-        l11 = B[4] - l10 * l10;
-        if (l11 > 1e-14 * tr) {
-            l11 = sqrt(l11);
-            l21 = (B[7] - l20 * l10) / l11;
-            l22 = B[8] - l20 * l20 - l21 * l21;
-            if (l22 > 1e-14 * tr) {
-                l22 = sqrt(l22);
-                mbdcp_float y0 = -b[0] / l00, y1 = (-b[1] - l10 * y0) / l11, y2 = (-b[2] - l20 * y0 - l21 * y1) / l22;
-                mbdcp_float c[3];
-                c[2] = y2 / l22;
-                c[1] = (y1 - l21 * c[2]) / l11;
-                c[0] = (y0 - l10 * c[1] - l20 * c[2]) / l00;
-                if (c[0] >= 0.0 && sqrt(c[1] * c[1] + c[2] * c[2]) <= mu * c[0]) {
-                    const mbdcp_float f = local_value(B, b, c);
-                    if (f <= fbest) memcpy(x, c, sizeof c);
-                    return;
-                }
-            }
-        }
+    mbdcp_float c[3];
+    if (unconstrained(B, b, c) && c[0] >= 0.0 && sqrt(c[1] * c[1] + c[2] * c[2]) <= mu * c[0]) {
+        const mbdcp_float f = local_value(B, b, c);
+        if (f <= fbest) memcpy(x, c, sizeof c);
+        return;
     }
-    /* the surface (mu = 0: the ray x_t = 0) */
-    mbdcp_float phi = 0.0, t = 0.0, fs;
-    if (mu == 0.0) {
-        fs = B[0] > 0.0 && b[0] < 0.0 ? -0.5 * b[0] * b[0] / B[0] : 0.0;
-        t = fs < 0.0 ? -b[0] / B[0] : 0.0;
-    } else {
-        /* descent needs b.a < 0, i.e. |phi - phi0| < delta around the direction opposite b_t */
-        const mbdcp_float phi0 = atan2(-b[2], -b[1]);
-        const mbdcp_float delta = acos(fmax(-1.0, fmin(1.0, b[0] / (mu * bt))));
-        const mbdcp_float step = 2.0 * delta / LOCAL_SAMPLES;
-        /* first Newton from the direction opposite b_t (exact for an isotropic block): accepted
-         * when its point satisfies the optimality conditions, else the sampled search below */
-        phi = phi0;
-        fs = surface_value(B, b, mu, phi, &t);
-        if (t > 0.0) surface_newton(B, b, mu, &t, &phi, &fs);
-        const int done = t > 0.0 && surface_optimal(B, b, mu, t, phi);
-        if (!done) fs = INFINITY;
-        for (int k = 0; k <= LOCAL_SAMPLES && !done; ++k) {
-            mbdcp_float tk;
-            const mbdcp_float ang = phi0 - delta + k * step, f = surface_value(B, b, mu, ang, &tk);
-            if (f < fs) {
-                fs = f;
-                phi = ang;
-            }
-        }
-        mbdcp_float lo = phi - step, hi = phi + step; /* golden section on the bracket */
-        if (done) lo = hi = phi;
-        const mbdcp_float g = 0.6180339887498949;
-        mbdcp_float x1 = hi - g * (hi - lo), x2 = lo + g * (hi - lo), tk;
-        mbdcp_float f1 = surface_value(B, b, mu, x1, &tk), f2 = surface_value(B, b, mu, x2, &tk);
-        for (int it = 0; it < 80 && hi - lo > 1e-15 * (1.0 + fabs(phi)); ++it) {
-            if (f1 <= f2) {
-                hi = x2;
-                x2 = x1;
-                f2 = f1;
-                x1 = hi - g * (hi - lo);
-                f1 = surface_value(B, b, mu, x1, &tk);
-            } else {
-                lo = x1;
-                x1 = x2;
-                f1 = f2;
-                x2 = lo + g * (hi - lo);
-                f2 = surface_value(B, b, mu, x2, &tk);
-            }
-        }
-        if (!done) {
-            const mbdcp_float mid = 0.5 * (lo + hi);
-            if (surface_value(B, b, mu, mid, &tk) <= fs) phi = mid;
-            fs = surface_value(B, b, mu, phi, &t);
-            /* comparisons locate phi only to sqrt(eps): finish with Newton on (t, phi) */
-            if (t > 0.0) surface_newton(B, b, mu, &t, &phi, &fs);
-        }
-    }
-    const mbdcp_float c[3] = {t, t * mu * cos(phi), t * mu * sin(phi)};
+    mbdcp_float t, phi;
+    const mbdcp_float fs = mu == 0.0 ? ray_minimiser(B, b, &t, &phi) : surface_minimiser(B, b, mu, bt, &t, &phi);
+    const mbdcp_float s[3] = {t, t * mu * cos(phi), t * mu * sin(phi)};
     if (fs <= fbest) {
-        memcpy(best, c, sizeof c);
+        memcpy(best, s, sizeof s);
         fbest = fs;
     }
     if (0.0 < fbest - slack) best[0] = best[1] = best[2] = 0.0; /* the apex is never worse than a positive value */

@@ -46,10 +46,9 @@
 /* Scaled data stay below 2^LIMIT_LOG2 in magnitude. */
 #define LIMIT_LOG2 960
 /* A basis block whose elimination meets a pivot at or below SINGULAR times its largest entry is
- * singular in double: its basic values carry no correct digit (a settling 136-disk pile's
- * algorithm 3 step reached such a basis with friction impulses of 1e19 whose difference was
- * lost, and the componentwise test, scaled by |M||z|, could not tell). Pivoting then stops as
- * a numerical error and the solve starts again cold. */
+ * singular in double: its basic values carry no correct digit (large impulses whose difference
+ * is lost), and the componentwise test, scaled by |M||z|, cannot tell. Pivoting then stops as a
+ * numerical error and the solve starts again cold. */
 #define SINGULAR 1e-14
 /* A hinted basis must be further from singular: below this, the hint is dropped (warm, polish). */
 #define HINT_SINGULAR 1e-12
@@ -66,7 +65,7 @@
 #define PANEL 32
 
 /* fmax(acc, x) for an accumulator acc that is never NaN, and fmax(x, 0): the same values
- * (a NaN x is skipped), inlined (libm's fmax is a call, and was 9 % of a small solve). */
+ * (a NaN x is skipped), inlined (libm's fmax is a call, in the hottest loops). */
 static inline mbdcp_float acc_max(mbdcp_float acc, mbdcp_float x) { return x > acc ? x : acc; }
 static inline mbdcp_float pos_part(mbdcp_float x) { return x > 0.0 ? x : 0.0; }
 
@@ -308,98 +307,130 @@ static void pivot(Lemke *L, const mbdcp_float *d, mbdcp_int r, mbdcp_int next_va
     if (next_var >= 0) dnext[r] = row_dot(L, r, next_var, L->ag);
 }
 
-/* In-place Gauss-Jordan inversion, with partial pivoting, of the s x s matrix whose row a is
- * Bc's row P[a] (entries 0..s), blocked by panels K of PANEL columns. The panel's columns are
- * reduced alone (each pivot row scaled, then subtracted from every other row, on K only). The
- * pivots of K act on the matrix as a row transformation T that differs from I only in the
- * columns K, and the in-place bookkeeping leaves exactly T[:, K] in them; every other column
- * then becomes T R: with X = K's rows as they were, R[a, :] += T[a, K] X for the rows outside K
- * and R[K, :] = T[K, K] X, four rows of X per pass (one store of R per four products: the
- * unblocked form stored every entry once per pivot and was bound by it). Row interchanges move
- * whole rows (outside K a row is still untouched by the panel) and are undone on the columns
- * at the end. A pivot at or below tiny (or not finite) means singular: returns 0. Scratch:
- * cand (the interchanges), X (PANEL rows of n). */
-static int invert_in_place(Lemke *L, mbdcp_int s, mbdcp_float tiny)
+/* Row a of the matrix invert_in_place() works on: Bc's row P[a]. */
+static inline mbdcp_float *inv_row(const Lemke *L, mbdcp_int a)
+{
+    return L->Bc + (size_t)L->P[a] * L->n;
+}
+
+/* The row (from c on, of s) with the largest entry in column c, and that entry's magnitude. */
+static mbdcp_int pivot_row(const Lemke *L, mbdcp_int s, mbdcp_int c, mbdcp_float *best)
+{
+    mbdcp_int p = c;
+    *best = -1.0;
+    for (mbdcp_int a = c; a < s; ++a) {
+        const mbdcp_float v = fabs(inv_row(L, a)[c]);
+        if (v > *best) {
+            *best = v;
+            p = a;
+        }
+    }
+    return p;
+}
+
+/* Gauss-Jordan on the panel's columns K = [k, ke) alone: for each column, the pivot row
+ * interchanged into place (recorded in cand), scaled, and subtracted from every other row, on K
+ * only. 0 if a pivot is at or below tiny (or not finite). */
+static int reduce_panel(Lemke *L, mbdcp_int s, mbdcp_int k, mbdcp_int ke, mbdcp_float tiny)
+{
+    for (mbdcp_int c = k; c < ke; ++c) {
+        mbdcp_float best;
+        const mbdcp_int p = pivot_row(L, s, c, &best);
+        if (!(best > tiny) || !isfinite(best)) return 0;
+        L->cand[c] = p;
+        mbdcp_float *Rc = inv_row(L, c);
+        if (p != c) {
+            mbdcp_float *Rp = inv_row(L, p);
+            for (mbdcp_int j = 0; j < s; ++j) {
+                const mbdcp_float t = Rc[j];
+                Rc[j] = Rp[j];
+                Rp[j] = t;
+            }
+        }
+        const mbdcp_float inv = 1.0 / Rc[c];
+        Rc[c] = 1.0;
+        for (mbdcp_int j = k; j < ke; ++j) Rc[j] *= inv;
+        for (mbdcp_int a = 0; a < s; ++a) {
+            if (a == c) continue;
+            mbdcp_float *Ra = inv_row(L, a);
+            const mbdcp_float f = Ra[c];
+            if (f == 0.0) continue;
+            Ra[c] = 0.0;
+            for (mbdcp_int j = k; j < ke; ++j) Ra[j] -= f * Rc[j];
+        }
+    }
+    return 1;
+}
+
+/* Ra[j] += sum_q f[q] x[q][j] for the columns j outside [k, ke) (of s), four terms per pass. */
+static void add_products(mbdcp_float *Ra, mbdcp_int s, mbdcp_int k, mbdcp_int ke, mbdcp_int nf,
+                         const mbdcp_float *f, const mbdcp_float *const *x)
+{
+    mbdcp_int q = 0;
+    for (; q + 4 <= nf; q += 4) {
+        const mbdcp_float f0 = f[q], f1 = f[q + 1], f2 = f[q + 2], f3 = f[q + 3];
+        const mbdcp_float *x0 = x[q], *x1 = x[q + 1], *x2 = x[q + 2], *x3 = x[q + 3];
+        for (mbdcp_int j = 0; j < k; ++j) Ra[j] += f0 * x0[j] + f1 * x1[j] + f2 * x2[j] + f3 * x3[j];
+        for (mbdcp_int j = ke; j < s; ++j) Ra[j] += f0 * x0[j] + f1 * x1[j] + f2 * x2[j] + f3 * x3[j];
+    }
+    for (; q < nf; ++q) {
+        const mbdcp_float f0 = f[q], *x0 = x[q];
+        for (mbdcp_int j = 0; j < k; ++j) Ra[j] += f0 * x0[j];
+        for (mbdcp_int j = ke; j < s; ++j) Ra[j] += f0 * x0[j];
+    }
+}
+
+/* The panel's row transformation T applied to the columns outside K = [k, ke): with X = K's
+ * rows as they were (copied to L->X), R[a, :] += T[a, K] X for the rows outside K and
+ * R[K, :] = T[K, K] X. */
+static void update_outside_panel(Lemke *L, mbdcp_int s, mbdcp_int k, mbdcp_int ke)
 {
     const mbdcp_int n = L->n;
-    mbdcp_int *perm = L->cand;
-#define ROW(a) (L->Bc + (size_t)L->P[a] * n)
+    for (mbdcp_int c = k; c < ke; ++c) memcpy(L->X + (size_t)(c - k) * n, inv_row(L, c), (size_t)s * sizeof(mbdcp_float));
+    for (mbdcp_int a = 0; a < s; ++a) {
+        mbdcp_float *Ra = inv_row(L, a);
+        mbdcp_float f[PANEL];
+        const mbdcp_float *x[PANEL];
+        mbdcp_int nf = 0;
+        for (mbdcp_int c = k; c < ke; ++c)
+            if (Ra[c] != 0.0) {
+                f[nf] = Ra[c];
+                x[nf++] = L->X + (size_t)(c - k) * n;
+            }
+        if (a >= k && a < ke) { /* R[a, :] = T[a, K] X outside K */
+            for (mbdcp_int j = 0; j < k; ++j) Ra[j] = 0.0;
+            for (mbdcp_int j = ke; j < s; ++j) Ra[j] = 0.0;
+        }
+        add_products(Ra, s, k, ke, nf, f, x);
+    }
+}
+
+/* In-place Gauss-Jordan inversion, with partial pivoting, of the s x s matrix whose row a is
+ * Bc's row P[a] (entries 0..s), blocked by panels K of PANEL columns. The panel's columns are
+ * reduced alone (reduce_panel). The pivots of K act on the matrix as a row transformation T that
+ * differs from I only in the columns K, and the in-place bookkeeping leaves exactly T[:, K] in
+ * them; every other column then becomes T R (update_outside_panel), one store of R per four
+ * products (storing every entry once per pivot would bind the inversion to memory traffic). Row
+ * interchanges move whole rows (outside K a row is still untouched by the panel) and are undone
+ * on the columns at the end. A pivot at or below tiny (or not finite) means singular: returns 0.
+ * Scratch: cand (the interchanges), X (PANEL rows of n). */
+static int invert_in_place(Lemke *L, mbdcp_int s, mbdcp_float tiny)
+{
+    const mbdcp_int *perm = L->cand;
     for (mbdcp_int k = 0; k < s; k += PANEL) {
         const mbdcp_int ke = k + PANEL < s ? k + PANEL : s;
-        for (mbdcp_int c = k; c < ke; ++c) {
-            mbdcp_int p = c;
-            mbdcp_float best = -1.0;
-            for (mbdcp_int a = c; a < s; ++a) {
-                const mbdcp_float v = fabs(ROW(a)[c]);
-                if (v > best) {
-                    best = v;
-                    p = a;
-                }
-            }
-            if (!(best > tiny) || !isfinite(best)) return 0;
-            perm[c] = p;
-            mbdcp_float *Rc = ROW(c);
-            if (p != c) {
-                mbdcp_float *Rp = ROW(p);
-                for (mbdcp_int j = 0; j < s; ++j) {
-                    const mbdcp_float t = Rc[j];
-                    Rc[j] = Rp[j];
-                    Rp[j] = t;
-                }
-            }
-            const mbdcp_float inv = 1.0 / Rc[c];
-            Rc[c] = 1.0;
-            for (mbdcp_int j = k; j < ke; ++j) Rc[j] *= inv;
-            for (mbdcp_int a = 0; a < s; ++a) {
-                if (a == c) continue;
-                mbdcp_float *Ra = ROW(a);
-                const mbdcp_float f = Ra[c];
-                if (f == 0.0) continue;
-                Ra[c] = 0.0;
-                for (mbdcp_int j = k; j < ke; ++j) Ra[j] -= f * Rc[j];
-            }
-        }
+        if (!reduce_panel(L, s, k, ke, tiny)) return 0;
         if (k == 0 && ke == s) break; /* one panel: no other columns */
-        for (mbdcp_int c = k; c < ke; ++c)
-            memcpy(L->X + (size_t)(c - k) * n, ROW(c), (size_t)s * sizeof(mbdcp_float));
-        for (mbdcp_int a = 0; a < s; ++a) {
-            mbdcp_float *Ra = ROW(a);
-            const int own = a >= k && a < ke;
-            mbdcp_float f[PANEL];
-            const mbdcp_float *x[PANEL];
-            mbdcp_int nf = 0;
-            for (mbdcp_int c = k; c < ke; ++c)
-                if (Ra[c] != 0.0) {
-                    f[nf] = Ra[c];
-                    x[nf++] = L->X + (size_t)(c - k) * n;
-                }
-            if (own) { /* R[a, :] = T[a, K] X outside K */
-                for (mbdcp_int j = 0; j < k; ++j) Ra[j] = 0.0;
-                for (mbdcp_int j = ke; j < s; ++j) Ra[j] = 0.0;
-            }
-            mbdcp_int q = 0;
-            for (; q + 4 <= nf; q += 4) {
-                const mbdcp_float f0 = f[q], f1 = f[q + 1], f2 = f[q + 2], f3 = f[q + 3];
-                const mbdcp_float *x0 = x[q], *x1 = x[q + 1], *x2 = x[q + 2], *x3 = x[q + 3];
-                for (mbdcp_int j = 0; j < k; ++j) Ra[j] += f0 * x0[j] + f1 * x1[j] + f2 * x2[j] + f3 * x3[j];
-                for (mbdcp_int j = ke; j < s; ++j) Ra[j] += f0 * x0[j] + f1 * x1[j] + f2 * x2[j] + f3 * x3[j];
-            }
-            for (; q < nf; ++q) {
-                const mbdcp_float f0 = f[q], *x0 = x[q];
-                for (mbdcp_int j = 0; j < k; ++j) Ra[j] += f0 * x0[j];
-                for (mbdcp_int j = ke; j < s; ++j) Ra[j] += f0 * x0[j];
-            }
-        }
+        update_outside_panel(L, s, k, ke);
     }
     for (mbdcp_int c = s - 1; c >= 0; --c) /* undo the row interchanges on the columns */
         if (perm[c] != c)
             for (mbdcp_int a = 0; a < s; ++a) {
-                mbdcp_float *Ra = ROW(a);
+                mbdcp_float *Ra = inv_row(L, a);
                 const mbdcp_float t = Ra[c];
                 Ra[c] = Ra[perm[c]];
                 Ra[perm[c]] = t;
             }
-#undef ROW
     return 1;
 }
 
@@ -698,9 +729,8 @@ static uint64_t var_hash(mbdcp_int var)
 /* Complementary pivoting from the current basis with z0 entering at row r (L->d = its column).
  * Returns the status; counts pivots in L->pivots up to limit. On a ray, L->entering is the
  * unblocked variable and L->d its column. Lemke's path never meets a basis twice; with ties
- * decided in rounding it can cycle (a settling 136-disk pile's LCP of 1220 variables repeated
- * 38 pivots until the pivot limit, 4 minutes): a basis seen in the last CYCLE_RING pivots ends
- * the run as a numerical error, and the caller takes another path. */
+ * decided in rounding it can cycle until the pivot limit: a basis seen in the last CYCLE_RING
+ * pivots ends the run as a numerical error, and the caller takes another path. */
 static MbdcpStatus run(Lemke *L, mbdcp_int r, mbdcp_int limit)
 {
     const MbdcpLemkeSettings *s = L->s;
@@ -1326,6 +1356,38 @@ static void setup(Lemke *L, mbdcp_int n, const mbdcp_float *M, const mbdcp_float
     L->limit = s->max_pivots > 0 ? s->max_pivots : 100 * (n + 1);
 }
 
+/* The last attempts, while the outcome is still open after the paths broke down: on perturbed
+ * data when M is not positive semidefinite, else on regularized data. */
+static void try_last(Lemke *L, const mbdcp_float *M)
+{
+    const int open = !settled(L) && (L->status == MBDCP_NUMERICAL_ERROR || L->status == MBDCP_SOLVED);
+    const int psd = open && semidefinite(L->n, M, L->Bc);
+    if (open && !psd) try_perturbed(L);
+    if (open && psd) try_regularized(L);
+}
+
+/* The call's form (pointers to the settings and outputs, n >= 0, the settings); then the info
+ * of a solved empty problem. */
+static MbdcpReturn check_call(mbdcp_int n, const MbdcpLemkeSettings *settings, const MbdcpLemkeOutput *out,
+                              MbdcpLemkeInfo *info)
+{
+    if (!settings || !info || !out) return MBDCP_ERR_NULL;
+    if (n < 0) return MBDCP_ERR_DIMENSION;
+    const MbdcpReturn rc = mbdcp_lemke_check_settings(settings, NULL);
+    if (rc != MBDCP_OK) return rc;
+    memset(info, 0, sizeof(*info));
+    info->status = MBDCP_SOLVED;
+    info->worst_row = -1;
+    return MBDCP_OK;
+}
+
+/* What the last solve of this size left in the workspace for a re-solve (nothing unless reuse). */
+static LemkeKeptWhat kept_state(mbdcp_int n, int reuse, const void *work)
+{
+    const LemkeKept *kept = (const LemkeKept *)work;
+    return reuse && kept->magic == KEPT_MAGIC && kept->n == n ? kept->what : KEPT_NOTHING;
+}
+
 /* Lemke's method as a cascade of strategies, each tried while the outcome is open: the hint solved
  * directly, the kept basis of the last solve (`reuse`), the warm start from the hint, the two cold
  * paths, then the last paths on perturbed (M not positive semidefinite) or regularized data. */
@@ -1333,19 +1395,12 @@ static MbdcpReturn solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q
                          const mbdcp_int *start, int reuse, const MbdcpLemkeOutput *out, MbdcpLemkeInfo *info,
                          void *work, size_t work_bytes)
 {
-    if (!settings || !info || !out) return MBDCP_ERR_NULL;
-    if (n < 0) return MBDCP_ERR_DIMENSION;
-    MbdcpReturn rc = mbdcp_lemke_check_settings(settings, NULL);
-    if (rc != MBDCP_OK) return rc;
-    memset(info, 0, sizeof(*info));
-    info->status = MBDCP_SOLVED;
-    info->worst_row = -1;
-    if (n == 0) return MBDCP_OK;
+    const MbdcpReturn rc = check_call(n, settings, out, info);
+    if (rc != MBDCP_OK || n == 0) return rc;
     if (!M || !q || !out->z || !out->w || !work) return MBDCP_ERR_NULL;
     if (work_bytes < mbdcp_lemke_workspace_size(n)) return MBDCP_ERR_WORKSPACE;
-    const LemkeKept *kept = (const LemkeKept *)work;
-    const int known = reuse && kept->magic == KEPT_MAGIC && kept->n == n;
-    const int resolve = known && kept->what == KEPT_INVERSE, hinted = known && kept->what == KEPT_BASIS;
+    const LemkeKeptWhat kept = kept_state(n, reuse, work);
+    const int resolve = kept == KEPT_INVERSE, hinted = kept == KEPT_BASIS;
     /* a re-solve's M passed this check in the solve it continues */
     if ((!resolve && !mbdcp_all_finite((size_t)n * n, M)) || !mbdcp_all_finite((size_t)n, q)) return MBDCP_ERR_NONFINITE;
 
@@ -1359,10 +1414,7 @@ static MbdcpReturn solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q
     if (!settled(&L)) equilibrate(&L);
     if (start && !settled(&L)) try_warm(&L, start);
     if (!settled(&L)) try_cold(&L);
-    const int open = !settled(&L) && (L.status == MBDCP_NUMERICAL_ERROR || L.status == MBDCP_SOLVED);
-    const int psd = open && semidefinite(n, M, L.Bc);
-    if (open && !psd) try_perturbed(&L);
-    if (open && psd) try_regularized(&L);
+    try_last(&L, M);
     if (L.verified) L.status = MBDCP_SOLVED;
     if (L.status == MBDCP_SOLVED && L.verified && L.kept->what != KEPT_BASIS) L.kept->what = KEPT_INVERSE;
     finish(&L, info);

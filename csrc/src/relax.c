@@ -201,6 +201,68 @@ MbdcpReturn mbdcp_fixed_point(const MbdcpStepProblem *p, const MbdcpFixedPointSe
     return mbdcp_fixed_point_warm(p, s, NULL, NULL, out, info, work, work_bytes);
 }
 
+/* A fixed-point run's state: the call's arguments and the relaxations' workspace. */
+typedef struct {
+    const MbdcpStepProblem *p;
+    const MbdcpFixedPointSettings *s;
+    const mbdcp_int *start[2]; /* the hints of the first P1 and P2 solves (NULL: cold) */
+    MbdcpFixedPointOutput *out;
+    MbdcpFixedPointInfo *info;
+    Work W;
+} FixedPoint;
+
+/* One pass: v = P1(Gamma), lam = Lambda(v); algorithms 2, 3 then v = P2(lam), lam = Lambda(v).
+ * The first solves start from the hints, later ones from their subproblem's last basis. *st:
+ * SOLVED, or the status of the subproblem that was not. */
+static MbdcpReturn fixed_point_pass(FixedPoint *F, mbdcp_int it, MbdcpStatus *st)
+{
+    const MbdcpStepProblem *p = F->p;
+    MbdcpFixedPointOutput *out = F->out;
+    const int last = F->s->algorithm >= 2 ? 2 : 1;
+    *st = MBDCP_SOLVED;
+    for (int which = 1; which <= last && *st == MBDCP_SOLVED; ++which) {
+        MbdcpLemkeInfo li;
+        const MbdcpReturn rc = solve_sub(p, &F->W, which, which == 1 ? F->W.gamma : F->W.lam, &F->s->lemke, it > 0,
+                                         F->start[which - 1], which == 1 ? out->basis_p1 : out->basis_p2,
+                                         out->v_next, out->p_b, &li);
+        if (rc != MBDCP_OK) return rc;
+        F->info->pivots += li.pivots;
+        F->info->residual = li.residual;
+        *st = li.status;
+        if (*st == MBDCP_SOLVED) mbdcp_sliding_speed(p->n_v, p->n_c, p->m, p->D, p->E, out->v_next, F->W.lam);
+    }
+    return MBDCP_OK;
+}
+
+/* After a solved pass `it`: Gamma = U lam for the next one, the change of v reported to the
+ * monitor, and the convergence test. 1 to stop, with the status set. */
+static int fixed_point_done(FixedPoint *F, mbdcp_int it)
+{
+    const MbdcpStepProblem *p = F->p;
+    const MbdcpFixedPointSettings *s = F->s;
+    MbdcpFixedPointInfo *info = F->info;
+    const mbdcp_float *v_next = F->out->v_next;
+    for (mbdcp_int c = 0; c < p->n_c; ++c) F->W.gamma[c] = p->mu[c] * F->W.lam[c];
+    mbdcp_float change = 0.0;
+    for (mbdcp_int i = 0; i < p->n_v; ++i) {
+        change = fmax(change, fabs(v_next[i] - F->W.v_prev[i]));
+        F->W.v_prev[i] = v_next[i];
+    }
+    info->iterations = it + 1;
+    if (mbdcp_monitor_call(&s->lemke.monitor, it + 1, -1, -1, change)) {
+        info->status = MBDCP_INTERRUPTED;
+        return 1;
+    }
+    /* Algorithm 3 is one pass by definition; 1 and 2 compare two iterates (v_0 is the old v). */
+    const mbdcp_float scale = fmax(1.0, mbdcp_norm_inf((size_t)p->n_v, v_next));
+    if (s->algorithm == 3 || (it > 0 && change <= s->tol * scale)) {
+        info->converged = 1;
+        info->status = MBDCP_SOLVED;
+        return 1;
+    }
+    return 0;
+}
+
 MbdcpReturn mbdcp_fixed_point_warm(const MbdcpStepProblem *p, const MbdcpFixedPointSettings *s,
                                    const mbdcp_int *start_p1, const mbdcp_int *start_p2,
                                    MbdcpFixedPointOutput *out, MbdcpFixedPointInfo *info, void *work,
@@ -209,59 +271,37 @@ MbdcpReturn mbdcp_fixed_point_warm(const MbdcpStepProblem *p, const MbdcpFixedPo
     if (!s || !out || !info || !out->v_next) return MBDCP_ERR_NULL;
     MbdcpReturn rc = mbdcp_fixed_point_check_settings(s, NULL);
     if (rc != MBDCP_OK) return rc;
-    Work W;
-    rc = setup(p, work, work_bytes, &W);
+    FixedPoint F;
+    rc = setup(p, work, work_bytes, &F.W);
     if (rc != MBDCP_OK) return rc;
-    const mbdcp_int nv = p->n_v, nc = p->n_c, m = p->m;
+    const mbdcp_int nc = p->n_c, m = p->m;
     if ((p->n_b && !out->p_b) || (nc && (!out->p_n || !out->lam)) || (m && !out->beta)) return MBDCP_ERR_NULL;
+    F.p = p;
+    F.s = s;
+    F.start[0] = start_p1;
+    F.start[1] = start_p2;
+    F.out = out;
+    F.info = info;
 
     info->status = MBDCP_MAX_ITERATIONS;
     info->iterations = 0;
     info->converged = 0;
     info->pivots = 0;
     info->residual = 0.0;
-    memset(W.gamma, 0, (size_t)nc * sizeof(mbdcp_float));
-    memcpy(W.v_prev, p->v, (size_t)nv * sizeof(mbdcp_float));
+    memset(F.W.gamma, 0, (size_t)nc * sizeof(mbdcp_float));
+    memcpy(F.W.v_prev, p->v, (size_t)p->n_v * sizeof(mbdcp_float));
     for (mbdcp_int it = 0; it < s->max_iter; ++it) {
-        /* v = P1(Gamma), lam = Lambda(v); algorithms 2, 3: v = P2(lam), lam = Lambda(v) */
-        MbdcpStatus st = MBDCP_SOLVED;
-        for (int which = 1; which <= (s->algorithm >= 2 ? 2 : 1) && st == MBDCP_SOLVED; ++which) {
-            MbdcpLemkeInfo li;
-            /* the first solves start from the hints; later ones from their own last basis */
-            rc = solve_sub(p, &W, which, which == 1 ? W.gamma : W.lam, &s->lemke, it > 0,
-                           which == 1 ? start_p1 : start_p2, which == 1 ? out->basis_p1 : out->basis_p2,
-                           out->v_next, out->p_b, &li);
-            if (rc != MBDCP_OK) return rc;
-            info->pivots += li.pivots;
-            info->residual = li.residual;
-            st = li.status;
-            if (st == MBDCP_SOLVED) mbdcp_sliding_speed(nv, nc, m, p->D, p->E, out->v_next, W.lam);
-        }
+        MbdcpStatus st;
+        rc = fixed_point_pass(&F, it, &st);
+        if (rc != MBDCP_OK) return rc;
         if (st != MBDCP_SOLVED) {
             info->status = st;
             break;
         }
-        for (mbdcp_int c = 0; c < nc; ++c) W.gamma[c] = p->mu[c] * W.lam[c];
-        mbdcp_float change = 0.0;
-        for (mbdcp_int i = 0; i < nv; ++i) {
-            change = fmax(change, fabs(out->v_next[i] - W.v_prev[i]));
-            W.v_prev[i] = out->v_next[i];
-        }
-        info->iterations = it + 1;
-        if (mbdcp_monitor_call(&s->lemke.monitor, it + 1, -1, -1, change)) {
-            info->status = MBDCP_INTERRUPTED;
-            break;
-        }
-        /* Algorithm 3 is one pass by definition; 1 and 2 compare two iterates (v_0 is the old v). */
-        const mbdcp_float scale = fmax(1.0, mbdcp_norm_inf((size_t)nv, out->v_next));
-        if (s->algorithm == 3 || (it > 0 && change <= s->tol * scale)) {
-            info->converged = 1;
-            info->status = MBDCP_SOLVED;
-            break;
-        }
+        if (fixed_point_done(&F, it)) break;
     }
-    if (nc) memcpy(out->p_n, W.z, (size_t)nc * sizeof(mbdcp_float));
-    if (m) memcpy(out->beta, W.z + nc, (size_t)m * sizeof(mbdcp_float));
-    if (nc) memcpy(out->lam, W.lam, (size_t)nc * sizeof(mbdcp_float));
+    if (nc) memcpy(out->p_n, F.W.z, (size_t)nc * sizeof(mbdcp_float));
+    if (m) memcpy(out->beta, F.W.z + nc, (size_t)m * sizeof(mbdcp_float));
+    if (nc) memcpy(out->lam, F.W.lam, (size_t)nc * sizeof(mbdcp_float));
     return MBDCP_OK;
 }

@@ -421,6 +421,11 @@ static void test_ccp_particle(void)
     CHECK(mbdcp_ccp_solve(&p, &s, nu, u, &info, work, bytes) == MBDCP_ERR_SETTING);
     s.max_iter = 10;
     CHECK(mbdcp_ccp_solve(&p, &s, nu, u, &info, work, bytes - 8) == MBDCP_ERR_WORKSPACE);
+    /* no contact: solved at once, every field of the info set */
+    MbdcpCcpProblem empty = {3, 0, 0, colptr, NULL, NULL, colptr, NULL, NULL, NULL, NULL};
+    memset(&info, 0x5a, sizeof info);
+    CHECK(mbdcp_ccp_solve(&empty, &s, nu, u, &info, work, bytes) == MBDCP_OK && info.status == MBDCP_SOLVED);
+    CHECK(info.iterations == 0 && info.residual == 0.0 && info.lipschitz == 0.0 && info.polished == 0);
     free(work);
 }
 
