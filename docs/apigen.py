@@ -149,8 +149,24 @@ def _page(modname, shadowed, entries, modules_with_pages):
     return "\n".join(lines).rstrip() + "\n"
 
 
+def registry_table():
+    """The table of registered formulations (mbdcp.formulations.registry) as reStructuredText,
+    included by formulations.rst: the docs read the same table as compare and simulate."""
+    from mbdcp.formulations import registry
+
+    rows = [".. list-table:: The registered formulations (``mbdcp.formulations.registry``)", "   :header-rows: 1", "",
+            "   * - name", "     - model", "     - solver", "     - result", "     - derivative", "     - after"]
+    for f in registry.formulations():
+        names = ", ".join(f"``{n}``" for n in (tuple(f.variants) or (f.name,)))
+        deriv = f":func:`{f.derivative}`" if f.derivative else "—"
+        rows += [f"   * - {names}", f"     - {f.title}", f"     - :func:`mbdcp.{f.function.__name__}`",
+                 f"     - :class:`mbdcp.{f.result.__name__}`", f"     - {deriv}", f"     - {f.cite}"]
+    return "\n".join(rows) + "\n"
+
+
 def write(outdir):
-    """Write ``index.rst`` and one page per module into outdir; return the plan."""
+    """Write ``index.rst``, one page per module and the table of formulations (``registry.inc``)
+    into outdir; return the plan."""
     os.makedirs(outdir, exist_ok=True)
     pages = plan()
     with_pages = {m for m, _, _ in pages}
@@ -160,6 +176,7 @@ def write(outdir):
                                      ".. toctree::", "   :maxdepth: 1", ""] + [f"   {m}" for m, _, _ in pages]) + "\n"}
     for modname, shadowed, entries in pages:
         texts[modname + ".rst"] = _page(modname, shadowed, entries, with_pages)
+    texts["registry.inc"] = registry_table()
     for old in os.listdir(outdir):
         if old.endswith(".rst") and old not in texts:
             os.remove(os.path.join(outdir, old))

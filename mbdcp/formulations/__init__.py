@@ -6,4 +6,7 @@ the instantaneous model (:mod:`~mbdcp.formulations.instantaneous`), the cone com
 (:mod:`~mbdcp.formulations.ccp`) and the Coulomb problem (:mod:`~mbdcp.formulations.coulomb`). Their
 public names are at ``mbdcp.*``."""
 
+# the table's order, which compare's rows and the docs' table follow
+from mbdcp.formulations import step, relax, full_rank, ccp, instantaneous, coulomb  # noqa: E402,F401,I001
+
 __all__ = []  # the names live at mbdcp.* (see above)

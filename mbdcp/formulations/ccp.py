@@ -28,6 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from mbdcp.infrastructure import _core
+from mbdcp.formulations.registry import Formulation, register
 from mbdcp.infrastructure import stabilization as stab
 from mbdcp.infrastructure import validate as val
 from mbdcp.infrastructure.deprecated import renamed
@@ -325,3 +326,25 @@ def ccp(M, Wn, Wt, mu, v, h, *, p_ext=None, psi_n=None, Wb=None, theta=None, dth
         contact_velocity=(P[:, :3 * n_c].T @ v_next).reshape(n_c, 3),
         velocity_scale=float(np.abs(p).max()) if p.size else 0.0, polished=polished,
     )
+
+
+def _pose(s, options):
+    """The step with the tangent pairs of D's directions (the circular cone); a moving surface's
+    normal speed enters the gap, psi_n + h dpsi_n."""
+    kw, note = s.modelled(_DATA)
+    if s.Wt is None:
+        note = s.wt_note
+    dpsi_n = kw.pop("dpsi_n", None)
+    if dpsi_n is not None:
+        psi = kw.get("psi_n")
+        kw["psi_n"] = (0.0 if psi is None else np.asarray(psi, dtype=float)) + s.h * np.asarray(dpsi_n, dtype=float)
+    return (None if note else lambda: ccp(s.M, s.Wn, s.Wt, s.mu, s.v, s.h, **kw, **options)), note
+
+
+_DATA = frozenset({"p_ext", "psi_n", "dpsi_n", "Wb", "theta", "dtheta"})
+register(Formulation(
+    name="ccp", title="Cone complementarity problem (the CCP's circular cone), APGD, Jacobi or Gauss–Seidel",
+    cite="Anitescu & Tasora (2010); Tasora & Anitescu (2011); Negrut, Serban & Tasora (2018)", function=ccp,
+    result=CCPResult, derivative="mbdcp.derivatives.ccp", contacts="pairs", data=_DATA,
+    options=frozenset({"method", "tol", "max_iter", "omega", "warm_start", "max_correction_speed", "baumgarte"}),
+    pose=_pose, scenes=True))

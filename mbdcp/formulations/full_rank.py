@@ -30,6 +30,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from mbdcp.formulations.lemke import lemke
+from mbdcp.formulations.registry import Formulation, register
 from mbdcp.infrastructure import _core
 from mbdcp.infrastructure import validate as val
 from mbdcp.infrastructure.problem import call_core, pair_data
@@ -297,3 +298,24 @@ def full_rank_acceleration(M, Wn, Wt, mu, v, k, *, n_d=2, rho=None, dWn_v=None, 
         kappa_minus=km, sliding=sliding, rho=float(rho_used), pivots=res.pivots, residual=res.residual,
         lcp=LCPData(F=F, f=f, z=z, w=res.w) if return_lcp else None,
     )
+
+
+def _pose(s, options):
+    """The step with the tangent pairs of D's directions and n_d = half the directions per contact
+    (its pyramid |e_j^T p_t| <= mu p_n differs from Stewart–Trinkle's for n_d = 2)."""
+    kw, note = s.modelled(_DATA)
+    n_c = s.Wn.shape[1]
+    if s.Wt is None:
+        note = s.wt_note
+    elif n_c and (np.any(s.n_d % 4) or np.any(s.n_d != s.n_d[0])):
+        note = "the full-rank model needs a 2-D tangent plane (n_d a multiple of 4) and one n_d for all contacts"
+    n_d = max(int(s.n_d[0]) // 2, 1) if n_c else 2
+    return (None if note else lambda: full_rank_step(s.M, s.Wn, s.Wt, s.mu, s.v, s.h, n_d=n_d, **kw, **options)), note
+
+
+_DATA = frozenset({"p_ext", "psi_n"})
+register(Formulation(
+    name="full_rank", title="Full-rank discretized Coulomb friction LCP (phantom inertia rho)",
+    cite="Glocker (2001); Peiret, Kövecses & Font-Llagunes (extended abstract)", function=full_rank_step, result=FullRankResult,
+    derivative=None, contacts="pairs", data=_DATA, options=frozenset({"rho", "tol", "max_iter", "compliance"}),
+    pose=_pose))

@@ -41,6 +41,7 @@ import numpy as np
 import scipy.linalg
 
 from mbdcp.formulations.lemke import lemke
+from mbdcp.formulations.registry import Formulation, register
 from mbdcp.infrastructure import validate as val
 from mbdcp.infrastructure.problem import _JOINT_RANK_TOL, contact_data, joint_friction_data
 from mbdcp.infrastructure.results import InstantaneousResult, LCPData
@@ -245,3 +246,9 @@ def instantaneous(M, Wn, D, E, U, v, k, *, dWn_v=None, dD_v=None, slide_tol=1e-9
     sigma_j = np.zeros(n_j)
     sigma_j[~sliding_j] = sigma_jr
     return InstantaneousJointResult(**common, c_b=c_b, beta_j=beta_j, sigma_j=sigma_j, sliding_j=sliding_j)
+
+
+register(Formulation(
+    name="instantaneous", title="Instantaneous (acceleration-level) model; Painlevé's paradox is a status",
+    cite="Trinkle (2003), section 2, eqs. 5–24", function=instantaneous, result=InstantaneousResult,
+    derivative=None, contacts=None, data=frozenset(), options=frozenset({"slide_tol", "tol", "max_iter"}), pose=None))

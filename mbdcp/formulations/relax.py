@@ -35,6 +35,7 @@ Both subproblems are solved by Lemke's method (both are copositive-plus, so ray 
 proves infeasibility); the Cholesky factor and :math:`W^T A W` are computed once per call.
 """
 from mbdcp.formulations.crash import crash_basis
+from mbdcp.formulations.registry import Formulation, register
 from mbdcp.infrastructure import _core
 from mbdcp.infrastructure import stabilization as stab
 from mbdcp.infrastructure import validate as val
@@ -203,3 +204,17 @@ def fixed_point(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, Wb=None, theta=
         history=history, pivots=int(pivots), algorithm=int(algorithm),
         cone_slack=d.mu * p_n - d.E.T @ beta, basis=basis, basis_p2=basis_p2,
     )
+
+
+def _pose(s, options):
+    kw, note = s.modelled(_DATA)
+    return (None if note else lambda: fixed_point(s.M, s.Wn, s.D, s.E, s.mu, s.v, s.h, **kw, **options)), note
+
+
+_DATA = frozenset({"p_ext", "psi_n", "Wb", "theta", "dtheta"})
+register(Formulation(
+    name="fixed_point", title="Fixed-point relaxations P1, P2 of the Anitescu–Potra LCP: algorithms 1, 2, 3",
+    cite="Anitescu & Hart (2004)", function=fixed_point, result=FixedPointResult, derivative=None,
+    contacts="directions", data=_DATA,
+    options=frozenset({"algorithm", "tol", "max_iter", "warm_start", "crash", "max_correction_speed", "baumgarte"}),
+    pose=_pose, variants={f"fixed_point_{a}": {"algorithm": a} for a in (1, 2, 3)}, scenes=True))

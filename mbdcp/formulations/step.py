@@ -2,6 +2,7 @@
 import numpy as np
 
 from mbdcp.infrastructure import _core
+from mbdcp.formulations.registry import STEP_DATA, Formulation, register
 from mbdcp.infrastructure import stabilization as stab
 from mbdcp.infrastructure import validate as val
 from mbdcp.infrastructure.deprecated import renamed
@@ -187,3 +188,17 @@ def _friction_basis(n, n_d):
     t2 = np.array([n[1] * t1[2] - n[2] * t1[1], n[2] * t1[0] - n[0] * t1[2], n[0] * t1[1] - n[1] * t1[0]])
     ang = 2.0 * np.pi * np.arange(n_d) / max(n_d, 1)
     return np.outer(t1, np.cos(ang)) + np.outer(t2, np.sin(ang))
+
+
+def _pose(s, options):
+    """The time step s as it is: this formulation models every datum of it."""
+    kw, _ = s.modelled(STEP_DATA)
+    return (lambda: step(s.M, s.Wn, s.D, s.E, s.mu, s.v, s.h, **kw, **options)), ""
+
+
+register(Formulation(
+    name="lcp", title="Stewart–Trinkle / Anitescu–Potra time-stepping LCP, solved by Lemke's method",
+    cite="Stewart & Trinkle (1996); Anitescu & Potra (1997); Trinkle (2003), eqs. 25–47", function=step,
+    result=StepResult, derivative="mbdcp.derivatives.step", contacts="directions", data=frozenset(STEP_DATA),
+    options=frozenset({"method", "tol", "max_iter", "warm_start", "max_correction_speed", "baumgarte"}), pose=_pose,
+    scenes=True))

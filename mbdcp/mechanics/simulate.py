@@ -8,6 +8,7 @@ from typing import Optional
 import numpy as np
 
 import mbdcp
+from mbdcp.formulations import registry
 from mbdcp.infrastructure.results import _Result
 from mbdcp.mechanics import assembly, checks
 from mbdcp.mechanics.contacts import CoincidentCentres
@@ -208,43 +209,43 @@ def _deprecated_tolerances(method, tol, deprecated):
     return tol
 
 
-def _solver(scene, method, h, algorithm, tol, max_iter, warm_start=True, correction=None):
-    """(form, parts, solve) for the method; solve(args) -> (result, normal impulses)."""
-    iters = {"max_iter": max_iter} if max_iter else {}
-    if tol is not None:
-        iters["tol"] = tol
-    correction = correction or {}  # max_correction_speed, baumgarte
-    if method == "lcp":
-        last = {}  # the previous step's contact keys and Lemke basis: the next step starts from it
+def _lcp_stepper(scene, h, options, warm_start):
+    """solve(args) of mbdcp.step, each step starting from the last step's Lemke basis."""
+    last = {}  # the previous step's contact keys and Lemke basis
 
-        def solve(a):
-            keys, k = _contact_keys(a["contacts"]), _directions(a["E"])
-            res = mbdcp.step(a["M"], a["Wn"], a["D"], a["E"], a["U"], a["v"], h, p_ext=a["p_ext"], psi_n=a["psi_n"],
-                             dpsi_n=a["dpsi_n"], dpsi_f=a["dpsi_f"], warm_start=_carried(last, "basis", keys, k, 3),
-                             Wb=a.get("Wb"), theta=a.get("theta"), **iters, **correction)
-            if warm_start:
-                last.update(keys=keys, k=k, basis=res.basis)
-            return res, res.p_n
-        return "dense", ("Wn", "D"), solve
-    if method == "fixed_point":
-        if any(np.any(w.velocity) for w in scene.walls):
-            raise ValueError("method 'fixed_point' supports fixed walls only")
-        last = {}
+    def solve(a):
+        keys, k = _contact_keys(a["contacts"]), _directions(a["E"])
+        res = mbdcp.step(a["M"], a["Wn"], a["D"], a["E"], a["U"], a["v"], h, p_ext=a["p_ext"], psi_n=a["psi_n"],
+                         dpsi_n=a["dpsi_n"], dpsi_f=a["dpsi_f"], warm_start=_carried(last, "basis", keys, k, 3),
+                         Wb=a.get("Wb"), theta=a.get("theta"), **options)
+        if warm_start:
+            last.update(keys=keys, k=k, basis=res.basis)
+        return res, res.p_n
+    return solve
 
-        def solve(a):
-            keys, k = _contact_keys(a["contacts"]), _directions(a["E"])
-            hint = SimpleNamespace(basis=_carried(last, "basis", keys, k, 3), basis_p2=_carried(last, "basis_p2", keys, k, 2))
-            res = mbdcp.fixed_point(a["M"], a["Wn"], a["D"], a["E"], a["U"], a["v"], h, p_ext=a["p_ext"], psi_n=a["psi_n"],
-                                    algorithm=algorithm, Wb=a.get("Wb"), theta=a.get("theta"),
-                                    warm_start=hint, **iters, **correction)
-            if warm_start:
-                last.update(keys=keys, k=k, basis=res.basis, basis_p2=res.basis_p2)
-            return res, res.p_n
-        return "dense", ("Wn", "D"), solve
+
+def _fixed_point_stepper(scene, h, options, warm_start):
+    """solve(args) of mbdcp.fixed_point, each step's first P1 and P2 from the last step's bases."""
+    if any(np.any(w.velocity) for w in scene.walls):
+        raise ValueError("method 'fixed_point' supports fixed walls only")
+    last = {}
+
+    def solve(a):
+        keys, k = _contact_keys(a["contacts"]), _directions(a["E"])
+        hint = SimpleNamespace(basis=_carried(last, "basis", keys, k, 3), basis_p2=_carried(last, "basis_p2", keys, k, 2))
+        res = mbdcp.fixed_point(a["M"], a["Wn"], a["D"], a["E"], a["U"], a["v"], h, p_ext=a["p_ext"], psi_n=a["psi_n"],
+                                Wb=a.get("Wb"), theta=a.get("theta"), warm_start=hint, **options)
+        if warm_start:
+            last.update(keys=keys, k=k, basis=res.basis, basis_p2=res.basis_p2)
+        return res, res.p_n
+    return solve
+
+
+def _ccp_stepper(scene, h, options, warm_start):
+    """solve(args) of mbdcp.ccp, each contact's impulse starting from its last value."""
     for w in scene.walls:
         if np.linalg.norm(w.velocity - (w.velocity @ w.normal) * w.normal) > 1e-12 * np.linalg.norm(w.velocity):
             raise ValueError("method 'ccp' supports walls moving along their normal only")
-
     last = {}  # the previous step's contact keys and impulses: a settled pile starts near its answer
 
     def solve(a):
@@ -255,11 +256,35 @@ def _solver(scene, method, h, algorithm, tol, max_iter, warm_start=True, correct
             idx = _match(last["keys"], keys)
             start[idx >= 0] = last["gamma"][idx[idx >= 0]]
         res = mbdcp.ccp(a["M"], a["Wn"], a["Wt"], a["U"], a["v"], h, p_ext=a["p_ext"], psi_n=a["psi_n"] + h * a["dpsi_n"],
-                        warm_start=start, Wb=a.get("Wb"), theta=a.get("theta"), **iters, **correction)
+                        warm_start=start, Wb=a.get("Wb"), theta=a.get("theta"), **options)
         if warm_start:
             last.update(keys=keys, gamma=res.gamma)
         return res, res.gamma[:, 0]
-    return "blocks", ("Wn", "Wt"), solve
+    return solve
+
+
+# How a registered formulation that steps scenes (registry.Formulation.scenes) is driven step after
+# step; the assembly follows the formulation's contacts: D and E ("directions", dense), or the
+# tangent pairs Wt with M as its diagonal blocks ("pairs").
+_STEPPERS = {"lcp": _lcp_stepper, "fixed_point": _fixed_point_stepper, "ccp": _ccp_stepper}
+_FORMS = {"directions": ("dense", ("Wn", "D")), "pairs": ("blocks", ("Wn", "Wt"))}
+
+
+def _scene_methods():
+    return tuple(f.name for f in registry.formulations() if f.scenes)
+
+
+def _solver(scene, method, h, algorithm, tol, max_iter, warm_start=True, correction=None):
+    """(form, parts, solve) for the method; solve(args) -> (result, normal impulses)."""
+    options = dict(correction or {})  # max_correction_speed, baumgarte
+    if max_iter:
+        options["max_iter"] = max_iter
+    if tol is not None:
+        options["tol"] = tol
+    if method == "fixed_point":
+        options["algorithm"] = algorithm
+    form, parts = _FORMS[registry.formulation(method).contacts]
+    return form, parts, _STEPPERS[method](scene, h, options, warm_start)
 
 
 def _carried(last, name, keys, k, blocks):
@@ -395,8 +420,8 @@ def simulate(scene, h, T, method="lcp", progress=True, algorithm=3, tol=None, ma
     >>> tr.success, tr.first_failure.message
     (False, 'the penetration 9.31 at step 1 exceeds max_penetration = 0.05')
     """
-    if method not in ("lcp", "fixed_point", "ccp"):
-        raise ValueError(f"method must be 'lcp', 'fixed_point' or 'ccp', got {method!r}")
+    if method not in _scene_methods():
+        raise ValueError(f"method must be one of {_scene_methods()}, got {method!r}")
     if not isinstance(scene, Scene):
         raise TypeError(f"scene must be a mbdcp.mechanics.Scene, got {type(scene).__name__}")
     h, T = checks.positive("h", h), checks.nonnegative("T", T)

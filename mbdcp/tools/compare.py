@@ -4,27 +4,15 @@ import time
 
 import numpy as np
 
-from mbdcp.formulations.ccp import ccp
-from mbdcp.formulations.full_rank import full_rank_step
-from mbdcp.formulations.relax import fixed_point
-from mbdcp.formulations.step import step
+from mbdcp.formulations import registry
 from mbdcp.infrastructure import validate as val
 from mbdcp.infrastructure.problem import contact_data
 
 __all__ = ["FORMULATIONS", "Comparison", "compare", "tangent_pairs"]
 
-FORMULATIONS = ("lcp", "fixed_point_1", "fixed_point_2", "fixed_point_3", "full_rank", "ccp")
-
-# the problem data each formulation models (keywords of mbdcp.step)
-_DATA = ("p_ext", "psi_n", "dpsi_n", "dpsi_f", "Wb", "theta", "dtheta", "Dj", "Ej", "beta_max")
-_MODELS = {
-    "lcp": set(_DATA),
-    "fixed_point": {"p_ext", "psi_n", "Wb", "theta", "dtheta"},
-    "full_rank": {"p_ext", "psi_n"},
-    "ccp": {"p_ext", "psi_n", "dpsi_n", "Wb", "theta", "dtheta"},  # dpsi_n enters its gap as psi_n + h dpsi_n
-}
-_OPTIONS = {"fixed_point": {"tol", "max_iter"}, "full_rank": {"rho"},
-            "ccp": {"method", "tol", "max_iter", "omega", "warm_start"}}
+FORMULATIONS = registry.variants()  # the names the built-in formulations pose a time step under
+# compare's own settings of a formulation (the CCP is an iteration: tighter than its default)
+_DEFAULTS = {"ccp": {"tol": 1e-10}}
 _COLUMNS = ("formulation", "status", "success", "v_next_diff", "p_n", "contact_state", "dissipated_energy",
             "lift_off_speed", "seconds", "iterations", "note", "v_next")
 
@@ -111,26 +99,32 @@ class Comparison(list):
         return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
 
 
-def _check_formulations(formulations):
-    if formulations is None:
-        return FORMULATIONS
-    if isinstance(formulations, str):
-        formulations = (formulations,)
-    formulations = tuple(formulations)
-    bad = [f for f in formulations if f not in FORMULATIONS]
-    if bad or not formulations:
-        raise ValueError(f"formulations must be a non-empty selection of {FORMULATIONS}, got {formulations!r}")
-    return formulations
+def _check_formulations(names):
+    known = registry.variants()
+    if names is None:
+        return known
+    if isinstance(names, str):
+        names = (names,)
+    try:
+        names = tuple(names)
+    except TypeError:
+        raise TypeError(f"formulations must be a name or a sequence of names among {known}, "
+                        f"got {type(names).__name__}") from None
+    bad = [f for f in names if f not in known]
+    if bad or not names:
+        raise ValueError(f"formulations must be a non-empty selection of {known}, got {names!r}")
+    return names
 
 
 def _check_options(options):
     options = {} if options is None else dict(options)
+    families = {f.name: f.options for f in registry.formulations() if f.pose}
     for family, opts in options.items():
-        if family not in _OPTIONS:
-            raise ValueError(f"options keys must be among {sorted(_OPTIONS)}, got {family!r}")
-        extra = set(opts) - _OPTIONS[family]
+        if family not in families:
+            raise ValueError(f"options keys must be among {sorted(families)}, got {family!r}")
+        extra = set(opts) - families[family]
         if extra:
-            raise ValueError(f"options[{family!r}] accepts {sorted(_OPTIONS[family])}, got {sorted(extra)}")
+            raise ValueError(f"options[{family!r}] accepts {sorted(families[family])}, got {sorted(extra)}")
     return options
 
 
@@ -198,52 +192,24 @@ def compare(M, Wn, D, E, U, v, h, *, formulations=None, options=None, **keywords
     c = contact_data(M, Wn, D, E, U, v)
     M, Wn, D, E, mu, v = c.M, c.Wn, c.D, c.E, c.mu, c.v
     h = val.positive_scalar("h", h)
-    formulations = _check_formulations(formulations)
+    names = _check_formulations(formulations)
     options = _check_options(options)
-    unknown = set(keywords) - set(_DATA)
+    unknown = set(keywords) - set(registry.STEP_DATA)
     if unknown:
-        raise ValueError(f"keywords must be problem data of mbdcp.step {_DATA}, got {sorted(unknown)}")
+        raise ValueError(f"keywords must be problem data of mbdcp.step {registry.STEP_DATA}, got {sorted(unknown)}")
     n_v, n_c = M.shape[0], Wn.shape[1]
     p_ext = val.vector("p_ext", keywords.get("p_ext"), n_v, optional=True, symbol="n_v")
     dpsi_n = val.vector("dpsi_n", keywords.get("dpsi_n"), n_c, optional=True, symbol="n_c")
-    given = {k for k, x in keywords.items() if x is not None and np.any(val.as_array(k, x) != 0)}
+    keywords = {k: val.as_array(k, x) for k, x in keywords.items() if x is not None}  # the shapes: each formulation's
     Wt, n_d, wt_note = tangent_pairs(D, E)
-
-    def data_for(family):
-        missing = sorted(given - _MODELS[family])
-        kw = {k: keywords[k] for k in _MODELS[family] if keywords.get(k) is not None}
-        return kw, (f"{family} does not model {', '.join(missing)}" if missing else "")
+    s = registry.StepInput(M, Wn, D, E, mu, v, h, keywords, Wt, n_d, wt_note)
 
     def run(name):
         """(result or None, seconds, note)."""
-        if name == "lcp":
-            kw, note = data_for("lcp")
-            call = lambda: step(M, Wn, D, E, mu, v, h, **kw)
-        elif name.startswith("fixed_point"):
-            kw, note = data_for("fixed_point")
-            call = lambda: fixed_point(M, Wn, D, E, mu, v, h, algorithm=int(name[-1]), **kw,
-                                       **options.get("fixed_point", {}))
-        elif name == "full_rank":
-            kw, note = data_for("full_rank")
-            if Wt is None:
-                note = wt_note
-            elif n_c and (np.any(n_d % 4) or np.any(n_d != n_d[0])):
-                note = "the full-rank model needs a 2-D tangent plane (n_d a multiple of 4) and one n_d for all contacts"
-            call = lambda: full_rank_step(M, Wn, Wt, mu, v, h, n_d=max(int(n_d[0]) // 2, 1) if n_c else 2,
-                                          **kw, **options.get("full_rank", {}))
-        else:
-            kw, note = data_for("ccp")
-            if Wt is None:
-                note = wt_note
-            psi = kw.pop("psi_n", None)
-            if dpsi_n.size:
-                kw.pop("dpsi_n")
-                psi = (np.zeros(n_c) if psi is None else np.asarray(psi, dtype=float)) + h * dpsi_n
-            else:
-                kw.pop("dpsi_n", None)
-            opts = {"tol": 1e-10, **options.get("ccp", {})}
-            call = lambda: ccp(M, Wn, Wt, mu, v, h, psi_n=psi, **kw, **opts)
-        if note:
+        entry = registry.formulation(name)
+        opts = {**_DEFAULTS.get(entry.name, {}), **entry.variants.get(name, {}), **options.get(entry.name, {})}
+        call, note = entry.pose(s, opts)
+        if call is None:
             return None, float("nan"), note
         t0 = time.perf_counter()
         res = call()
@@ -251,7 +217,7 @@ def compare(M, Wn, D, E, U, v, h, *, formulations=None, options=None, **keywords
 
     energy0 = 0.5 * float(v @ M @ v)
     rows, reference = [], None
-    for name in ("lcp",) + tuple(f for f in formulations if f != "lcp"):
+    for name in ("lcp",) + tuple(f for f in names if f != "lcp"):
         res, seconds, note = run(name)
         row = {"formulation": name, "status": "SKIPPED", "success": False, "v_next_diff": np.nan, "p_n": None,
                "contact_state": None, "dissipated_energy": np.nan, "lift_off_speed": np.nan, "seconds": seconds,
@@ -268,7 +234,7 @@ def compare(M, Wn, D, E, U, v, h, *, formulations=None, options=None, **keywords
                        dissipated_energy=energy0 - 0.5 * float(vn @ M @ vn) + work,
                        lift_off_speed=float(normal.max()) if n_c else np.nan,
                        iterations=int(getattr(res, "iterations", getattr(res, "pivots", 0))), v_next=vn)
-        if name == "lcp" and "lcp" not in formulations:
+        if name == "lcp" and "lcp" not in names:
             continue
         rows.append(row)
     try:

@@ -1,0 +1,133 @@
+"""The table of formulations: name -> how a time step is posed and solved, the result type and the
+derivative. :func:`mbdcp.compare`, :func:`mbdcp.mechanics.simulate` and the docs' table of
+formulations read it, as SciPy's ``minimize(method=...)`` reads its table of methods; adding a
+formulation is one module that registers itself here, and its tests.
+
+A formulation poses one time step of a contact scene given as the data of :func:`mbdcp.step`
+(``M, Wn, D, E, mu, v, h`` and the keywords it models) through its ``pose`` function:
+``pose(step, options) -> (call, note)``, where ``step`` is a :class:`StepInput` and ``call()``
+solves, or ``call`` is None and ``note`` says why the formulation cannot pose that step.
+"""
+import importlib
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import numpy as np
+
+__all__ = ["Formulation", "StepInput", "register", "unregister", "formulation", "formulations", "variants", "STEP_DATA"]
+
+# The problem data of a time step beyond (M, Wn, D, E, U, v, h): the keywords of mbdcp.step.
+STEP_DATA = ("p_ext", "psi_n", "dpsi_n", "dpsi_f", "Wb", "theta", "dtheta", "Dj", "Ej", "beta_max")
+
+
+@dataclass(frozen=True)
+class StepInput:
+    """One time step, validated (:func:`mbdcp.step`'s data), and what other formulations need of
+    it: ``keywords`` (the given problem data), ``Wt`` (the tangent pairs of D's directions, or None
+    with ``wt_note`` saying why) and ``n_d`` (directions per contact)."""
+
+    M: np.ndarray
+    Wn: np.ndarray
+    D: np.ndarray
+    E: np.ndarray
+    mu: np.ndarray
+    v: np.ndarray
+    h: float
+    keywords: dict  # name -> validated array (absent data left out)
+    Wt: Optional[np.ndarray] = None
+    n_d: Optional[np.ndarray] = None
+    wt_note: str = ""
+
+    def modelled(self, data):
+        """(the keywords a formulation that models ``data`` takes, a note naming the given data it
+        does not model, "" when none)."""
+        given = {k for k, x in self.keywords.items() if x is not None and np.any(x != 0)}
+        missing = sorted(given - set(data))
+        return ({k: x for k, x in self.keywords.items() if k in data and x is not None},
+                f"this formulation does not model {', '.join(missing)}" if missing else "")
+
+
+@dataclass(frozen=True)
+class Formulation:
+    """One entry of the table.
+
+    name, title, cite
+        Its key, a one-line description and where it comes from (author, year, equations).
+    function
+        The public solver (``mbdcp.step``, ``mbdcp.ccp``, ...).
+    result
+        The result type it returns.
+    derivative
+        The dotted name of its derivative in :mod:`mbdcp.derivatives`, or None.
+    contacts
+        How it takes friction: ``"directions"`` (D, E: a polygonal cone), ``"pairs"`` (Wt: a
+        tangent pair per contact), or None when it poses no time step (the instantaneous model,
+        the Coulomb problem on a Delassus matrix).
+    data, options
+        The problem data of a time step it models (:data:`STEP_DATA`), and its solver options.
+    pose
+        ``pose(step, options) -> (call, note)`` (see the module docstring), or None.
+    variants
+        Names under which it runs with fixed options, e.g. ``{"fixed_point_1": {"algorithm": 1}}``.
+    scenes
+        Whether :func:`mbdcp.mechanics.simulate` steps scenes with it (``method=name``).
+    """
+
+    name: str
+    title: str
+    cite: str
+    function: Callable
+    result: type
+    derivative: Optional[str]
+    contacts: Optional[str]
+    data: frozenset
+    options: frozenset
+    pose: Optional[Callable]
+    variants: dict = field(default_factory=dict)
+    scenes: bool = False
+
+    def derivative_function(self):
+        """The derivative (``mbdcp.derivatives.<name>``), or None."""
+        if self.derivative is None:
+            return None
+        module, _, name = self.derivative.rpartition(".")
+        return getattr(importlib.import_module(module), name)
+
+
+_TABLE = {}
+
+
+def register(entry):
+    """Add a formulation to the table (each formulation's module does, once, at import)."""
+    if not isinstance(entry, Formulation):
+        raise TypeError(f"register takes a Formulation, got {type(entry).__name__}")
+    if entry.contacts not in ("directions", "pairs", None) or (entry.pose is None) != (entry.contacts is None):
+        raise ValueError(f"{entry.name}: contacts must be 'directions' or 'pairs' with a pose, or None without")
+    if entry.name in _TABLE and _TABLE[entry.name] is not entry:
+        raise ValueError(f"a formulation named {entry.name!r} is registered already")
+    _TABLE[entry.name] = entry
+    return entry
+
+
+def unregister(name):
+    """Remove a formulation from the table (for a plugin's or a test's own entries)."""
+    _TABLE.pop(name)
+
+
+def formulations():
+    """The registered formulations, in the order they were registered (a tuple of Formulation)."""
+    return tuple(_TABLE.values())
+
+
+def formulation(name):
+    """The formulation of that name, or of that variant (a ValueError names the choices)."""
+    for entry in _TABLE.values():
+        if name == entry.name or name in entry.variants:
+            return entry
+    raise ValueError(f"formulation must be one of {variants()}, got {name!r}")
+
+
+def variants():
+    """Every name under which a formulation poses a time step (its variants, or its own name), in
+    table order."""
+    return tuple(n for entry in _TABLE.values() if entry.pose for n in (tuple(entry.variants) or (entry.name,)))

@@ -1,0 +1,64 @@
+"""The table of formulations: every entry is what it says (its solver, result type and derivative),
+compare and simulate read it, and a new formulation is one registration away from both."""
+import numpy as np
+import pytest
+
+import mbdcp
+from mbdcp.examples import sphere_on_plane
+from mbdcp.formulations import registry
+from mbdcp.mechanics.simulate import _scene_methods
+from mbdcp.tools.compare import FORMULATIONS, tangent_pairs
+
+
+def test_every_entry_solves_a_step_into_its_result_type():
+    M, Wn, D, E, U = sphere_on_plane(0.2)
+    v, h = np.array([2.0, 0, 0, 0, 0, 0]), 0.01
+    table = mbdcp.compare(M, Wn, D, E, U, v, h, p_ext=[0, 0, -0.0981, 0, 0, 0])
+    for f in registry.formulations():
+        assert getattr(mbdcp, f.function.__name__) is f.function
+        if f.derivative:
+            assert callable(f.derivative_function())
+        if f.pose is None:
+            continue
+        for name in tuple(f.variants) or (f.name,):
+            call, note = f.pose(registry.StepInput(M, Wn, D, E, np.full(1, 0.2), v, h, {"p_ext": np.array(
+                [0, 0, -0.0981, 0, 0, 0])}, *tangent_pairs(D, E)), f.variants.get(name, {}))
+            res = call()
+            assert isinstance(res, f.result) and res.success, name
+            assert table.loc[name, "status"] == "SOLVED"
+
+
+def test_compare_and_simulate_read_the_table():
+    assert FORMULATIONS == registry.variants()
+    assert set(_scene_methods()) == {"lcp", "fixed_point", "ccp"}
+    with pytest.raises(ValueError, match="method must be one of"):
+        from mbdcp.mechanics import Body3D, Scene, simulate
+
+        simulate(Scene([Body3D(1.0, [0, 0, 1.0])]), 0.01, 0.01, method="full_rank", progress=False)
+
+
+def test_a_new_formulation_is_one_registration():
+    # a toy formulation (frictionless: the LCP without friction rows) shows up in compare at once
+    def frictionless(M, Wn, D, E, U, v, h, **kw):
+        return mbdcp.step(M, Wn, D[:, :0], E[:0], U, v, h, **kw)
+
+    def pose(s, options):
+        kw, note = s.modelled({"p_ext", "psi_n"})
+        return (None if note else lambda: frictionless(s.M, s.Wn, s.D, s.E, s.mu, s.v, s.h, **kw)), note
+
+    entry = registry.Formulation(name="frictionless", title="no friction", cite="Trinkle (2003)", function=frictionless,
+                                 result=mbdcp.StepResult, derivative=None, contacts="directions",
+                                 data=frozenset({"p_ext", "psi_n"}), options=frozenset(), pose=pose)
+    registry.register(entry)
+    try:
+        M, Wn, D, E, U = sphere_on_plane(0.2)
+        t = mbdcp.compare(M, Wn, D, E, U, [2.0, 0, 0, 0, 0, 0], 0.01, p_ext=[0, 0, -0.0981, 0, 0, 0],
+                          formulations=["lcp", "frictionless"])
+        assert t.loc["frictionless", "status"] == "SOLVED"
+        assert t.loc["frictionless", "v_next"][0] == pytest.approx(2.0)  # no friction: keeps sliding
+        assert t.loc["lcp", "v_next"][0] < 2.0
+        with pytest.raises(ValueError, match="registered already"):
+            registry.register(registry.Formulation(**{**entry.__dict__, "title": "again"}))
+    finally:
+        registry.unregister("frictionless")
+    assert "frictionless" not in registry.variants()
