@@ -1,6 +1,5 @@
 """Contact states (SEPARATING / STICKING / SLIDING) of every time-step formulation, checked on the
 worked examples against their closed forms and against the kinematics of the solution."""
-import itertools
 
 import numpy as np
 import pytest
@@ -216,17 +215,7 @@ def test_notebook_situations(v, push, lift, state):
 
 def basic_solutions(res):
     """Every complementary basic solution z of the block's reduced LCP (as notebook 03 enumerates)."""
-    F, f = res.lcp.F, res.lcp.f
-    for mask in itertools.product([0, 1], repeat=4):
-        idx = [i for i in range(4) if mask[i]]
-        z = np.zeros(4)
-        if idx:
-            try:
-                z[idx] = np.linalg.solve(F[np.ix_(idx, idx)], -f[idx])
-            except np.linalg.LinAlgError:
-                continue
-        if z.min() >= -1e-10 and (F @ z + f).min() >= -1e-10:
-            yield np.maximum(z, 0.0)
+    return mbdcp.testing.basic_solutions(res.lcp.F, res.lcp.f)
 
 
 def test_eight_planar_cases():

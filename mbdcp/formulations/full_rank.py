@@ -63,12 +63,9 @@ def full_rank_step(M, Wn, Wt, mu, v, h, *, n_d=2, rho=None, p_ext=None, psi_n=No
         Tangent Jacobian: columns 2i, 2i+1 are contact i's tangent pair (u_i, w_i). Without full
         column rank (redundant contacts: a box on four corners) the tangential relation is made
         compliant, see ``compliance``.
-    mu : float or array_like, shape (n_c,)
-        Friction coefficients >= 0 (a scalar applies to all).
-    v : array_like, shape (n_v,)
-        Velocity at the start of the step.
-    h : float
-        Time step > 0.
+    mu, v, h : float or array_like
+        As for :func:`mbdcp.ccp`: friction coefficients (n_c,) >= 0 (a scalar applies to all), the
+        velocity at the start of the step (n_v,) and the time step > 0.
     n_d : int
         Directions per contact, evenly spaced in [0, pi) from u_i (>= 1; 2 gives u and w).
     rho : float, optional

@@ -14,26 +14,23 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from mbdcp.infrastructure.problem import ContactData
+
 __all__ = ["Formulation", "StepInput", "register", "unregister", "formulation", "formulations", "variants", "STEP_DATA"]
 
 # The problem data of a time step beyond (M, Wn, D, E, U, v, h): the keywords of mbdcp.step.
 STEP_DATA = ("p_ext", "psi_n", "dpsi_n", "dpsi_f", "Wb", "theta", "dtheta", "Dj", "Ej", "beta_max")
 
 
-@dataclass(frozen=True)
-class StepInput:
-    """One time step, validated (:func:`mbdcp.step`'s data), and what other formulations need of
-    it: ``keywords`` (the given problem data), ``Wt`` (the tangent pairs of D's directions, or None
-    with ``wt_note`` saying why) and ``n_d`` (directions per contact)."""
+@dataclass(slots=True)
+class StepInput(ContactData):
+    """One time step, validated (:func:`mbdcp.step`'s contact data, h and ``keywords``: the other
+    problem data given, as validated arrays), and what other formulations need of it: ``Wt`` (the
+    tangent pairs of D's directions, or None with ``wt_note`` saying why) and ``n_d`` (directions
+    per contact)."""
 
-    M: np.ndarray
-    Wn: np.ndarray
-    D: np.ndarray
-    E: np.ndarray
-    mu: np.ndarray
-    v: np.ndarray
     h: float
-    keywords: dict  # name -> validated array (absent data left out)
+    keywords: dict
     Wt: Optional[np.ndarray] = None
     n_d: Optional[np.ndarray] = None
     wt_note: str = ""

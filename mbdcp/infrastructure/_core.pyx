@@ -56,6 +56,16 @@ cdef inline const double *_ptr2(const double[:, ::1] a):
     return &a[0, 0] if a is not None and a.shape[0] > 0 and a.shape[1] > 0 else NULL
 
 
+cdef inline double *_out(cnp.ndarray a):
+    """The data of an output array this wrapper allocated (float64, C-contiguous)."""
+    return <double *>cnp.PyArray_DATA(a)
+
+
+cdef inline cnp.ndarray _workspace(size_t nbytes):
+    """One solver's workspace of nbytes, aligned for doubles."""
+    return np.empty(nbytes // 8 + 1)
+
+
 # ---- the shapes of what the wrappers pass to C -----------------------------------------------
 # The public layer validates its arguments; these wrappers are reachable from Python too, so each
 # one also checks every count and length it passes on: a wrong call raises, never reads out of
@@ -272,7 +282,7 @@ def lemke(const double[:, ::1] M, const double[::1] q, int max_pivots, double to
     if start is not None:
         sp = _idata(start)
     cdef size_t nbytes = mbdcp_lemke_workspace_size(n)
-    cdef cnp.ndarray work = np.empty(nbytes // 8 + 1)
+    cdef cnp.ndarray work = _workspace(nbytes)
     cdef void *wk = cnp.PyArray_DATA(work)
     cdef MbdcpReturn rc
     cdef const double *Mp = _ptr2(M)
@@ -298,8 +308,8 @@ def lcp_verify(const double[:, ::1] M, const double[::1] q, const double[::1] z,
     cdef const double *Mp = &M[0, 0]
     cdef const double *qp = &q[0]
     cdef const double *zp = &z[0]
-    cdef double *wp = <double *>cnp.PyArray_DATA(w)
-    cdef double *sp = <double *>cnp.PyArray_DATA(s)
+    cdef double *wp = _out(w)
+    cdef double *sp = _out(s)
     with nogil:
         ok = mbdcp_lcp_verify(n, Mp, qp, zp, tol, wp, sp)
     return ok != 0
@@ -463,7 +473,7 @@ def step(object problem, int max_pivots, double tol, bint return_lcp, start=None
     if start is not None:
         _i(start, "start", (N,))
     cdef const int *sp = _idata(start) if start is not None and N else NULL
-    cdef cnp.ndarray work = np.empty(nbytes // 8 + 1)
+    cdef cnp.ndarray work = _workspace(nbytes)
     cdef void *wp = cnp.PyArray_DATA(work)
     cdef MbdcpReturn rc
     with nogil:
@@ -487,7 +497,7 @@ def relax(int which, object problem, cnp.ndarray data, int max_pivots, double to
     cdef MbdcpStepOutput out
     F, f = _lcp_arrays(N, return_lcp)
     cdef _Outputs o = _step_buffers(&out, p.n_v, p.n_b, N, F, f)
-    cdef cnp.ndarray work = np.empty(nbytes // 8 + 1)
+    cdef cnp.ndarray work = _workspace(nbytes)
     cdef void *wp = cnp.PyArray_DATA(work)
     _f(data, "gamma" if which == 1 else "lam", (p.n_c,), p.n_c == 0)
     cdef const double *dp = _data(data)
@@ -521,7 +531,7 @@ def fixed_point(object problem, int algorithm, double tol, int max_iter, start_p
     s.lemke.monitor = _monitor(&R, 4.0 * N * N, False, True)
     cdef MbdcpFixedPointInfo info
     cdef size_t nbytes = mbdcp_relax_workspace_size(&p)
-    cdef cnp.ndarray work = np.empty(nbytes // 8 + 1)
+    cdef cnp.ndarray work = _workspace(nbytes)
     cdef _Outputs o = _Outputs((p.n_v, p.n_b, p.n_c, p.m, p.n_c))
     cdef MbdcpFixedPointOutput out
     out.v_next = o.ptr(0)
@@ -555,7 +565,7 @@ def sliding_speed(cnp.ndarray D, cnp.ndarray E, cnp.ndarray v):
     _f(v, "v", (D.shape[0],), D.shape[0] == 0)
     cdef mbdcp_int n_v = D.shape[0], m = D.shape[1], n_c = E.shape[1]
     lam = np.zeros(n_c)
-    cdef double *lp = <double *>cnp.PyArray_DATA(lam)
+    cdef double *lp = _out(lam)
     _check(mbdcp_sliding_speed(n_v, n_c, m, _data(D), _data(E), _data(v), lp if n_c else NULL))
     return lam
 
@@ -592,7 +602,7 @@ def full_rank_step(cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray Wt, cnp.ndarray mu
     s.monitor = _monitor(&R, 4.0 * N * N, False, False)
     cdef size_t nbytes = mbdcp_full_rank_workspace_size(&p)
     cdef _Outputs o = _Outputs((p.n_v, 2 * p.n_c, N, N))
-    cdef cnp.ndarray work = np.empty(nbytes // 8 + 1)
+    cdef cnp.ndarray work = _workspace(nbytes)
     cdef MbdcpFullRankOutput out
     out.v_next = o.ptr(0)
     out.p_t = o.ptr(1)
@@ -625,6 +635,7 @@ def ccp(int n_v, int n_c, int n_b, cnp.ndarray P_ptr, cnp.ndarray P_ind, cnp.nda
         cnp.ndarray Q_ptr, cnp.ndarray Q_ind, cnp.ndarray Q_val, cnp.ndarray mu, cnp.ndarray p,
         str method, double tol, int max_iter, double omega, cnp.ndarray nu0):
     """(nu, u, history, status, iterations, residual, polished); nu0 is None or the warm start."""
+    cdef MbdcpReturn rc
     if n_v < 1 or n_c < 0 or n_b < 0:
         raise ValueError(f"internal call: n_v = {n_v}, n_c = {n_c}, n_b = {n_b} out of range")
     cdef Py_ssize_t cols = 3 * <Py_ssize_t>n_c + n_b
@@ -661,13 +672,12 @@ def ccp(int n_v, int n_c, int n_b, cnp.ndarray P_ptr, cnp.ndarray P_ind, cnp.nda
     cdef Py_ssize_t np_ = 3 * n_c + n_b
     nu = np.zeros(np_) if nu0 is None else np.array(nu0, dtype=np.float64)
     u = np.zeros(n_v)
-    cdef size_t nbytes = mbdcp_ccp_workspace_size(&pr)
-    cdef cnp.ndarray work = np.empty(nbytes // 8 + 1)
-    cdef double *nup = <double *>cnp.PyArray_DATA(nu)
-    cdef double *up = <double *>cnp.PyArray_DATA(u)
-    cdef void *wp = cnp.PyArray_DATA(work)
     cdef MbdcpCcpInfo info
-    cdef MbdcpReturn rc
+    cdef size_t nbytes = mbdcp_ccp_workspace_size(&pr)
+    cdef cnp.ndarray work = _workspace(nbytes)
+    cdef void *wp = cnp.PyArray_DATA(work)
+    cdef double *nup = _out(nu)
+    cdef double *up = _out(u)
     with nogil:
         rc = mbdcp_ccp_solve(&pr, &s, nup, up, &info, wp, nbytes)
     _, hist = _recorded(&R)
@@ -685,8 +695,8 @@ def block_spd_inverse(cnp.ndarray M):
     Minv = np.empty_like(M)
     cdef cnp.ndarray scratch = np.empty(k * k + 1)
     cdef const double *mp = _data(M)
-    cdef double *ip = <double *>cnp.PyArray_DATA(Minv)
-    cdef double *sp_ = <double *>cnp.PyArray_DATA(scratch)
+    cdef double *ip = _out(Minv)
+    cdef double *sp_ = _out(scratch)
     cdef MbdcpReturn rc
     with nogil:
         rc = mbdcp_block_spd_inverse(nb, k, mp, ip, sp_, &bad)
@@ -713,7 +723,7 @@ def block_times_csc(cnp.ndarray B, int ncols, cnp.ndarray P_ptr, cnp.ndarray P_i
     Q_val = np.empty(Q_ptr[ncols])
     cdef const double *bp = _data(B)
     cdef int *qi = <int *>cnp.PyArray_DATA(Q_ind)
-    cdef double *qv = <double *>cnp.PyArray_DATA(Q_val)
+    cdef double *qv = _out(Q_val)
     cdef MbdcpReturn rc
     with nogil:
         rc = mbdcp_block_times_csc(nb, k, bp, ncols, pp, pi, pv, qp, qi, qv)
@@ -850,9 +860,9 @@ def fc_solve(bint coulomb, int n_c, cnp.ndarray W_ptr, cnp.ndarray W_ind, cnp.nd
     _f(r, "r0", (3 * n_c,), n_c == 0)
     u = np.zeros(3 * n_c)
     cdef size_t nbytes = mbdcp_fc_workspace_size(&pr, &s)
-    cdef cnp.ndarray work = np.empty(nbytes // 8 + 1)
-    cdef double *rp = <double *>cnp.PyArray_DATA(r)
-    cdef double *up = <double *>cnp.PyArray_DATA(u)
+    cdef cnp.ndarray work = _workspace(nbytes)
+    cdef double *rp = _out(r)
+    cdef double *up = _out(u)
     cdef void *wp = cnp.PyArray_DATA(work)
     cdef MbdcpFcInfo info
     cdef MbdcpReturn rc
@@ -874,7 +884,7 @@ def fc_residual(bint coulomb, int n_c, cnp.ndarray W_ptr, cnp.ndarray W_ind, cnp
     _f(r, "r", (3 * n_c,), n_c == 0)
     u = np.zeros(3 * n_c)
     cdef double res = 0.0
-    cdef double *up = <double *>cnp.PyArray_DATA(u)
+    cdef double *up = _out(u)
     cdef const double *rp = _data(r)
     cdef MbdcpReturn rc
     with nogil:
@@ -889,7 +899,7 @@ def fc_local(const double[:, ::1] A, const double[::1] b, double mu, bint coulom
         raise ValueError(f"internal call: A must be 3 x 3 and b of length 3, got {A.shape[0]} x {A.shape[1]} and {b.shape[0]}")
     r = np.zeros(3) if r0 is None else np.array(r0, dtype=np.float64)
     _f(r, "r0", (3,))
-    cdef double *rp = <double *>cnp.PyArray_DATA(r)
+    cdef double *rp = _out(r)
     cdef MbdcpFcCase which = MBDCP_FC_BEST_EFFORT
     cdef MbdcpReturn rc
     with nogil:
@@ -935,7 +945,7 @@ def lemke_batch(cnp.ndarray Ms, cnp.ndarray qs, Py_ssize_t first, Py_ssize_t cou
     cdef const double *Mp = <const double *>cnp.PyArray_DATA(Ms) + first * M_stride
     cdef const double *qp = <const double *>cnp.PyArray_DATA(qs) + first * n
     cdef size_t nbytes = mbdcp_lemke_workspace_size(n)
-    cdef cnp.ndarray work = np.empty(nbytes // 8 + 1)
+    cdef cnp.ndarray work = _workspace(nbytes)
     cdef void *wk = cnp.PyArray_DATA(work)
     cdef mbdcp_int failed = -1
     cdef MbdcpReturn rc
@@ -1007,10 +1017,10 @@ def step_batch(tuple arrays, tuple dims, cnp.ndarray hs, Py_ssize_t first, Py_ss
     cdef MbdcpLemkeInfo *I = <MbdcpLemkeInfo *>PyMem_Malloc(count * sizeof(MbdcpLemkeInfo))
     cdef const double *h_p = <const double *>cnp.PyArray_DATA(hs)
     cdef size_t h_stride = 0 if hs.shape[0] == 1 else 1
-    cdef double *vn = <double *>cnp.PyArray_DATA(v_next)
-    cdef double *pb = <double *>cnp.PyArray_DATA(p_b)
-    cdef double *zp = <double *>cnp.PyArray_DATA(z)
-    cdef double *wp = <double *>cnp.PyArray_DATA(w)
+    cdef double *vn = _out(v_next)
+    cdef double *pb = _out(p_b)
+    cdef double *zp = _out(z)
+    cdef double *wp = _out(w)
     cdef size_t nbytes
     cdef cnp.ndarray work
     cdef mbdcp_int failed = -1
@@ -1047,7 +1057,7 @@ def step_batch(tuple arrays, tuple dims, cnp.ndarray hs, Py_ssize_t first, Py_ss
             O[i].f = NULL
             O[i].basis = NULL
         nbytes = mbdcp_step_workspace_size(&P[0])
-        work = np.empty(nbytes // 8 + 1)
+        work = _workspace(nbytes)
         s.monitor = _monitor(&R, 4.0 * N * N, False, False, stop)
         with nogil:
             rc = mbdcp_step_batch(<mbdcp_int>count, P, &s, O, I, &failed, cnp.PyArray_DATA(work), nbytes)

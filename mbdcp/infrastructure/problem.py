@@ -19,10 +19,10 @@ _NO_COLUMNS = np.zeros((0, 0))  # an absent Jacobian (the C layer reads only its
 _NO_COLUMNS.setflags(write=False)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class ContactData:
-    """The validated (M, Wn, D, E, mu, v) of the contact formulations: C-contiguous float64 arrays,
-    mu the diagonal of U."""
+    """The validated (M, Wn, D, E, mu, v) of the contact formulations: aligned, C-contiguous
+    float64 arrays, mu the diagonal of U."""
 
     M: np.ndarray
     Wn: np.ndarray
@@ -33,18 +33,12 @@ class ContactData:
 
 
 @dataclass(slots=True)
-class StepProblem:
+class StepProblem(ContactData):
     """The validated data of one time step (Trinkle (2003), eqs. 25–38; the notation of the docs'
-    notation table): aligned, C-contiguous float64 arrays, absent data as empty arrays (Wb and Dj
-    as (n_v, 0), Ej as (0, 0)). The C wrappers read the fields by name (the C core's
-    MbdcpStepProblem)."""
+    notation table): the contact data, h, and the rest as aligned, C-contiguous float64 arrays,
+    absent data as empty arrays (Wb and Dj as (n_v, 0), Ej as (0, 0)). The C wrappers read the
+    fields by name (the C core's MbdcpStepProblem)."""
 
-    M: np.ndarray
-    Wn: np.ndarray
-    D: np.ndarray
-    E: np.ndarray
-    mu: np.ndarray
-    v: np.ndarray
     h: float
     p_ext: np.ndarray = field(default_factory=lambda: val._EMPTY)
     psi_n: np.ndarray = field(default_factory=lambda: val._EMPTY)

@@ -41,6 +41,17 @@ _OUTCOME_ATTRIBUTES = """    success : bool
 """
 
 
+
+def _contact_states(classify, doc):
+    """The ``contact_state`` property of a result: ``mbdcp.infrastructure.contact_state.<classify>``
+    of the result, documented by ``doc``."""
+    def get(self):
+        from mbdcp.infrastructure import contact_state
+
+        return getattr(contact_state, classify)(self)
+
+    return property(get, doc=doc)
+
 @dataclass(frozen=True, repr=False)
 class _Outcome(_Result):
     """The fields every solver result starts with: ``success`` (True only when ``status`` is SOLVED,
@@ -143,19 +154,14 @@ class StepResult(_Outcome):
     basis: Optional[np.ndarray] = None  # Lemke's final basis of the reduced LCP (True: z_i basic)
     cone_slack: Optional[np.ndarray] = None  # (n_c,): U p_n - E^T beta, the complement of sigma
 
-    @property
-    def contact_state(self):
-        r"""One :class:`~mbdcp.ContactState` per contact (Stewart–Trinkle): SEPARATING when
+    contact_state = _contact_states("step_states", r"""One :class:`~mbdcp.ContactState` per contact (Stewart–Trinkle): SEPARATING when
         :math:`p_n \le \tau_p`; else SLIDING when the sliding-speed multiplier
         :math:`\sigma > \tau_v` (:math:`\sigma = \max_i(-d_i^T v^{l+1})` is the slip speed) and the
         friction is on the cone boundary, ``cone_slack`` :math:`U p_n - E^T\beta \le \tau_p` (both
         hold together by complementarity); else STICKING. :math:`\tau_p = 10^{-9}\max(\|p_n\|_\infty, \|\beta\|_\infty) + r`,
         :math:`\tau_v = 10^{-9}\max(\|v^{l+1}\|_\infty, \|\sigma\|_\infty) + r` with r the LCP
         residual. A contact without friction directions has no :math:`\sigma` that measures slip
-        and is never SLIDING."""
-        from mbdcp.infrastructure.contact_state import step_states
-
-        return step_states(self)
+        and is never SLIDING.""")
 
 
 @dataclass(frozen=True, repr=False)
@@ -236,18 +242,13 @@ class FixedPointResult(_Outcome):
     basis: Optional[np.ndarray] = None     # P1's final basis (p_n, beta, lam), True: basic
     basis_p2: Optional[np.ndarray] = None  # P2's final basis (p_n, beta)
 
-    @property
-    def contact_state(self):
-        r"""One :class:`~mbdcp.ContactState` per contact: SEPARATING when :math:`p_n \le \tau_p`;
+    contact_state = _contact_states("step_states", r"""One :class:`~mbdcp.ContactState` per contact: SEPARATING when :math:`p_n \le \tau_p`;
         else SLIDING when the sliding speed :math:`\lambda = \Lambda(v^{l+1}) > \tau_v` and
         ``cone_slack`` :math:`U p_n - E^T\beta \le \tau_p`; else STICKING (tolerances as for :attr:`StepResult.contact_state`,
         without a residual). At a
         converged fixed point :math:`\lambda` is the original LCP's :math:`\sigma`, so the friction
         of a SLIDING contact is on the cone boundary; for algorithm 3 or an unconverged run the
-        state is the kinematic one of :math:`v^{l+1}` (P2 does not enforce the cone)."""
-        from mbdcp.infrastructure.contact_state import step_states
-
-        return step_states(self)
+        state is the kinematic one of :math:`v^{l+1}` (P2 does not enforce the cone).""")
 
 
 @dataclass(frozen=True, repr=False)
@@ -290,18 +291,13 @@ class FullRankResult(_Outcome):
     cone_slack: Optional[np.ndarray] = None  # (n_c,): min over j of sigma_{j+}, sigma_{j-}
     compliance: float = 0.0  # c of the tangential relation W_t^T v + c p_t = E kappa (0: as published)
 
-    @property
-    def contact_state(self):
-        r"""One :class:`~mbdcp.ContactState` per contact (full-rank model): SEPARATING when
+    contact_state = _contact_states("full_rank_states", r"""One :class:`~mbdcp.ContactState` per contact (full-rank model): SEPARATING when
         :math:`p_n \le \tau_p`; else SLIDING when some :math:`\kappa_{j+} + \kappa_{j-} > \tau_v`
         (the discretized sliding velocity :math:`u_t = E(\kappa_+ - \kappa_-) = W_t^T v^{l+1}` is
         nonzero) and some :math:`\sigma_{j\pm} \le \tau_p` (``cone_slack``: friction on the
         boundary, which :math:`\kappa_{j\mp} > 0` forces); else STICKING. :math:`\tau_p = 10^{-9}\max(\|p_n\|_\infty,
         \|p_t\|_\infty) + r`,
-        :math:`\tau_v = 10^{-9}\max(\|v^{l+1}\|_\infty, \|\kappa_\pm\|_\infty) + r`."""
-        from mbdcp.infrastructure.contact_state import full_rank_states
-
-        return full_rank_states(self)
+        :math:`\tau_v = 10^{-9}\max(\|v^{l+1}\|_\infty, \|\kappa_\pm\|_\infty) + r`.""")
 
 
 @dataclass(frozen=True, repr=False)
@@ -383,18 +379,13 @@ class CCPResult(_Outcome):
     velocity_scale: Optional[float] = None  # ||p||_inf: the free relative velocities' size
     polished: bool = False  # APGD's answer came from polishing a few contacts (see Attributes)
 
-    @property
-    def contact_state(self):
-        r"""One :class:`~mbdcp.ContactState` per contact (cone complementarity): SEPARATING when
+    contact_state = _contact_states("ccp_states", r"""One :class:`~mbdcp.ContactState` per contact (cone complementarity): SEPARATING when
         :math:`\gamma_n \le \tau_p`; else SLIDING when the relative tangential speed
         :math:`\|(v_u, v_w)\| > \tau_v` (then :math:`\gamma_i \perp d_i` puts :math:`\gamma_i` on
         the boundary of :math:`K_i`, :math:`\|\gamma_t\| = \mu_i\gamma_n`); else STICKING. With r the
         relative residual and :math:`\epsilon = 10^{-9} + 10r`:
         :math:`\tau_p = \epsilon\|\gamma\|_\infty`, :math:`\tau_v = \epsilon\|p\|_\infty`
-        (``velocity_scale``: the largest free relative velocity, the residual's scale)."""
-        from mbdcp.infrastructure.contact_state import ccp_states
-
-        return ccp_states(self)
+        (``velocity_scale``: the largest free relative velocity, the residual's scale).""")
 
 
 @dataclass(frozen=True, repr=False)

@@ -5,8 +5,8 @@ import numpy as np
 
 from mbdcp.infrastructure import _core
 
-__all__ = ["as_array", "matrix", "vector", "positive_scalar", "positive_int", "mass_matrix", "symmetric", "grouping",
-           "lemke_settings"]
+__all__ = ["as_array", "matrix", "vector", "real_scalar", "nonnegative_scalar", "positive_scalar", "positive_int",
+           "mass_matrix", "symmetric", "grouping", "lemke_settings"]
 
 _EMPTY = np.zeros(0)
 _EMPTY.setflags(write=False)
@@ -112,6 +112,20 @@ def positive_scalar(name, x):
         raise ValueError(f"{name} must be positive and finite, got a number beyond the float64 range") from None
     if not (np.isfinite(x) and x > 0):
         raise ValueError(f"{name} must be positive and finite, got {x}")
+    return x
+
+
+def real_scalar(name, x):
+    """A finite real number, as a float (TypeError for anything else, ValueError if not finite)."""
+    a = as_array(name, x, 0)
+    return float(a)
+
+
+def nonnegative_scalar(name, x):
+    """A finite real number >= 0, as a float."""
+    x = real_scalar(name, x)
+    if x < 0:
+        raise ValueError(f"{name} must be nonnegative, got {x}")
     return x
 
 

@@ -5,7 +5,7 @@ import numpy as np
 
 from mbdcp.infrastructure.contact_state import ContactState
 
-__all__ = ["plot_contact_states", "animate"]
+__all__ = ["plot_series", "plot_contact_states", "animate"]
 
 # white: no contact; then SEPARATING, STICKING, SLIDING
 _STATE_COLOURS = ("white", "0.75", "tab:blue", "tab:red")
@@ -18,6 +18,19 @@ def new_axes(ax=None):
         import matplotlib.pyplot as plt
 
         _, ax = plt.subplots()
+    return ax
+
+
+def plot_series(ax, t, series, ylabel):
+    """Curves {label: values} against t into ``ax`` (a new figure when None), a legend when there
+    are several; returns the Axes."""
+    ax = new_axes(ax)
+    for label, y in series.items():
+        ax.plot(t, y, label=label)
+    ax.set_xlabel("t")
+    ax.set_ylabel(ylabel)
+    if len(series) > 1:
+        ax.legend()
     return ax
 
 

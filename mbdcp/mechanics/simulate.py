@@ -98,39 +98,19 @@ class Trajectory(_Result):
         return self.first_failure is None
 
     def plot_energy(self, ax=None):
-        """Kinetic and (shifted) potential energy against time.
+        """Kinetic and (shifted) potential energy against time, into ``ax`` (a matplotlib Axes;
+        default: a new figure); returns the Axes."""
+        from mbdcp.mechanics.animate import plot_series
 
-        Parameters
-        ----------
-        ax : matplotlib Axes to draw into (default: a new figure).
-
-        Returns
-        -------
-        The Axes.
-        """
-        from mbdcp.mechanics.animate import new_axes
-
-        ax = new_axes(ax)
-        ax.plot(self.times, self.kinetic_energy, label="kinetic")
-        ax.plot(self.times, self.potential_energy - self.potential_energy[-1], label="potential (shifted)")
-        ax.set_xlabel("t")
-        ax.set_ylabel("energy")
-        ax.legend()
-        return ax
+        return plot_series(ax, self.times, {"kinetic": self.kinetic_energy,
+                                            "potential (shifted)": self.potential_energy - self.potential_energy[-1]},
+                           "energy")
 
     def plot_contact_states(self, ax=None):
         """Stick/slip timeline: one row per active contact (its index in the step's contact list,
         which changes when contacts appear or vanish), one column per step, coloured by its
-        :class:`~mbdcp.ContactState` (white: no such contact at that step).
-
-        Parameters
-        ----------
-        ax : matplotlib Axes to draw into (default: a new figure).
-
-        Returns
-        -------
-        The Axes.
-        """
+        :class:`~mbdcp.ContactState` (white: no such contact at that step), into ``ax`` (default: a
+        new figure); returns the Axes."""
         from mbdcp.mechanics.animate import plot_contact_states
 
         return plot_contact_states(self, ax)
@@ -168,23 +148,11 @@ class Trajectory(_Result):
         return animate(self, scene, every=every, arrows=arrows, interval=interval, figsize=figsize, dpi=dpi)
 
     def plot_penetration(self, ax=None):
-        """The largest penetration of each step against time.
+        """The largest penetration of each step against time, into ``ax`` (default: a new figure);
+        returns the Axes."""
+        from mbdcp.mechanics.animate import plot_series
 
-        Parameters
-        ----------
-        ax : matplotlib Axes to draw into (default: a new figure).
-
-        Returns
-        -------
-        The Axes.
-        """
-        from mbdcp.mechanics.animate import new_axes
-
-        ax = new_axes(ax)
-        ax.plot(self.times, self.max_penetration)
-        ax.set_xlabel("t")
-        ax.set_ylabel("largest penetration")
-        return ax
+        return plot_series(ax, self.times, {"largest penetration": self.max_penetration}, "largest penetration")
 
 
 def default_penetration_tolerance(scene):

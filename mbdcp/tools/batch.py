@@ -214,17 +214,17 @@ class BatchStepResult(_Batch):
         :math:`w = F z + f`.
     """
 
+    success: np.ndarray
+    status: np.ndarray
+    pivots: np.ndarray
+    residual: np.ndarray
     v_next: np.ndarray
+    p_b: np.ndarray
     p_n: np.ndarray
     beta: np.ndarray
     sigma: np.ndarray
-    p_b: np.ndarray
     beta_j: np.ndarray
     sigma_j: np.ndarray
-    status: np.ndarray
-    success: np.ndarray
-    pivots: np.ndarray
-    residual: np.ndarray
     z: Optional[np.ndarray] = None
     w: Optional[np.ndarray] = None
 

@@ -146,11 +146,11 @@ def euler_table(steps=3, F=1.0, m=1.0, h=1.0, q0=0.0, v0=0.0):
     ([0.0, 0.0, 1.0, 3.0], [0.0, 1.0, 3.0, 6.0], [0.0, 1.0, 2.0, 3.0])
     """
     steps = val.positive_int("steps", steps, allow_none=False)
-    F = float(val.as_array("F", F, ndim=0))
+    F = val.real_scalar("F", F)
     m = val.positive_scalar("m", m)
     h = val.positive_scalar("h", h)
-    q0 = float(val.as_array("q0", q0, ndim=0))
-    v0 = float(val.as_array("v0", v0, ndim=0))
+    q0 = val.real_scalar("q0", q0)
+    v0 = val.real_scalar("v0", v0)
     qe, ve, qs, vs = [q0], [v0], [q0], [v0]
     no_contacts = (np.zeros((1, 0)), np.zeros((1, 0)), np.zeros((0, 0)), np.zeros(0))
     for _ in range(steps):
@@ -294,9 +294,9 @@ def bead_on_wire(theta0=0.5, length=1.0, h=1e-3, T=2.0, m=1.0, g=9.81):
     the drift each step. Starts at rest at angle ``theta0`` from the bottom. The joint impulse
     over a step is :math:`-h` times the wire's pull on the bead (``impulses[:, 0]``).
     """
-    theta0 = float(val.as_array("theta0", theta0, ndim=0))
+    theta0 = val.real_scalar("theta0", theta0)
     length, h, T, m = (val.positive_scalar(n, x) for n, x in (("length", length), ("h", h), ("T", T), ("m", m)))
-    g = float(val.as_array("g", g, ndim=0))
+    g = val.real_scalar("g", g)
     steps = round(T / h)
     q = length * np.array([np.sin(theta0), -np.cos(theta0)])
     v = np.zeros(2)
@@ -320,11 +320,9 @@ def slider_with_joint_friction(force, c_max, v0=0.0, h=1e-2, T=1.0, m=1.0):
     :math:`|F| \le c_{max}`, else slides with :math:`m\dot v = F - c_{max}\,\mathrm{sign}(v)`.
     ``impulses`` holds :math:`(\beta_{j+}, \beta_{j-}, p_b)` per step.
     """
-    force = float(val.as_array("force", force, ndim=0))
-    c_max = float(val.as_array("c_max", c_max, ndim=0))
-    if c_max < 0:
-        raise ValueError("c_max must be nonnegative")
-    v0 = float(val.as_array("v0", v0, ndim=0))
+    force = val.real_scalar("force", force)
+    c_max = val.nonnegative_scalar("c_max", c_max)
+    v0 = val.real_scalar("v0", v0)
     h, T, m = (val.positive_scalar(n, x) for n, x in (("h", h), ("T", T), ("m", m)))
     steps = round(T / h)
     M = m * np.eye(2)
@@ -348,13 +346,11 @@ def box_on_belt(belt_speed=1.0, mu=0.3, v0=0.0, h=1e-2, T=1.0, m=1.0, g=9.81):
     :math:`\mu m g` accelerates the box until it moves with the belt, :math:`v_x(t) = \min(v_0 +
     \mu g t, V)` for :math:`v_0 \le V`. ``impulses`` holds :math:`(p_n, \beta_+, \beta_-)`.
     """
-    V = float(val.as_array("belt_speed", belt_speed, ndim=0))
-    mu = float(val.as_array("mu", mu, ndim=0))
-    if mu < 0:
-        raise ValueError("mu must be nonnegative")
-    v0 = float(val.as_array("v0", v0, ndim=0))
+    V = val.real_scalar("belt_speed", belt_speed)
+    mu = val.nonnegative_scalar("mu", mu)
+    v0 = val.real_scalar("v0", v0)
     h, T, m = (val.positive_scalar(n, x) for n, x in (("h", h), ("T", T), ("m", m)))
-    g = float(val.as_array("g", g, ndim=0))
+    g = val.real_scalar("g", g)
     steps = round(T / h)
     M, Wn = m * np.eye(2), np.array([[0.0], [1.0]])
     D, E = np.array([[1.0, -1.0], [0.0, 0.0]]), np.ones((2, 1))

@@ -10,7 +10,8 @@ import numpy as np
 from mbdcp.formulations.step import friction_basis
 
 __all__ = ["random_spd", "lcp_with_solution", "Scene", "random_scene", "stewart_trinkle_lcp", "LCP_CLASSES",
-           "lcp_problem", "infeasible_lcp", "scaled_lcp", "solves_lcp", "certifies_infeasibility", "spread_lcp"]
+           "lcp_problem", "infeasible_lcp", "scaled_lcp", "solves_lcp", "certifies_infeasibility", "spread_lcp",
+           "basic_solutions"]
 
 
 def _rng(seed):
@@ -373,3 +374,23 @@ def spread_lcp(n, seed=None, rows=10, values=12):
     z = np.where(rng.uniform(size=n) < 0.5, 10 ** rng.uniform(-values, values, n), 0.0)
     w = np.where(z == 0, np.where(rng.uniform(size=n) < 0.5, 10 ** rng.uniform(-values, values, n), 0.0), 0.0)
     return M, w - M @ z
+
+
+def basic_solutions(F, f, tol=1e-10):
+    """Every complementary basic solution of a small LCP(F, f) by enumeration of the 2^n choices of
+    basic z (F_SS z_S = -f_S, z = 0 elsewhere), kept when z >= -tol and F z + f >= -tol: a check of
+    uniqueness, or the list of solutions, for teaching (exponential in n)."""
+    import itertools
+
+    F, f = np.asarray(F, dtype=float), np.asarray(f, dtype=float)
+    n = len(f)
+    for mask in itertools.product([False, True], repeat=n):
+        S = np.flatnonzero(mask)
+        z = np.zeros(n)
+        if S.size:
+            try:
+                z[S] = np.linalg.solve(F[np.ix_(S, S)], -f[S])
+            except np.linalg.LinAlgError:
+                continue
+        if z.min() >= -tol and (F @ z + f).min() >= -tol:
+            yield np.maximum(z, 0.0)

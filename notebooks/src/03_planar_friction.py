@@ -15,10 +15,10 @@
 # sliding toward $+x$.
 
 # %%
-import itertools
 import numpy as np
 import matplotlib.pyplot as plt
 import mbdcp
+from mbdcp.testing import basic_solutions
 
 G, h, mu = 9.81, 0.1, 0.5
 
@@ -62,17 +62,8 @@ rng = np.random.default_rng(0)
 found = set()
 for _ in range(200):
     r = block(rng.uniform(-2, 2, 2), rng.uniform(-1, 1))
-    F, f = r.lcp.F, r.lcp.f
-    for mask in itertools.product([0, 1], repeat=4):
-        idx = [i for i in range(4) if mask[i]]
-        z = np.zeros(4)
-        if idx:
-            try:
-                z[idx] = np.linalg.solve(F[np.ix_(idx, idx)], -f[idx])
-            except np.linalg.LinAlgError:
-                continue
-        if z.min() >= -1e-10 and (F @ z + f).min() >= -1e-10:
-            found.add(tuple(int(x > 1e-9) for x in z[1:]))
+    for z in basic_solutions(r.lcp.F, r.lcp.f):  # every basic solution, by enumeration
+        found.add(tuple(int(x > 1e-9) for x in z[1:]))
 print("sign patterns (beta_1, beta_2, sigma) among all basic solutions:", sorted(found))
 print("case 1 found:", (1, 1, 1) in found)
 
