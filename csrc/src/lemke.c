@@ -41,8 +41,6 @@
 #define NOISE 4.0
 /* Passes of single-variable mends over the rows a cleaned point still fails (extract). */
 #define MEND_PASSES 4
-/* A row whose terms cancel beyond this factor marks a verified answer to test for infeasibility. */
-#define CANCEL 1e6
 /* Scaled data stay below 2^LIMIT_LOG2 in magnitude. */
 #define LIMIT_LOG2 960
 /* A basis block whose elimination meets a pivot at or below SINGULAR times its largest entry is
@@ -1024,33 +1022,32 @@ static int certify_ray(Lemke *L)
     return L->certified;
 }
 
-/* Does some row of the verified z cancel more than CANCEL (|M||z|)_i against |w_i| + |q_i|? A
- * huge z that nearly solves an infeasible monotone LCP (along a direction M nearly annihilates)
- * does; an ordinary answer does not. */
+/* Does some row of the verified z cancel more than 1/sqrt(tol): (|M||z|)_i against |w_i| + |q_i|?
+ * A huge z that nearly solves an infeasible monotone LCP (along a direction M nearly annihilates)
+ * does. One that does not cannot be a certificate too: its rows hold to sqrt(tol) of |w| + |q|. */
 static int cancels(const Lemke *L)
 {
-    const mbdcp_float *w = L->out->w, *s = L->res;
+    const mbdcp_float *w = L->out->w, *s = L->res, cancel = 1.0 / sqrt(L->s->tol);
     for (mbdcp_int i = 0; i < L->n; ++i)
-        if (s[i] > CANCEL * (fabs(w[i]) + fabs(L->q[i]))) return 1;
+        if (s[i] > cancel * (fabs(w[i]) + fabs(L->q[i]))) return 1;
     return 0;
 }
 
-/* A verified z may also be, scaled, a Farkas certificate (z >= 0, M^T z <= 0, q^T z < 0 to tol):
- * both hold only within the tolerance, on an infeasible LCP whose huge z hides a tiny negative w
- * under the tolerance its own size sets. Infeasibility wins (sets L->certified). Such a z cancels
- * (cancels()), and rounding leaves its direction a component of about 1e-5 in the range of M:
- * there the certificate is judged at sqrt(tol); an ordinary answer, cancelling or not, is far from
- * M^T z <= 0. q^T z >= 0 rules a certificate out at the cost of a dot product. */
+/* A verified z may also be, scaled, a Farkas certificate (z >= 0, M^T z <= 0, q^T z < 0): both
+ * hold only within the tolerance, on an infeasible LCP whose huge z hides a tiny negative w under
+ * the tolerance its own size sets. Infeasibility wins (sets L->certified). Such a z cancels
+ * (cancels()), and rounding leaves its direction a component of about 1e-5 in the range of M: the
+ * certificate is judged at sqrt(tol). A z that does not cancel is not tested (see cancels()); nor
+ * is one with q^T z >= 0. */
 static int certify_answer(Lemke *L)
 {
     const mbdcp_int n = L->n;
     mbdcp_float qz = 0.0;
     for (mbdcp_int i = 0; i < n; ++i) qz += L->q[i] * L->out->z[i];
-    if (!(qz < 0.0)) return 0;
-    const mbdcp_float tol = cancels(L) ? sqrt(L->s->tol) : L->s->tol;
+    if (!(qz < 0.0) || !cancels(L)) return 0;
     mbdcp_float *y = ray_buffer(L);
     memcpy(y, L->out->z, (size_t)n * sizeof(mbdcp_float));
-    L->certified = farkas(n, L->M, L->q, tol, y, L->res, L->ag);
+    L->certified = farkas(n, L->M, L->q, sqrt(L->s->tol), y, L->res, L->ag);
     if (!L->certified) memset(y, 0, (size_t)n * sizeof(mbdcp_float));
     return L->certified;
 }
@@ -1301,13 +1298,13 @@ static void finish(Lemke *L, MbdcpLemkeInfo *info)
     else if (st == MBDCP_SOLVED && !L->verified)
         st = MBDCP_NUMERICAL_ERROR;
     if (st != MBDCP_SOLVED) extract(L); /* the last basic point */
+    /* every strategy leaves out->w and s (L->res) of out->z, from its last verification */
+    info->residual = mbdcp_lcp_row_ratio(n, L->out->z, L->out->w, L->res, &info->worst_row);
     if (st == MBDCP_SOLVED && certify_answer(L)) st = MBDCP_RAY_TERMINATION;
     if (st == MBDCP_RAY_TERMINATION && !L->certified && semidefinite(n, L->M, L->Bc))
         st = MBDCP_NUMERICAL_ERROR; /* copositive-plus: a ray would claim infeasibility */
-    row_sums(n, L->M, L->q, L->out->z, L->out->w, L->res);
     info->status = st;
     info->pivots = L->pivots;
-    info->residual = mbdcp_lcp_row_ratio(n, L->out->z, L->out->w, L->res, &info->worst_row);
     info->refactorizations = L->refactorizations;
     info->certified = L->certified;
     info->warm = L->warm && st == MBDCP_SOLVED;

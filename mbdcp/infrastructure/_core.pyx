@@ -11,6 +11,7 @@ cimport numpy as cnp
 from libc.stdlib cimport free, realloc
 from libc.string cimport memcpy, memset
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
+from cpython.pythread cimport PyThread_get_thread_ident
 
 from mbdcp.infrastructure._core cimport *
 
@@ -174,6 +175,8 @@ cdef int _record(void *ctx, mbdcp_int it, mbdcp_int a, mbdcp_int b, double value
 
 import threading as _threading
 
+cdef unsigned long _MAIN = _threading.main_thread().ident  # signals reach this thread only
+
 
 cdef MbdcpMonitor _monitor(Recorder *R, double cost, bint pairs, bint values, stop=None) except *:
     """A monitor that records what is asked and looks for Ctrl-C about every 1e7 flops (``cost``:
@@ -183,7 +186,7 @@ cdef MbdcpMonitor _monitor(Recorder *R, double cost, bint pairs, bint values, st
     R.check_every = max(1, <long>(1e7 / max(cost, 1.0)))
     R.keep_pairs = pairs
     R.keep_values = values
-    R.signals = _threading.current_thread() is _threading.main_thread()
+    R.signals = PyThread_get_thread_ident() == _MAIN
     if stop is not None:
         _i(stop, "stop", (1,))
         R.stop = <const int *>cnp.PyArray_DATA(<cnp.ndarray>stop)
@@ -294,6 +297,77 @@ def lemke(const double[:, ::1] M, const double[::1] q, int max_pivots, double to
     del work
     return (z, w, <int>info.status, info.pivots, info.residual, tr, basis.astype(bool),
             ray if info.certified else None, info.refactorizations, bool(info.warm), info.worst_row)
+
+
+# ---- the small solves' fast path -----------------------------------------------------------
+# A small LCP's time is the Python around the C solve: argument checks, allocations, the result.
+# lemke_plain takes aligned, C-contiguous float64 arrays as they are (anything else: None, and the
+# caller takes the validating path), reuses one workspace per thread, and allocates only what the
+# result keeps.
+
+cdef object _THREAD = _threading.local()  # per thread: the workspace of the plain Lemke solves
+
+
+cdef inline bint _plain_array(object a, int ndim):
+    return (type(a) is np.ndarray and cnp.PyArray_TYPE(<cnp.ndarray>a) == cnp.NPY_DOUBLE
+            and cnp.PyArray_NDIM(<cnp.ndarray>a) == ndim and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>a)
+            and cnp.PyArray_ISNOTSWAPPED(<cnp.ndarray>a) and cnp.PyArray_ISALIGNED(<cnp.ndarray>a))
+
+
+cdef cnp.ndarray _thread_workspace(size_t nbytes):
+    """This thread's workspace of at least nbytes (grown, never shrunk)."""
+    cdef cnp.ndarray work = getattr(_THREAD, "work", None)
+    if work is None or <size_t>cnp.PyArray_NBYTES(work) < nbytes:
+        work = np.empty(nbytes // 8 + 1)
+        _THREAD.work = work
+    return work
+
+
+def lemke_plain(object M, object q, int max_pivots, double tol):
+    """(z, w, status, pivots, residual, basis (bool), certificate or None, worst_row) of LCP(M, q),
+    or None when M (n x n) and q (n,) are not plain float64 arrays or hold NaN or infinity (the
+    validating path then names the argument)."""
+    if not (_plain_array(M, 2) and _plain_array(q, 1)):
+        return None
+    cdef cnp.ndarray Ma = <cnp.ndarray>M, qa = <cnp.ndarray>q
+    cdef mbdcp_int n = <mbdcp_int>cnp.PyArray_DIM(qa, 0), i
+    if cnp.PyArray_DIM(Ma, 0) != n or cnp.PyArray_DIM(Ma, 1) != n or n == 0:
+        return None
+    cdef MbdcpLemkeSettings s = _lemke_settings(max_pivots, tol)
+    cdef Recorder R
+    memset(&R, 0, sizeof(Recorder))
+    R.check_every = max(1, <long>(1e7 / (4.0 * n * n + 1.0)))
+    R.signals = PyThread_get_thread_ident() == _MAIN
+    s.monitor.fn = _record
+    s.monitor.ctx = &R
+    cdef size_t nbytes = mbdcp_lemke_workspace_size(n)
+    cdef cnp.ndarray work = _thread_workspace(nbytes + <size_t>n * (sizeof(double) + sizeof(int)))
+    cdef char *base = <char *>cnp.PyArray_DATA(work)
+    z, w = np.empty(n), np.empty(n)
+    cdef MbdcpLemkeOutput out
+    out.z = _out(z)
+    out.w = _out(w)
+    out.ray = <double *>(base + nbytes)
+    out.basis = <int *>(base + nbytes + n * sizeof(double))
+    cdef MbdcpLemkeInfo info
+    cdef MbdcpReturn rc
+    cdef const double *Mp = <const double *>cnp.PyArray_DATA(Ma)
+    cdef const double *qp = <const double *>cnp.PyArray_DATA(qa)
+    with nogil:
+        rc = mbdcp_lemke_solve(n, Mp, qp, &s, NULL, &out, &info, base, nbytes)
+    _recorded(&R)
+    if rc == MBDCP_ERR_NONFINITE:
+        return None
+    _check(rc)
+    basis = np.empty(n, dtype=bool)
+    cdef char *bp = <char *>cnp.PyArray_DATA(basis)
+    for i in range(n):
+        bp[i] = out.basis[i] != 0
+    ray = None
+    if info.certified:
+        ray = np.empty(n)
+        memcpy(cnp.PyArray_DATA(ray), out.ray, n * sizeof(double))
+    return z, w, <int>info.status, info.pivots, info.residual, basis, ray, info.worst_row
 
 
 def lcp_verify(const double[:, ::1] M, const double[::1] q, const double[::1] z, double tol):

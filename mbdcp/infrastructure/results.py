@@ -32,6 +32,14 @@ class _Result:
         return "\n".join(lines)
 
 
+def _built(cls, **fields):
+    """An instance of a frozen result dataclass from all its fields, without its __init__ (one
+    dict update instead of one object.__setattr__ per field: the hot path of the small solves)."""
+    obj = object.__new__(cls)
+    obj.__dict__.update(fields)
+    return obj
+
+
 _OUTCOME_ATTRIBUTES = """    success : bool
         True only when ``status`` is SOLVED: the result was verified componentwise.
     status : Status
@@ -39,8 +47,6 @@ _OUTCOME_ATTRIBUTES = """    success : bool
     message : str
         The status in words.
 """
-
-
 
 def _contact_states(classify, doc):
     """The ``contact_state`` property of a result: ``mbdcp.infrastructure.contact_state.<classify>``
@@ -51,6 +57,7 @@ def _contact_states(classify, doc):
         return getattr(contact_state, classify)(self)
 
     return property(get, doc=doc)
+
 
 @dataclass(frozen=True, repr=False)
 class _Outcome(_Result):
