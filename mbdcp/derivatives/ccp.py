@@ -5,7 +5,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from mbdcp.derivatives._common import _Repr, check_keys, dense_tangent, tangents_of
+from mbdcp.derivatives._common import _Repr, check_keys, dense_tangent, momentum_change, tangents_of
 from mbdcp.formulations.ccp import cone_jacobian
 from mbdcp.infrastructure import stabilization as stab
 from mbdcp.infrastructure import validate as val
@@ -69,13 +69,7 @@ class CCPDerivative(_Repr):
         t = tangents_of(tangents, INPUTS, d, "mu", ("M", "Wn", "Wt", "Wb"), gap=("psi_n", d["psi_chain"]))
         n_v, n_c, n_b, h = d["n_v"], d["n_c"], d["n_b"], d["h"]
         vn, gam, pb = d["v_next"], d["gamma"], d["p_b"]
-        r_v = np.zeros(n_v)
-        if t["M"] is not None:
-            r_v += t["M"] @ (d["v"] - vn)
-        if t["v"] is not None:
-            r_v += d["M"] @ t["v"]
-        if t["p_ext"] is not None:
-            r_v += t["p_ext"]
+        r_v = momentum_change(t, d)
         e3 = np.zeros((n_c, 3))
         e_b = np.zeros(n_b)
         if t["Wn"] is not None:
