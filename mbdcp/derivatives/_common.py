@@ -101,6 +101,19 @@ def tangents_of(tangents, inputs, d, mu_name, sparse_names=(), gap=None):
     return t
 
 
+def momentum_change(t, d):
+    """dM (v - v_next) + M dv + dp_ext: the change of the momentum balance's known side for the
+    tangents ``t`` at the solution ``d`` (the impulse terms are the caller's)."""
+    r_v = np.zeros(d["n_v"])
+    if t["M"] is not None:
+        r_v += t["M"] @ (d["v"] - d["v_next"])
+    if t["v"] is not None:
+        r_v += d["M"] @ t["v"]
+    if t["p_ext"] is not None:
+        r_v += t["p_ext"]
+    return r_v
+
+
 def sym_outer(a, b):
     """The gradient of <a, dM b> over symmetric dM, as a symmetric matrix: (a b^T + b a^T) / 2."""
     g = np.outer(a, b)

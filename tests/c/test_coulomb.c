@@ -5,23 +5,7 @@
 #include <stdlib.h>
 
 #include "mbdcp/mbdcp.h"
-
-static int n_pass, n_fail;
-
-#define CHECK(cond)                                                                                                    \
-    do {                                                                                                               \
-        if (cond) {                                                                                                    \
-            n_pass++;                                                                                                  \
-        } else {                                                                                                       \
-            n_fail++;                                                                                                  \
-            printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);                                                     \
-        }                                                                                                              \
-    } while (0)
-
-static int near(double a, double b, double tol)
-{
-    return fabs(a - b) <= tol;
-}
+#include "check.h"
 
 /* A = diag(2, 0.5, 0.5): the three regimes in closed form. */
 static void test_local_cases(void)
@@ -116,6 +100,5 @@ int main(void)
 {
     test_local_cases();
     test_solvers();
-    printf("%d passed, %d failed\n", n_pass, n_fail);
-    return n_fail ? 1 : 0;
+    return report();
 }
