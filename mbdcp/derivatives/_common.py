@@ -5,6 +5,7 @@ from scipy.linalg import lapack
 
 from mbdcp.infrastructure import validate as val
 
+DEGENERATE_TOL = 1e-9  # the default tolerance below which a complementary pair counts as both zero
 _NO_TANGENT = ("E", "Ej")  # combinatorial inputs: which direction belongs to which contact or joint
 
 

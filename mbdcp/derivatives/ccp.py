@@ -5,7 +5,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from mbdcp.derivatives._common import _Repr, check_keys, dense_tangent, momentum_change, tangents_of
+from mbdcp.derivatives._common import DEGENERATE_TOL, _Repr, check_keys, dense_tangent, momentum_change, tangents_of
 from mbdcp.formulations.ccp import cone_jacobian
 from mbdcp.infrastructure import stabilization as stab
 from mbdcp.infrastructure import validate as val
@@ -222,7 +222,7 @@ def _point(M, Wn, Wt, mu, v, h, p_ext, psi_n, Wb, theta, dtheta, dpsi_t, degener
     n_v = M.shape[0]
     if M.shape != (n_v, n_v) or n_v == 0:
         raise ValueError(f"M must be a non-empty square matrix, got shape {M.shape}")
-    if abs(M - M.T).max() > 1e-10 * abs(M).max():
+    if abs(M - M.T).max() > val.SYMMETRY_RTOL * abs(M).max():
         raise ValueError("M must be symmetric")
     Wn, sparse["Wn"] = _matrix("Wn", Wn, (n_v, None), ("n_v", "n_c"))
     n_c = Wn.shape[1]
@@ -384,7 +384,7 @@ def _derivative(pt, at, modes, A, extra, lu):
 
 @renamed(phi="psi_n", dphi_t="dpsi_t")
 def ccp(M, Wn, Wt, mu, v, h, res, *, p_ext=None, psi_n=None, Wb=None, theta=None, dtheta=None, dpsi_t=None,
-        degenerate_tol=1e-9, max_correction_speed=None, baumgarte=1.0, **kwargs):
+        degenerate_tol=DEGENERATE_TOL, max_correction_speed=None, baumgarte=1.0, **kwargs):
     r"""Derivative of one cone complementarity step of :func:`mbdcp.ccp`.
 
     At the solution :math:`\nu = (\gamma, p_b)` with :math:`d = P^T v^{l+1} + b` (b: the

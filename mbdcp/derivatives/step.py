@@ -12,6 +12,7 @@ import numpy as np
 import scipy.linalg as la
 
 from mbdcp.derivatives._common import (
+    DEGENERATE_TOL,
     _Repr,
     check_keys,
     cholesky_lower,
@@ -338,7 +339,7 @@ def _opposite_pairs(cols):
     k = cols.shape[1]
     scale = np.abs(cols).max(initial=0.0)
     for i in range(k):
-        if not any(np.abs(cols[:, i] + cols[:, j]).max() <= 1e-12 * scale for j in range(k) if j != i):
+        if not any(np.abs(cols[:, i] + cols[:, j]).max() <= val.OPPOSITE_RTOL * scale for j in range(k) if j != i):
             return False
     return True
 
@@ -658,7 +659,7 @@ def _derivative(pt, sc, sets, X, lu):
 
 @renamed(solver="method", max_pivots="max_iter")
 def step(M, Wn, D, E, U, v, h, res, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi_f=None, Wb=None, theta=None,
-         dtheta=None, Dj=None, Ej=None, beta_max=None, degenerate_tol=1e-9, max_correction_speed=None, baumgarte=1.0,
+         dtheta=None, Dj=None, Ej=None, beta_max=None, degenerate_tol=DEGENERATE_TOL, max_correction_speed=None, baumgarte=1.0,
          **kwargs):
     r"""Derivative of one time step of :func:`mbdcp.step` by the implicit function theorem.
 

@@ -1,8 +1,8 @@
 """One time step of the Stewart–Trinkle / Anitescu–Potra contact LCP (Trinkle 2003, eqs. 25–47)."""
 import numpy as np
 
-from mbdcp.infrastructure import _core
 from mbdcp.formulations.registry import STEP_DATA, Formulation, register
+from mbdcp.infrastructure import _core
 from mbdcp.infrastructure import stabilization as stab
 from mbdcp.infrastructure import validate as val
 from mbdcp.infrastructure.deprecated import renamed

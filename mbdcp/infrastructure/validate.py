@@ -5,8 +5,12 @@ import numpy as np
 
 from mbdcp.infrastructure import _core
 
-__all__ = ["as_array", "matrix", "vector", "real_scalar", "nonnegative_scalar", "positive_scalar", "positive_int",
+__all__ = ["SYMMETRY_RTOL", "OPPOSITE_RTOL", "as_array", "matrix", "vector", "real_scalar", "nonnegative_scalar", "positive_scalar", "positive_int",
            "mass_matrix", "symmetric", "grouping", "lemke_settings"]
+
+# Tolerances of the data checks, defined here once.
+SYMMETRY_RTOL = 1e-10  # max |A - A^T| over max |A| of a matrix taken as symmetric (M, W)
+OPPOSITE_RTOL = 1e-12  # |d_a + d_b| over max |D| of two friction directions taken as opposite
 
 _EMPTY = np.zeros(0)
 _EMPTY.setflags(write=False)
@@ -152,7 +156,7 @@ def mass_matrix(name, M):
     return M
 
 
-def symmetric(name, a, rtol=1e-10):
+def symmetric(name, a, rtol=SYMMETRY_RTOL):
     """Raise unless a square matrix is symmetric to rtol relative to its largest entry."""
     diff, scale = _core.asymmetry(a)
     if diff > rtol * scale:
