@@ -222,3 +222,18 @@ int mbdcp_all_nonnegative(size_t n, const mbdcp_float *x)
         if (!(x[i] >= 0.0)) return 0;
     return 1;
 }
+
+int mbdcp_symmetric(mbdcp_int n, const mbdcp_float *A, mbdcp_float rtol)
+{
+    mbdcp_float diff = 0.0, amax = 0.0;
+    for (mbdcp_int i = 0; i < n; ++i)
+        for (mbdcp_int j = 0; j < n; ++j) {
+            const mbdcp_float a = A[(size_t)i * n + j];
+            amax = fabs(a) > amax ? fabs(a) : amax;
+            if (j > i) {
+                const mbdcp_float d = fabs(a - A[(size_t)j * n + i]);
+                diff = d > diff ? d : diff;
+            }
+        }
+    return diff <= rtol * amax;
+}

@@ -70,6 +70,7 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
                                     const mbdcp_float *s, mbdcp_int *worst)
 
     int mbdcp_all_finite(size_t n, const mbdcp_float *x)
+    mbdcp_float MBDCP_SYMMETRY_RTOL
     int mbdcp_grouping_error(mbdcp_int rows, mbdcp_int groups, const mbdcp_float *E)
 
     ctypedef struct MbdcpStepProblem:

@@ -31,6 +31,8 @@ ERR_NOT_POSDEF = MBDCP_ERR_NOT_POSDEF
 ERR_RANK_DEFICIENT = MBDCP_ERR_RANK_DEFICIENT
 ERR_DATA = MBDCP_ERR_DATA
 
+SYMMETRY_RTOL = MBDCP_SYMMETRY_RTOL
+
 
 class CoreError(ValueError):
     """A C call rejected its arguments; ``code`` is the MbdcpReturn value."""
@@ -78,15 +80,21 @@ cdef int _array(object a, str name, int typenum, tuple shape, bint optional) exc
     cdef cnp.ndarray x = <cnp.ndarray>a
     if optional and cnp.PyArray_SIZE(x) == 0:
         return 0
-    if (cnp.PyArray_TYPE(x) != typenum or not cnp.PyArray_IS_C_CONTIGUOUS(x) or not cnp.PyArray_ISNOTSWAPPED(x)
-            or not cnp.PyArray_ISALIGNED(x)):
+    cdef int ndim = len(shape), k
+    cdef bint ok = (cnp.PyArray_TYPE(x) == typenum and cnp.PyArray_IS_C_CONTIGUOUS(x) and cnp.PyArray_ISNOTSWAPPED(x)
+                    and cnp.PyArray_ISALIGNED(x) and cnp.PyArray_NDIM(x) == ndim)
+    for k in range(ndim if ok else 0):  # C-level comparisons: this runs on every call of a step
+        want = <Py_ssize_t>shape[k]
+        if want >= 0 and cnp.PyArray_DIM(x, k) != want:
+            ok = False
+    if ok:
+        return 0
+    if cnp.PyArray_TYPE(x) != typenum or not cnp.PyArray_IS_C_CONTIGUOUS(x) or not cnp.PyArray_ISNOTSWAPPED(x) \
+            or not cnp.PyArray_ISALIGNED(x):
         raise TypeError(f"internal call: {name} must be an aligned, native, C-contiguous "
                         f"{'float64' if typenum == cnp.NPY_DOUBLE else 'int32'} array")
-    got = np.shape(a)
-    if len(got) != len(shape) or any(want >= 0 and g != want for g, want in zip(got, shape)):
-        raise ValueError(f"internal call: {name} must have shape {tuple('any' if d < 0 else d for d in shape)}, "
-                         f"got {got}")
-    return 0
+    raise ValueError(f"internal call: {name} must have shape {tuple('any' if d < 0 else d for d in shape)}, "
+                     f"got {np.shape(a)}")
 
 
 cdef inline int _f(object a, str name, tuple shape, bint optional=False) except -1:
@@ -368,6 +376,73 @@ def lemke_plain(object M, object q, int max_pivots, double tol):
         ray = np.empty(n)
         memcpy(cnp.PyArray_DATA(ray), out.ray, n * sizeof(double))
     return z, w, <int>info.status, info.pivots, info.residual, basis, ray, info.worst_row
+
+
+cdef cnp.ndarray _NOTHING = np.zeros(0)  # the absent outputs of a plain step (p_b, beta_j, sigma_j)
+_NOTHING.setflags(write=False)
+
+
+cdef cnp.ndarray _copy(double *x, Py_ssize_t n):
+    a = np.empty(n)
+    if n:
+        memcpy(cnp.PyArray_DATA(a), x, n * sizeof(double))
+    return a
+
+
+def step_plain(object M, object Wn, object D, object E, object mu, object v, double h, object p_ext, object psi_n):
+    """(v_next, p_n, beta, sigma, cone_slack, status, pivots, residual, basis (bool)) of one time step
+    without joints or moving surfaces, or None when an argument is not a plain float64 array of its
+    shape, or its values fail the C core's check (finite, M symmetric, E a grouping, mu >= 0): the
+    validating path then names the argument. p_ext, psi_n: None or arrays."""
+    if not (_plain_array(M, 2) and _plain_array(Wn, 2) and _plain_array(D, 2) and _plain_array(E, 2)
+            and _plain_array(mu, 1) and _plain_array(v, 1) and (p_ext is None or _plain_array(p_ext, 1))
+            and (psi_n is None or _plain_array(psi_n, 1))):
+        return None
+    cdef MbdcpStepProblem p
+    memset(&p, 0, sizeof(p))
+    p.n_v, p.n_c, p.m = M.shape[0], Wn.shape[1], D.shape[1]
+    if (M.shape[1] != p.n_v or Wn.shape[0] != p.n_v or D.shape[0] != p.n_v or E.shape[0] != p.m
+            or E.shape[1] != p.n_c or mu.shape[0] != p.n_c or v.shape[0] != p.n_v or p.n_v == 0
+            or (p_ext is not None and p_ext.shape[0] != p.n_v) or (psi_n is not None and psi_n.shape[0] != p.n_c)):
+        return None
+    p.h = h
+    p.M, p.Wn, p.D, p.E = _data(M), _data(Wn), _data(D), _data(E)
+    p.mu, p.v = _data(mu), _data(v)
+    p.p_ext = _data(p_ext) if p_ext is not None else NULL
+    p.psi_n = _data(psi_n) if psi_n is not None else NULL
+    cdef mbdcp_int N = mbdcp_step_lcp_size(&p), i
+    cdef MbdcpLemkeSettings s = _lemke_settings(0, 0.0)
+    cdef Recorder R
+    memset(&R, 0, sizeof(Recorder))
+    R.check_every = max(1, <long>(1e7 / (4.0 * N * N + 1.0)))
+    R.signals = PyThread_get_thread_ident() == _MAIN
+    s.monitor.fn = _record
+    s.monitor.ctx = &R
+    cdef size_t nbytes = mbdcp_step_workspace_size(&p)
+    cdef cnp.ndarray work = _thread_workspace(nbytes + <size_t>N * (2 * sizeof(double) + sizeof(int)))
+    cdef char *base = <char *>cnp.PyArray_DATA(work)
+    v_next = np.empty(p.n_v)
+    cdef MbdcpStepOutput out
+    memset(&out, 0, sizeof(out))
+    out.v_next = _out(v_next)
+    out.z = <double *>(base + nbytes)
+    out.w = out.z + N
+    out.basis = <int *>(out.w + N)
+    cdef MbdcpLemkeInfo info
+    cdef MbdcpReturn rc
+    with nogil:
+        rc = mbdcp_step_solve(&p, &s, NULL, &out, &info, base, nbytes)
+    _recorded(&R)
+    if rc in (MBDCP_ERR_NONFINITE, MBDCP_ERR_DATA, MBDCP_ERR_NOT_POSDEF):
+        return None
+    _check(rc)
+    basis = np.empty(N, dtype=bool)
+    cdef char *bp = <char *>cnp.PyArray_DATA(basis)
+    for i in range(N):
+        bp[i] = out.basis[i] != 0
+    cdef Py_ssize_t nc = p.n_c, m = p.m
+    return (v_next, _copy(out.z, nc), _copy(out.z + nc, m), _copy(out.z + nc + m, nc), _copy(out.w + nc + m, nc),
+            <int>info.status, info.pivots, info.residual, basis)
 
 
 def lcp_verify(const double[:, ::1] M, const double[::1] q, const double[::1] z, double tol):

@@ -8,8 +8,8 @@ from mbdcp.infrastructure import _core
 __all__ = ["SYMMETRY_RTOL", "OPPOSITE_RTOL", "as_array", "matrix", "vector", "real_scalar", "nonnegative_scalar", "positive_scalar", "positive_int",
            "mass_matrix", "symmetric", "grouping", "lemke_settings"]
 
-# Tolerances of the data checks, defined here once.
-SYMMETRY_RTOL = 1e-10  # max |A - A^T| over max |A| of a matrix taken as symmetric (M, W)
+# Tolerances of the data checks, defined once (the symmetry one in the C core, which checks M too).
+SYMMETRY_RTOL = _core.SYMMETRY_RTOL  # max |A - A^T| over max |A| of a matrix taken as symmetric (M, W)
 OPPOSITE_RTOL = 1e-12  # |d_a + d_b| over max |D| of two friction directions taken as opposite
 
 _EMPTY = np.zeros(0)
