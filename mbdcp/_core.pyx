@@ -29,6 +29,7 @@ INTERRUPTED = MBDCP_INTERRUPTED
 ERR_NOT_POSDEF = MBDCP_ERR_NOT_POSDEF
 ERR_RANK_DEFICIENT = MBDCP_ERR_RANK_DEFICIENT
 ERR_DATA = MBDCP_ERR_DATA
+ERR_NONFINITE = MBDCP_ERR_NONFINITE
 
 
 class CoreError(ValueError):
@@ -688,8 +689,10 @@ def grouping_error(const double[:, ::1] E):
 # ---- Coulomb friction and its CCP relaxation on the Delassus matrix (coulomb.h) ------------
 
 FC_METHODS = {"nsgs": MBDCP_FC_NSGS, "fixed_point": MBDCP_FC_FIXED_POINT, "pgs": MBDCP_FC_PGS,
-              "apgd": MBDCP_FC_APGD}
+              "apgd": MBDCP_FC_APGD, "newton": MBDCP_FC_NEWTON, "auto": MBDCP_FC_AUTO}
+FC_METHOD_NAMES = {v: k for k, v in FC_METHODS.items()}
 FC_CASES = ("takeoff", "stick", "slide", "best_effort")
+FC_CERTIFICATES = ("none", "direction", "normal", "normal_r", "diverged")
 
 
 cdef int _fc_record(void *ctx, mbdcp_int it, mbdcp_int a, mbdcp_int b, double value) noexcept nogil:
@@ -726,14 +729,28 @@ cdef MbdcpFcProblem _fc_problem(int n_c, cnp.ndarray W_ptr, cnp.ndarray W_ind, c
     return pr
 
 
+cdef int _fc_factor_blocks(MbdcpFcProblem *pr, mbdcp_float *flops) except -2:
+    """Blocks of Newton's factor for W's pattern (mbdcp_fc_factor_blocks)."""
+    cdef size_t nbytes = mbdcp_fc_factor_workspace_size(pr)
+    cdef cnp.ndarray work = np.empty(nbytes // 8 + 1)
+    cdef void *wp = cnp.PyArray_DATA(work)
+    cdef mbdcp_int blocks = 0
+    cdef MbdcpReturn rc
+    with nogil:
+        rc = mbdcp_fc_factor_blocks(pr, &blocks, flops, wp, nbytes)
+    _check(rc)
+    return blocks
+
+
 def fc_solve(bint coulomb, int n_c, cnp.ndarray W_ptr, cnp.ndarray W_ind, cnp.ndarray W_val, S, cnp.ndarray q,
              cnp.ndarray mu, str method, str inner, double tol, int max_iter, int inner_max_iter, r0):
-    """(r, u, history, status, iterations, inner_iterations, residual, local_failures) of
-    mbdcp_coulomb_solve (coulomb) or mbdcp_ccp_local_solve; W and S (None or a (ptr, ind, val)
-    tuple) in CSR; r0 is None or the warm start."""
+    """(r, u, history, status, iterations, inner_iterations, residual, local_failures, finished method,
+    certificate kind) of mbdcp_coulomb_solve (coulomb) or mbdcp_ccp_local_solve; W and S (None or a
+    (ptr, ind, val) tuple) in CSR; r0 is None or the warm start."""
     cdef MbdcpFcProblem pr = _fc_problem(n_c, W_ptr, W_ind, W_val, S, q, mu)
     cdef MbdcpFcSettings s
     cdef const char *msg = NULL
+    cdef mbdcp_float flops = 0.0
     mbdcp_fc_default_settings(&s)
     s.method = FC_METHODS[method]
     s.inner = FC_METHODS[inner]
@@ -741,6 +758,8 @@ def fc_solve(bint coulomb, int n_c, cnp.ndarray W_ptr, cnp.ndarray W_ind, cnp.nd
     s.max_iter = max_iter
     s.inner_max_iter = inner_max_iter
     s.warm_start = r0 is not None
+    if s.method == MBDCP_FC_NEWTON or s.method == MBDCP_FC_AUTO:
+        s.factor_blocks = _fc_factor_blocks(&pr, &flops)
     if mbdcp_fc_check_settings(&s, coulomb, &msg) != MBDCP_OK:
         raise ValueError(msg.decode())
     cdef Recorder R
@@ -763,7 +782,62 @@ def fc_solve(bint coulomb, int n_c, cnp.ndarray W_ptr, cnp.ndarray W_ind, cnp.nd
     _, hist = _recorded(&R)
     _check(rc)
     return (r, u, hist, <int>info.status, info.iterations, info.inner_iterations, info.residual,
-            info.local_failures)
+            info.local_failures, FC_METHOD_NAMES[<int>info.finished], FC_CERTIFICATES[<int>info.certificate])
+
+
+def fc_dense_csr(const double[:, ::1] W):
+    """(ptr, ind, val) of the nonzero (or non-finite) entries of a dense W, in CSR with int32 indices."""
+    cdef Py_ssize_t m = W.shape[0], n = W.shape[1], i, j, k = 0, nnz = 0
+    for i in range(m):
+        for j in range(n):
+            if W[i, j] != 0.0:
+                nnz += 1
+    ptr_a = np.empty(m + 1, dtype=np.intc)
+    ind_a = np.empty(nnz, dtype=np.intc)
+    val_a = np.empty(nnz)
+    cdef int[::1] ptr = ptr_a, ind = ind_a
+    cdef double[::1] val = val_a
+    ptr[0] = 0
+    for i in range(m):
+        for j in range(n):
+            if W[i, j] != 0.0:
+                ind[k] = <int>j
+                val[k] = W[i, j]
+                k += 1
+        ptr[i + 1] = <int>k
+    return ptr_a, ind_a, val_a
+
+
+def fc_embed2d(const int[::1] ptr, const int[::1] ind, const double[::1] val, const double[::1] q):
+    """A 2-D problem (rows and columns per contact: normal, tangent; W in CSR) as the 3-D one whose
+    second tangent is decoupled, with |W_tt| (1 where it is 0) on its diagonal: (ptr, ind, val, q) of
+    size 3 n_c. Its solutions are the 2-D ones with r_t2 = u_t2 = 0."""
+    cdef Py_ssize_t m2 = ptr.shape[0] - 1, n_c = m2 // 2, nnz = ptr[m2], i, a, k, out = 0
+    cdef double d
+    ptr3_a = np.empty(3 * n_c + 1, dtype=np.intc)
+    ind3_a = np.empty(nnz + n_c, dtype=np.intc)
+    val3_a = np.empty(nnz + n_c)
+    q3_a = np.zeros(3 * n_c)
+    cdef int[::1] ptr3 = ptr3_a, ind3 = ind3_a
+    cdef double[::1] val3 = val3_a, q3 = q3_a
+    ptr3[0] = 0
+    for i in range(n_c):
+        for a in range(2):
+            q3[3 * i + a] = q[2 * i + a]
+            for k in range(ptr[2 * i + a], ptr[2 * i + a + 1]):
+                ind3[out] = <int>((ind[k] // 2) * 3 + ind[k] % 2)
+                val3[out] = val[k]
+                out += 1
+            ptr3[3 * i + a + 1] = <int>out
+        d = 0.0
+        for k in range(ptr[2 * i + 1], ptr[2 * i + 2]):
+            if ind[k] == 2 * i + 1:
+                d += val[k]
+        ind3[out] = <int>(3 * i + 2)
+        val3[out] = abs(d) if d != 0.0 and d == d else 1.0
+        out += 1
+        ptr3[3 * i + 3] = <int>out
+    return ptr3_a, ind3_a, val3_a, q3_a
 
 
 def fc_residual(bint coulomb, int n_c, cnp.ndarray W_ptr, cnp.ndarray W_ind, cnp.ndarray W_val, cnp.ndarray q,

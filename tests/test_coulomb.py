@@ -385,7 +385,7 @@ def test_dense_and_sparse_agree():
     (lambda: mbdcp.coulomb(np.eye(3), np.zeros(2), 0.3), "q must have shape"),
     (lambda: mbdcp.coulomb(np.eye(3), np.zeros(3), -0.3), "mu must be nonnegative"),
     (lambda: mbdcp.coulomb(np.eye(6), np.zeros(6), [0.3]), "mu must have shape (n_c,) = (2,)"),
-    (lambda: mbdcp.coulomb(np.eye(3), np.zeros(3), 0.3, method="pgs"), "method must be one of 'nsgs'"),
+    (lambda: mbdcp.coulomb(np.eye(3), np.zeros(3), 0.3, method="pgs"), "method must be one of 'auto', 'nsgs'"),
     (lambda: mbdcp.ccp_local(np.eye(3), np.zeros(3), 0.3, method="nsgs"), "method must be one of 'apgd'"),
     (lambda: mbdcp.coulomb(np.eye(3), np.zeros(3), 0.3, inner="jacobi"), "inner must be"),
     (lambda: mbdcp.coulomb(np.eye(3), np.zeros(3), 0.3, tol=0), "tol must be positive"),
@@ -455,4 +455,4 @@ def test_case_names_agree_with_core():
     from mbdcp import _core
 
     assert _core.FC_CASES == ("takeoff", "stick", "slide", "best_effort")
-    assert set(_core.FC_METHODS) == {"nsgs", "fixed_point", "pgs", "apgd"}
+    assert set(_core.FC_METHODS) == {"nsgs", "fixed_point", "pgs", "apgd", "newton", "auto"}

@@ -1,8 +1,12 @@
 /* Coulomb friction and its CCP relaxation on the Delassus matrix: exact local solves, (nonsmooth)
- * Gauss-Seidel, APGD through ccp.h, and the fixed point on s = mu ||u_T||; see coulomb.h. */
+ * Gauss-Seidel, APGD through ccp.h, the fixed point on s = mu ||u_T||, the semismooth Newton method
+ * (fc_newton.c) and the automatic choice among them; acceptance in extended precision and
+ * certificates that no solution exists; see coulomb.h. */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
+#include "fc_internal.h"
 #include "mbdcp/ccp.h"
 #include "mbdcp/cone.h"
 #include "mbdcp/coulomb.h"
@@ -19,11 +23,22 @@
 #define OMEGA_MIN 0.125
 /* A local candidate counts as exact when its residual is below this times the local scale. */
 #define LOCAL_EXACT 1e-10
+/* Iterates beyond R_LIMIT max(||q||_inf, ...) / (1 + max |W_ij|) cannot have a residual below 1e-2
+ * in double precision: the solve stops there (divergence). */
+#define R_LIMIT 1e14
+/* AUTO: Gauss-Seidel's rate is measured over this many sweeps ... */
+#define RATE_WINDOW 8
+/* ... and Newton is expected to need this many iterations. */
+#define NEWTON_EXPECTED 12.0
+/* AUTO: the iteration limits of one Newton attempt, and its stall limit (iterations without halving
+ * the best residual) */
+#define AUTO_NEWTON_ITER 100
+#define AUTO_NEWTON_MIN 10
+/* NEWTON: iterations without halving the best residual before it gives up */
+#define NEWTON_STALL 25
+#define AUTO_STALL 10
 
-typedef struct {
-    const mbdcp_int *ptr, *ind;
-    const mbdcp_float *val;
-} Csr;
+typedef FcCsr Csr;
 
 MbdcpReturn mbdcp_fc_default_settings(MbdcpFcSettings *s)
 {
@@ -34,6 +49,7 @@ MbdcpReturn mbdcp_fc_default_settings(MbdcpFcSettings *s)
     s->max_iter = 10000;
     s->inner_max_iter = 10000;
     s->warm_start = 0;
+    s->factor_blocks = -1;
     s->monitor.fn = NULL;
     s->monitor.ctx = NULL;
     return MBDCP_OK;
@@ -43,10 +59,11 @@ MbdcpReturn mbdcp_fc_check_settings(const MbdcpFcSettings *s, int coulomb, const
 {
     const char *msg = NULL;
     if (!s) return MBDCP_ERR_NULL;
-    if (coulomb && s->method != MBDCP_FC_NSGS && s->method != MBDCP_FC_FIXED_POINT)
-        msg = "method must be nsgs or fixed_point";
-    else if (!coulomb && s->method != MBDCP_FC_PGS && s->method != MBDCP_FC_APGD)
-        msg = "method must be pgs or apgd";
+    const int both = s->method == MBDCP_FC_NEWTON || s->method == MBDCP_FC_AUTO;
+    if (coulomb && s->method != MBDCP_FC_NSGS && s->method != MBDCP_FC_FIXED_POINT && !both)
+        msg = "method must be nsgs, fixed_point, newton or auto";
+    else if (!coulomb && s->method != MBDCP_FC_PGS && s->method != MBDCP_FC_APGD && !both)
+        msg = "method must be pgs, apgd, newton or auto";
     else if (s->inner != MBDCP_FC_PGS && s->inner != MBDCP_FC_APGD)
         msg = "inner must be pgs or apgd";
     else if (!(s->tol > 0.0) || !isfinite(s->tol))
@@ -55,6 +72,8 @@ MbdcpReturn mbdcp_fc_check_settings(const MbdcpFcSettings *s, int coulomb, const
         msg = "max_iter must be at least 1";
     else if (s->inner_max_iter < 1)
         msg = "inner_max_iter must be at least 1";
+    else if (s->method == MBDCP_FC_NEWTON && s->factor_blocks < 0)
+        msg = "factor_blocks must be set from mbdcp_fc_factor_blocks for newton";
     if (message) *message = msg;
     return msg ? MBDCP_ERR_SETTING : MBDCP_OK;
 }
@@ -85,32 +104,32 @@ static size_t ccp_bytes(mbdcp_int n_c)
     return mbdcp_ccp_workspace_size(&cp);
 }
 
-/* Doubles: 9 n_c (diagonal blocks), qk, tmp, prev, ccp's u, the identity's values (m each), ccp's
- * workspace; then ints: the identity's colptr (m + 1) and rowind (m). */
+static int uses_apgd(const MbdcpFcSettings *s)
+{
+    return !s || s->method == MBDCP_FC_APGD || s->method == MBDCP_FC_AUTO ||
+           (s->method == MBDCP_FC_FIXED_POINT && s->inner == MBDCP_FC_APGD);
+}
+
+static int uses_newton(const MbdcpFcSettings *s)
+{
+    return s && (s->method == MBDCP_FC_NEWTON || s->method == MBDCP_FC_AUTO) && s->factor_blocks >= 0;
+}
+
+/* Doubles: 9 n_c (diagonal blocks), qk, tmp, prev, sweep (m each), ccp's u, the identity's values (m each), ccp's
+ * workspace; then ints: the identity's colptr (m + 1) and rowind (m); then Newton's workspace. */
 size_t mbdcp_fc_workspace_size(const MbdcpFcProblem *p, const MbdcpFcSettings *s)
 {
     if (!p || p->n_c < 0) return 0;
     const size_t nc = (size_t)p->n_c, m = 3 * nc;
-    const int apgd = !s || s->method == MBDCP_FC_APGD || (s->method == MBDCP_FC_FIXED_POINT && s->inner == MBDCP_FC_APGD);
-    size_t bytes = (9 * nc + 3 * m) * sizeof(mbdcp_float);
-    if (apgd) bytes += 2 * m * sizeof(mbdcp_float) + ccp_bytes(p->n_c) + (2 * m + 1) * sizeof(mbdcp_int);
+    size_t bytes = (9 * nc + 4 * m) * sizeof(mbdcp_float);
+    if (uses_apgd(s)) bytes += 2 * m * sizeof(mbdcp_float) + ccp_bytes(p->n_c) + (2 * m + 2) * sizeof(mbdcp_int);
+    if (s && s->method == MBDCP_FC_AUTO && p->W_rowptr) /* W's transpose, for the symmetry test */
+        bytes += (size_t)p->W_rowptr[m] * (sizeof(mbdcp_float) + sizeof(mbdcp_int)) + (m + 1) * sizeof(mbdcp_int) + 16;
+    if (uses_newton(s)) bytes += 16 + mbdcp_fc_newton_bytes(p, s->factor_blocks);
     return bytes;
 }
 
 /* ---- kernels -------------------------------------------------------------------------------- */
-
-static mbdcp_float row_dot(const Csr *A, mbdcp_int row, const mbdcp_float *x)
-{
-    mbdcp_float s = 0.0;
-    for (mbdcp_int k = A->ptr[row]; k < A->ptr[row + 1]; ++k) s += A->val[k] * x[A->ind[k]];
-    return s;
-}
-
-/* y = A x + c (c may be NULL). */
-static void matvec(const Csr *A, mbdcp_int m, const mbdcp_float *x, const mbdcp_float *c, mbdcp_float *y)
-{
-    for (mbdcp_int i = 0; i < m; ++i) y[i] = row_dot(A, i, x) + (c ? c[i] : 0.0);
-}
 
 static mbdcp_float norm2(mbdcp_int n, const mbdcp_float *x)
 {
@@ -132,27 +151,70 @@ static void diagonal_blocks(const Csr *A, mbdcp_int n_c, mbdcp_float *blocks)
     }
 }
 
-/* ||r - Pi_K(r - û)||_2 over all contacts, for u = W r + q given. */
-static mbdcp_float residual_norm(mbdcp_int n_c, const mbdcp_float *mu, int coulomb, const mbdcp_float *r,
-                                 const mbdcp_float *u)
-{
-    mbdcp_float s = 0.0;
-    for (mbdcp_int i = 0; i < n_c; ++i) {
-        const mbdcp_float *ri = r + 3 * i, *ui = u + 3 * i;
-        const mbdcp_float shift = coulomb ? mu[i] * sqrt(ui[1] * ui[1] + ui[2] * ui[2]) : 0.0;
-        mbdcp_float y[3] = {ri[0] - ui[0] - shift, ri[1] - ui[1], ri[2] - ui[2]};
-        mbdcp_cone_project(mu[i], y);
-        for (int a = 0; a < 3; ++a) s += (ri[a] - y[a]) * (ri[a] - y[a]);
-    }
-    return sqrt(s);
-}
-
 /* u = A r + qv and the residual relative to qnorm. */
 static mbdcp_float residual_of(const Csr *A, mbdcp_int n_c, const mbdcp_float *qv, const mbdcp_float *mu, int coulomb,
                                const mbdcp_float *r, mbdcp_float *u, mbdcp_float qnorm)
 {
-    matvec(A, 3 * n_c, r, qv, u);
-    return residual_norm(n_c, mu, coulomb, r, u) / qnorm;
+    fc_matvec(A, 3 * n_c, r, qv, u);
+    return fc_residual_norm(n_c, mu, coulomb, r, u) / qnorm;
+}
+
+/* The projection onto K_mu in long double. */
+static void project_ld(long double mu, long double *g)
+{
+    if (mu == 0.0L) {
+        g[0] = g[0] > 0.0L ? g[0] : 0.0L;
+        g[1] = g[2] = 0.0L;
+        return;
+    }
+    const long double t = sqrtl(g[1] * g[1] + g[2] * g[2]);
+    if (g[0] >= 0.0L && t <= mu * g[0]) return;
+    if (mu * t <= -g[0]) {
+        g[0] = g[1] = g[2] = 0.0L;
+        return;
+    }
+    const long double gn = (g[0] + mu * t) / (1.0L + mu * mu);
+    g[0] = gn;
+    g[1] = g[1] / t * mu * gn;
+    g[2] = g[2] / t * mu * gn;
+}
+
+/* The residual of r with u = W r + q and the projection in long double: where r is so large that
+ * r - û rounds to r in double precision, this still sees û. */
+static mbdcp_float residual_ld(const FcCtx *c, const mbdcp_float *r)
+{
+    long double s = 0.0L;
+    for (mbdcp_int i = 0; i < c->n_c; ++i) {
+        long double u[3], y[3];
+        for (int a = 0; a < 3; ++a) {
+            const mbdcp_int row = 3 * i + a;
+            long double v = c->q[row];
+            for (mbdcp_int k = c->W.ptr[row]; k < c->W.ptr[row + 1]; ++k) v += (long double)c->W.val[k] * r[c->W.ind[k]];
+            u[a] = v;
+        }
+        const long double shift = c->coulomb ? c->mu[i] * sqrtl(u[1] * u[1] + u[2] * u[2]) : 0.0L;
+        for (int a = 0; a < 3; ++a) y[a] = (long double)r[3 * i + a] - u[a] - (a == 0 ? shift : 0.0L);
+        project_ld(c->mu[i], y);
+        for (int a = 0; a < 3; ++a) s += (r[3 * i + a] - y[a]) * (r[3 * i + a] - y[a]);
+    }
+    return (mbdcp_float)(sqrtl(s) / c->qnorm);
+}
+
+int mbdcp_fc_accept(const FcCtx *c, const mbdcp_float *r, mbdcp_float *residual)
+{
+    if (!(*residual <= c->tol)) return 0;
+    const mbdcp_float exact = residual_ld(c, r);
+    if (!(exact <= c->tol)) return 0;
+    *residual = exact;
+    return 1;
+}
+
+int mbdcp_fc_too_large(const FcCtx *c, const mbdcp_float *r)
+{
+    const mbdcp_int m = 3 * c->n_c;
+    for (mbdcp_int j = 0; j < m; ++j)
+        if (!(fabs(r[j]) <= c->rmax)) return 1;
+    return 0;
 }
 
 /* ---- the local problem ---------------------------------------------------------------------- */
@@ -494,43 +556,79 @@ MbdcpReturn mbdcp_fc_local_solve(const mbdcp_float *A, const mbdcp_float *b, mbd
     return MBDCP_OK;
 }
 
+
 /* ---- solvers -------------------------------------------------------------------------------- */
 
+typedef FcRun Run;
+
+/* The problem a loop iterates on: the context's own (judge = the context: acceptance in extended
+ * precision, divergence) or an inner one of the fixed point (judge NULL). */
 typedef struct {
-    MbdcpStatus status;
-    mbdcp_int iterations;
-    mbdcp_float residual;
-} Run;
+    const Csr *A;
+    const mbdcp_float *qv;
+    int coulomb;
+    mbdcp_float tol;
+    mbdcp_int max_iter;
+    mbdcp_int code; /* the monitor's second argument: -1 outer, -2 inner */
+    const FcCtx *judge;
+} Sub;
+
+/* The end test of a loop: SOLVED (accepted), RAY_TERMINATION (diverged), or still running. */
+static int finished(const Sub *sb, const mbdcp_float *r, Run *run)
+{
+    if (sb->judge) {
+        if (run->residual <= sb->tol && mbdcp_fc_accept(sb->judge, r, &run->residual)) {
+            run->status = MBDCP_SOLVED;
+            return 1;
+        }
+        if (mbdcp_fc_too_large(sb->judge, r)) {
+            run->status = MBDCP_RAY_TERMINATION;
+            return 1;
+        }
+        return 0;
+    }
+    if (run->residual <= sb->tol) run->status = MBDCP_SOLVED;
+    return run->residual <= sb->tol;
+}
+
+void mbdcp_fc_sweep(const FcCsr *A, mbdcp_int n_c, const mbdcp_float *qv, const mbdcp_float *mu, int coulomb,
+                    const mbdcp_float *blocks, mbdcp_float *r, mbdcp_int *failures)
+{
+    for (mbdcp_int i = 0; i < n_c; ++i) {
+        const mbdcp_float *B = blocks + 9 * (size_t)i;
+        mbdcp_float *ri = r + 3 * i, b[3];
+        for (int a = 0; a < 3; ++a)
+            b[a] = qv[3 * i + a] + fc_row_dot(A, 3 * i + a, r) - (B[3 * a] * ri[0] + B[3 * a + 1] * ri[1] + B[3 * a + 2] * ri[2]);
+        MbdcpFcCase which;
+        mbdcp_fc_local_solve(B, b, mu[i], coulomb, ri, &which);
+        if (which == MBDCP_FC_BEST_EFFORT) ++*failures;
+    }
+}
 
 /* (Nonsmooth) Gauss-Seidel on u = A r + qv, contact by contact with exact local solves; u is kept
- * as the residual's scratch. `code`: the monitor's second argument (-1 outer, -2 inner). */
-static Run gauss_seidel(const Csr *A, mbdcp_int n_c, const mbdcp_float *qv, const mbdcp_float *mu, int coulomb,
-                        const mbdcp_float *blocks, mbdcp_float tol, mbdcp_int max_iter, mbdcp_float qnorm,
-                        const MbdcpMonitor *mon, mbdcp_int code, mbdcp_float *r, mbdcp_float *u, mbdcp_int *failures)
+ * as the residual's scratch. A sweep that changes nothing ends the loop (it would repeat). */
+static Run gauss_seidel(const FcCtx *c, const Sub *sb, mbdcp_float *r, mbdcp_float *u, mbdcp_float *prev,
+                        mbdcp_int *failures)
 {
-    Run run = {MBDCP_MAX_ITERATIONS, 0, residual_of(A, n_c, qv, mu, coulomb, r, u, qnorm)};
-    while (run.residual > tol && run.iterations < max_iter) {
-        for (mbdcp_int i = 0; i < n_c; ++i) {
-            const mbdcp_float *B = blocks + 9 * (size_t)i;
-            mbdcp_float *ri = r + 3 * i, b[3];
-            for (int a = 0; a < 3; ++a)
-                b[a] = qv[3 * i + a] + row_dot(A, 3 * i + a, r) - (B[3 * a] * ri[0] + B[3 * a + 1] * ri[1] + B[3 * a + 2] * ri[2]);
-            MbdcpFcCase which;
-            mbdcp_fc_local_solve(B, b, mu[i], coulomb, ri, &which);
-            if (which == MBDCP_FC_BEST_EFFORT) ++*failures;
-        }
+    const mbdcp_int m = 3 * c->n_c;
+    Run run = {MBDCP_MAX_ITERATIONS, 0, residual_of(sb->A, c->n_c, sb->qv, c->mu, sb->coulomb, r, u, c->qnorm)};
+    if (finished(sb, r, &run)) return run;
+    while (run.iterations < sb->max_iter) {
+        memcpy(prev, r, (size_t)m * sizeof(mbdcp_float));
+        mbdcp_fc_sweep(sb->A, c->n_c, sb->qv, c->mu, sb->coulomb, c->blocks, r, failures);
         ++run.iterations;
-        run.residual = residual_of(A, n_c, qv, mu, coulomb, r, u, qnorm);
+        run.residual = residual_of(sb->A, c->n_c, sb->qv, c->mu, sb->coulomb, r, u, c->qnorm);
         if (!isfinite(run.residual)) {
             run.status = MBDCP_NUMERICAL_ERROR;
             return run;
         }
-        if (mbdcp_monitor_call(mon, run.iterations, code, -1, run.residual)) {
+        if (mbdcp_monitor_call(c->monitor, run.iterations, sb->code, -1, run.residual)) {
             run.status = MBDCP_INTERRUPTED;
             return run;
         }
+        if (finished(sb, r, &run)) return run;
+        if (!memcmp(prev, r, (size_t)m * sizeof(mbdcp_float))) break; /* a fixed point that is no solution */
     }
-    if (run.residual <= tol) run.status = MBDCP_SOLVED;
     return run;
 }
 
@@ -549,88 +647,90 @@ static int forward(void *ctx, mbdcp_int it, mbdcp_int entering, mbdcp_int leavin
 }
 
 typedef struct {
-    mbdcp_float *blocks, *qk, *tmp, *prev, *ccp_u, *ident_val;
+    mbdcp_float *blocks, *qk, *tmp, *prev, *sweep, *ccp_u, *ident_val;
     void *ccp_work;
     size_t ccp_work_bytes;
     mbdcp_int *ident_ptr, *ident_ind;
+    mbdcp_float *tval; /* AUTO: W's transpose (CSR), for the symmetry test */
+    mbdcp_int *tptr, *tind;
+    void *newton_work;
+    size_t newton_bytes;
 } Work;
 
 /* APGD (ccp.h) on u = S r + qv for a symmetric S. ccp.h stops on its own residual measure; while
  * ours is still above tol the solve is repeated, warm-started, with its tolerance tightened. */
-static Run apgd(const Csr *S, mbdcp_int n_c, const mbdcp_float *qv, const mbdcp_float *mu, mbdcp_float tol,
-                mbdcp_int max_iter, mbdcp_float qnorm, const MbdcpMonitor *mon, mbdcp_int code, mbdcp_float *r,
-                mbdcp_float *u, const Work *w, MbdcpReturn *rc)
+static Run apgd(const FcCtx *c, const Sub *sb, mbdcp_float *r, mbdcp_float *u, const Work *w, MbdcpReturn *rc)
 {
-    Run run = {MBDCP_MAX_ITERATIONS, 0, residual_of(S, n_c, qv, mu, 0, r, u, qnorm)};
+    const mbdcp_int n_c = c->n_c;
+    Run run = {MBDCP_MAX_ITERATIONS, 0, residual_of(sb->A, n_c, sb->qv, c->mu, 0, r, u, c->qnorm)};
     *rc = MBDCP_OK;
-    const MbdcpCcpProblem cp = ccp_problem(n_c, S, mu, qv, w->ident_ptr, w->ident_ind, w->ident_val);
+    if (finished(sb, r, &run)) return run;
+    const MbdcpCcpProblem cp = ccp_problem(n_c, sb->A, c->mu, sb->qv, w->ident_ptr, w->ident_ind, w->ident_val);
     MbdcpCcpSettings cs;
     mbdcp_ccp_default_settings(&cs);
     cs.method = MBDCP_CCP_APGD;
-    cs.tol = tol;
+    cs.tol = sb->tol;
     cs.warm_start = 1;
     /* the fixed point on the de Saxce shift converges with the scalar scaling on every FCLib problem
      * (measured: Capsules, asymmetric W, in 56 outer iterations; with the per-axis one not in 200) */
     cs.scaling = MBDCP_CCP_SCALE_CONTACT;
-    Forward fw = {mon, code, 0};
+    Forward fw = {c->monitor, sb->code, 0};
     cs.monitor.fn = forward;
     cs.monitor.ctx = &fw;
-    while (run.residual > tol && run.iterations < max_iter) {
+    while (run.iterations < sb->max_iter) {
         MbdcpCcpInfo ci;
-        cs.max_iter = max_iter - run.iterations;
+        cs.max_iter = sb->max_iter - run.iterations;
         fw.offset = run.iterations;
         *rc = mbdcp_ccp_solve(&cp, &cs, r, w->ccp_u, &ci, w->ccp_work, w->ccp_work_bytes);
         if (*rc != MBDCP_OK) return run;
         run.iterations += ci.iterations;
-        run.residual = residual_of(S, n_c, qv, mu, 0, r, u, qnorm);
+        run.residual = residual_of(sb->A, n_c, sb->qv, c->mu, 0, r, u, c->qnorm);
         if (ci.status == MBDCP_INTERRUPTED || ci.status == MBDCP_NUMERICAL_ERROR) {
             run.status = ci.status;
             return run;
         }
-        if (ci.status != MBDCP_SOLVED || run.residual <= tol) break;
+        if (finished(sb, r, &run) || ci.status != MBDCP_SOLVED) break;
         /* solved by its measure, not by ours */
-        cs.tol *= fmax(1e-3, 0.5 * tol / run.residual);
+        cs.tol *= fmax(1e-3, 0.5 * sb->tol / fmax(run.residual, sb->tol));
         if (!(cs.tol > 1e-300) || ci.iterations == 0) break;
     }
-    if (run.residual <= tol) run.status = MBDCP_SOLVED;
     return run;
 }
 
 /* r_{k+1} solves the CCP with matrix I (W for PGS, S for APGD) and q_k = q + (W - I) r_k +
  * kappa mu ||u_T(r_k)|| e_n (kappa = coulomb), warm-started from r_k; stops on the residual of
  * the problem with W (Coulomb when coulomb = 1, the CCP otherwise). */
-static Run fixed_point(const Csr *W, const Csr *I, mbdcp_int n_c, const mbdcp_float *q, const mbdcp_float *mu,
-                       int coulomb, MbdcpFcMethod inner, const MbdcpFcSettings *s, mbdcp_float qnorm, mbdcp_float *r,
+static Run fixed_point(const FcCtx *c, const Csr *I, MbdcpFcMethod inner, const MbdcpFcSettings *s, mbdcp_float *r,
                        mbdcp_float *u, const Work *w, MbdcpFcInfo *info, MbdcpReturn *rc)
 {
-    const mbdcp_int m = 3 * n_c;
-    Run run = {MBDCP_MAX_ITERATIONS, 0, residual_of(W, n_c, q, mu, coulomb, r, u, qnorm)};
+    const mbdcp_int n_c = c->n_c, m = 3 * n_c;
+    const Sub outer = {&c->W, c->q, c->coulomb, c->tol, s->max_iter, -1, c};
+    Run run = {MBDCP_MAX_ITERATIONS, 0, residual_of(&c->W, n_c, c->q, c->mu, c->coulomb, r, u, c->qnorm)};
     *rc = MBDCP_OK;
     mbdcp_float omega = 1.0;
-    while (run.residual > s->tol && run.iterations < s->max_iter) {
+    if (finished(&outer, r, &run)) return run;
+    while (run.iterations < s->max_iter) {
         const mbdcp_float before = run.residual;
         if (omega < 1.0) memcpy(w->prev, r, (size_t)m * sizeof(mbdcp_float));
-        if (I->val != W->val) {
-            matvec(I, m, r, NULL, w->tmp);
+        if (I->val != c->W.val) {
+            fc_matvec(I, m, r, NULL, w->tmp);
             for (mbdcp_int j = 0; j < m; ++j) w->qk[j] = u[j] - w->tmp[j];
         } else {
-            memcpy(w->qk, q, (size_t)m * sizeof(mbdcp_float));
+            memcpy(w->qk, c->q, (size_t)m * sizeof(mbdcp_float));
         }
-        if (coulomb)
-            for (mbdcp_int i = 0; i < n_c; ++i) w->qk[3 * i] += mu[i] * sqrt(u[3 * i + 1] * u[3 * i + 1] + u[3 * i + 2] * u[3 * i + 2]);
+        if (c->coulomb)
+            for (mbdcp_int i = 0; i < n_c; ++i) w->qk[3 * i] += c->mu[i] * sqrt(u[3 * i + 1] * u[3 * i + 1] + u[3 * i + 2] * u[3 * i + 2]);
         /* inexact inner solves: tighter as the outer residual falls, never below what the outer
          * tolerance needs */
-        const mbdcp_float inner_tol = fmax(0.25 * s->tol, 0.05 * run.residual);
-        Run in = inner == MBDCP_FC_APGD
-                     ? apgd(I, n_c, w->qk, mu, inner_tol, s->inner_max_iter, qnorm, &s->monitor, -2, r, w->tmp, w, rc)
-                     : gauss_seidel(I, n_c, w->qk, mu, 0, w->blocks, inner_tol, s->inner_max_iter, qnorm, &s->monitor, -2,
-                                    r, w->tmp, &info->local_failures);
+        const Sub in_sub = {I, w->qk, 0, fmax(0.25 * c->tol, 0.05 * run.residual), s->inner_max_iter, -2, NULL};
+        Run in = inner == MBDCP_FC_APGD ? apgd(c, &in_sub, r, w->tmp, w, rc)
+                                        : gauss_seidel(c, &in_sub, r, w->tmp, w->sweep, &info->local_failures);
         if (*rc != MBDCP_OK) return run;
         info->inner_iterations += in.iterations;
         ++run.iterations;
         if (omega < 1.0) /* damped: r_k + omega (T(r_k) - r_k), in the cones as they are convex */
             for (mbdcp_int j = 0; j < m; ++j) r[j] = w->prev[j] + omega * (r[j] - w->prev[j]);
-        run.residual = residual_of(W, n_c, q, mu, coulomb, r, u, qnorm);
+        run.residual = residual_of(&c->W, n_c, c->q, c->mu, c->coulomb, r, u, c->qnorm);
         if (in.status == MBDCP_INTERRUPTED || in.status == MBDCP_NUMERICAL_ERROR) {
             run.status = in.status;
             return run;
@@ -639,18 +739,277 @@ static Run fixed_point(const Csr *W, const Csr *I, mbdcp_int n_c, const mbdcp_fl
             run.status = MBDCP_NUMERICAL_ERROR;
             return run;
         }
+        if (mbdcp_monitor_call(c->monitor, run.iterations, -1, -1, run.residual)) {
+            run.status = MBDCP_INTERRUPTED;
+            return run;
+        }
+        if (finished(&outer, r, &run)) return run;
         /* a step that did not lower the residual: the map is not contracting here, and the
          * iteration can cycle (Capsules-i125-1213 settled into a cycle of three between 2.5e-6
          * and 6.1e-6): damp the steps from now on */
         if (run.residual >= before) omega = fmax(OMEGA_MIN, 0.5 * omega);
-        if (mbdcp_monitor_call(&s->monitor, run.iterations, -1, -1, run.residual)) {
+    }
+    return run;
+}
+
+/* The fixed point (Coulomb, or the CCP with an asymmetric W and APGD) or APGD (the CCP, W = S). */
+static Run convex_route(const FcCtx *c, const Csr *S, MbdcpFcMethod method, const MbdcpFcSettings *s, mbdcp_float *r,
+                        mbdcp_float *u, const Work *w, MbdcpFcInfo *info, MbdcpReturn *rc)
+{
+    if (method == MBDCP_FC_APGD && S->val == c->W.val && !c->coulomb) {
+        const Sub sb = {&c->W, c->q, 0, c->tol, s->max_iter, -1, c};
+        return apgd(c, &sb, r, u, w, rc);
+    }
+    const MbdcpFcMethod inner = method == MBDCP_FC_APGD ? MBDCP_FC_APGD : s->inner;
+    return fixed_point(c, inner == MBDCP_FC_APGD ? S : &c->W, inner, s, r, u, w, info, rc);
+}
+
+/* ---- AUTO ----------------------------------------------------------------------------------- */
+
+/* AUTO's bookkeeping; costs in flops (estimates from the pattern and the factor's fill). */
+typedef struct {
+    FcNewton nw;
+    int newton_ready;
+    mbdcp_float gs_cost, newton_cost; /* spent so far */
+    mbdcp_int sweeps, iterations;     /* Gauss-Seidel sweeps; all outer iterations */
+    mbdcp_float predicted;            /* Gauss-Seidel's predicted cost to tol at its last test */
+} Auto;
+
+/* Gauss-Seidel from r, at least min_sweeps sweeps, then until solved or until its rate over the last
+ * RATE_WINDOW sweeps predicts more work to tol than NEWTON_EXPECTED Newton iterations (MAX_ITERATIONS;
+ * Newton is set up at the first such test). */
+static Run auto_gauss_seidel(const FcCtx *c, const MbdcpFcSettings *s, const Work *w, Auto *au, mbdcp_int min_sweeps,
+                             mbdcp_float *r, mbdcp_float *u, MbdcpFcInfo *info, MbdcpReturn *rc)
+{
+    const mbdcp_int m = 3 * c->n_c;
+    const Sub sb = {&c->W, c->q, c->coulomb, c->tol, s->max_iter, -1, c};
+    mbdcp_float hist[RATE_WINDOW];
+    Run run = {MBDCP_MAX_ITERATIONS, 0, residual_of(&c->W, c->n_c, c->q, c->mu, c->coulomb, r, u, c->qnorm)};
+    if (finished(&sb, r, &run)) return run;
+    while (au->sweeps < s->max_iter) {
+        hist[run.iterations % RATE_WINDOW] = run.residual;
+        memcpy(w->sweep, r, (size_t)m * sizeof(mbdcp_float));
+        mbdcp_fc_sweep(&c->W, c->n_c, c->q, c->mu, c->coulomb, c->blocks, r, &info->local_failures);
+        ++run.iterations;
+        ++au->sweeps;
+        ++au->iterations;
+        au->gs_cost += au->newton_ready ? au->nw.sweep_cost : 0.0;
+        run.residual = residual_of(&c->W, c->n_c, c->q, c->mu, c->coulomb, r, u, c->qnorm);
+        if (!isfinite(run.residual)) {
+            run.status = MBDCP_NUMERICAL_ERROR;
+            return run;
+        }
+        if (mbdcp_monitor_call(c->monitor, au->iterations, -1, -1, run.residual)) {
             run.status = MBDCP_INTERRUPTED;
             return run;
         }
+        if (finished(&sb, r, &run)) return run;
+        if (!memcmp(w->sweep, r, (size_t)m * sizeof(mbdcp_float))) break; /* stuck: Newton next */
+        if (run.iterations < RATE_WINDOW || run.iterations < min_sweeps || !uses_newton(s)) continue;
+        if (!au->newton_ready) {
+            *rc = mbdcp_fc_newton_setup(c, s->factor_blocks, &au->nw, w->newton_work, w->newton_bytes);
+            if (*rc != MBDCP_OK) return run;
+            au->newton_ready = 1;
+            au->gs_cost = au->sweeps * au->nw.sweep_cost;
+        }
+        const mbdcp_float rate = pow(run.residual / hist[run.iterations % RATE_WINDOW], 1.0 / RATE_WINDOW);
+        au->predicted = (rate < 1.0 ? log(c->tol / run.residual) / log(rate) : INFINITY) * au->nw.sweep_cost;
+        if (au->predicted > NEWTON_EXPECTED * au->nw.iteration_cost) break;
     }
-    if (run.residual <= s->tol) run.status = MBDCP_SOLVED;
     return run;
 }
+
+/* One Newton attempt from r, within a budget of half the Gauss-Seidel work so far or Gauss-Seidel's
+ * predicted work, whichever is larger (so that alternating never costs much more than Gauss-Seidel
+ * alone); r is left at the better of its start and Newton's best point. */
+static Run auto_newton(const FcCtx *c, const Work *w, Auto *au, Run gs, mbdcp_float *r,
+                       mbdcp_float *u, MbdcpFcInfo *info, MbdcpReturn *rc)
+{
+    const mbdcp_int m = 3 * c->n_c;
+    const mbdcp_float budget = fmax(0.5 * au->gs_cost - au->newton_cost, au->predicted);
+    mbdcp_float iters = budget / au->nw.iteration_cost;
+    FcNewtonRun opt = {AUTO_NEWTON_ITER, AUTO_STALL, 0, 0};
+    if (iters < opt.max_iter) opt.max_iter = iters < AUTO_NEWTON_MIN ? AUTO_NEWTON_MIN : (mbdcp_int)iters;
+    memcpy(w->prev, r, (size_t)m * sizeof(mbdcp_float));
+    Run run = mbdcp_fc_newton_run(c, &au->nw, &opt, r, u, rc);
+    info->inner_iterations += opt.sweeps;
+    au->iterations += run.iterations;
+    au->newton_cost += opt.factorizations * au->nw.iteration_cost + opt.sweeps * au->nw.sweep_cost;
+    run.iterations = au->iterations;
+    if (*rc == MBDCP_OK && run.status == MBDCP_MAX_ITERATIONS && !(run.residual <= gs.residual)) {
+        memcpy(r, w->prev, (size_t)m * sizeof(mbdcp_float));
+        fc_matvec(&c->W, m, r, c->q, u);
+        run.residual = gs.residual;
+    }
+    return run;
+}
+
+/* Newton from r = 0 (its best start on the FCLib collection, better than Gauss-Seidel's points);
+ * on failure r and u are restored. */
+static Run auto_cold_newton(const FcCtx *c, const Work *w, Auto *au, Run gs, mbdcp_float *r, mbdcp_float *u,
+                            MbdcpFcInfo *info, MbdcpReturn *rc)
+{
+    const mbdcp_int m = 3 * c->n_c;
+    memcpy(w->prev, r, (size_t)m * sizeof(mbdcp_float));
+    memset(r, 0, (size_t)m * sizeof(mbdcp_float));
+    memcpy(u, c->q, (size_t)m * sizeof(mbdcp_float));
+    FcNewtonRun opt = {AUTO_NEWTON_ITER, NEWTON_STALL, 0, 0};
+    Run run = mbdcp_fc_newton_run(c, &au->nw, &opt, r, u, rc);
+    info->inner_iterations += opt.sweeps;
+    au->iterations += run.iterations;
+    au->newton_cost += opt.factorizations * au->nw.iteration_cost + opt.sweeps * au->nw.sweep_cost;
+    run.iterations = au->iterations;
+    if (*rc == MBDCP_OK && run.status == MBDCP_MAX_ITERATIONS && !(run.residual < gs.residual)) {
+        memcpy(r, w->prev, (size_t)m * sizeof(mbdcp_float));
+        fc_matvec(&c->W, m, r, c->q, u);
+        run.residual = gs.residual;
+    }
+    return run;
+}
+
+/* 1 when W equals its transpose exactly; tptr (m + 1), tind, tval (nnz): the transpose; x (m): zero
+ * on entry and exit. */
+static int is_symmetric(const Csr *W, mbdcp_int m, mbdcp_int *tptr, mbdcp_int *tind, mbdcp_float *tval, mbdcp_float *x)
+{
+    memset(tptr, 0, (size_t)(m + 1) * sizeof(mbdcp_int));
+    for (mbdcp_int k = 0; k < W->ptr[m]; ++k) ++tptr[W->ind[k] + 1];
+    for (mbdcp_int i = 0; i < m; ++i) tptr[i + 1] += tptr[i];
+    for (mbdcp_int i = 0; i < m; ++i)
+        for (mbdcp_int k = W->ptr[i]; k < W->ptr[i + 1]; ++k) {
+            const mbdcp_int slot = tptr[W->ind[k]]++;
+            tind[slot] = i;
+            tval[slot] = W->val[k];
+        }
+    for (mbdcp_int i = m; i > 0; --i) tptr[i] = tptr[i - 1];
+    tptr[0] = 0;
+    int sym = 1;
+    for (mbdcp_int i = 0; i < m; ++i) { /* row i of W minus row i of W^T, scattered into x */
+        for (mbdcp_int k = W->ptr[i]; k < W->ptr[i + 1]; ++k) x[W->ind[k]] += W->val[k];
+        for (mbdcp_int k = tptr[i]; k < tptr[i + 1]; ++k) x[tind[k]] -= tval[k];
+        for (mbdcp_int k = W->ptr[i]; k < W->ptr[i + 1]; ++k) {
+            if (x[W->ind[k]] != 0.0) sym = 0;
+            x[W->ind[k]] = 0.0;
+        }
+        for (mbdcp_int k = tptr[i]; k < tptr[i + 1]; ++k) {
+            if (x[tind[k]] != 0.0) sym = 0;
+            x[tind[k]] = 0.0;
+        }
+    }
+    return sym;
+}
+
+/* AUTO's last resort: the fixed point (Coulomb) or APGD (CCP) with APGD on S (given, or W when it is
+ * symmetric), else the fixed point with projected Gauss-Seidel inside. */
+static Run auto_last(const FcCtx *c, const Csr *S, const MbdcpFcSettings *s, const Work *w, mbdcp_float *r, mbdcp_float *u,
+                     MbdcpFcInfo *info, MbdcpReturn *rc)
+{
+    const mbdcp_int m = 3 * c->n_c;
+    MbdcpFcSettings last = *s;
+    last.inner = MBDCP_FC_APGD;
+    MbdcpFcMethod method = c->coulomb ? MBDCP_FC_FIXED_POINT : MBDCP_FC_APGD;
+    memset(w->tmp, 0, (size_t)m * sizeof(mbdcp_float));
+    if (S->val == c->W.val && !is_symmetric(&c->W, m, w->tptr, w->tind, w->tval, w->tmp)) {
+        last.inner = MBDCP_FC_PGS;
+        method = MBDCP_FC_FIXED_POINT;
+    }
+    info->finished = method;
+    return convex_route(c, S, method, &last, r, u, w, info, rc);
+}
+
+/* Gauss-Seidel; once it is predicted slow, Newton from r = 0; then Gauss-Seidel and Newton from its
+ * points alternately (each Gauss-Seidel phase at least as long as all before it); once Gauss-Seidel
+ * has used max_iter sweeps, the fixed point or APGD from the best point. info->finished says which
+ * method ended. */
+static Run auto_solve(const FcCtx *c, const Csr *S, const MbdcpFcSettings *s, const Work *w, mbdcp_float *r,
+                      mbdcp_float *u, MbdcpFcInfo *info, MbdcpReturn *rc)
+{
+    Auto au;
+    memset(&au, 0, sizeof au);
+    Run run = {MBDCP_MAX_ITERATIONS, 0, INFINITY};
+    for (int round = 0; au.sweeps < s->max_iter; ++round) {
+        info->finished = c->coulomb ? MBDCP_FC_NSGS : MBDCP_FC_PGS;
+        run = auto_gauss_seidel(c, s, w, &au, au.sweeps, r, u, info, rc);
+        run.iterations = au.iterations;
+        if (*rc != MBDCP_OK || run.status != MBDCP_MAX_ITERATIONS || !uses_newton(s)) return run;
+        if (!au.newton_ready) {
+            if ((*rc = mbdcp_fc_newton_setup(c, s->factor_blocks, &au.nw, w->newton_work, w->newton_bytes)) != MBDCP_OK)
+                return run;
+            au.newton_ready = 1;
+            au.predicted = INFINITY; /* Gauss-Seidel is stuck */
+        }
+        info->finished = MBDCP_FC_NEWTON;
+        run = round == 0 ? auto_cold_newton(c, w, &au, run, r, u, info, rc) : auto_newton(c, w, &au, run, r, u, info, rc);
+        if (*rc != MBDCP_OK || run.status != MBDCP_MAX_ITERATIONS) return run;
+        au.predicted = 0.0;
+    }
+    run = auto_last(c, S, s, w, r, u, info, rc);
+    run.iterations += au.iterations;
+    return run;
+}
+
+/* ---- certificates ---------------------------------------------------------------------------- */
+
+/* 1 when d (m, in K) proves that no solution r with ||r||_2 <= bound exists: -W^T d in K* up to a
+ * distance delta and q^T d < 0 give u^T d <= ||r|| delta + q^T d < 0 for every r in K (see
+ * coulomb.h). Rounding in W^T d and q^T d is added to delta and to q^T d. tmp: m. */
+static int certifies(const FcCtx *c, const mbdcp_float *d, mbdcp_float bound, mbdcp_float *tmp)
+{
+    const mbdcp_int m = 3 * c->n_c;
+    mbdcp_float qd = 0.0, qd_abs = 0.0, round = 0.0;
+    for (mbdcp_int j = 0; j < m; ++j) {
+        tmp[j] = 0.0;
+        qd += c->q[j] * d[j];
+        qd_abs += fabs(c->q[j] * d[j]);
+    }
+    for (mbdcp_int row = 0; row < m; ++row)
+        for (mbdcp_int k = c->W.ptr[row]; k < c->W.ptr[row + 1]; ++k) {
+            tmp[c->W.ind[k]] -= c->W.val[k] * d[row];
+            round += fabs(c->W.val[k] * d[row]);
+        }
+    qd += 4.0 * DBL_EPSILON * qd_abs;
+    if (!(qd < 0.0)) return 0;
+    mbdcp_float dist2 = 0.0;
+    for (mbdcp_int i = 0; i < c->n_c; ++i) { /* distance of z = -W^T d to K* = K_{1/mu} */
+        mbdcp_float z[3] = {tmp[3 * i], tmp[3 * i + 1], tmp[3 * i + 2]}, p[3] = {z[0], z[1], z[2]};
+        if (c->mu[i] > 0.0) {
+            mbdcp_cone_project(1.0 / c->mu[i], p);
+        } else {
+            p[0] = fmax(p[0], 0.0);
+        }
+        for (int a = 0; a < 3; ++a) dist2 += (z[a] - p[a]) * (z[a] - p[a]);
+    }
+    const mbdcp_float delta = sqrt(dist2) + 4.0 * DBL_EPSILON * round;
+    return -qd >= bound * delta;
+}
+
+/* Candidates of a certificate that no solution exists, from the last point (see coulomb.h). */
+static MbdcpFcCertificate find_certificate(const FcCtx *c, const mbdcp_float *r, const mbdcp_float *u, mbdcp_float *d,
+                                           mbdcp_float *tmp)
+{
+    const mbdcp_int n_c = c->n_c, m = 3 * n_c;
+    const mbdcp_float bound = c->rmax * sqrt((mbdcp_float)m);
+    for (int kind = MBDCP_FC_CERT_DIRECTION; kind <= MBDCP_FC_CERT_NORMAL_R; ++kind) {
+        if (kind == MBDCP_FC_CERT_DIRECTION && c->coulomb) continue;
+        mbdcp_float nd = 0.0;
+        for (mbdcp_int i = 0; i < n_c; ++i) {
+            mbdcp_float *di = d + 3 * i;
+            if (kind == MBDCP_FC_CERT_DIRECTION) {
+                memcpy(di, r + 3 * i, 3 * sizeof(mbdcp_float));
+                mbdcp_cone_project(c->mu[i], di);
+            } else {
+                di[0] = kind == MBDCP_FC_CERT_NORMAL ? fmax(-u[3 * i], 0.0) : fmax(r[3 * i], 0.0);
+                di[1] = di[2] = 0.0;
+            }
+            nd = fmax(nd, fmax(fabs(di[0]), fmax(fabs(di[1]), fabs(di[2]))));
+        }
+        if (!(nd > 0.0) || !isfinite(nd)) continue;
+        for (mbdcp_int j = 0; j < m; ++j) d[j] /= nd;
+        if (certifies(c, d, bound, tmp)) return (MbdcpFcCertificate)kind;
+    }
+    return MBDCP_FC_NO_CERTIFICATE;
+}
+
+/* ---- the driver ------------------------------------------------------------------------------ */
 
 static MbdcpReturn check_csr(mbdcp_int m, const mbdcp_int *ptr, const mbdcp_int *ind, const mbdcp_float *val)
 {
@@ -666,6 +1025,103 @@ static MbdcpReturn check_csr(mbdcp_int m, const mbdcp_int *ptr, const mbdcp_int 
     return MBDCP_OK;
 }
 
+static MbdcpReturn check_problem(const MbdcpFcProblem *p, const mbdcp_float *r)
+{
+    const mbdcp_int n_c = p->n_c, m = 3 * n_c;
+    MbdcpReturn rc;
+    if (!p->q || !p->mu || !r) return MBDCP_ERR_NULL;
+    if ((rc = check_csr(m, p->W_rowptr, p->W_colind, p->W_val)) != MBDCP_OK) return rc;
+    if (p->S_rowptr && (rc = check_csr(m, p->S_rowptr, p->S_colind, p->S_val)) != MBDCP_OK) return rc;
+    if (!mbdcp_all_finite((size_t)m, p->q) || !mbdcp_all_finite((size_t)n_c, p->mu)) return MBDCP_ERR_NONFINITE;
+    for (mbdcp_int i = 0; i < n_c; ++i)
+        if (p->mu[i] < 0.0) return MBDCP_ERR_DATA;
+    return MBDCP_OK;
+}
+
+/* The workspace's parts. */
+static void layout(mbdcp_int n_c, mbdcp_int nnz, const MbdcpFcSettings *s, void *work, Work *w)
+{
+    const mbdcp_int m = 3 * n_c;
+    memset(w, 0, sizeof *w);
+    w->blocks = (mbdcp_float *)work;
+    w->qk = w->blocks + 9 * (size_t)n_c;
+    w->tmp = w->qk + m;
+    w->prev = w->tmp + m;
+    w->sweep = w->prev + m;
+    char *end = (char *)(w->sweep + m);
+    if (uses_apgd(s)) {
+        w->ccp_u = w->sweep + m;
+        w->ident_val = w->ccp_u + m;
+        w->ccp_work = (void *)(w->ident_val + m);
+        w->ccp_work_bytes = ccp_bytes(n_c);
+        w->ident_ptr = (mbdcp_int *)((char *)w->ccp_work + w->ccp_work_bytes);
+        w->ident_ind = w->ident_ptr + m + 1;
+        for (mbdcp_int j = 0; j < m; ++j) {
+            w->ident_ptr[j] = j;
+            w->ident_ind[j] = j;
+            w->ident_val[j] = 1.0;
+        }
+        w->ident_ptr[m] = m;
+        end = (char *)(w->ident_ind + m + 1);
+    }
+    if (s->method == MBDCP_FC_AUTO) {
+        const size_t off = (size_t)(end - (char *)work);
+        w->tval = (mbdcp_float *)((char *)work + ((off + 15) & ~(size_t)15));
+        w->tptr = (mbdcp_int *)(w->tval + nnz);
+        w->tind = w->tptr + m + 1;
+        end = (char *)(w->tind + nnz);
+    }
+    if (uses_newton(s)) {
+        const size_t off = (size_t)(end - (char *)work);
+        w->newton_work = (char *)work + ((off + 15) & ~(size_t)15); /* its size: set by the caller */
+    }
+}
+
+/* The context: W, q, mu, the scales. */
+static FcCtx context(const MbdcpFcProblem *p, const MbdcpFcSettings *s, int coulomb, const mbdcp_float *blocks,
+                     const mbdcp_float *r)
+{
+    const mbdcp_int m = 3 * p->n_c;
+    FcCtx c;
+    c.W = (Csr){p->W_rowptr, p->W_colind, p->W_val};
+    c.n_c = p->n_c;
+    c.q = p->q;
+    c.mu = p->mu;
+    c.coulomb = coulomb;
+    c.tol = s->tol;
+    const mbdcp_float qn = norm2(m, p->q);
+    c.qnorm = qn > 0.0 ? qn : 1.0;
+    const mbdcp_float wmax = mbdcp_norm_inf((size_t)p->W_rowptr[m], p->W_val);
+    const mbdcp_float scale = fmax(mbdcp_norm_inf((size_t)m, p->q), wmax * mbdcp_norm_inf((size_t)m, r));
+    c.rmax = R_LIMIT * (scale > 0.0 ? scale : 1.0) / (1.0 + wmax);
+    c.blocks = blocks;
+    c.monitor = &s->monitor;
+    return c;
+}
+
+static Run dispatch(const FcCtx *c, const Csr *S, const MbdcpFcSettings *s, const Work *w, mbdcp_float *r,
+                    mbdcp_float *u, MbdcpFcInfo *info, MbdcpReturn *rc)
+{
+    *rc = MBDCP_OK;
+    info->finished = s->method;
+    if (s->method == MBDCP_FC_NSGS || s->method == MBDCP_FC_PGS) {
+        const Sub sb = {&c->W, c->q, c->coulomb, c->tol, s->max_iter, -1, c};
+        return gauss_seidel(c, &sb, r, u, w->sweep, &info->local_failures);
+    }
+    if (s->method == MBDCP_FC_AUTO) return auto_solve(c, S, s, w, r, u, info, rc);
+    if (s->method == MBDCP_FC_NEWTON) {
+        FcNewton nw;
+        Run run = {MBDCP_MAX_ITERATIONS, 0, INFINITY};
+        if ((*rc = mbdcp_fc_newton_setup(c, s->factor_blocks, &nw, w->newton_work, w->newton_bytes)) != MBDCP_OK) return run;
+        fc_matvec(&c->W, 3 * c->n_c, r, c->q, u);
+        FcNewtonRun opt = {s->max_iter, NEWTON_STALL, 0, 0};
+        run = mbdcp_fc_newton_run(c, &nw, &opt, r, u, rc);
+        info->inner_iterations = opt.sweeps;
+        return run;
+    }
+    return convex_route(c, S, s->method, s, r, u, w, info, rc);
+}
+
 static MbdcpReturn solve(const MbdcpFcProblem *p, const MbdcpFcSettings *s, int coulomb, mbdcp_float *r,
                          mbdcp_float *u, MbdcpFcInfo *info, void *work, size_t work_bytes)
 {
@@ -674,69 +1130,39 @@ static MbdcpReturn solve(const MbdcpFcProblem *p, const MbdcpFcSettings *s, int 
     if (rc != MBDCP_OK) return rc;
     if (p->n_c < 0) return MBDCP_ERR_DIMENSION;
     const mbdcp_int n_c = p->n_c, m = 3 * n_c;
-    if (work_bytes < mbdcp_fc_workspace_size(p, s)) return MBDCP_ERR_WORKSPACE;
     info->status = MBDCP_SOLVED;
     info->iterations = info->inner_iterations = info->local_failures = 0;
     info->residual = 0.0;
+    info->finished = s->method;
+    info->certificate = MBDCP_FC_NO_CERTIFICATE;
     if (n_c == 0) return MBDCP_OK;
-    if (!p->q || !p->mu || !r || !u) return MBDCP_ERR_NULL;
-    if ((rc = check_csr(m, p->W_rowptr, p->W_colind, p->W_val)) != MBDCP_OK) return rc;
-    if (p->S_rowptr && (rc = check_csr(m, p->S_rowptr, p->S_colind, p->S_val)) != MBDCP_OK) return rc;
-    if (!mbdcp_all_finite((size_t)m, p->q) || !mbdcp_all_finite((size_t)n_c, p->mu)) return MBDCP_ERR_NONFINITE;
-    for (mbdcp_int i = 0; i < n_c; ++i)
-        if (p->mu[i] < 0.0) return MBDCP_ERR_DATA;
+    if ((rc = check_problem(p, r)) != MBDCP_OK || !u) return rc != MBDCP_OK ? rc : MBDCP_ERR_NULL;
+    const size_t need = mbdcp_fc_workspace_size(p, s);
+    if (work_bytes < need) return MBDCP_ERR_WORKSPACE;
     if (!s->warm_start) memset(r, 0, (size_t)m * sizeof(mbdcp_float));
     if (!mbdcp_all_finite((size_t)m, r)) return MBDCP_ERR_NONFINITE;
 
     Work w;
-    w.blocks = (mbdcp_float *)work;
-    w.qk = w.blocks + 9 * (size_t)n_c;
-    w.tmp = w.qk + m;
-    w.prev = w.tmp + m;
-    w.ccp_u = w.ident_val = NULL;
-    w.ccp_work = NULL;
-    w.ccp_work_bytes = 0;
-    w.ident_ptr = w.ident_ind = NULL;
-    const int use_apgd = s->method == MBDCP_FC_APGD || (s->method == MBDCP_FC_FIXED_POINT && s->inner == MBDCP_FC_APGD);
-    if (use_apgd) {
-        w.ccp_u = w.prev + m;
-        w.ident_val = w.ccp_u + m;
-        w.ccp_work = (void *)(w.ident_val + m);
-        w.ccp_work_bytes = ccp_bytes(n_c);
-        w.ident_ptr = (mbdcp_int *)((char *)w.ccp_work + w.ccp_work_bytes);
-        w.ident_ind = w.ident_ptr + m + 1;
-        for (mbdcp_int j = 0; j < m; ++j) {
-            w.ident_ptr[j] = j;
-            w.ident_ind[j] = j;
-            w.ident_val[j] = 1.0;
-        }
-        w.ident_ptr[m] = m;
-    }
-    const Csr W = {p->W_rowptr, p->W_colind, p->W_val};
-    const Csr S = p->S_rowptr ? (Csr){p->S_rowptr, p->S_colind, p->S_val} : W;
-    diagonal_blocks(&W, n_c, w.blocks);
-    const mbdcp_float qn = norm2(m, p->q), qnorm = qn > 0.0 ? qn : 1.0;
-
-    Run run;
-    if (s->method == MBDCP_FC_NSGS || s->method == MBDCP_FC_PGS) {
-        run = gauss_seidel(&W, n_c, p->q, p->mu, coulomb, w.blocks, s->tol, s->max_iter, qnorm, &s->monitor, -1, r, u,
-                           &info->local_failures);
-    } else if (s->method == MBDCP_FC_APGD && S.val == W.val) {
-        run = apgd(&W, n_c, p->q, p->mu, s->tol, s->max_iter, qnorm, &s->monitor, -1, r, u, &w, &rc);
-        if (rc != MBDCP_OK) return rc;
-    } else {
-        /* the fixed point; APGD on an asymmetric W is the same iteration with kappa = 0 */
-        const MbdcpFcMethod inner = s->method == MBDCP_FC_APGD ? MBDCP_FC_APGD : s->inner;
-        run = fixed_point(&W, inner == MBDCP_FC_APGD ? &S : &W, n_c, p->q, p->mu, coulomb, inner, s, qnorm, r, u, &w, info,
-                          &rc);
-        if (rc != MBDCP_OK) return rc;
-    }
+    layout(n_c, p->W_rowptr[m], s, work, &w);
+    if (uses_newton(s)) w.newton_bytes = work_bytes - (size_t)((char *)w.newton_work - (char *)work);
+    const FcCtx c = context(p, s, coulomb, w.blocks, r);
+    const Csr S = p->S_rowptr ? (Csr){p->S_rowptr, p->S_colind, p->S_val} : c.W;
+    diagonal_blocks(&c.W, n_c, w.blocks);
+    Run run = dispatch(&c, &S, s, &w, r, u, info, &rc);
+    if (rc != MBDCP_OK) return rc;
     info->status = run.status;
     info->iterations = run.iterations;
-    info->residual = run.residual;
+    /* the residual reported is the extended-precision one, whatever the status */
+    info->residual = mbdcp_all_finite((size_t)m, r) ? residual_ld(&c, r) : run.residual;
     /* u = W r + q of the r returned (the inner solves leave u for their own matrix) */
-    matvec(&W, m, r, p->q, u);
+    fc_matvec(&c.W, m, r, p->q, u);
     if (!mbdcp_all_finite((size_t)m, r) && info->status != MBDCP_INTERRUPTED) info->status = MBDCP_NUMERICAL_ERROR;
+    if (info->status != MBDCP_SOLVED && info->status != MBDCP_INTERRUPTED && mbdcp_all_finite((size_t)m, r)) {
+        info->certificate = find_certificate(&c, r, u, w.qk, w.tmp);
+        if (info->certificate == MBDCP_FC_NO_CERTIFICATE && info->status == MBDCP_RAY_TERMINATION)
+            info->certificate = MBDCP_FC_DIVERGED;
+        if (info->certificate != MBDCP_FC_NO_CERTIFICATE) info->status = MBDCP_RAY_TERMINATION;
+    }
     return MBDCP_OK;
 }
 
@@ -770,7 +1196,7 @@ MbdcpReturn mbdcp_fc_residual(const MbdcpFcProblem *p, int coulomb, const mbdcp_
     for (mbdcp_int i = 0; i < n_c; ++i) {
         mbdcp_float ui[3];
         for (int a = 0; a < 3; ++a) {
-            ui[a] = row_dot(&W, 3 * i + a, r) + p->q[3 * i + a];
+            ui[a] = fc_row_dot(&W, 3 * i + a, r) + p->q[3 * i + a];
             if (u) u[3 * i + a] = ui[a];
         }
         const mbdcp_float *ri = r + 3 * i;

@@ -11,7 +11,7 @@
  * The Coulomb conditions hold exactly when, per contact, r_i = 0 and u_n >= 0 (take-off), or
  * u_i = 0 and r_i ∈ K_i (stick), or u_n = 0, ||r_T|| = mu r_n > 0 and r_T = -mu r_n u_T / ||u_T||
  * (slide). The CCP enforces u_n >= mu ||u_T|| instead of u_n >= 0: a sliding contact separates
- * at normal speed mu ||u_T|| (seed 004's "bowling ball").
+ * at normal speed mu ||u_T|| (the relaxation's "bowling ball" artifact).
  *
  * Residual (FCLib; Acary, Brémond, Huber 2018), zero exactly at a solution:
  *     ||r - Pi_K(r - û)||_2 / ||q||_2        (û = u for the CCP; ||q|| = 0 counts as 1).
@@ -29,6 +29,25 @@
  *     damped (r_k + omega (r_{k+1} - r_k), omega halved per such step, at least 1/8).
  *     APGD on an asymmetric W runs the same iteration
  *     without the mu ||u_T|| term, so every method solves the problem with the W given.
+ *   - MBDCP_FC_NEWTON (both): the semismooth Newton method on the Alart-Curnier function (Alart and
+ *     Curnier 1991; for the CCP, Coulomb's law on ũ = (u_n - mu ||u_T||, u_T)), with an Armijo line
+ *     search on ||Phi||^2 / 2, the regularisation J + lambda I (lambda adaptive) and Gauss-Seidel
+ *     sweeps where the search fails; the generalized Jacobian J = A + B W is factorised by
+ *     sparse_ldl.h on W's 3 x 3 block pattern, ordered once (its fill: mbdcp_fc_factor_blocks).
+ *   - MBDCP_FC_AUTO (both): Gauss-Seidel while its observed rate of convergence promises less work
+ *     than Newton; then Newton from r = 0; then Gauss-Seidel and Newton from its points alternately
+ *     (each Newton attempt within half the Gauss-Seidel work so far); once Gauss-Seidel has used
+ *     max_iter sweeps, the fixed point (Coulomb) or APGD (CCP), with APGD or PGS inside as W is
+ *     symmetric or not (S is not needed); info->finished names the method that ended.
+ *
+ * Every method accepts a point only when the residual is at most tol also when recomputed in extended
+ * precision (long double), so that a huge r whose residual vanishes in rounding is never SOLVED.
+ * Iterates that grow beyond the size at which any residual can be certified
+ * (||r||_inf (1 + max |W_ij|) > 1e14 max(||q||_inf, ...)) stop the solve. A solve that ends without
+ * SOLVED looks for a certificate that no solution exists: d in K with -W^T d in K* and q^T d < 0 (no u
+ * = W r + q, r in K, has u^T d >= 0, which every solution needs: u in K* for the CCP, and u_n >= 0 for
+ * the Coulomb problem, where d must then have d_T = 0), checked with margins covering any r below that
+ * size. A certificate, or diverging iterates, give MBDCP_RAY_TERMINATION (info->certificate says which).
  */
 #ifndef MBDCP_COULOMB_H
 #define MBDCP_COULOMB_H
@@ -39,8 +58,19 @@ typedef enum {
     MBDCP_FC_NSGS = 0,       /* Coulomb: nonsmooth Gauss-Seidel with exact local solves */
     MBDCP_FC_FIXED_POINT = 1, /* Coulomb: fixed point on s = mu ||u_T||, a CCP per iteration */
     MBDCP_FC_PGS = 2,        /* CCP: projected Gauss-Seidel with exact local solves */
-    MBDCP_FC_APGD = 3        /* CCP: accelerated projected gradient (ccp.h) */
+    MBDCP_FC_APGD = 3,       /* CCP: accelerated projected gradient (ccp.h) */
+    MBDCP_FC_NEWTON = 4,     /* both: semismooth Newton on the Alart-Curnier function */
+    MBDCP_FC_AUTO = 5        /* both: Gauss-Seidel, Newton, then the fixed point or APGD */
 } MbdcpFcMethod;
+
+/* Why a solve ended without SOLVED, beyond its status (MbdcpFcInfo.certificate). */
+typedef enum {
+    MBDCP_FC_NO_CERTIFICATE = 0, /* none found */
+    MBDCP_FC_CERT_DIRECTION = 1, /* d = Pi_K(r) / ||.|| of the last r certifies that no solution exists */
+    MBDCP_FC_CERT_NORMAL = 2,    /* d = (max(-u_n, 0), 0, 0) per contact certifies it */
+    MBDCP_FC_CERT_NORMAL_R = 3,  /* d = (max(r_n, 0), 0, 0) per contact certifies it */
+    MBDCP_FC_DIVERGED = 4        /* no certificate, but the iterates grew beyond any certifiable size */
+} MbdcpFcCertificate;
 
 /* Which case of the local problem a contact's solution is in. */
 typedef enum {
@@ -62,13 +92,17 @@ typedef struct {
 } MbdcpFcProblem;
 
 typedef struct {
-    MbdcpFcMethod method;     /* coulomb: NSGS (default) or FIXED_POINT; ccp: PGS (default) or APGD */
+    MbdcpFcMethod method;     /* coulomb: NSGS (default), FIXED_POINT, NEWTON or AUTO; ccp: PGS (default),
+                                 APGD, NEWTON or AUTO */
     MbdcpFcMethod inner;      /* FIXED_POINT: PGS (default) or APGD */
     mbdcp_float tol;          /* on the residual, > 0 (default 1e-8) */
-    mbdcp_int max_iter;       /* sweeps (NSGS, PGS), APGD iterations, or fixed-point iterations, >= 1 */
+    mbdcp_int max_iter;       /* sweeps (NSGS, PGS), APGD iterations, fixed-point or Newton iterations, >= 1;
+                                 AUTO: the limit of each of its phases */
     mbdcp_int inner_max_iter; /* FIXED_POINT, and APGD on an asymmetric W: iterations of each
                                  inner solve, >= 1 */
     int warm_start;           /* use r as the initial guess */
+    mbdcp_int factor_blocks;  /* NEWTON, AUTO: the fill from mbdcp_fc_factor_blocks() for this W (it sizes the
+                                 workspace); -1 (default): unknown, then NEWTON is refused and AUTO skips it */
     MbdcpMonitor monitor;     /* after every sweep / iteration: (k, -1, -1, residual); inside the
                                  inner solves of a fixed point: (k, -2, -1, inner residual) */
 } MbdcpFcSettings;
@@ -79,12 +113,24 @@ typedef struct {
     mbdcp_int inner_iterations; /* inner sweeps / APGD iterations of all inner solves */
     mbdcp_float residual;     /* the residual above of the r returned */
     mbdcp_int local_failures; /* local solves that ended in MBDCP_FC_BEST_EFFORT */
+    MbdcpFcMethod finished;   /* the method that ended the solve (AUTO: one of its phases) */
+    MbdcpFcCertificate certificate; /* see above; MBDCP_FC_NO_CERTIFICATE when SOLVED */
 } MbdcpFcInfo;
 
 MbdcpReturn mbdcp_fc_default_settings(MbdcpFcSettings *s);
 /* coulomb: 1 for mbdcp_coulomb_solve's methods, 0 for mbdcp_ccp_local_solve's. */
 MbdcpReturn mbdcp_fc_check_settings(const MbdcpFcSettings *s, int coulomb, const char **message);
 size_t mbdcp_fc_workspace_size(const MbdcpFcProblem *p, const MbdcpFcSettings *s);
+
+/*
+ * The fill of Newton's factorisation for W's block pattern: *blocks (output) is the number of 3 x 3
+ * blocks of L for the approximate-minimum-degree ordering; *flops (output, may be NULL) the
+ * multiply-adds of a factorisation with 1 x 1 blocks. Set settings.factor_blocks to it before the
+ * workspace query of NEWTON or AUTO. work: mbdcp_fc_factor_workspace_size(p) bytes.
+ */
+size_t mbdcp_fc_factor_workspace_size(const MbdcpFcProblem *p);
+MbdcpReturn mbdcp_fc_factor_blocks(const MbdcpFcProblem *p, mbdcp_int *blocks, mbdcp_float *flops, void *work,
+                                   size_t work_bytes);
 
 /*
  * The residual above of r (m) for the Coulomb problem (coulomb = 1) or the CCP (0); u (m, output,
