@@ -256,6 +256,7 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
         const mbdcp_float *S_val
         const mbdcp_float *q
         const mbdcp_float *mu
+        mbdcp_int spacedim
 
     ctypedef struct MbdcpFcSettings:
         MbdcpFcMethod method

@@ -710,10 +710,11 @@ cdef int _fc_record(void *ctx, mbdcp_int it, mbdcp_int a, mbdcp_int b, double va
     return 0
 
 
-cdef MbdcpFcProblem _fc_problem(int n_c, cnp.ndarray W_ptr, cnp.ndarray W_ind, cnp.ndarray W_val, S, cnp.ndarray q,
-                                cnp.ndarray mu) except *:
+cdef MbdcpFcProblem _fc_problem(int n_c, int d, cnp.ndarray W_ptr, cnp.ndarray W_ind, cnp.ndarray W_val, S,
+                                cnp.ndarray q, cnp.ndarray mu) except *:
     cdef MbdcpFcProblem pr
     pr.n_c = n_c
+    pr.spacedim = d
     pr.W_rowptr = _idata(W_ptr)
     pr.W_colind = _idata(W_ind) if W_ind.shape[0] else NULL
     pr.W_val = _data(W_val)
@@ -742,12 +743,12 @@ cdef int _fc_factor_blocks(MbdcpFcProblem *pr, mbdcp_float *flops) except -2:
     return blocks
 
 
-def fc_solve(bint coulomb, int n_c, cnp.ndarray W_ptr, cnp.ndarray W_ind, cnp.ndarray W_val, S, cnp.ndarray q,
-             cnp.ndarray mu, str method, str inner, double tol, int max_iter, int inner_max_iter, r0):
+def fc_solve(bint coulomb, int n_c, int d, cnp.ndarray W_ptr, cnp.ndarray W_ind, cnp.ndarray W_val, S,
+             cnp.ndarray q, cnp.ndarray mu, str method, str inner, double tol, int max_iter, int inner_max_iter, r0):
     """(r, u, history, status, iterations, inner_iterations, residual, local_failures, finished method,
-    certificate kind) of mbdcp_coulomb_solve (coulomb) or mbdcp_ccp_local_solve; W and S (None or a
-    (ptr, ind, val) tuple) in CSR; r0 is None or the warm start."""
-    cdef MbdcpFcProblem pr = _fc_problem(n_c, W_ptr, W_ind, W_val, S, q, mu)
+    certificate kind) of mbdcp_coulomb_solve (coulomb) or mbdcp_ccp_local_solve for spacedim d; W and S
+    (None or a (ptr, ind, val) tuple) in CSR; r0 is None or the warm start."""
+    cdef MbdcpFcProblem pr = _fc_problem(n_c, d, W_ptr, W_ind, W_val, S, q, mu)
     cdef MbdcpFcSettings s
     cdef const char *msg = NULL
     cdef mbdcp_float flops = 0.0
@@ -759,14 +760,15 @@ def fc_solve(bint coulomb, int n_c, cnp.ndarray W_ptr, cnp.ndarray W_ind, cnp.nd
     s.inner_max_iter = inner_max_iter
     s.warm_start = r0 is not None
     if s.method == MBDCP_FC_NEWTON or s.method == MBDCP_FC_AUTO:
-        s.factor_blocks = _fc_factor_blocks(&pr, &flops)
+        # a few contacts: the dense bound costs less than the ordering
+        s.factor_blocks = n_c * (n_c - 1) // 2 if n_c <= 12 else _fc_factor_blocks(&pr, &flops)
     if mbdcp_fc_check_settings(&s, coulomb, &msg) != MBDCP_OK:
         raise ValueError(msg.decode())
     cdef Recorder R
     s.monitor = _monitor(&R, 4.0 * W_val.shape[0] + 60.0 * n_c + 1.0, False, True)
     s.monitor.fn = _fc_record
-    r = np.zeros(3 * n_c) if r0 is None else np.array(r0, dtype=np.float64)
-    u = np.zeros(3 * n_c)
+    r = np.zeros(d * n_c) if r0 is None else np.array(r0, dtype=np.float64)
+    u = np.zeros(d * n_c)
     cdef size_t nbytes = mbdcp_fc_workspace_size(&pr, &s)
     cdef cnp.ndarray work = np.empty(nbytes // 8 + 1)
     cdef double *rp = <double *>cnp.PyArray_DATA(r)
@@ -808,43 +810,11 @@ def fc_dense_csr(const double[:, ::1] W):
     return ptr_a, ind_a, val_a
 
 
-def fc_embed2d(const int[::1] ptr, const int[::1] ind, const double[::1] val, const double[::1] q):
-    """A 2-D problem (rows and columns per contact: normal, tangent; W in CSR) as the 3-D one whose
-    second tangent is decoupled, with |W_tt| (1 where it is 0) on its diagonal: (ptr, ind, val, q) of
-    size 3 n_c. Its solutions are the 2-D ones with r_t2 = u_t2 = 0."""
-    cdef Py_ssize_t m2 = ptr.shape[0] - 1, n_c = m2 // 2, nnz = ptr[m2], i, a, k, out = 0
-    cdef double d
-    ptr3_a = np.empty(3 * n_c + 1, dtype=np.intc)
-    ind3_a = np.empty(nnz + n_c, dtype=np.intc)
-    val3_a = np.empty(nnz + n_c)
-    q3_a = np.zeros(3 * n_c)
-    cdef int[::1] ptr3 = ptr3_a, ind3 = ind3_a
-    cdef double[::1] val3 = val3_a, q3 = q3_a
-    ptr3[0] = 0
-    for i in range(n_c):
-        for a in range(2):
-            q3[3 * i + a] = q[2 * i + a]
-            for k in range(ptr[2 * i + a], ptr[2 * i + a + 1]):
-                ind3[out] = <int>((ind[k] // 2) * 3 + ind[k] % 2)
-                val3[out] = val[k]
-                out += 1
-            ptr3[3 * i + a + 1] = <int>out
-        d = 0.0
-        for k in range(ptr[2 * i + 1], ptr[2 * i + 2]):
-            if ind[k] == 2 * i + 1:
-                d += val[k]
-        ind3[out] = <int>(3 * i + 2)
-        val3[out] = abs(d) if d != 0.0 and d == d else 1.0
-        out += 1
-        ptr3[3 * i + 3] = <int>out
-    return ptr3_a, ind3_a, val3_a, q3_a
-
-
-def fc_residual(bint coulomb, int n_c, cnp.ndarray W_ptr, cnp.ndarray W_ind, cnp.ndarray W_val, cnp.ndarray q,
-                cnp.ndarray mu, cnp.ndarray r):
-    """(residual, u) of coulomb.h's residual for r (W in CSR)."""
-    cdef MbdcpFcProblem pr = _fc_problem(n_c, W_ptr, W_ind, W_val, None, q, mu)
-    u = np.zeros(3 * n_c)
+def fc_residual(bint coulomb, int n_c, int d, cnp.ndarray W_ptr, cnp.ndarray W_ind, cnp.ndarray W_val,
+                cnp.ndarray q, cnp.ndarray mu, cnp.ndarray r):
+    """(residual, u) of coulomb.h's residual for r (W in CSR, spacedim d)."""
+    cdef MbdcpFcProblem pr = _fc_problem(n_c, d, W_ptr, W_ind, W_val, None, q, mu)
+    u = np.zeros(d * n_c)
     cdef double res = 0.0
     cdef double *up = <double *>cnp.PyArray_DATA(u)
     cdef const double *rp = _data(r)

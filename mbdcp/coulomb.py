@@ -155,22 +155,26 @@ def _fast_csr(W, d):
 def _arrays(W, q, mu, spacedim):
     """(W's CSR arrays, q, mu, d): directly for data that needs no conversion (the values are checked
     by the C core), else through _problem's checks and conversions."""
-    if (spacedim == 3 or spacedim == 2) and type(spacedim) is int and q is not None:
+    if type(spacedim) is int and (spacedim == 3 or spacedim == 2) and type(q) is np.ndarray:
         fast = _fast_csr(W, spacedim)
         if fast is not None:
-            m = len(fast[0]) - 1
+            m = fast[0].shape[0] - 1
             n_c = m // spacedim
-            qa = q if (type(q) is np.ndarray and q.dtype == np.float64 and q.shape == (m,) and q.flags.c_contiguous) else None
-            if type(mu) is float:
-                mua = np.full(n_c, mu)
-            elif type(mu) is np.ndarray and mu.dtype == np.float64 and mu.shape == (n_c,) and mu.flags.c_contiguous:
-                mua = mu
-            else:
-                mua = None
-            if qa is not None and mua is not None:
-                return fast, qa, mua, spacedim
+            if q.dtype == np.float64 and q.shape == (m,) and q.flags.c_contiguous:
+                if type(mu) is float:
+                    return fast, q, np.full(n_c, mu), spacedim
+                if type(mu) is np.ndarray and mu.dtype == np.float64 and mu.shape == (n_c,) and mu.flags.c_contiguous:
+                    return fast, q, mu, spacedim
     Wc, qc, muc, d = _problem(W, q, mu, spacedim)
     return _csr(Wc), qc, muc, d
+
+
+def _new(cls, fields):
+    """A result without its generated __init__ (a frozen dataclass's sets each field through
+    object.__setattr__, a sizeable part of a small solve's time); fields: every field by name."""
+    obj = object.__new__(cls)
+    obj.__dict__.update(fields)
+    return obj
 
 
 def _warm(warm_start, m, n_c, d):
@@ -182,11 +186,7 @@ def _warm(warm_start, m, n_c, d):
         w = w.ravel()
     if w.shape != (m,):
         raise ValueError(f"warm_start must have shape ({d} n_c,) = ({m},) or (n_c, {d}) = ({n_c}, {d}), got {w.shape}")
-    if d == 3:
-        return np.array(w, dtype=np.float64)
-    r0 = np.zeros((n_c, 3))
-    r0[:, :2] = w.reshape(n_c, 2)
-    return r0.ravel()
+    return np.array(w, dtype=np.float64)
 
 
 def _iter_limit(name, x, default):
@@ -208,18 +208,21 @@ def _project_cone(y, mu):
     return out
 
 
-def _certificate(kind, r, u, mu):
-    """The certificate d of the C core's kind (coulomb.h) from the last r and u, or None."""
+def _certificate(kind, r, u, mu, d):
+    """The certificate of the C core's kind (coulomb.h) from the last r and u, or None."""
     if kind not in ("direction", "normal", "normal_r"):
         return None
-    R, U = r.reshape(-1, 3), u.reshape(-1, 3)
-    d = np.zeros_like(R)
+    R, U = r.reshape(-1, d), u.reshape(-1, d)
+    c = np.zeros_like(R)
     if kind == "direction":
-        d = _project_cone(R, mu)
+        c = _project_cone(R, mu)
     else:
-        d[:, 0] = np.maximum(-U[:, 0], 0.0) if kind == "normal" else np.maximum(R[:, 0], 0.0)
-    big = np.abs(d).max()
-    return (d / big).ravel() if big > 0 else None
+        c[:, 0] = np.maximum(-U[:, 0], 0.0) if kind == "normal" else np.maximum(R[:, 0], 0.0)
+    big = np.abs(c).max()
+    return (c / big).ravel() if big > 0 else None
+
+
+_MESSAGES = {st: st.message for st in Status}
 
 
 def _message(status, kind, residual):
@@ -230,8 +233,8 @@ def _message(status, kind, residual):
         return ("no solution exists: certificate d in K with -W^T d in K* and q.d < 0 "
                 "(every solution needs u.d >= 0); see the result's certificate")
     if status == Status.MAX_ITERATIONS:
-        return f"{status.message} (residual {residual:.3g}): no solution found"
-    return status.message
+        return f"{_MESSAGES[status]} (residual {residual:.3g}): no solution found"
+    return _MESSAGES[status]
 
 
 def _solve(coulomb_, W, q, mu, method, inner, tol, max_iter, inner_max_iter, warm_start, spacedim):
@@ -245,12 +248,10 @@ def _solve(coulomb_, W, q, mu, method, inner, tol, max_iter, inner_max_iter, war
         tol = val.positive_scalar("tol", tol)
     n_c = len(muv)
     m = d * n_c
-    if d == 2:
-        ptr, ind, wv, qv = _core.fc_embed2d(ptr, ind, wv, qv)
     r0 = _warm(warm_start, m, n_c, d)
     S = None
     if method == "apgd" or (method == "fixed_point" and inner == "apgd"):
-        Wc = sp.csr_matrix((wv, ind, ptr), shape=(3 * n_c, 3 * n_c))
+        Wc = sp.csr_matrix((wv, ind, ptr), shape=(m, m))
         if (Wc != Wc.T).nnz:
             S = _csr((Wc + Wc.T) * 0.5)
     outer = method in ("fixed_point", "newton") or (method == "apgd" and S is not None)
@@ -258,21 +259,17 @@ def _solve(coulomb_, W, q, mu, method, inner, tol, max_iter, inner_max_iter, war
     inner_max_iter = _iter_limit("inner_max_iter", inner_max_iter, 10_000)
     try:
         r, u, history, status, iterations, inner_iterations, residual, failures, finished, kind = _core.fc_solve(
-            coulomb_, n_c, ptr, ind, wv, S, qv, muv, method, inner, tol, max_iter, inner_max_iter, r0)
+            coulomb_, n_c, d, ptr, ind, wv, S, qv, muv, method, inner, tol, max_iter, inner_max_iter, r0)
     except _core.CoreError as e:
         if e.code in (_core.ERR_NONFINITE, _core.ERR_DATA):
             _problem(W, q, mu, spacedim)  # raises the error that names the argument
         raise
     status = _STATUS[status]
-    cert = _certificate(kind, r, u, muv) if status == Status.RAY_TERMINATION else None
-    if d == 2:
-        r, u = r.reshape(n_c, 3)[:, :2].ravel(), u.reshape(n_c, 3)[:, :2].ravel()
-        cert = cert.reshape(n_c, 3)[:, :2].ravel() if cert is not None else None
-    cls = CoulombResult if coulomb_ else LocalCCPResult
-    return cls(success=status == Status.SOLVED, status=status, message=_message(status, kind, residual), r=r, u=u,
-               residual=float(residual), iterations=int(iterations),
-               history=history if history is not None else _NO_HISTORY, method=finished,
-               inner_iterations=int(inner_iterations), local_failures=int(failures), certificate=cert)
+    cert = _certificate(kind, r, u, muv, d) if status == Status.RAY_TERMINATION else None
+    return _new(CoulombResult if coulomb_ else LocalCCPResult, {
+        "success": status == Status.SOLVED, "status": status, "message": _message(status, kind, residual), "r": r,
+        "u": u, "residual": residual, "iterations": iterations, "history": history if history is not None else _NO_HISTORY,
+        "method": finished, "inner_iterations": inner_iterations, "local_failures": failures, "certificate": cert})
 
 
 _NO_HISTORY = np.zeros(0)
@@ -392,13 +389,8 @@ def fc_residual(W, q, mu, r, *, coulomb=True, spacedim=3):
     (ptr, ind, wv), qv, muv, d = _arrays(W, q, mu, spacedim)
     n_c = len(muv)
     r = val.vector("r", r, d * n_c, symbol=f"{d} n_c")
-    if d == 2:
-        ptr, ind, wv, qv = _core.fc_embed2d(ptr, ind, wv, qv)
-        r3 = np.zeros((n_c, 3))
-        r3[:, :2] = r.reshape(n_c, 2)
-        r = r3.ravel()
     try:
-        res, _ = _core.fc_residual(bool(coulomb), n_c, ptr, ind, wv, qv, muv, np.ascontiguousarray(r, dtype=np.float64))
+        res, _ = _core.fc_residual(bool(coulomb), n_c, d, ptr, ind, wv, qv, muv, np.ascontiguousarray(r, dtype=np.float64))
     except _core.CoreError as e:
         if e.code in (_core.ERR_NONFINITE, _core.ERR_DATA):
             _problem(W, q, mu, spacedim)

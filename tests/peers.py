@@ -35,9 +35,10 @@ FC_RUNNER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "siconos_fc
 
 
 def siconos_fc(problems, solver="nsgs", tol=1e-8, max_iter=100_000, repeat=1, timeout=3600):
-    """Solve local friction-contact problems [(W, q, mu), ...] (W dense or scipy.sparse, 3-D) with
-    Siconos fc3d (solver "nsgs" or "nsn_ac") in a subprocess: list of dicts with r, u, info (Siconos'
-    own flag), seconds (timed in the subprocess), iterations, error (Siconos' own measure)."""
+    """Solve local friction-contact problems [(W, q, mu), ...] (W dense or scipy.sparse) with
+    Siconos fc3d (solver "nsgs" or "nsn_ac", 3-D problems) or fc2d ("2d_nsgs" or "2d_lemke", 2-D
+    problems) in a subprocess: list of dicts with r, u, info (Siconos' own flag; -1 when it raised),
+    seconds (timed in the subprocess), iterations, error (Siconos' own measure)."""
     import scipy.sparse as sp
 
     with tempfile.TemporaryDirectory() as tmp:

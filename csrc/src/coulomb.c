@@ -116,17 +116,32 @@ static int uses_newton(const MbdcpFcSettings *s)
 }
 
 /* Doubles: 9 n_c (diagonal blocks), qk, tmp, prev, sweep (m each), ccp's u, the identity's values (m each), ccp's
- * workspace; then ints: the identity's colptr (m + 1) and rowind (m); then Newton's workspace. */
+ * workspace; then ints: the identity's colptr (m + 1) and rowind (m); AUTO: W's transpose; then Newton's
+ * workspace. For a 3-D problem with n_c contacts and nnz entries of W. */
+static size_t bytes_3d(mbdcp_int n_c, mbdcp_int nnz, const MbdcpFcSettings *s)
+{
+    const size_t nc = (size_t)n_c, m = 3 * nc;
+    size_t bytes = (9 * nc + 4 * m) * sizeof(mbdcp_float);
+    if (uses_apgd(s)) bytes += 2 * m * sizeof(mbdcp_float) + ccp_bytes(n_c) + (2 * m + 2) * sizeof(mbdcp_int);
+    if (s && s->method == MBDCP_FC_AUTO) /* W's transpose, for the symmetry test */
+        bytes += (size_t)nnz * (sizeof(mbdcp_float) + sizeof(mbdcp_int)) + (m + 1) * sizeof(mbdcp_int) + 16;
+    if (uses_newton(s)) bytes += 16 + mbdcp_fc_newton_bytes(n_c, nnz, s->factor_blocks);
+    return bytes;
+}
+
+/* A 2-D problem's 3-D copy (see MbdcpFcProblem.spacedim): W, S (if given), q, r and u. */
+static size_t bytes_2d(const MbdcpFcProblem *p)
+{
+    const size_t nc = (size_t)p->n_c, m = 3 * nc, nnz = (size_t)p->W_rowptr[2 * nc] + nc;
+    const size_t snnz = p->S_rowptr ? (size_t)p->S_rowptr[2 * nc] + nc : 0;
+    return (nnz + snnz + 3 * m) * sizeof(mbdcp_float) + (2 * (m + 1) + nnz + snnz) * sizeof(mbdcp_int) + 16;
+}
+
 size_t mbdcp_fc_workspace_size(const MbdcpFcProblem *p, const MbdcpFcSettings *s)
 {
-    if (!p || p->n_c < 0) return 0;
-    const size_t nc = (size_t)p->n_c, m = 3 * nc;
-    size_t bytes = (9 * nc + 4 * m) * sizeof(mbdcp_float);
-    if (uses_apgd(s)) bytes += 2 * m * sizeof(mbdcp_float) + ccp_bytes(p->n_c) + (2 * m + 2) * sizeof(mbdcp_int);
-    if (s && s->method == MBDCP_FC_AUTO && p->W_rowptr) /* W's transpose, for the symmetry test */
-        bytes += (size_t)p->W_rowptr[m] * (sizeof(mbdcp_float) + sizeof(mbdcp_int)) + (m + 1) * sizeof(mbdcp_int) + 16;
-    if (uses_newton(s)) bytes += 16 + mbdcp_fc_newton_bytes(p, s->factor_blocks);
-    return bytes;
+    if (!p || p->n_c < 0 || !p->W_rowptr) return 0;
+    if (p->spacedim != 2) return bytes_3d(p->n_c, p->W_rowptr[3 * p->n_c], s);
+    return bytes_2d(p) + bytes_3d(p->n_c, p->W_rowptr[2 * p->n_c] + p->n_c, s);
 }
 
 /* ---- kernels -------------------------------------------------------------------------------- */
@@ -1166,16 +1181,94 @@ static MbdcpReturn solve(const MbdcpFcProblem *p, const MbdcpFcSettings *s, int 
     return MBDCP_OK;
 }
 
+/* The 2-D matrix A (CSR, 2 n_c rows) as the 3-D one with rows and columns (normal, tangent, 0) per
+ * contact and |A_tt| (1 where it is 0 or not finite) on the second tangent's diagonal. */
+static void embed_matrix(mbdcp_int n_c, const mbdcp_int *ptr, const mbdcp_int *ind, const mbdcp_float *val,
+                         mbdcp_int *ptr3, mbdcp_int *ind3, mbdcp_float *val3)
+{
+    mbdcp_int out = 0;
+    ptr3[0] = 0;
+    for (mbdcp_int i = 0; i < n_c; ++i) {
+        mbdcp_float d = 0.0;
+        for (int a = 0; a < 2; ++a) {
+            for (mbdcp_int k = ptr[2 * i + a]; k < ptr[2 * i + a + 1]; ++k) {
+                ind3[out] = (ind[k] / 2) * 3 + ind[k] % 2;
+                val3[out++] = val[k];
+                if (a == 1 && ind[k] == 2 * i + 1) d += val[k];
+            }
+            ptr3[3 * i + a + 1] = out;
+        }
+        ind3[out] = 3 * i + 2;
+        val3[out++] = d != 0.0 && isfinite(d) ? fabs(d) : 1.0;
+        ptr3[3 * i + 3] = out;
+    }
+}
+
+/* A 2-D problem solved as its 3-D copy in the head of the workspace. */
+static MbdcpReturn solve_2d(const MbdcpFcProblem *p, const MbdcpFcSettings *s, int coulomb, mbdcp_float *r,
+                            mbdcp_float *u, MbdcpFcInfo *info, void *work, size_t work_bytes)
+{
+    const mbdcp_int n_c = p->n_c, m = 3 * n_c, nnz = p->W_rowptr[2 * n_c] + n_c;
+    const mbdcp_int snnz = p->S_rowptr ? p->S_rowptr[2 * n_c] + n_c : 0;
+    const size_t head = bytes_2d(p);
+    if (work_bytes < head) return MBDCP_ERR_WORKSPACE;
+    mbdcp_float *val3 = (mbdcp_float *)work, *sval3 = val3 + nnz, *q3 = sval3 + snnz, *r3 = q3 + m, *u3 = r3 + m;
+    mbdcp_int *ptr3 = (mbdcp_int *)(u3 + m), *ind3 = ptr3 + m + 1, *sptr3 = ind3 + nnz, *sind3 = sptr3 + m + 1;
+    MbdcpFcProblem p3 = *p;
+    p3.spacedim = 3;
+    embed_matrix(n_c, p->W_rowptr, p->W_colind, p->W_val, ptr3, ind3, val3);
+    p3.W_rowptr = ptr3;
+    p3.W_colind = ind3;
+    p3.W_val = val3;
+    if (p->S_rowptr) {
+        embed_matrix(n_c, p->S_rowptr, p->S_colind, p->S_val, sptr3, sind3, sval3);
+        p3.S_rowptr = sptr3;
+        p3.S_colind = sind3;
+        p3.S_val = sval3;
+    }
+    for (mbdcp_int i = 0; i < n_c; ++i) {
+        q3[3 * i] = p->q[2 * i];
+        q3[3 * i + 1] = p->q[2 * i + 1];
+        q3[3 * i + 2] = 0.0;
+        r3[3 * i] = r[2 * i];
+        r3[3 * i + 1] = r[2 * i + 1];
+        r3[3 * i + 2] = 0.0;
+    }
+    p3.q = q3;
+    const MbdcpReturn rc = solve(&p3, s, coulomb, r3, u3, info, (char *)work + head, work_bytes - head);
+    if (rc != MBDCP_OK) return rc;
+    for (mbdcp_int i = 0; i < n_c; ++i)
+        for (int a = 0; a < 2; ++a) {
+            r[2 * i + a] = r3[3 * i + a];
+            u[2 * i + a] = u3[3 * i + a];
+        }
+    return MBDCP_OK;
+}
+
+static MbdcpReturn solve_any(const MbdcpFcProblem *p, const MbdcpFcSettings *s, int coulomb, mbdcp_float *r,
+                             mbdcp_float *u, MbdcpFcInfo *info, void *work, size_t work_bytes)
+{
+    if (!p || !s || !info || !work) return MBDCP_ERR_NULL;
+    if (p->spacedim != 2 || p->n_c <= 0) return solve(p, s, coulomb, r, u, info, work, work_bytes);
+    if (!p->W_rowptr || !p->q || !p->mu || !r || !u) return MBDCP_ERR_NULL;
+    MbdcpReturn rc = check_csr(2 * p->n_c, p->W_rowptr, p->W_colind, p->W_val);
+    if (rc == MBDCP_OK && p->S_rowptr) rc = check_csr(2 * p->n_c, p->S_rowptr, p->S_colind, p->S_val);
+    if (rc != MBDCP_OK) return rc;
+    if (!mbdcp_all_finite(2 * (size_t)p->n_c, p->q) || !mbdcp_all_finite(2 * (size_t)p->n_c, r)) return MBDCP_ERR_NONFINITE;
+    if (!s->warm_start) memset(r, 0, 2 * (size_t)p->n_c * sizeof(mbdcp_float));
+    return solve_2d(p, s, coulomb, r, u, info, work, work_bytes);
+}
+
 MbdcpReturn mbdcp_coulomb_solve(const MbdcpFcProblem *p, const MbdcpFcSettings *s, mbdcp_float *r, mbdcp_float *u,
                                 MbdcpFcInfo *info, void *work, size_t work_bytes)
 {
-    return solve(p, s, 1, r, u, info, work, work_bytes);
+    return solve_any(p, s, 1, r, u, info, work, work_bytes);
 }
 
 MbdcpReturn mbdcp_ccp_local_solve(const MbdcpFcProblem *p, const MbdcpFcSettings *s, mbdcp_float *r, mbdcp_float *u,
                                   MbdcpFcInfo *info, void *work, size_t work_bytes)
 {
-    return solve(p, s, 0, r, u, info, work, work_bytes);
+    return solve_any(p, s, 0, r, u, info, work, work_bytes);
 }
 
 MbdcpReturn mbdcp_fc_residual(const MbdcpFcProblem *p, int coulomb, const mbdcp_float *r, mbdcp_float *u,
@@ -1183,7 +1276,7 @@ MbdcpReturn mbdcp_fc_residual(const MbdcpFcProblem *p, int coulomb, const mbdcp_
 {
     if (!p || !residual) return MBDCP_ERR_NULL;
     if (p->n_c < 0) return MBDCP_ERR_DIMENSION;
-    const mbdcp_int n_c = p->n_c, m = 3 * n_c;
+    const mbdcp_int n_c = p->n_c, d = p->spacedim == 2 ? 2 : 3, m = d * n_c;
     *residual = 0.0;
     if (n_c == 0) return MBDCP_OK;
     if (!p->q || !p->mu || !r) return MBDCP_ERR_NULL;
@@ -1192,14 +1285,14 @@ MbdcpReturn mbdcp_fc_residual(const MbdcpFcProblem *p, int coulomb, const mbdcp_
     const Csr W = {p->W_rowptr, p->W_colind, p->W_val};
     const mbdcp_float qn = norm2(m, p->q);
     mbdcp_float res = 0.0;
-    /* without u, contact by contact */
+    /* without u, contact by contact (a 2-D contact as a 3-D one with zero second tangents) */
     for (mbdcp_int i = 0; i < n_c; ++i) {
-        mbdcp_float ui[3];
-        for (int a = 0; a < 3; ++a) {
-            ui[a] = fc_row_dot(&W, 3 * i + a, r) + p->q[3 * i + a];
-            if (u) u[3 * i + a] = ui[a];
+        mbdcp_float ui[3] = {0.0, 0.0, 0.0}, ri[3] = {0.0, 0.0, 0.0};
+        for (int a = 0; a < d; ++a) {
+            ui[a] = fc_row_dot(&W, d * i + a, r) + p->q[d * i + a];
+            ri[a] = r[d * i + a];
+            if (u) u[d * i + a] = ui[a];
         }
-        const mbdcp_float *ri = r + 3 * i;
         const mbdcp_float shift = coulomb ? p->mu[i] * sqrt(ui[1] * ui[1] + ui[2] * ui[2]) : 0.0;
         mbdcp_float y[3] = {ri[0] - ui[0] - shift, ri[1] - ui[1], ri[2] - ui[2]};
         mbdcp_cone_project(p->mu[i], y);

@@ -85,8 +85,8 @@ typedef struct {
     mbdcp_float sweep_cost;     /* flops of one Gauss-Seidel sweep, estimated */
 } FcNewton;
 
-/* Bytes of Newton's workspace for W's pattern whose factor has factor_blocks blocks. */
-size_t mbdcp_fc_newton_bytes(const MbdcpFcProblem *p, mbdcp_int factor_blocks);
+/* Bytes of Newton's workspace for n_c contacts, nnz_w entries of W, a factor of factor_blocks blocks. */
+size_t mbdcp_fc_newton_bytes(mbdcp_int n_c, mbdcp_int nnz_w, mbdcp_int factor_blocks);
 
 /* W's block pattern, the ordering and the symbolic factor, in work. */
 MbdcpReturn mbdcp_fc_newton_setup(const FcCtx *c, mbdcp_int factor_blocks, FcNewton *nw, void *work, size_t work_bytes);

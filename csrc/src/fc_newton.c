@@ -51,17 +51,17 @@ static Sizes sizes(mbdcp_int n_c, mbdcp_int nnz_w, mbdcp_int factor_blocks)
     return s;
 }
 
-size_t mbdcp_fc_newton_bytes(const MbdcpFcProblem *p, mbdcp_int factor_blocks)
+size_t mbdcp_fc_newton_bytes(mbdcp_int n_c, mbdcp_int nnz_w, mbdcp_int factor_blocks)
 {
-    if (!p || p->n_c < 0 || !p->W_rowptr || factor_blocks < 0) return 0;
-    const Sizes s = sizes(p->n_c, p->W_rowptr[3 * p->n_c], factor_blocks);
+    if (n_c < 0 || nnz_w < 0 || factor_blocks < 0) return 0;
+    const Sizes s = sizes(n_c, nnz_w, factor_blocks);
     return s.floats * sizeof(mbdcp_float) + align8(s.ints * sizeof(mbdcp_int)) + s.factor + 8;
 }
 
-/* W's 3 x 3 block pattern in block CSR, the diagonal block first in each row; slot[k] (may be NULL):
+/* W's d x d block pattern in block CSR, the diagonal block first in each row; slot[k] (may be NULL):
  * the block of W's entry k. mark: n_c ints. Returns the number of blocks. */
-static mbdcp_int block_pattern(const FcCsr *W, mbdcp_int n_c, mbdcp_int *bptr, mbdcp_int *bind, mbdcp_int *slot,
-                               mbdcp_int *mark)
+static mbdcp_int block_pattern(const FcCsr *W, mbdcp_int n_c, mbdcp_int d, mbdcp_int *bptr, mbdcp_int *bind,
+                               mbdcp_int *slot, mbdcp_int *mark)
 {
     for (mbdcp_int j = 0; j < n_c; ++j) mark[j] = -1;
     mbdcp_int nb = 0;
@@ -69,9 +69,9 @@ static mbdcp_int block_pattern(const FcCsr *W, mbdcp_int n_c, mbdcp_int *bptr, m
         bptr[i] = nb;
         mark[i] = nb;
         bind[nb++] = i;
-        for (mbdcp_int row = 3 * i; row < 3 * i + 3; ++row)
+        for (mbdcp_int row = d * i; row < d * i + d; ++row)
             for (mbdcp_int k = W->ptr[row]; k < W->ptr[row + 1]; ++k) {
-                const mbdcp_int j = W->ind[k] / 3;
+                const mbdcp_int j = W->ind[k] / d;
                 if (mark[j] < bptr[i]) {
                     mark[j] = nb;
                     bind[nb++] = j;
@@ -86,7 +86,7 @@ static mbdcp_int block_pattern(const FcCsr *W, mbdcp_int n_c, mbdcp_int *bptr, m
 size_t mbdcp_fc_factor_workspace_size(const MbdcpFcProblem *p)
 {
     if (!p || p->n_c < 0 || !p->W_rowptr) return 0;
-    const mbdcp_int n_c = p->n_c, nbmax = p->W_rowptr[3 * n_c] + n_c;
+    const mbdcp_int n_c = p->n_c, nbmax = p->W_rowptr[(p->spacedim == 2 ? 2 : 3) * n_c] + n_c;
     return ((size_t)n_c + 1 + (size_t)nbmax + 2 * (size_t)n_c) * sizeof(mbdcp_int) +
            mbdcp_sldl_analyze_workspace_size(n_c, nbmax) + 8;
 }
@@ -97,7 +97,7 @@ MbdcpReturn mbdcp_fc_factor_blocks(const MbdcpFcProblem *p, mbdcp_int *blocks, m
     if (!p || !blocks || !work || !p->W_rowptr) return MBDCP_ERR_NULL;
     if (p->n_c < 0) return MBDCP_ERR_DIMENSION;
     if (work_bytes < mbdcp_fc_factor_workspace_size(p)) return MBDCP_ERR_WORKSPACE;
-    const mbdcp_int n_c = p->n_c, m = 3 * n_c;
+    const mbdcp_int n_c = p->n_c, d = p->spacedim == 2 ? 2 : 3, m = d * n_c;
     for (mbdcp_int i = 0; i < m; ++i)
         if (p->W_rowptr[i + 1] < p->W_rowptr[i]) return MBDCP_ERR_DIMENSION;
     for (mbdcp_int k = 0; k < p->W_rowptr[m]; ++k)
@@ -105,7 +105,7 @@ MbdcpReturn mbdcp_fc_factor_blocks(const MbdcpFcProblem *p, mbdcp_int *blocks, m
     const FcCsr W = {p->W_rowptr, p->W_colind, p->W_val};
     mbdcp_int *bptr = (mbdcp_int *)work, *bind = bptr + n_c + 1;
     mbdcp_int *mark = bind + p->W_rowptr[m] + n_c, *perm = mark + n_c;
-    const mbdcp_int nb = block_pattern(&W, n_c, bptr, bind, NULL, mark);
+    const mbdcp_int nb = block_pattern(&W, n_c, d, bptr, bind, NULL, mark);
     const size_t used = (size_t)(perm + n_c - (mbdcp_int *)work) * sizeof(mbdcp_int);
     mbdcp_float f = 0.0;
     MbdcpReturn rc = mbdcp_sldl_analyze(n_c, bptr, bind, perm, blocks, &f, (char *)work + used, work_bytes - used);
@@ -230,7 +230,7 @@ MbdcpReturn mbdcp_fc_newton_setup(const FcCtx *c, mbdcp_int factor_blocks, FcNew
     nw->perm = nw->slot + nnz_w;
     mbdcp_int *mark = nw->perm + n_c;
     void *fwork = (char *)work + s.floats * sizeof(mbdcp_float) + align8(s.ints * sizeof(mbdcp_int));
-    nw->nb = block_pattern(&c->W, n_c, nw->bptr, nw->bind, nw->slot, mark);
+    nw->nb = block_pattern(&c->W, n_c, 3, nw->bptr, nw->bind, nw->slot, mark);
     memset(nw->Wb, 0, 9 * (size_t)nw->nb * sizeof(mbdcp_float));
     for (mbdcp_int row = 0; row < m; ++row)
         for (mbdcp_int k = c->W.ptr[row]; k < c->W.ptr[row + 1]; ++k)
@@ -239,7 +239,7 @@ MbdcpReturn mbdcp_fc_newton_setup(const FcCtx *c, mbdcp_int factor_blocks, FcNew
     mbdcp_float flops = 0.0;
     MbdcpReturn rc = mbdcp_sldl_analyze(n_c, nw->bptr, nw->bind, nw->perm, &fill, &flops, fwork, s.factor);
     if (rc != MBDCP_OK) return rc;
-    if (fill != factor_blocks) return MBDCP_ERR_SETTING; /* the workspace was sized for another fill */
+    if (fill > factor_blocks) return MBDCP_ERR_SETTING; /* the workspace was sized for a smaller fill */
     rc = mbdcp_sldl_init(&nw->f, n_c, 3, 0, nw->bptr, nw->bind, nw->perm, fill, fwork, s.factor);
     if (rc != MBDCP_OK) return rc;
     scaling(c, nw->rho);

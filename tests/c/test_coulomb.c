@@ -61,7 +61,7 @@ static void test_solvers(void)
 {
     const int ptr[7] = {0, 1, 2, 3, 4, 5, 6}, ind[6] = {0, 1, 2, 3, 4, 5};
     const double val[6] = {1, 1, 1, 1, 1, 1}, q[6] = {-1, 2, 0, -1, 0.1, 0}, mu[2] = {0.5, 0.5};
-    MbdcpFcProblem p = {2, ptr, ind, val, NULL, NULL, NULL, q, mu};
+    MbdcpFcProblem p = {2, ptr, ind, val, NULL, NULL, NULL, q, mu, 3};
     const MbdcpFcMethod coulomb[2] = {MBDCP_FC_NSGS, MBDCP_FC_FIXED_POINT}, ccp[2] = {MBDCP_FC_PGS, MBDCP_FC_APGD};
     for (int k = 0; k < 4; ++k) {
         MbdcpFcSettings s;
@@ -107,7 +107,7 @@ static void test_solvers(void)
     CHECK(info.iterations == 1);
     /* a column index out of range */
     const int bad[6] = {0, 1, 2, 3, 4, 6};
-    MbdcpFcProblem pb = {2, ptr, bad, val, NULL, NULL, NULL, q, mu};
+    MbdcpFcProblem pb = {2, ptr, bad, val, NULL, NULL, NULL, q, mu, 3};
     CHECK(mbdcp_coulomb_solve(&pb, &s, r, u, &info, work, bytes) == MBDCP_ERR_DIMENSION);
     free(work);
 }

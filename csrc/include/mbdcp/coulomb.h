@@ -2,7 +2,8 @@
  * coulomb.h - the local friction-contact problem FC(W, q, mu) of FCLib and Siconos, in its
  * Coulomb form and in its cone-complementarity (CCP) relaxation, on the Delassus matrix W.
  *
- * n_c contacts, m = 3 n_c unknowns ordered per contact (normal, tangent 1, tangent 2);
+ * n_c contacts, m = 3 n_c unknowns ordered per contact (normal, tangent 1, tangent 2) (2-D problems:
+ * m = 2 n_c, see MbdcpFcProblem.spacedim);
  * K_i = {r_n >= 0, ||r_T|| <= mu_i r_n}, its dual K_i* = {y_n >= mu_i ||y_T||}, u = W r + q.
  *
  *     CCP:      K_i* ∋ u_i ⊥ r_i ∈ K_i
@@ -89,6 +90,9 @@ typedef struct {
     const mbdcp_float *S_val;
     const mbdcp_float *q;              /* m */
     const mbdcp_float *mu;             /* n_c, >= 0 */
+    mbdcp_int spacedim;                /* 3 (or 0) or 2: per contact (normal, tangent), m = 2 n_c, and r, u of
+                                          length m; solved as the 3-D problem whose second tangent is
+                                          decoupled, with |W_tt| (1 where it is 0) on its diagonal */
 } MbdcpFcProblem;
 
 typedef struct {
@@ -101,8 +105,9 @@ typedef struct {
     mbdcp_int inner_max_iter; /* FIXED_POINT, and APGD on an asymmetric W: iterations of each
                                  inner solve, >= 1 */
     int warm_start;           /* use r as the initial guess */
-    mbdcp_int factor_blocks;  /* NEWTON, AUTO: the fill from mbdcp_fc_factor_blocks() for this W (it sizes the
-                                 workspace); -1 (default): unknown, then NEWTON is refused and AUTO skips it */
+    mbdcp_int factor_blocks;  /* NEWTON, AUTO: a bound on the fill, which sizes the workspace: the value of
+                                 mbdcp_fc_factor_blocks() for this W, or n_c (n_c - 1) / 2 (dense);
+                                 -1 (default): unknown, then NEWTON is refused and AUTO skips it */
     MbdcpMonitor monitor;     /* after every sweep / iteration: (k, -1, -1, residual); inside the
                                  inner solves of a fixed point: (k, -2, -1, inner residual) */
 } MbdcpFcSettings;
@@ -125,8 +130,9 @@ size_t mbdcp_fc_workspace_size(const MbdcpFcProblem *p, const MbdcpFcSettings *s
 /*
  * The fill of Newton's factorisation for W's block pattern: *blocks (output) is the number of 3 x 3
  * blocks of L for the approximate-minimum-degree ordering; *flops (output, may be NULL) the
- * multiply-adds of a factorisation with 1 x 1 blocks. Set settings.factor_blocks to it before the
- * workspace query of NEWTON or AUTO. work: mbdcp_fc_factor_workspace_size(p) bytes.
+ * multiply-adds of a factorisation with 1 x 1 blocks. Set settings.factor_blocks to it (or to any
+ * larger bound) before the workspace query of NEWTON or AUTO. work: mbdcp_fc_factor_workspace_size(p)
+ * bytes.
  */
 size_t mbdcp_fc_factor_workspace_size(const MbdcpFcProblem *p);
 MbdcpReturn mbdcp_fc_factor_blocks(const MbdcpFcProblem *p, mbdcp_int *blocks, mbdcp_float *flops, void *work,
