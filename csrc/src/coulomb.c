@@ -26,10 +26,12 @@
 /* Iterates beyond R_LIMIT max(||q||_inf, ...) / (1 + max |W_ij|) cannot have a residual below 1e-2
  * in double precision: the solve stops there (divergence). */
 #define R_LIMIT 1e14
-/* AUTO: Gauss-Seidel's rate is measured over this many sweeps ... */
-#define RATE_WINDOW 8
+/* AUTO: Gauss-Seidel's rate is measured over the last RATE_WINDOW sweeps (its recent rate: the first
+ * sweeps gain more than the later ones), from sweep FIRST_TEST on ... */
+#define RATE_WINDOW 3
+#define FIRST_TEST 3
 /* ... and Newton is expected to need this many iterations. */
-#define NEWTON_EXPECTED 12.0
+#define NEWTON_EXPECTED 8.0
 /* AUTO: the iteration limits of one Newton attempt, and its stall limit (iterations without halving
  * the best residual) */
 #define AUTO_NEWTON_ITER 100
@@ -461,6 +463,68 @@ static void consider(Pick *pk, const mbdcp_float *A, const mbdcp_float *b, mbdcp
     }
 }
 
+/* The slide case of mbdcp_fc_local_solve: every candidate found is considered in pk. seeds (n_seeds <= 1):
+ * a direction to try first when prev is not sliding. */
+static void slide_cases(const mbdcp_float *A, const mbdcp_float *b, mbdcp_float mu, int coulomb, mbdcp_float anorm,
+                        const mbdcp_float *prev, const mbdcp_float *seeds, int n_seeds, Pick *pk)
+{
+    /* slide: r = r_n (1, mu cos t, mu sin t), u = sigma (mu (1 - coulomb), -cos t, -sin t) with
+     * r_n > 0, sigma >= 0. u = A r + b is then r_n w(t) - sigma v(t) = -b, solvable iff
+     * g(t) = det[w(t), v(t), b] = 0; w and v are affine in (cos t, sin t), so g is a
+     * trigonometric polynomial of degree 2 whose coefficients follow from
+     * T_ab = det[w_a, v_b, b] with w = w_0 + cos t w_1 + sin t w_2, v likewise. */
+    Slide sl;
+    for (int a = 0; a < 3; ++a) {
+        sl.w[0][a] = A[3 * a];
+        sl.w[1][a] = mu * A[3 * a + 1];
+        sl.w[2][a] = mu * A[3 * a + 2];
+        sl.v[0][a] = sl.v[1][a] = sl.v[2][a] = 0.0;
+    }
+    sl.v[0][0] = coulomb ? 0.0 : mu;
+    sl.v[1][1] = sl.v[2][2] = -1.0;
+    sl.mu = mu;
+    mbdcp_float T[3][3];
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) T[i][j] = det3(sl.w[i], sl.v[j], b);
+    const Trig g = {T[0][0] + 0.5 * (T[1][1] + T[2][2]), T[0][1] + T[1][0], T[0][2] + T[2][0], 0.5 * (T[1][1] - T[2][2]),
+                    0.5 * (T[1][2] + T[2][1])};
+    const mbdcp_float gscale = fabs(g.c0) + fabs(g.c1) + fabs(g.s1) + fabs(g.c2) + fabs(g.s2);
+    mbdcp_float x[3];
+    /* a Gauss-Seidel sweep changes b little: Newton from the previous sliding direction usually
+     * lands on the root of this one; without one, from the direction of the stick candidate's
+     * tangential reaction (the one the cone cut) or against b_T, before all roots are enumerated */
+    const mbdcp_float pt = sqrt(prev[1] * prev[1] + prev[2] * prev[2]);
+    mbdcp_float seed[3];
+    int ns = 0;
+    if (prev[0] > 0.0 && fabs(pt - mu * prev[0]) <= 1e-6 * mu * prev[0]) {
+        seed[ns++] = atan2(prev[2], prev[1]);
+    } else {
+        for (int k = 0; k < n_seeds; ++k) seed[ns++] = seeds[k];
+        if (b[1] != 0.0 || b[2] != 0.0) seed[ns++] = atan2(-b[2], -b[1]);
+    }
+    for (int k = 0; gscale > 0.0 && k < ns && pk->exact_case == MBDCP_FC_BEST_EFFORT; ++k) {
+        mbdcp_float t = seed[k];
+        for (int it = 0; it < 12; ++it) {
+            mbdcp_float d;
+            const mbdcp_float v = trig_eval(&g, t, &d);
+            if (!(d != 0.0)) break;
+            const mbdcp_float step = v / d;
+            t -= step;
+            if (fabs(step) <= 1e-15) break;
+        }
+        slide_candidate(&sl, b, t, x);
+        consider(pk, A, b, mu, coulomb, anorm, prev, x);
+    }
+    if (pk->exact_case == MBDCP_FC_BEST_EFFORT) {
+        mbdcp_float roots[MAX_ROOTS];
+        const int nr = gscale > 0.0 ? trig_roots(&g, roots) : 0;
+        for (int k = 0; k < nr; ++k) {
+            slide_candidate(&sl, b, roots[k], x);
+            consider(pk, A, b, mu, coulomb, anorm, prev, x);
+        }
+    }
+}
+
 MbdcpReturn mbdcp_fc_local_solve(const mbdcp_float *A, const mbdcp_float *b, mbdcp_float mu, int coulomb,
                                  mbdcp_float *r, MbdcpFcCase *which)
 {
@@ -501,10 +565,13 @@ MbdcpReturn mbdcp_fc_local_solve(const mbdcp_float *A, const mbdcp_float *b, mbd
 
 
     /* stick: u = 0 */
+    mbdcp_float seeds[1] = {0.0};
+    int n_seeds = 0;
     {
         const mbdcp_float rhs[3] = {-b[0], -b[1], -b[2]};
         mbdcp_float x[3];
         if (solve3(A, rhs, x)) {
+            if (x[1] != 0.0 || x[2] != 0.0) seeds[n_seeds++] = atan2(x[2], x[1]);
             mbdcp_cone_project(mu, x);
             consider(&pk, A, b, mu, coulomb, anorm, prev, x);
             if (pk.exact_case != MBDCP_FC_BEST_EFFORT) {
@@ -515,52 +582,7 @@ MbdcpReturn mbdcp_fc_local_solve(const mbdcp_float *A, const mbdcp_float *b, mbd
         }
     }
 
-    /* slide: r = r_n (1, mu cos t, mu sin t), u = sigma (mu (1 - coulomb), -cos t, -sin t) with
-     * r_n > 0, sigma >= 0. u = A r + b is then r_n w(t) - sigma v(t) = -b, solvable iff
-     * g(t) = det[w(t), v(t), b] = 0; w and v are affine in (cos t, sin t), so g is a
-     * trigonometric polynomial of degree 2 whose coefficients follow from
-     * T_ab = det[w_a, v_b, b] with w = w_0 + cos t w_1 + sin t w_2, v likewise. */
-    Slide sl;
-    for (int a = 0; a < 3; ++a) {
-        sl.w[0][a] = A[3 * a];
-        sl.w[1][a] = mu * A[3 * a + 1];
-        sl.w[2][a] = mu * A[3 * a + 2];
-        sl.v[0][a] = sl.v[1][a] = sl.v[2][a] = 0.0;
-    }
-    sl.v[0][0] = coulomb ? 0.0 : mu;
-    sl.v[1][1] = sl.v[2][2] = -1.0;
-    sl.mu = mu;
-    mbdcp_float T[3][3];
-    for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j) T[i][j] = det3(sl.w[i], sl.v[j], b);
-    const Trig g = {T[0][0] + 0.5 * (T[1][1] + T[2][2]), T[0][1] + T[1][0], T[0][2] + T[2][0], 0.5 * (T[1][1] - T[2][2]),
-                    0.5 * (T[1][2] + T[2][1])};
-    const mbdcp_float gscale = fabs(g.c0) + fabs(g.c1) + fabs(g.s1) + fabs(g.c2) + fabs(g.s2);
-    mbdcp_float x[3];
-    /* a Gauss-Seidel sweep changes b little: Newton from the previous sliding direction usually
-     * lands on the root of this one */
-    const mbdcp_float pt = sqrt(prev[1] * prev[1] + prev[2] * prev[2]);
-    if (gscale > 0.0 && prev[0] > 0.0 && fabs(pt - mu * prev[0]) <= 1e-6 * mu * prev[0]) {
-        mbdcp_float t = atan2(prev[2], prev[1]);
-        for (int it = 0; it < 12; ++it) {
-            mbdcp_float d;
-            const mbdcp_float v = trig_eval(&g, t, &d);
-            if (!(d != 0.0)) break;
-            const mbdcp_float step = v / d;
-            t -= step;
-            if (fabs(step) <= 1e-15) break;
-        }
-        slide_candidate(&sl, b, t, x);
-        consider(&pk, A, b, mu, coulomb, anorm, prev, x);
-    }
-    if (pk.exact_case == MBDCP_FC_BEST_EFFORT) {
-        mbdcp_float roots[MAX_ROOTS];
-        const int nr = gscale > 0.0 ? trig_roots(&g, roots) : 0;
-        for (int k = 0; k < nr; ++k) {
-            slide_candidate(&sl, b, roots[k], x);
-            consider(&pk, A, b, mu, coulomb, anorm, prev, x);
-        }
-    }
+    slide_cases(A, b, mu, coulomb, anorm, prev, seeds, n_seeds, &pk);
     if (pk.exact_case != MBDCP_FC_BEST_EFFORT) {
         memcpy(r, pk.exact, sizeof pk.exact);
         *which = pk.exact_case;
@@ -606,9 +628,13 @@ static int finished(const Sub *sb, const mbdcp_float *r, Run *run)
     return run->residual <= sb->tol;
 }
 
-void mbdcp_fc_sweep(const FcCsr *A, mbdcp_int n_c, const mbdcp_float *qv, const mbdcp_float *mu, int coulomb,
-                    const mbdcp_float *blocks, mbdcp_float *r, mbdcp_int *failures)
+mbdcp_float mbdcp_fc_sweep(const FcCsr *A, mbdcp_int n_c, const mbdcp_float *qv, const mbdcp_float *mu, int coulomb,
+                           const mbdcp_float *blocks, mbdcp_float *r, mbdcp_int *failures)
 {
+    /* the cost of a local solve by its case, in flop-equivalents (a slide solves for the root of a
+     * trigonometric polynomial; a failed one enumerates them all) */
+    static const mbdcp_float case_cost[4] = {30.0, 150.0, 300.0, 1000.0};
+    mbdcp_float cost = 2.0 * A->ptr[3 * n_c];
     for (mbdcp_int i = 0; i < n_c; ++i) {
         const mbdcp_float *B = blocks + 9 * (size_t)i;
         mbdcp_float *ri = r + 3 * i, b[3];
@@ -617,7 +643,9 @@ void mbdcp_fc_sweep(const FcCsr *A, mbdcp_int n_c, const mbdcp_float *qv, const 
         MbdcpFcCase which;
         mbdcp_fc_local_solve(B, b, mu[i], coulomb, ri, &which);
         if (which == MBDCP_FC_BEST_EFFORT) ++*failures;
+        cost += case_cost[which];
     }
+    return cost;
 }
 
 /* (Nonsmooth) Gauss-Seidel on u = A r + qv, contact by contact with exact local solves; u is kept
@@ -788,6 +816,7 @@ typedef struct {
     mbdcp_float gs_cost, newton_cost; /* spent so far */
     mbdcp_int sweeps, iterations;     /* Gauss-Seidel sweeps; all outer iterations */
     mbdcp_float predicted;            /* Gauss-Seidel's predicted cost to tol at its last test */
+    mbdcp_float newton_best;          /* the residual of Newton's best point so far (in Work.qk) */
 } Auto;
 
 /* Gauss-Seidel from r, at least min_sweeps sweeps, then until solved or until its rate over the last
@@ -804,11 +833,11 @@ static Run auto_gauss_seidel(const FcCtx *c, const MbdcpFcSettings *s, const Wor
     while (au->sweeps < s->max_iter) {
         hist[run.iterations % RATE_WINDOW] = run.residual;
         memcpy(w->sweep, r, (size_t)m * sizeof(mbdcp_float));
-        mbdcp_fc_sweep(&c->W, c->n_c, c->q, c->mu, c->coulomb, c->blocks, r, &info->local_failures);
+        const mbdcp_float cost = mbdcp_fc_sweep(&c->W, c->n_c, c->q, c->mu, c->coulomb, c->blocks, r, &info->local_failures);
         ++run.iterations;
         ++au->sweeps;
         ++au->iterations;
-        au->gs_cost += au->newton_ready ? au->nw.sweep_cost : 0.0;
+        au->gs_cost += cost;
         run.residual = residual_of(&c->W, c->n_c, c->q, c->mu, c->coulomb, r, u, c->qnorm);
         if (!isfinite(run.residual)) {
             run.status = MBDCP_NUMERICAL_ERROR;
@@ -820,61 +849,51 @@ static Run auto_gauss_seidel(const FcCtx *c, const MbdcpFcSettings *s, const Wor
         }
         if (finished(&sb, r, &run)) return run;
         if (!memcmp(w->sweep, r, (size_t)m * sizeof(mbdcp_float))) break; /* stuck: Newton next */
-        if (run.iterations < RATE_WINDOW || run.iterations < min_sweeps || !uses_newton(s)) continue;
+        if (run.iterations < FIRST_TEST || run.iterations < min_sweeps || !uses_newton(s)) continue;
         if (!au->newton_ready) {
             *rc = mbdcp_fc_newton_setup(c, s->factor_blocks, &au->nw, w->newton_work, w->newton_bytes);
             if (*rc != MBDCP_OK) return run;
             au->newton_ready = 1;
-            au->gs_cost = au->sweeps * au->nw.sweep_cost;
         }
         const mbdcp_float rate = pow(run.residual / hist[run.iterations % RATE_WINDOW], 1.0 / RATE_WINDOW);
-        au->predicted = (rate < 1.0 ? log(c->tol / run.residual) / log(rate) : INFINITY) * au->nw.sweep_cost;
+        au->predicted = (rate < 1.0 ? log(c->tol / run.residual) / log(rate) : INFINITY) * cost;
         if (au->predicted > NEWTON_EXPECTED * au->nw.iteration_cost) break;
     }
     return run;
 }
 
-/* One Newton attempt from r, within a budget of half the Gauss-Seidel work so far or Gauss-Seidel's
- * predicted work, whichever is larger (so that alternating never costs much more than Gauss-Seidel
- * alone); r is left at the better of its start and Newton's best point. */
-static Run auto_newton(const FcCtx *c, const Work *w, Auto *au, Run gs, mbdcp_float *r,
-                       mbdcp_float *u, MbdcpFcInfo *info, MbdcpReturn *rc)
-{
-    const mbdcp_int m = 3 * c->n_c;
-    const mbdcp_float budget = fmax(0.5 * au->gs_cost - au->newton_cost, au->predicted);
-    mbdcp_float iters = budget / au->nw.iteration_cost;
-    FcNewtonRun opt = {AUTO_NEWTON_ITER, AUTO_STALL, 0, 0};
-    if (iters < opt.max_iter) opt.max_iter = iters < AUTO_NEWTON_MIN ? AUTO_NEWTON_MIN : (mbdcp_int)iters;
-    memcpy(w->prev, r, (size_t)m * sizeof(mbdcp_float));
-    Run run = mbdcp_fc_newton_run(c, &au->nw, &opt, r, u, rc);
-    info->inner_iterations += opt.sweeps;
-    au->iterations += run.iterations;
-    au->newton_cost += opt.factorizations * au->nw.iteration_cost + opt.sweeps * au->nw.sweep_cost;
-    run.iterations = au->iterations;
-    if (*rc == MBDCP_OK && run.status == MBDCP_MAX_ITERATIONS && !(run.residual <= gs.residual)) {
-        memcpy(r, w->prev, (size_t)m * sizeof(mbdcp_float));
-        fc_matvec(&c->W, m, r, c->q, u);
-        run.residual = gs.residual;
-    }
-    return run;
-}
+/* Where a Newton attempt of AUTO starts. */
+enum { FROM_ZERO, FROM_GS, FROM_BEST };
 
-/* Newton from r = 0 (its best start on the FCLib collection, better than Gauss-Seidel's points);
- * on failure r and u are restored. */
-static Run auto_cold_newton(const FcCtx *c, const Work *w, Auto *au, Run gs, mbdcp_float *r, mbdcp_float *u,
-                            MbdcpFcInfo *info, MbdcpReturn *rc)
+/* One Newton attempt from r = 0, from Gauss-Seidel's point r, or from Newton's best point so far (kept
+ * in w->qk). The first runs within Newton's own limits; the others within a budget of half the
+ * Gauss-Seidel work so far or Gauss-Seidel's predicted work, whichever is larger (so that alternating
+ * never costs much more than Gauss-Seidel alone). Unless solved, r is left at the better of
+ * Gauss-Seidel's point and Newton's best. */
+static Run auto_newton(const FcCtx *c, const Work *w, Auto *au, Run gs, int from, mbdcp_float *r, mbdcp_float *u,
+                       MbdcpFcInfo *info, MbdcpReturn *rc)
 {
     const mbdcp_int m = 3 * c->n_c;
+    FcNewtonRun opt = {AUTO_NEWTON_ITER, from == FROM_ZERO ? NEWTON_STALL : AUTO_STALL, 0, 0};
+    if (from != FROM_ZERO) {
+        const mbdcp_float iters = fmax(0.5 * au->gs_cost - au->newton_cost, au->predicted) / au->nw.iteration_cost;
+        if (iters < opt.max_iter) opt.max_iter = iters < AUTO_NEWTON_MIN ? AUTO_NEWTON_MIN : (mbdcp_int)iters;
+    }
     memcpy(w->prev, r, (size_t)m * sizeof(mbdcp_float));
-    memset(r, 0, (size_t)m * sizeof(mbdcp_float));
-    memcpy(u, c->q, (size_t)m * sizeof(mbdcp_float));
-    FcNewtonRun opt = {AUTO_NEWTON_ITER, NEWTON_STALL, 0, 0};
+    if (from == FROM_ZERO) memset(r, 0, (size_t)m * sizeof(mbdcp_float));
+    if (from == FROM_BEST) memcpy(r, w->qk, (size_t)m * sizeof(mbdcp_float));
+    if (from != FROM_GS) fc_matvec(&c->W, m, r, c->q, u);
     Run run = mbdcp_fc_newton_run(c, &au->nw, &opt, r, u, rc);
     info->inner_iterations += opt.sweeps;
     au->iterations += run.iterations;
     au->newton_cost += opt.factorizations * au->nw.iteration_cost + opt.sweeps * au->nw.sweep_cost;
     run.iterations = au->iterations;
-    if (*rc == MBDCP_OK && run.status == MBDCP_MAX_ITERATIONS && !(run.residual < gs.residual)) {
+    if (*rc != MBDCP_OK || run.status != MBDCP_MAX_ITERATIONS) return run;
+    if (run.residual < au->newton_best) { /* r: Newton's best point */
+        au->newton_best = run.residual;
+        memcpy(w->qk, r, (size_t)m * sizeof(mbdcp_float));
+    }
+    if (!(run.residual < gs.residual)) {
         memcpy(r, w->prev, (size_t)m * sizeof(mbdcp_float));
         fc_matvec(&c->W, m, r, c->q, u);
         run.residual = gs.residual;
@@ -931,15 +950,16 @@ static Run auto_last(const FcCtx *c, const Csr *S, const MbdcpFcSettings *s, con
     return convex_route(c, S, method, &last, r, u, w, info, rc);
 }
 
-/* Gauss-Seidel; once it is predicted slow, Newton from r = 0; then Gauss-Seidel and Newton from its
- * points alternately (each Gauss-Seidel phase at least as long as all before it); once Gauss-Seidel
- * has used max_iter sweeps, the fixed point or APGD from the best point. info->finished says which
- * method ended. */
+/* Gauss-Seidel; once it is predicted slow, Newton from r = 0; then Gauss-Seidel and Newton alternately
+ * (each Gauss-Seidel phase at least as long as all before it; Newton from the better of its own best
+ * point and Gauss-Seidel's); once Gauss-Seidel has used max_iter sweeps, the fixed point or APGD from
+ * the best point. info->finished says which method ended. */
 static Run auto_solve(const FcCtx *c, const Csr *S, const MbdcpFcSettings *s, const Work *w, mbdcp_float *r,
                       mbdcp_float *u, MbdcpFcInfo *info, MbdcpReturn *rc)
 {
     Auto au;
     memset(&au, 0, sizeof au);
+    au.newton_best = INFINITY;
     Run run = {MBDCP_MAX_ITERATIONS, 0, INFINITY};
     for (int round = 0; au.sweeps < s->max_iter; ++round) {
         info->finished = c->coulomb ? MBDCP_FC_NSGS : MBDCP_FC_PGS;
@@ -953,7 +973,8 @@ static Run auto_solve(const FcCtx *c, const Csr *S, const MbdcpFcSettings *s, co
             au.predicted = INFINITY; /* Gauss-Seidel is stuck */
         }
         info->finished = MBDCP_FC_NEWTON;
-        run = round == 0 ? auto_cold_newton(c, w, &au, run, r, u, info, rc) : auto_newton(c, w, &au, run, r, u, info, rc);
+        const int from = round == 0 ? FROM_ZERO : au.newton_best < run.residual ? FROM_BEST : FROM_GS;
+        run = auto_newton(c, w, &au, run, from, r, u, info, rc);
         if (*rc != MBDCP_OK || run.status != MBDCP_MAX_ITERATIONS) return run;
         au.predicted = 0.0;
     }

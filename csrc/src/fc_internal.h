@@ -68,9 +68,10 @@ int mbdcp_fc_accept(const FcCtx *c, const mbdcp_float *r, mbdcp_float *residual)
 /* coulomb.c: 1 when ||r||_inf > c->rmax. */
 int mbdcp_fc_too_large(const FcCtx *c, const mbdcp_float *r);
 
-/* coulomb.c: one (nonsmooth) Gauss-Seidel sweep on u = A r + qv with exact local solves. */
-void mbdcp_fc_sweep(const FcCsr *A, mbdcp_int n_c, const mbdcp_float *qv, const mbdcp_float *mu, int coulomb,
-                    const mbdcp_float *blocks, mbdcp_float *r, mbdcp_int *failures);
+/* coulomb.c: one (nonsmooth) Gauss-Seidel sweep on u = A r + qv with exact local solves; returns its
+ * cost in flop-equivalents (local solves weighed by their case). */
+mbdcp_float mbdcp_fc_sweep(const FcCsr *A, mbdcp_int n_c, const mbdcp_float *qv, const mbdcp_float *mu, int coulomb,
+                           const mbdcp_float *blocks, mbdcp_float *r, mbdcp_int *failures);
 
 /* fc_newton.c: the semismooth Newton method (see there). */
 typedef struct {

@@ -246,7 +246,7 @@ MbdcpReturn mbdcp_fc_newton_setup(const FcCtx *c, mbdcp_int factor_blocks, FcNew
     /* flops: a factorisation (its multiply-adds run about twice as fast as a sweep's), two triangular
      * solves, J's blocks (27 per block), two products with W */
     nw->iteration_cost = nw->f.flops + 36.0 * fill + 54.0 * nw->nb + 4.0 * nnz_w + 60.0 * m;
-    nw->sweep_cost = 2.0 * nnz_w + 200.0 * n_c;
+    nw->sweep_cost = 2.0 * nnz_w + 500.0 * n_c;
     return MBDCP_OK;
 }
 
