@@ -238,6 +238,7 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
         MBDCP_FC_CERT_DIRECTION
         MBDCP_FC_CERT_NORMAL
         MBDCP_FC_CERT_NORMAL_R
+        MBDCP_FC_CERT_CONTACT
         MBDCP_FC_DIVERGED
 
     ctypedef enum MbdcpFcCase:
@@ -276,6 +277,7 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
         mbdcp_int local_failures
         MbdcpFcMethod finished
         MbdcpFcCertificate certificate
+        mbdcp_int certificate_contact
 
     MbdcpReturn mbdcp_fc_default_settings(MbdcpFcSettings *s)
     MbdcpReturn mbdcp_fc_check_settings(const MbdcpFcSettings *s, int coulomb, const char **message)

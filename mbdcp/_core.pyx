@@ -692,7 +692,7 @@ FC_METHODS = {"nsgs": MBDCP_FC_NSGS, "fixed_point": MBDCP_FC_FIXED_POINT, "pgs":
               "apgd": MBDCP_FC_APGD, "newton": MBDCP_FC_NEWTON, "auto": MBDCP_FC_AUTO}
 FC_METHOD_NAMES = {v: k for k, v in FC_METHODS.items()}
 FC_CASES = ("takeoff", "stick", "slide", "best_effort")
-FC_CERTIFICATES = ("none", "direction", "normal", "normal_r", "diverged")
+FC_CERTIFICATES = ("none", "direction", "normal", "normal_r", "contact", "diverged")
 
 
 cdef int _fc_record(void *ctx, mbdcp_int it, mbdcp_int a, mbdcp_int b, double value) noexcept nogil:
@@ -784,7 +784,8 @@ def fc_solve(bint coulomb, int n_c, int d, cnp.ndarray W_ptr, cnp.ndarray W_ind,
     _, hist = _recorded(&R)
     _check(rc)
     return (r, u, hist, <int>info.status, info.iterations, info.inner_iterations, info.residual,
-            info.local_failures, FC_METHOD_NAMES[<int>info.finished], FC_CERTIFICATES[<int>info.certificate])
+            info.local_failures, FC_METHOD_NAMES[<int>info.finished],
+            (FC_CERTIFICATES[<int>info.certificate], info.certificate_contact))
 
 
 def fc_dense_csr(const double[:, ::1] W):

@@ -209,12 +209,16 @@ def _project_cone(y, mu):
 
 
 def _certificate(kind, r, u, mu, d):
-    """The certificate of the C core's kind (coulomb.h) from the last r and u, or None."""
-    if kind not in ("direction", "normal", "normal_r"):
+    """The certificate of the C core's kind (coulomb.h; kind: (name, contact)) from the last r and u,
+    or None."""
+    kind, contact = kind
+    if kind not in ("direction", "normal", "normal_r", "contact"):
         return None
     R, U = r.reshape(-1, d), u.reshape(-1, d)
     c = np.zeros_like(R)
-    if kind == "direction":
+    if kind == "contact":
+        c[contact, 0] = 1.0
+    elif kind == "direction":
         c = _project_cone(R, mu)
     else:
         c[:, 0] = np.maximum(-U[:, 0], 0.0) if kind == "normal" else np.maximum(R[:, 0], 0.0)
@@ -227,7 +231,7 @@ _MESSAGES = {st: st.message for st in Status}
 
 def _message(status, kind, residual):
     if status == Status.RAY_TERMINATION:
-        if kind == "diverged":
+        if kind[0] == "diverged":
             return ("no solution found: the reactions grew beyond the size at which any residual can be "
                     "verified in double precision (no certificate that none exists was found)")
         return ("no solution exists: certificate d in K with -W^T d in K* and q.d < 0 "

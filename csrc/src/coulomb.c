@@ -36,6 +36,8 @@
  * the best residual) */
 #define AUTO_NEWTON_ITER 100
 #define AUTO_NEWTON_MIN 10
+/* AUTO: the fixed point's (or APGD's) iteration limit in its last phase */
+#define AUTO_LAST_ITER 200
 /* NEWTON: iterations without halving the best residual before it gives up */
 #define NEWTON_STALL 25
 #define AUTO_STALL 10
@@ -125,8 +127,8 @@ static size_t bytes_3d(mbdcp_int n_c, mbdcp_int nnz, const MbdcpFcSettings *s)
     const size_t nc = (size_t)n_c, m = 3 * nc;
     size_t bytes = (9 * nc + 4 * m) * sizeof(mbdcp_float);
     if (uses_apgd(s)) bytes += 2 * m * sizeof(mbdcp_float) + ccp_bytes(n_c) + (2 * m + 2) * sizeof(mbdcp_int);
-    if (s && s->method == MBDCP_FC_AUTO) /* W's transpose, for the symmetry test */
-        bytes += (size_t)nnz * (sizeof(mbdcp_float) + sizeof(mbdcp_int)) + (m + 1) * sizeof(mbdcp_int) + 16;
+    if (s && s->method == MBDCP_FC_AUTO) /* W's transpose, for the symmetry test, and (W + W^T) / 2 */
+        bytes += 3 * (size_t)nnz * (sizeof(mbdcp_float) + sizeof(mbdcp_int)) + 2 * (m + 1) * sizeof(mbdcp_int) + 32;
     if (uses_newton(s)) bytes += 16 + mbdcp_fc_newton_bytes(n_c, nnz, s->factor_blocks);
     return bytes;
 }
@@ -694,8 +696,8 @@ typedef struct {
     void *ccp_work;
     size_t ccp_work_bytes;
     mbdcp_int *ident_ptr, *ident_ind;
-    mbdcp_float *tval; /* AUTO: W's transpose (CSR), for the symmetry test */
-    mbdcp_int *tptr, *tind;
+    mbdcp_float *tval, *sval; /* AUTO: W's transpose (CSR), for the symmetry test, and (W + W^T) / 2 */
+    mbdcp_int *tptr, *tind, *sptr, *sind;
     void *newton_work;
     size_t newton_bytes;
 } Work;
@@ -805,6 +807,102 @@ static Run convex_route(const FcCtx *c, const Csr *S, MbdcpFcMethod method, cons
     }
     const MbdcpFcMethod inner = method == MBDCP_FC_APGD ? MBDCP_FC_APGD : s->inner;
     return fixed_point(c, inner == MBDCP_FC_APGD ? S : &c->W, inner, s, r, u, w, info, rc);
+}
+
+/* ---- certificates ---------------------------------------------------------------------------- */
+
+/* 1 when d (m, in K) proves that no solution r with ||r||_2 <= bound exists: -W^T d in K* up to a
+ * distance delta and q^T d < 0 give u^T d <= ||r|| delta + q^T d < 0 for every r in K (see
+ * coulomb.h). Rounding in W^T d and q^T d is added to delta and to q^T d. tmp: m. */
+static int certifies(const FcCtx *c, const mbdcp_float *d, mbdcp_float bound, mbdcp_float *tmp)
+{
+    const mbdcp_int m = 3 * c->n_c;
+    mbdcp_float qd = 0.0, qd_abs = 0.0, round = 0.0;
+    for (mbdcp_int j = 0; j < m; ++j) {
+        tmp[j] = 0.0;
+        qd += c->q[j] * d[j];
+        qd_abs += fabs(c->q[j] * d[j]);
+    }
+    for (mbdcp_int row = 0; row < m; ++row)
+        for (mbdcp_int k = c->W.ptr[row]; k < c->W.ptr[row + 1]; ++k) {
+            tmp[c->W.ind[k]] -= c->W.val[k] * d[row];
+            round += fabs(c->W.val[k] * d[row]);
+        }
+    qd += 4.0 * DBL_EPSILON * qd_abs;
+    if (!(qd < 0.0)) return 0;
+    mbdcp_float dist2 = 0.0;
+    for (mbdcp_int i = 0; i < c->n_c; ++i) { /* distance of z = -W^T d to K* = K_{1/mu} */
+        mbdcp_float z[3] = {tmp[3 * i], tmp[3 * i + 1], tmp[3 * i + 2]}, p[3] = {z[0], z[1], z[2]};
+        if (c->mu[i] > 0.0) {
+            mbdcp_cone_project(1.0 / c->mu[i], p);
+        } else {
+            p[0] = fmax(p[0], 0.0);
+        }
+        for (int a = 0; a < 3; ++a) dist2 += (z[a] - p[a]) * (z[a] - p[a]);
+    }
+    const mbdcp_float delta = sqrt(dist2) + 4.0 * DBL_EPSILON * round;
+    return -qd >= bound * delta;
+}
+
+/* 1 when e_n of contact i proves that no solution r with ||r||_2 <= bound exists: -W^T e_n (minus
+ * the row's entries) in K* up to delta, and q_n < 0 (certifies() for this d, reading W's row only).
+ * x (m): zero on entry and exit. */
+static int contact_certifies(const FcCtx *c, mbdcp_int i, mbdcp_float bound, mbdcp_float *x)
+{
+    const mbdcp_int row = 3 * i;
+    const mbdcp_float qd = c->q[row] * (1.0 - 4.0 * DBL_EPSILON);
+    if (!(qd < 0.0)) return 0;
+    mbdcp_float round = 0.0, dist2 = 0.0;
+    for (mbdcp_int k = c->W.ptr[row]; k < c->W.ptr[row + 1]; ++k) {
+        x[c->W.ind[k]] -= c->W.val[k];
+        round += fabs(c->W.val[k]);
+    }
+    for (mbdcp_int k = c->W.ptr[row]; k < c->W.ptr[row + 1]; ++k) {
+        const mbdcp_int j = c->W.ind[k] / 3;
+        mbdcp_float z[3] = {x[3 * j], x[3 * j + 1], x[3 * j + 2]}, p[3] = {z[0], z[1], z[2]};
+        if (z[0] == 0.0 && z[1] == 0.0 && z[2] == 0.0) continue; /* this block is done */
+        if (c->mu[j] > 0.0) mbdcp_cone_project(1.0 / c->mu[j], p);
+        else p[0] = fmax(p[0], 0.0);
+        for (int a = 0; a < 3; ++a) {
+            dist2 += (z[a] - p[a]) * (z[a] - p[a]);
+            x[3 * j + a] = 0.0;
+        }
+    }
+    return -qd >= bound * (sqrt(dist2) + 4.0 * DBL_EPSILON * round);
+}
+
+/* Candidates of a certificate that no solution exists, from the last point (see coulomb.h); *contact:
+ * the contact of MBDCP_FC_CERT_CONTACT. d, tmp: m each. */
+static MbdcpFcCertificate find_certificate(const FcCtx *c, const mbdcp_float *r, const mbdcp_float *u, mbdcp_float *d,
+                                           mbdcp_float *tmp, mbdcp_int *contact)
+{
+    const mbdcp_int n_c = c->n_c, m = 3 * n_c;
+    const mbdcp_float bound = c->rmax * sqrt((mbdcp_float)m);
+    memset(tmp, 0, (size_t)m * sizeof(mbdcp_float));
+    for (mbdcp_int i = 0; i < n_c; ++i)
+        if (u[3 * i] < 0.0 && contact_certifies(c, i, bound, tmp)) {
+            *contact = i;
+            return MBDCP_FC_CERT_CONTACT;
+        }
+    for (int kind = MBDCP_FC_CERT_DIRECTION; kind <= MBDCP_FC_CERT_NORMAL_R; ++kind) {
+        if (kind == MBDCP_FC_CERT_DIRECTION && c->coulomb) continue;
+        mbdcp_float nd = 0.0;
+        for (mbdcp_int i = 0; i < n_c; ++i) {
+            mbdcp_float *di = d + 3 * i;
+            if (kind == MBDCP_FC_CERT_DIRECTION) {
+                memcpy(di, r + 3 * i, 3 * sizeof(mbdcp_float));
+                mbdcp_cone_project(c->mu[i], di);
+            } else {
+                di[0] = kind == MBDCP_FC_CERT_NORMAL ? fmax(-u[3 * i], 0.0) : fmax(r[3 * i], 0.0);
+                di[1] = di[2] = 0.0;
+            }
+            nd = fmax(nd, fmax(fabs(di[0]), fmax(fabs(di[1]), fabs(di[2]))));
+        }
+        if (!(nd > 0.0) || !isfinite(nd)) continue;
+        for (mbdcp_int j = 0; j < m; ++j) d[j] /= nd;
+        if (certifies(c, d, bound, tmp)) return (MbdcpFcCertificate)kind;
+    }
+    return MBDCP_FC_NO_CERTIFICATE;
 }
 
 /* ---- AUTO ----------------------------------------------------------------------------------- */
@@ -932,22 +1030,40 @@ static int is_symmetric(const Csr *W, mbdcp_int m, mbdcp_int *tptr, mbdcp_int *t
     return sym;
 }
 
-/* AUTO's last resort: the fixed point (Coulomb) or APGD (CCP) with APGD on S (given, or W when it is
- * symmetric), else the fixed point with projected Gauss-Seidel inside. */
+/* S = (W + W^T) / 2 in CSR, each row W's then W^T's (duplicates are summed where S is used). */
+static Csr symmetric_part(const Csr *W, mbdcp_int m, const Work *w)
+{
+    mbdcp_int out = 0;
+    w->sptr[0] = 0;
+    for (mbdcp_int i = 0; i < m; ++i) {
+        for (mbdcp_int k = W->ptr[i]; k < W->ptr[i + 1]; ++k) {
+            w->sind[out] = W->ind[k];
+            w->sval[out++] = 0.5 * W->val[k];
+        }
+        for (mbdcp_int k = w->tptr[i]; k < w->tptr[i + 1]; ++k) {
+            w->sind[out] = w->tind[k];
+            w->sval[out++] = 0.5 * w->tval[k];
+        }
+        w->sptr[i + 1] = out;
+    }
+    return (Csr){w->sptr, w->sind, w->sval};
+}
+
+/* AUTO's last resort: the fixed point (Coulomb) or APGD (CCP), with APGD on S (given, or W when it is
+ * symmetric, else (W + W^T) / 2 and the splitting of the module's header). */
 static Run auto_last(const FcCtx *c, const Csr *S, const MbdcpFcSettings *s, const Work *w, mbdcp_float *r, mbdcp_float *u,
                      MbdcpFcInfo *info, MbdcpReturn *rc)
 {
     const mbdcp_int m = 3 * c->n_c;
     MbdcpFcSettings last = *s;
     last.inner = MBDCP_FC_APGD;
-    MbdcpFcMethod method = c->coulomb ? MBDCP_FC_FIXED_POINT : MBDCP_FC_APGD;
+    if (last.max_iter > AUTO_LAST_ITER) last.max_iter = AUTO_LAST_ITER; /* max_iter counted sweeps */
+    const MbdcpFcMethod method = c->coulomb ? MBDCP_FC_FIXED_POINT : MBDCP_FC_APGD;
     memset(w->tmp, 0, (size_t)m * sizeof(mbdcp_float));
-    if (S->val == c->W.val && !is_symmetric(&c->W, m, w->tptr, w->tind, w->tval, w->tmp)) {
-        last.inner = MBDCP_FC_PGS;
-        method = MBDCP_FC_FIXED_POINT;
-    }
+    Csr sym = *S;
+    if (S->val == c->W.val && !is_symmetric(&c->W, m, w->tptr, w->tind, w->tval, w->tmp)) sym = symmetric_part(&c->W, m, w);
     info->finished = method;
-    return convex_route(c, S, method, &last, r, u, w, info, rc);
+    return convex_route(c, &sym, method, &last, r, u, w, info, rc);
 }
 
 /* Gauss-Seidel; once it is predicted slow, Newton from r = 0; then Gauss-Seidel and Newton alternately
@@ -965,7 +1081,13 @@ static Run auto_solve(const FcCtx *c, const Csr *S, const MbdcpFcSettings *s, co
         info->finished = c->coulomb ? MBDCP_FC_NSGS : MBDCP_FC_PGS;
         run = auto_gauss_seidel(c, s, w, &au, au.sweeps, r, u, info, rc);
         run.iterations = au.iterations;
-        if (*rc != MBDCP_OK || run.status != MBDCP_MAX_ITERATIONS || !uses_newton(s)) return run;
+        if (*rc != MBDCP_OK || run.status != MBDCP_MAX_ITERATIONS) return run;
+        mbdcp_int contact;
+        if (find_certificate(c, r, u, w->sweep, w->tmp, &contact) != MBDCP_FC_NO_CERTIFICATE) {
+            run.status = MBDCP_RAY_TERMINATION; /* no solution exists: why go on */
+            return run;
+        }
+        if (!uses_newton(s)) break;
         if (!au.newton_ready) {
             if ((*rc = mbdcp_fc_newton_setup(c, s->factor_blocks, &au.nw, w->newton_work, w->newton_bytes)) != MBDCP_OK)
                 return run;
@@ -981,68 +1103,6 @@ static Run auto_solve(const FcCtx *c, const Csr *S, const MbdcpFcSettings *s, co
     run = auto_last(c, S, s, w, r, u, info, rc);
     run.iterations += au.iterations;
     return run;
-}
-
-/* ---- certificates ---------------------------------------------------------------------------- */
-
-/* 1 when d (m, in K) proves that no solution r with ||r||_2 <= bound exists: -W^T d in K* up to a
- * distance delta and q^T d < 0 give u^T d <= ||r|| delta + q^T d < 0 for every r in K (see
- * coulomb.h). Rounding in W^T d and q^T d is added to delta and to q^T d. tmp: m. */
-static int certifies(const FcCtx *c, const mbdcp_float *d, mbdcp_float bound, mbdcp_float *tmp)
-{
-    const mbdcp_int m = 3 * c->n_c;
-    mbdcp_float qd = 0.0, qd_abs = 0.0, round = 0.0;
-    for (mbdcp_int j = 0; j < m; ++j) {
-        tmp[j] = 0.0;
-        qd += c->q[j] * d[j];
-        qd_abs += fabs(c->q[j] * d[j]);
-    }
-    for (mbdcp_int row = 0; row < m; ++row)
-        for (mbdcp_int k = c->W.ptr[row]; k < c->W.ptr[row + 1]; ++k) {
-            tmp[c->W.ind[k]] -= c->W.val[k] * d[row];
-            round += fabs(c->W.val[k] * d[row]);
-        }
-    qd += 4.0 * DBL_EPSILON * qd_abs;
-    if (!(qd < 0.0)) return 0;
-    mbdcp_float dist2 = 0.0;
-    for (mbdcp_int i = 0; i < c->n_c; ++i) { /* distance of z = -W^T d to K* = K_{1/mu} */
-        mbdcp_float z[3] = {tmp[3 * i], tmp[3 * i + 1], tmp[3 * i + 2]}, p[3] = {z[0], z[1], z[2]};
-        if (c->mu[i] > 0.0) {
-            mbdcp_cone_project(1.0 / c->mu[i], p);
-        } else {
-            p[0] = fmax(p[0], 0.0);
-        }
-        for (int a = 0; a < 3; ++a) dist2 += (z[a] - p[a]) * (z[a] - p[a]);
-    }
-    const mbdcp_float delta = sqrt(dist2) + 4.0 * DBL_EPSILON * round;
-    return -qd >= bound * delta;
-}
-
-/* Candidates of a certificate that no solution exists, from the last point (see coulomb.h). */
-static MbdcpFcCertificate find_certificate(const FcCtx *c, const mbdcp_float *r, const mbdcp_float *u, mbdcp_float *d,
-                                           mbdcp_float *tmp)
-{
-    const mbdcp_int n_c = c->n_c, m = 3 * n_c;
-    const mbdcp_float bound = c->rmax * sqrt((mbdcp_float)m);
-    for (int kind = MBDCP_FC_CERT_DIRECTION; kind <= MBDCP_FC_CERT_NORMAL_R; ++kind) {
-        if (kind == MBDCP_FC_CERT_DIRECTION && c->coulomb) continue;
-        mbdcp_float nd = 0.0;
-        for (mbdcp_int i = 0; i < n_c; ++i) {
-            mbdcp_float *di = d + 3 * i;
-            if (kind == MBDCP_FC_CERT_DIRECTION) {
-                memcpy(di, r + 3 * i, 3 * sizeof(mbdcp_float));
-                mbdcp_cone_project(c->mu[i], di);
-            } else {
-                di[0] = kind == MBDCP_FC_CERT_NORMAL ? fmax(-u[3 * i], 0.0) : fmax(r[3 * i], 0.0);
-                di[1] = di[2] = 0.0;
-            }
-            nd = fmax(nd, fmax(fabs(di[0]), fmax(fabs(di[1]), fabs(di[2]))));
-        }
-        if (!(nd > 0.0) || !isfinite(nd)) continue;
-        for (mbdcp_int j = 0; j < m; ++j) d[j] /= nd;
-        if (certifies(c, d, bound, tmp)) return (MbdcpFcCertificate)kind;
-    }
-    return MBDCP_FC_NO_CERTIFICATE;
 }
 
 /* ---- the driver ------------------------------------------------------------------------------ */
@@ -1103,9 +1163,12 @@ static void layout(mbdcp_int n_c, mbdcp_int nnz, const MbdcpFcSettings *s, void 
     if (s->method == MBDCP_FC_AUTO) {
         const size_t off = (size_t)(end - (char *)work);
         w->tval = (mbdcp_float *)((char *)work + ((off + 15) & ~(size_t)15));
-        w->tptr = (mbdcp_int *)(w->tval + nnz);
+        w->sval = w->tval + nnz;
+        w->tptr = (mbdcp_int *)(w->sval + 2 * (size_t)nnz);
         w->tind = w->tptr + m + 1;
-        end = (char *)(w->tind + nnz);
+        w->sptr = w->tind + nnz;
+        w->sind = w->sptr + m + 1;
+        end = (char *)(w->sind + 2 * (size_t)nnz);
     }
     if (uses_newton(s)) {
         const size_t off = (size_t)(end - (char *)work);
@@ -1171,6 +1234,7 @@ static MbdcpReturn solve(const MbdcpFcProblem *p, const MbdcpFcSettings *s, int 
     info->residual = 0.0;
     info->finished = s->method;
     info->certificate = MBDCP_FC_NO_CERTIFICATE;
+    info->certificate_contact = -1;
     if (n_c == 0) return MBDCP_OK;
     if ((rc = check_problem(p, r)) != MBDCP_OK || !u) return rc != MBDCP_OK ? rc : MBDCP_ERR_NULL;
     const size_t need = mbdcp_fc_workspace_size(p, s);
@@ -1194,7 +1258,7 @@ static MbdcpReturn solve(const MbdcpFcProblem *p, const MbdcpFcSettings *s, int 
     fc_matvec(&c.W, m, r, p->q, u);
     if (!mbdcp_all_finite((size_t)m, r) && info->status != MBDCP_INTERRUPTED) info->status = MBDCP_NUMERICAL_ERROR;
     if (info->status != MBDCP_SOLVED && info->status != MBDCP_INTERRUPTED && mbdcp_all_finite((size_t)m, r)) {
-        info->certificate = find_certificate(&c, r, u, w.qk, w.tmp);
+        info->certificate = find_certificate(&c, r, u, w.qk, w.tmp, &info->certificate_contact);
         if (info->certificate == MBDCP_FC_NO_CERTIFICATE && info->status == MBDCP_RAY_TERMINATION)
             info->certificate = MBDCP_FC_DIVERGED;
         if (info->certificate != MBDCP_FC_NO_CERTIFICATE) info->status = MBDCP_RAY_TERMINATION;

@@ -38,8 +38,10 @@
  *   - MBDCP_FC_AUTO (both): Gauss-Seidel while its observed rate of convergence promises less work
  *     than Newton; then Newton from r = 0; then Gauss-Seidel and Newton from its points alternately
  *     (each Newton attempt within half the Gauss-Seidel work so far); once Gauss-Seidel has used
- *     max_iter sweeps, the fixed point (Coulomb) or APGD (CCP), with APGD or PGS inside as W is
- *     symmetric or not (S is not needed); info->finished names the method that ended.
+ *     max_iter sweeps, the fixed point (Coulomb) or APGD (CCP), at most 200 iterations, with APGD on S
+ *     (given, or W when it is symmetric, else (W + W^T) / 2 formed here); before each Newton attempt,
+ *     a certificate that no solution exists ends the solve; info->finished names the method that
+ *     ended.
  *
  * Every method accepts a point only when the residual is at most tol also when recomputed in extended
  * precision (long double), so that a huge r whose residual vanishes in rounding is never SOLVED.
@@ -70,7 +72,8 @@ typedef enum {
     MBDCP_FC_CERT_DIRECTION = 1, /* d = Pi_K(r) / ||.|| of the last r certifies that no solution exists */
     MBDCP_FC_CERT_NORMAL = 2,    /* d = (max(-u_n, 0), 0, 0) per contact certifies it */
     MBDCP_FC_CERT_NORMAL_R = 3,  /* d = (max(r_n, 0), 0, 0) per contact certifies it */
-    MBDCP_FC_DIVERGED = 4        /* no certificate, but the iterates grew beyond any certifiable size */
+    MBDCP_FC_CERT_CONTACT = 4,   /* d = e_n of one contact (MbdcpFcInfo.certificate_contact) certifies it */
+    MBDCP_FC_DIVERGED = 5        /* no certificate, but the iterates grew beyond any certifiable size */
 } MbdcpFcCertificate;
 
 /* Which case of the local problem a contact's solution is in. */
@@ -120,6 +123,7 @@ typedef struct {
     mbdcp_int local_failures; /* local solves that ended in MBDCP_FC_BEST_EFFORT */
     MbdcpFcMethod finished;   /* the method that ended the solve (AUTO: one of its phases) */
     MbdcpFcCertificate certificate; /* see above; MBDCP_FC_NO_CERTIFICATE when SOLVED */
+    mbdcp_int certificate_contact;  /* MBDCP_FC_CERT_CONTACT: the contact; else -1 */
 } MbdcpFcInfo;
 
 MbdcpReturn mbdcp_fc_default_settings(MbdcpFcSettings *s);
