@@ -198,32 +198,54 @@ static void project_ld(long double mu, long double *g)
     g[2] = g[2] / t * mu * gn;
 }
 
-/* The residual of r with u = W r + q and the projection in long double: where r is so large that
- * r - û rounds to r in double precision, this still sees û. */
-static mbdcp_float residual_ld(const FcCtx *c, const mbdcp_float *r)
+/* The unit roundoff of long double as this machine computes it: 2^-64 with x87's extended precision,
+ * DBL_EPSILON / 2 where long double is double (or is run as double, as under valgrind). */
+static long double ld_roundoff(void)
 {
-    long double s = 0.0L;
+    volatile long double one = 1.0L, e = LDBL_EPSILON;
+    return one + e != one ? 0.5L * LDBL_EPSILON : 0.5L * DBL_EPSILON;
+}
+
+/* The residual of r with u = W r + q and the projection in long double: where r is so large that
+ * r - û rounds to r in double precision, this still sees û. *bound (may be NULL): a bound on the
+ * rounding error of that value (the projection is 1-Lipschitz; u, û, r - û each add a few roundoffs
+ * of their terms' size). */
+static mbdcp_float residual_ld(const FcCtx *c, const mbdcp_float *r, mbdcp_float *bound)
+{
+    long double s = 0.0L, size = 0.0L;
     for (mbdcp_int i = 0; i < c->n_c; ++i) {
-        long double u[3], y[3];
+        long double u[3], y[3], mag[3];
         for (int a = 0; a < 3; ++a) {
             const mbdcp_int row = 3 * i + a;
-            long double v = c->q[row];
-            for (mbdcp_int k = c->W.ptr[row]; k < c->W.ptr[row + 1]; ++k) v += (long double)c->W.val[k] * r[c->W.ind[k]];
+            long double v = c->q[row], t = fabsl((long double)c->q[row]);
+            for (mbdcp_int k = c->W.ptr[row]; k < c->W.ptr[row + 1]; ++k) {
+                const long double wr = (long double)c->W.val[k] * r[c->W.ind[k]];
+                v += wr;
+                t += fabsl(wr);
+            }
             u[a] = v;
+            mag[a] = t + fabsl((long double)r[row]);
         }
         const long double shift = c->coulomb ? c->mu[i] * sqrtl(u[1] * u[1] + u[2] * u[2]) : 0.0L;
-        for (int a = 0; a < 3; ++a) y[a] = (long double)r[3 * i + a] - u[a] - (a == 0 ? shift : 0.0L);
+        for (int a = 0; a < 3; ++a) {
+            y[a] = (long double)r[3 * i + a] - u[a] - (a == 0 ? shift : 0.0L);
+            size += (mag[a] + shift) * (mag[a] + shift);
+        }
         project_ld(c->mu[i], y);
         for (int a = 0; a < 3; ++a) s += (r[3 * i + a] - y[a]) * (r[3 * i + a] - y[a]);
     }
+    if (bound) *bound = (mbdcp_float)(8.0L * (3 * c->n_c + 8) * ld_roundoff() * sqrtl(size) / c->qnorm);
     return (mbdcp_float)(sqrtl(s) / c->qnorm);
 }
 
+/* SOLVED needs the residual at most tol in extended precision, and that value's rounding error to be
+ * well below tol (else it proves nothing: the huge r of a problem without solution). */
 int mbdcp_fc_accept(const FcCtx *c, const mbdcp_float *r, mbdcp_float *residual)
 {
     if (!(*residual <= c->tol)) return 0;
-    const mbdcp_float exact = residual_ld(c, r);
-    if (!(exact <= c->tol)) return 0;
+    mbdcp_float bound;
+    const mbdcp_float exact = residual_ld(c, r, &bound);
+    if (!(exact <= c->tol) || !(bound <= 0.5 * c->tol)) return 0;
     *residual = exact;
     return 1;
 }
@@ -1253,7 +1275,7 @@ static MbdcpReturn solve(const MbdcpFcProblem *p, const MbdcpFcSettings *s, int 
     info->status = run.status;
     info->iterations = run.iterations;
     /* the residual reported is the extended-precision one, whatever the status */
-    info->residual = mbdcp_all_finite((size_t)m, r) ? residual_ld(&c, r) : run.residual;
+    info->residual = mbdcp_all_finite((size_t)m, r) ? residual_ld(&c, r, NULL) : run.residual;
     /* u = W r + q of the r returned (the inner solves leave u for their own matrix) */
     fc_matvec(&c.W, m, r, p->q, u);
     if (!mbdcp_all_finite((size_t)m, r) && info->status != MBDCP_INTERRUPTED) info->status = MBDCP_NUMERICAL_ERROR;
@@ -1339,8 +1361,8 @@ static MbdcpReturn solve_any(const MbdcpFcProblem *p, const MbdcpFcSettings *s, 
     MbdcpReturn rc = check_csr(2 * p->n_c, p->W_rowptr, p->W_colind, p->W_val);
     if (rc == MBDCP_OK && p->S_rowptr) rc = check_csr(2 * p->n_c, p->S_rowptr, p->S_colind, p->S_val);
     if (rc != MBDCP_OK) return rc;
-    if (!mbdcp_all_finite(2 * (size_t)p->n_c, p->q) || !mbdcp_all_finite(2 * (size_t)p->n_c, r)) return MBDCP_ERR_NONFINITE;
     if (!s->warm_start) memset(r, 0, 2 * (size_t)p->n_c * sizeof(mbdcp_float));
+    if (!mbdcp_all_finite(2 * (size_t)p->n_c, p->q) || !mbdcp_all_finite(2 * (size_t)p->n_c, r)) return MBDCP_ERR_NONFINITE;
     return solve_2d(p, s, coulomb, r, u, info, work, work_bytes);
 }
 
