@@ -12,9 +12,12 @@ INTERRUPTED: Any
 ERR_NOT_POSDEF: Any
 ERR_RANK_DEFICIENT: Any
 ERR_DATA: Any
+ERR_NONFINITE: Any
 CCP_METHODS: Any
 FC_METHODS: Any
+FC_METHOD_NAMES: Any
 FC_CASES: Any
+FC_CERTIFICATES: Any
 DEFAULTS: Any
 
 
@@ -126,9 +129,11 @@ def step_args_valid(M: Any, Wn: Any, D: Any, E: Any, U: Any, v: Any, p_ext: Any,
 def all_finite(a: np.ndarray) -> Any: ...
 def asymmetry(A: np.ndarray) -> Any: ...
 def grouping_error(E: np.ndarray) -> Any: ...
+def fc_dense_csr(W: np.ndarray) -> Any: ...
 def fc_solve(
     coulomb: bool,
     n_c: int,
+    d: int,
     W_ptr: np.ndarray,
     W_ind: np.ndarray,
     W_val: np.ndarray,
@@ -145,6 +150,7 @@ def fc_solve(
 def fc_residual(
     coulomb: bool,
     n_c: int,
+    d: int,
     W_ptr: np.ndarray,
     W_ind: np.ndarray,
     W_val: np.ndarray,
