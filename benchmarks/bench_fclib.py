@@ -30,7 +30,7 @@ from common import HERE, print_table, siconos_available
 import mbdcp
 
 sys.path.insert(0, HERE)
-from fc_collection import built_problems, shared_problems  # noqa: E402
+from fc_collection import built_problems, shared_problems
 
 METHODS = {
     "auto": {"method": "auto"},
@@ -81,10 +81,10 @@ def run_mbdcp(problems, tol):
     for name, p in problems:
         for label, kw in METHODS.items():
             kw = {"max_iter": MAX_ITER if label in ("auto", "nsgs") else None, **kw}
-            t, res = timed(lambda: mbdcp.coulomb(p.W, p.q, p.mu, tol=tol, spacedim=p.spacedim, **kw))
+            t, res = timed(lambda p=p, kw=kw: mbdcp.coulomb(p.W, p.q, p.mu, tol=tol, spacedim=p.spacedim, **kw))
             rho = residual(p.W, p.q, p.mu, res.r, p.spacedim)
-            table[name, label] = dict(t=t, res=rho, ok=rho <= tol * (1 + 1e-9), it=res.iterations,
-                                      note=res.method if label == "auto" else res.status.name.lower())
+            table[name, label] = {"t": t, "res": rho, "ok": rho <= tol * (1 + 1e-9), "it": res.iterations,
+                                  "note": res.method if label == "auto" else res.status.name.lower()}
     return table
 
 
@@ -98,10 +98,10 @@ def run_siconos(problems, tol):
                 o = siconos_fc([(p.W, p.q, p.mu)], solver, tol, MAX_ITER, repeat=20 if p.n_contacts < 50 else 3,
                                timeout=600, memory=4 << 30)[0]
                 rho = residual(p.W, p.q, p.mu, o["r"], p.spacedim)
-                entry = dict(t=o["seconds"], res=rho, ok=rho <= tol * (1 + 1e-9) and o["info"] >= 0,
-                             it=o["iterations"], note=f"info {o['info']}")
+                entry = {"t": o["seconds"], "res": rho, "ok": rho <= tol * (1 + 1e-9) and o["info"] >= 0,
+                         "it": o["iterations"], "note": f"info {o['info']}"}
             except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as e:
-                entry = dict(t=np.inf, res=np.inf, ok=False, it=0, note=type(e).__name__)
+                entry = {"t": np.inf, "res": np.inf, "ok": False, "it": 0, "note": type(e).__name__}
             table[name, "siconos " + solver.replace("2d_", "")] = entry
     return table
 
@@ -126,7 +126,7 @@ def profile(ax, values, labels, problems, title):
     ax.grid(alpha=0.3)
 
 
-def draw(table, labels, problems, path):
+def draw(table, labels, problems, path, tol):
     import matplotlib
 
     matplotlib.use("Agg")
@@ -134,9 +134,9 @@ def draw(table, labels, problems, path):
 
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
     times = {k: (v["t"] if v["ok"] else np.inf) for k, v in table.items()}
-    res = {k: max(v["res"], 1e-17) if np.isfinite(v["res"]) else np.inf for k, v in table.items()}
+    res = {k: max(v["res"], tol) if np.isfinite(v["res"]) else np.inf for k, v in table.items()}
     profile(axes[0], times, labels, problems, "time (failures never count)")
-    profile(axes[1], res, labels, problems, "residual reached")
+    profile(axes[1], res, labels, problems, "residual reached (below tol counts as tol)")
     axes[0].legend(fontsize=8, loc="lower right")
     fig.tight_layout()
     os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -208,7 +208,7 @@ def main():
     print(f"\nCoulomb local problems, tol = {args.tol:g} on ||r - Pi_K(r - û)|| / ||q|| (computed here); time in ms")
     print_table(["problem", "d", "n_c", "solver", "ms", "residual", "solved", "iterations", "note"], rows)
     summarize(table, problems, labels, peers)
-    print("\nperformance profiles:", draw(table, labels, problems, args.out))
+    print("\nperformance profiles:", draw(table, labels, problems, args.out, args.tol))
 
 
 if __name__ == "__main__":

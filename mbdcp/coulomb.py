@@ -142,13 +142,11 @@ def _fast_csr(W, d):
     CSR matrix in canonical form or a float64 array of a valid shape (the C core checks the values);
     None otherwise."""
     t = type(W)
-    if t is np.ndarray:
-        if W.ndim == 2 and W.dtype == np.float64 and W.shape[0] == W.shape[1] and W.shape[0] % d == 0:
-            return _core.fc_dense_csr(W if W.flags.c_contiguous else np.ascontiguousarray(W))
-    elif t in _CSR_TYPES:
-        if (W.dtype == np.float64 and W.indptr.dtype == np.intc and W.indices.dtype == np.intc
-                and W.shape[0] == W.shape[1] and W.shape[0] % d == 0 and W.has_canonical_format):
-            return W.indptr, W.indices, W.data
+    if t is np.ndarray and W.ndim == 2 and W.dtype == np.float64 and W.shape[0] == W.shape[1] and W.shape[0] % d == 0:
+        return _core.fc_dense_csr(W if W.flags.c_contiguous else np.ascontiguousarray(W))
+    if (t in _CSR_TYPES and W.dtype == np.float64 and W.indptr.dtype == np.intc and W.indices.dtype == np.intc
+            and W.shape[0] == W.shape[1] and W.shape[0] % d == 0 and W.has_canonical_format):
+        return W.indptr, W.indices, W.data
     return None
 
 

@@ -398,8 +398,8 @@ FcRun mbdcp_fc_newton_run(const FcCtx *c, FcNewton *nw, FcNewtonRun *opt, mbdcp_
         }
         if (run.iterations - tr.best_it >= opt->stall) break;
     }
-    /* not solved: the best point seen */
-    if (tr.best_res < run.residual) {
+    /* not solved: the best point seen (also after a non-finite one) */
+    if (!(run.residual <= tr.best_res)) {
         memcpy(r, nw->best, (size_t)m * sizeof(mbdcp_float));
         fc_matvec(&c->W, m, r, c->q, u);
         run.residual = tr.best_res;
