@@ -148,7 +148,17 @@ def geomean(xs):
     return float(np.exp(np.mean(np.log(xs)))) if xs else float("nan")
 
 
-def summarize(table, problems, labels, peers):
+def ratios_to_siconos(table, problems, method, peers):
+    """[time of method / time of Siconos' fastest successful solver] over the problems both solve."""
+    out = []
+    for n, p in problems:
+        sic = [table[n, x]["t"] for x in peers if (n, x) in table and table[n, x]["ok"]]
+        if sic and table[n, method]["ok"]:
+            out.append(table[n, method]["t"] / min(sic))
+    return out
+
+
+def summarize(table, problems, labels, peers, n_files):
     print("\nsolved (residual <= tol) out of", len(problems))
     print("  " + ", ".join(f"{s}: {sum(table[n, s]['ok'] for n, p in problems if (n, s) in table)}" for s in labels))
     unsolved = [n for n, p in problems if any(table[n, s]["ok"] for s in peers if (n, s) in table)
@@ -156,17 +166,13 @@ def summarize(table, problems, labels, peers):
     print("  solved by a Siconos solver but not by auto:", unsolved or "none")
     rows = []
     for s in METHODS:
-        ratios, names = [], []
-        for n, p in problems:
-            sic = [table[n, x]["t"] for x in peers if (n, x) in table and table[n, x]["ok"]]
-            if sic and table[n, s]["ok"]:
-                ratios.append(table[n, s]["t"] / min(sic))
-                names.append(n)
-        rows.append([s, len(ratios), f"{geomean(ratios):.2f}", f"{min(ratios):.3f}" if ratios else "-",
-                     f"{max(ratios):.2f}" if ratios else "-"])
+        parts = [ratios_to_siconos(table, sub, s, peers) for sub in (problems, problems[:n_files], problems[n_files:])]
+        r = parts[0]
+        rows.append([s, len(r), f"{geomean(r):.2f}", f"{min(r):.3f}" if r else "-", f"{max(r):.2f}" if r else "-",
+                     f"{geomean(parts[1]):.2f} ({len(parts[1])})", f"{geomean(parts[2]):.2f} ({len(parts[2])})"])
     if peers:
         print("\nmbdcp time / Siconos' fastest successful solver, per problem, over the problems both solve")
-        print_table(["method", "problems", "geometric mean", "min", "max"], rows)
+        print_table(["method", "problems", "geometric mean", "min", "max", "files", "built"], rows)
     worst = []
     for n, p in problems:
         best = min(table[n, s]["t"] for s in METHODS if table[n, s]["ok"]) if any(
@@ -188,7 +194,9 @@ def main():
     ap.add_argument("--no-siconos", action="store_true")
     ap.add_argument("--out", default=os.path.join(HERE, "out", "fclib_profiles.png"))
     args = ap.parse_args()
-    problems = shared_problems(args.data) + ([] if args.no_built else built_problems())
+    files = shared_problems(args.data)
+    n_files = len(files)
+    problems = files + ([] if args.no_built else built_problems())
     table = run_mbdcp(problems, args.tol)
     peers = []
     if not args.no_siconos and siconos_available():
@@ -203,11 +211,11 @@ def main():
             if (n, s) not in table:
                 continue
             e = table[n, s]
-            rows.append([n, p.spacedim, p.n_contacts, s, f"{e['t'] * 1e3:.3f}", f"{e['res']:.1e}",
+            rows.append([n, p.spacedim, p.n_contacts, s, f"{e['t'] * 1e3:.4g}", f"{e['res']:.1e}",
                          "yes" if e["ok"] else "NO", e["it"], e["note"]])
     print(f"\nCoulomb local problems, tol = {args.tol:g} on ||r - Pi_K(r - û)|| / ||q|| (computed here); time in ms")
     print_table(["problem", "d", "n_c", "solver", "ms", "residual", "solved", "iterations", "note"], rows)
-    summarize(table, problems, labels, peers)
+    summarize(table, problems, labels, peers, n_files)
     print("\nperformance profiles:", draw(table, labels, problems, args.out, args.tol))
 
 
