@@ -13,9 +13,12 @@ ERR_NOT_POSDEF: Any
 ERR_RANK_DEFICIENT: Any
 ERR_DATA: Any
 SYMMETRY_RTOL: float
+ERR_NONFINITE: Any
 CCP_METHODS: Any
 FC_METHODS: Any
+FC_METHOD_NAMES: Any
 FC_CASES: Any
+FC_CERTIFICATES: Any
 DEFAULTS: Any
 
 
@@ -75,9 +78,11 @@ def cone_project(mu: float, g: np.ndarray) -> Any: ...
 def all_finite(a: np.ndarray) -> Any: ...
 def asymmetry(A: np.ndarray) -> Any: ...
 def grouping_error(E: np.ndarray) -> Any: ...
+def fc_dense_csr(W: np.ndarray) -> Any: ...
 def fc_solve(
     coulomb: bool,
     n_c: int,
+    d: int,
     W_ptr: np.ndarray,
     W_ind: np.ndarray,
     W_val: np.ndarray,
@@ -94,6 +99,7 @@ def fc_solve(
 def fc_residual(
     coulomb: bool,
     n_c: int,
+    d: int,
     W_ptr: np.ndarray,
     W_ind: np.ndarray,
     W_val: np.ndarray,
