@@ -82,6 +82,7 @@ from mbdcp.infrastructure import validate as val
 from mbdcp.infrastructure.problem import friction_coefficients
 from mbdcp.infrastructure.results import CoulombResult, LocalCCPResult
 from mbdcp.infrastructure.status import Status
+from mbdcp.formulations.registry import Formulation, register
 
 __all__ = ["ccp_local", "coulomb", "fc_residual", "local_solve"]
 
@@ -421,3 +422,10 @@ def local_solve(A, b, mu, *, coulomb=True, previous=None):
         raise ValueError(f"mu must be nonnegative and finite, got {mu}")
     prev = None if previous is None else val.vector("previous", previous, 3)
     return _core.fc_local(A, b, float(mu), bool(coulomb), prev)
+
+
+register(Formulation(
+    name="coulomb", title="Coulomb friction on the Delassus matrix (FCLib's local problem), with de Saxcé's shift",
+    cite="Acary, Brémond & Huber (2018); Alart & Curnier (1991)", function=coulomb, result=CoulombResult,
+    derivative=None, contacts=None, data=frozenset(),
+    options=frozenset({"method", "tol", "max_iter", "warm_start", "inner", "inner_max_iter"}), pose=None))
