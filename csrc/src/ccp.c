@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "ccp_internal.h"
 #include "mbdcp/ccp.h"
 #include "mbdcp/cone.h"
 #include "mbdcp/dense.h"
@@ -34,6 +35,8 @@ MbdcpReturn mbdcp_ccp_default_settings(MbdcpCcpSettings *s)
     s->scaling = MBDCP_CCP_SCALE_AXES;
     s->monitor.fn = NULL;
     s->monitor.ctx = NULL;
+    s->factor_blocks = -1;
+    s->factor_flops = 0.0;
     return MBDCP_OK;
 }
 
@@ -41,8 +44,10 @@ MbdcpReturn mbdcp_ccp_check_settings(const MbdcpCcpSettings *s, const char **mes
 {
     const char *msg = NULL;
     if (!s) return MBDCP_ERR_NULL;
-    if ((int)s->method < 0 || (int)s->method > 2)
-        msg = "method must be apgd, pjacobi or pgs";
+    if ((int)s->method < 0 || (int)s->method > 4)
+        msg = "method must be apgd, pjacobi, pgs, ipm or auto";
+    else if (s->method == MBDCP_CCP_IPM && s->factor_blocks < 0)
+        msg = "factor_blocks must be set from mbdcp_ccp_factor_blocks for ipm";
     else if (!(s->tol > 0.0) || !isfinite(s->tol))
         msg = "tol must be positive and finite";
     else if (s->max_iter < 1)
@@ -73,6 +78,18 @@ size_t mbdcp_ccp_workspace_size(const MbdcpCcpProblem *p)
     if (!p) return 0;
     const size_t K = polish_size(p);
     return (14 * (size_t)n_p(p) + 10 * (size_t)p->n_c + 3 * (size_t)p->n_v + K * K + 6 * K) * sizeof(mbdcp_float);
+}
+
+static int uses_ipm(const MbdcpCcpSettings *s)
+{
+    return (s->method == MBDCP_CCP_IPM || s->method == MBDCP_CCP_AUTO) && s->factor_blocks >= 0;
+}
+
+size_t mbdcp_ccp_solve_workspace_size(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s)
+{
+    if (!p || !s) return 0;
+    const size_t base = mbdcp_ccp_workspace_size(p);
+    return uses_ipm(s) ? base + mbdcp_ccp_ipm_bytes(p, s->factor_blocks) : base;
 }
 
 static void project_all(const MbdcpCcpProblem *p, mbdcp_float *nu)
@@ -962,7 +979,8 @@ static MbdcpReturn check_call(const MbdcpCcpProblem *p, const MbdcpCcpSettings *
     if (p->n_v < 1 || p->n_c < 0 || p->n_b < 0) return MBDCP_ERR_DIMENSION;
     if (n_p(p) > 0 && (!p->P_colptr || !p->Q_colptr || !p->p || !nu || (p->n_c && !p->mu))) return MBDCP_ERR_NULL;
     if (!u) return MBDCP_ERR_NULL;
-    if (work_bytes < mbdcp_ccp_workspace_size(p)) return MBDCP_ERR_WORKSPACE;
+    if (work_bytes < mbdcp_ccp_solve_workspace_size(p, s)) return MBDCP_ERR_WORKSPACE;
+    if (uses_ipm(s) && (!p->M_colptr || !p->M_val)) return MBDCP_ERR_NULL;
     return MBDCP_OK;
 }
 
