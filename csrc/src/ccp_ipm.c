@@ -8,6 +8,12 @@
 #include <string.h>
 
 #include "ccp_internal.h"
+#ifdef IPM_DEBUG
+#include <stdio.h>
+#define DBG(...) fprintf(stderr, __VA_ARGS__)
+#else
+#define DBG(...) ((void)0)
+#endif
 #include "mbdcp/dense.h"
 #include "mbdcp/sparse_ldl.h"
 
@@ -20,7 +26,7 @@
 /* Tangential entries of a frictionless contact (the cone {g_t = 0}) are held at zero through a
  * diagonal FIXED_WEIGHT * L. */
 #define FIXED_WEIGHT 1e12
-#define REFINE_STEPS 3
+#define REFINE_STEPS 10
 #define STEP_FRACTION 0.99
 /* The iterates are tested for a certificate once they exceed CERT_TRIGGER times their first size. */
 #define CERT_TRIGGER 1e3
@@ -28,6 +34,8 @@
 #define R_LIMIT 1e14
 /* An iterate that has not lowered the best residual for this many iterations has stalled. */
 #define STALL 12
+/* A step shorter than this makes no progress. */
+#define MIN_STEP 1e-8
 
 static size_t align8(size_t bytes)
 {
@@ -68,14 +76,15 @@ static mbdcp_int column_block(const Layout *l, mbdcp_int j, mbdcp_int *at)
     return l->nc + (j - 3 * l->nc) / 3;
 }
 
-/* Ints of the pattern: bptr (nb + 1), bind, perm, mark (nb), P^T's row pointers (n_v + 1) and indices. */
+/* Ints of the pattern: bptr (nb + 1), bind, perm, mark (nb), P^T's row pointers (n_v + 1) and indices,
+ * the slot of each entry of P (nnz(P)). */
 static size_t pattern_ints(const Layout *l)
 {
-    return (size_t)(l->nb + 1) + (size_t)l->nnzb_max + 2 * (size_t)l->nb + (size_t)(l->nv + 1) + (size_t)l->nnzp;
+    return (size_t)(l->nb + 1) + (size_t)l->nnzb_max + 2 * (size_t)l->nb + (size_t)(l->nv + 1) + 2 * (size_t)l->nnzp;
 }
 
 typedef struct {
-    mbdcp_int *bptr, *bind, *perm, *mark, *ptp, *pti;
+    mbdcp_int *bptr, *bind, *perm, *mark, *ptp, *pti, *pslot;
 } Pattern;
 
 static Pattern carve_pattern(const Layout *l, mbdcp_int *in)
@@ -87,6 +96,7 @@ static Pattern carve_pattern(const Layout *l, mbdcp_int *in)
     g.mark = g.perm + l->nb;
     g.ptp = g.mark + l->nb;
     g.pti = g.ptp + l->nv + 1;
+    g.pslot = g.pti + l->nnzp;
     return g;
 }
 
@@ -152,6 +162,26 @@ static MbdcpReturn check_M(const MbdcpCcpProblem *p)
     return MBDCP_OK;
 }
 
+/* The ordering of the augmented system: the velocity blocks first (pivots -M: what remains on the
+ * contacts is F^T N F + I, positive definite, factored stably however ill-conditioned the scaling
+ * makes it; contacts first would pivot on I and then on -M - P H^-1 P^T, which loses the small
+ * eigen-directions of H^-1 near the solution), then the contacts and joints in the approximate
+ * minimum degree order. perm in g->perm; *nnz_l, *flops as mbdcp_sldl_analyze's. */
+static MbdcpReturn ipm_order(const Layout *l, const Pattern *g, mbdcp_int *nnz_l, mbdcp_float *flops, void *work,
+                             size_t work_bytes)
+{
+    MbdcpReturn rc = mbdcp_sldl_analyze(l->nb, g->bptr, g->bind, g->perm, nnz_l, NULL, work, work_bytes);
+    if (rc != MBDCP_OK) return rc;
+    const mbdcp_int v0 = l->nc + l->nbj;
+    mbdcp_int n = 0;
+    for (mbdcp_int k = 0; k < l->nb; ++k)
+        if (g->perm[k] >= v0) g->mark[n++] = g->perm[k];
+    for (mbdcp_int k = 0; k < l->nb; ++k)
+        if (g->perm[k] < v0) g->mark[n++] = g->perm[k];
+    memcpy(g->perm, g->mark, (size_t)l->nb * sizeof(mbdcp_int));
+    return mbdcp_sldl_count(l->nb, g->bptr, g->bind, g->perm, nnz_l, flops, work, work_bytes);
+}
+
 size_t mbdcp_ccp_factor_workspace_size(const MbdcpCcpProblem *p)
 {
     if (!p || p->n_v < 1 || p->n_c < 0 || p->n_b < 0) return 0;
@@ -174,18 +204,18 @@ MbdcpReturn mbdcp_ccp_factor_blocks(const MbdcpCcpProblem *p, mbdcp_int *blocks,
     build_pattern(p, &l, &g);
     void *aw = (char *)work + align8(pattern_ints(&l) * sizeof(mbdcp_int));
     mbdcp_float f = 0.0;
-    rc = mbdcp_sldl_analyze(l.nb, g.bptr, g.bind, g.perm, blocks, &f, aw, mbdcp_sldl_analyze_workspace_size(l.nb, l.nnzb_max));
+    rc = ipm_order(&l, &g, blocks, &f, aw, mbdcp_sldl_analyze_workspace_size(l.nb, l.nnzb_max));
     if (flops) *flops = 27.0 * 0.5 * f; /* 3 x 3 blocks, symmetric */
     return rc;
 }
 
 /* ---- the workspace ---------------------------------------------------------------------------------- */
 
-/* Doubles: the block values (9 per block), 13 vectors of n_p, the scaling (4) and lambda (3) per
- * contact, the solve's vector (3 per block), 2 of n_v. */
+/* Doubles: the block values (9 per block), 15 vectors of n_p, the scaling (4), lambda (3), H and F
+ * (9 each) per contact, the solve's vector (3 per block), 2 of n_v. */
 static size_t ipm_floats(const Layout *l)
 {
-    return 9 * (size_t)l->nnzb_max + 13 * (size_t)l->np + 7 * (size_t)l->nc + 3 * (size_t)l->nb + 2 * (size_t)l->nv;
+    return 9 * (size_t)l->nnzb_max + 15 * (size_t)l->np + 25 * (size_t)l->nc + 3 * (size_t)l->nb + 2 * (size_t)l->nv;
 }
 
 static size_t factor_bytes(const Layout *l, mbdcp_int factor_blocks)
@@ -210,8 +240,9 @@ typedef struct {
     Pattern g;
     MbdcpSldl f;
     mbdcp_float *val, *sol, *u, *u2;
-    mbdcp_float *x, *s, *rd, *dx, *ds, *dxa, *dsa, *rhs, *g_, *ref, *tmp, *best, *cand;
+    mbdcp_float *x, *s, *rd, *dx, *ds, *dxa, *dsa, *rhs, *g_, *ref, *tmp, *best, *cand, *cv, *dh;
     mbdcp_float *nt, *lam;       /* per contact: w0, w1, w2, eta; lambda */
+    mbdcp_float *H, *F;          /* per contact: H = T W^2 T and F = T^-1 W^-1 (F^T H F = I), row-major */
     mbdcp_float joint_reg, fixed, rmax, xsize;
 } Ipm;
 
@@ -222,14 +253,16 @@ static void carve(Ipm *I, void *work)
     I->val = w;
     w += 9 * (size_t)l->nnzb_max;
     mbdcp_float **vecs[] = {&I->x, &I->s, &I->rd, &I->dx, &I->ds, &I->dxa, &I->dsa, &I->rhs, &I->g_, &I->ref,
-                            &I->tmp, &I->best, &I->cand};
+                            &I->tmp, &I->best, &I->cand, &I->cv, &I->dh};
     for (size_t k = 0; k < sizeof vecs / sizeof vecs[0]; ++k) {
         *vecs[k] = w;
         w += l->np;
     }
     I->nt = w;
     I->lam = I->nt + 4 * (size_t)l->nc;
-    I->sol = I->lam + 3 * (size_t)l->nc;
+    I->H = I->lam + 3 * (size_t)l->nc;
+    I->F = I->H + 9 * (size_t)l->nc;
+    I->sol = I->F + 9 * (size_t)l->nc;
     I->u = I->sol + 3 * (size_t)l->nb;
     I->u2 = I->u + l->nv;
     mbdcp_int *in = (mbdcp_int *)((char *)work + ipm_floats(l) * sizeof(mbdcp_float));
@@ -258,8 +291,13 @@ static void fill_values(Ipm *I)
         const mbdcp_int cb = column_block(l, j, &at);
         for (mbdcp_int k = p->P_colptr[j]; k < p->P_colptr[j + 1]; ++k) {
             const mbdcp_int r = p->P_rowind[k], s = slot(g, v0 + r / 3, cb);
-            I->val[9 * (size_t)s + 3 * (r % 3) + at] += p->P_val[k];
+            g->pslot[k] = s;
+            if (j >= 3 * l->nc) I->val[9 * (size_t)s + 3 * (r % 3) + at] += p->P_val[k]; /* contacts: set_H */
         }
+    }
+    for (mbdcp_int i = 0; i < l->nc; ++i) {
+        mbdcp_float *D = I->val + 9 * (size_t)g->bptr[i];
+        D[0] = D[4] = D[8] = 1.0; /* the scaled system's contact blocks: F^T H F = I */
     }
     for (mbdcp_int c = 0; c < l->nv; ++c)
         for (mbdcp_int k = p->M_colptr[c]; k < p->M_colptr[c + 1]; ++k) {
@@ -294,7 +332,7 @@ static mbdcp_float jnorm2(const mbdcp_float *u)
 /* The Nesterov-Todd scaling W of x, s in the interior of the cone: w (4) = (wbar, eta) with
  * W = eta [[w0, w1^T], [w1, I + w1 w1^T / (1 + w0)]], W x = W^-1 s (Vandenberghe 2010, sec. 4.3).
  * 0 when x or s is not interior. */
-static int nt_scaling(const mbdcp_float *x, const mbdcp_float *s, mbdcp_float *w)
+static int nt_scaling(const mbdcp_float *x, const mbdcp_float *s, mbdcp_float *w, mbdcp_float *lam)
 {
     const mbdcp_float a2 = jnorm2(x), b2 = jnorm2(s);
     if (!(a2 > 0.0 && b2 > 0.0 && x[0] > 0.0 && s[0] > 0.0)) return 0;
@@ -309,7 +347,12 @@ static int nt_scaling(const mbdcp_float *x, const mbdcp_float *s, mbdcp_float *w
     w[1] = (sb[1] - xb[1]) / (2.0 * gam);
     w[2] = (sb[2] - xb[2]) / (2.0 * gam);
     w[3] = sqrt(b / a);
-    return isfinite(w[0] + w[1] + w[2] + w[3]);
+    /* lambda = W x from the normalised vectors (Vandenberghe 2010, sec. 4.3), not by applying W:
+     * W's entries grow as the iterates near the boundary and W x would cancel */
+    const mbdcp_float sab = sqrt(a * b), den = sb[0] + xb[0] + 2.0 * gam;
+    lam[0] = sab * gam;
+    for (int k = 1; k < 3; ++k) lam[k] = sab * ((gam + xb[0]) * sb[k] + (gam + sb[0]) * xb[k]) / den;
+    return isfinite(w[0] + w[1] + w[2] + w[3] + lam[0] + lam[1] + lam[2]);
 }
 
 /* out = W v, or W^-1 v (inverse). */
@@ -364,53 +407,88 @@ static int frictionless(const Ipm *I, mbdcp_int i)
     return !(I->p->mu[i] > 0.0);
 }
 
+/* The contacts' columns of the scaled system's off-diagonal blocks: P_i F_i. */
+static void scaled_P(Ipm *I)
+{
+    const MbdcpCcpProblem *p = I->p;
+    const mbdcp_int end = p->P_colptr[3 * I->l.nc];
+    for (mbdcp_int k = 0; k < end; ++k) memset(I->val + 9 * (size_t)I->g.pslot[k], 0, 9 * sizeof(mbdcp_float));
+    for (mbdcp_int j = 0; j < 3 * I->l.nc; ++j) {
+        const mbdcp_float *F = I->F + 9 * (size_t)(j / 3) + 3 * (j % 3);
+        for (mbdcp_int k = p->P_colptr[j]; k < p->P_colptr[j + 1]; ++k) {
+            mbdcp_float *B = I->val + 9 * (size_t)I->g.pslot[k] + 3 * (p->P_rowind[k] % 3);
+            for (int c = 0; c < 3; ++c) B[c] += p->P_val[k] * F[c];
+        }
+    }
+}
+
 /* The scaling of every contact at (x, s) and H = T W^2 T into its diagonal block (T = diag(mu, 1, 1));
  * a frictionless contact: the scalar cone of its normal, its tangents held. 0 if a point is not
  * interior. */
 static int set_H(Ipm *I)
 {
     for (mbdcp_int i = 0; i < I->l.nc; ++i) {
-        mbdcp_float *H = I->val + 9 * (size_t)I->g.bptr[i], *w = I->nt + 4 * i, *lam = I->lam + 3 * i;
+        mbdcp_float *H = I->H + 9 * (size_t)i, *F = I->F + 9 * (size_t)i, *w = I->nt + 4 * i, *lam = I->lam + 3 * i;
         const mbdcp_float *x = I->x + 3 * i, *s = I->s + 3 * i;
         memset(H, 0, 9 * sizeof(mbdcp_float));
+        memset(F, 0, 9 * sizeof(mbdcp_float));
         if (frictionless(I, i)) {
             if (!(x[0] > 0.0 && s[0] > 0.0)) return 0;
             w[3] = sqrt(s[0] / x[0]);
             lam[0] = sqrt(x[0] * s[0]);
             H[0] = s[0] / x[0];
             H[4] = H[8] = I->fixed;
+            F[0] = 1.0 / w[3];
+            F[4] = F[8] = 1.0 / sqrt(I->fixed);
             continue;
         }
         const mbdcp_float mu = I->p->mu[i], t[3] = {mu, 1.0, 1.0};
         mbdcp_float xs[3], ss[3];
         to_soc(mu, 0, x, xs);
         to_soc(mu, 1, s, ss);
-        if (!nt_scaling(xs, ss, w)) return 0;
-        nt_apply(w, 0, xs, lam);
+        if (!nt_scaling(xs, ss, w, lam)) return 0;
         const mbdcp_float e2 = w[3] * w[3];
         for (int a = 0; a < 3; ++a)
-            for (int b = 0; b < 3; ++b)
-                H[3 * a + b] = t[a] * t[b] * e2 * (2.0 * w[a] * w[b] - (a == b ? (a == 0 ? 1.0 : -1.0) : 0.0));
+            for (int b = 0; b < 3; ++b) {
+                const mbdcp_float jab = a == b ? (a == 0 ? 1.0 : -1.0) : 0.0;
+                H[3 * a + b] = t[a] * t[b] * e2 * (2.0 * w[a] * w[b] - jab);
+                /* W^-1 = (1 / eta) [[w0, -w1^T], [-w1, I + w1 w1^T / (1 + w0)]] */
+                const mbdcp_float wi = a == 0 && b == 0 ? w[0]
+                                       : (a == 0 || b == 0) ? -w[a + b]
+                                                            : (a == b) + w[a] * w[b] / (1.0 + w[0]);
+                F[3 * a + b] = wi / (w[3] * t[a]);
+            }
     }
+    scaled_P(I);
     return 1;
 }
 
-/* rhs = T W (lam \ rc) - rd per contact, rc = -lam o lam + sm e - (W dxa) o (W^-1 dsa) (without the
- * last term when !corrector); -rd on joints. */
+/* F_i^T v (3 numbers). */
+static void apply_Ft(const mbdcp_float *F, const mbdcp_float *v, mbdcp_float *out)
+{
+    for (int c = 0; c < 3; ++c) out[c] = F[c] * v[0] + F[3 + c] * v[1] + F[6 + c] * v[2];
+}
+
+/* The scaled Newton system (F^T N F + I) dxh = rhs, dx = F dxh, is what is factored (its contact
+ * blocks are the identity whatever the conditioning of H). Its right-hand side per contact:
+ * c - F^T rd with c = lam \ rc, rc = -lam o lam + sm e - (W dxa) o (W^-1 dsa) (without the last
+ * term when !corrector), c kept in I->cv; -rd on joints. */
 static void build_rhs(Ipm *I, mbdcp_float sm, int corrector)
 {
     for (mbdcp_int i = 0; i < I->l.nc; ++i) {
-        const mbdcp_float *w = I->nt + 4 * i, *lam = I->lam + 3 * i, *rd = I->rd + 3 * i;
-        mbdcp_float *r = I->rhs + 3 * i;
+        const mbdcp_float *w = I->nt + 4 * i, *lam = I->lam + 3 * i, *rd = I->rd + 3 * i, *F = I->F + 9 * (size_t)i;
+        mbdcp_float *r = I->rhs + 3 * i, *c = I->cv + 3 * i;
         if (frictionless(I, i)) {
             mbdcp_float rc = -lam[0] * lam[0] + sm;
             if (corrector) rc -= I->dxa[3 * i] * I->dsa[3 * i];
-            r[0] = w[3] * rc / lam[0] - rd[0];
+            c[0] = rc / lam[0];
+            c[1] = c[2] = 0.0;
+            r[0] = c[0] - rd[0] / w[3];
             r[1] = r[2] = 0.0;
             continue;
         }
         const mbdcp_float mu = I->p->mu[i];
-        mbdcp_float rc[3], c[3], wc[3];
+        mbdcp_float rc[3], frd[3];
         jordan(lam, lam, rc);
         for (int a = 0; a < 3; ++a) rc[a] = -rc[a];
         rc[0] += sm;
@@ -424,62 +502,84 @@ static void build_rhs(Ipm *I, mbdcp_float sm, int corrector)
             for (int a = 0; a < 3; ++a) rc[a] -= prod[a];
         }
         jordan_solve(lam, rc, c);
-        nt_apply(w, 0, c, wc);
-        r[0] = mu * wc[0] - rd[0];
-        r[1] = wc[1] - rd[1];
-        r[2] = wc[2] - rd[2];
+        apply_Ft(F, rd, frd);
+        for (int a = 0; a < 3; ++a) r[a] = c[a] - frd[a];
     }
     for (mbdcp_int j = 3 * I->l.nc; j < I->l.np; ++j) I->rhs[j] = -I->rd[j];
 }
 
-/* dx += the solution of the augmented system for the right-hand side b (n_p). */
-static MbdcpReturn solve_add(Ipm *I, const mbdcp_float *b, mbdcp_float *dx)
+/* dxh += the solution of the factored system for the right-hand side b (n_p). */
+static MbdcpReturn solve_add(Ipm *I, const mbdcp_float *b, mbdcp_float *dxh)
 {
     const Layout *l = &I->l;
     memset(I->sol, 0, 3 * (size_t)l->nb * sizeof(mbdcp_float));
     memcpy(I->sol, b, (size_t)l->np * sizeof(mbdcp_float));
     MbdcpReturn rc = mbdcp_sldl_solve(&I->f, I->sol);
     if (rc != MBDCP_OK) return rc;
-    for (mbdcp_int j = 0; j < l->np; ++j) dx[j] += I->sol[j];
+    for (mbdcp_int j = 0; j < l->np; ++j) dxh[j] += I->sol[j];
     return MBDCP_OK;
 }
 
-/* res = rhs - (N + H) dx (the true H: none on joints, tangents of frictionless contacts excluded);
- * returns ||res||_inf. */
-static mbdcp_float newton_residual(Ipm *I, const mbdcp_float *dx, mbdcp_float *res)
+/* dx = F dxh (contacts; joints as they are). */
+static void unscale(const Ipm *I, const mbdcp_float *dxh, mbdcp_float *dx)
 {
-    mbdcp_ccp_apply_N(I->J, dx, I->u2, res);
+    for (mbdcp_int i = 0; i < I->l.nc; ++i) {
+        const mbdcp_float *F = I->F + 9 * (size_t)i, *y = dxh + 3 * i;
+        for (int a = 0; a < 3; ++a) dx[3 * i + a] = F[3 * a] * y[0] + F[3 * a + 1] * y[1] + F[3 * a + 2] * y[2];
+    }
+    for (mbdcp_int j = 3 * I->l.nc; j < I->l.np; ++j) dx[j] = dxh[j];
+}
+
+/* res = rhs - (F^T N F + I) dxh (joints: rhs - N dxh, without the factor's regularisation), dx =
+ * F dxh on the way; returns ||res||_inf. */
+static mbdcp_float newton_residual(Ipm *I, const mbdcp_float *dxh, mbdcp_float *dx, mbdcp_float *res)
+{
+    unscale(I, dxh, dx);
+    mbdcp_ccp_apply_N(I->J, dx, I->u2, I->tmp);
     mbdcp_float r = 0.0;
     for (mbdcp_int i = 0; i < I->l.nc; ++i) {
-        const mbdcp_float *H = I->val + 9 * (size_t)I->g.bptr[i], *d = dx + 3 * i;
+        mbdcp_float ft[3];
+        apply_Ft(I->F + 9 * (size_t)i, I->tmp + 3 * i, ft);
         for (int a = 0; a < 3; ++a) {
             const mbdcp_int j = 3 * i + a;
-            res[j] = (frictionless(I, i) && a > 0) ? 0.0 : I->rhs[j] - res[j] - (H[3 * a] * d[0] + H[3 * a + 1] * d[1] + H[3 * a + 2] * d[2]);
+            res[j] = I->rhs[j] - ft[a] - dxh[j];
         }
     }
-    for (mbdcp_int j = 3 * I->l.nc; j < I->l.np; ++j) res[j] = I->rhs[j] - res[j];
+    for (mbdcp_int j = 3 * I->l.nc; j < I->l.np; ++j) res[j] = I->rhs[j] - I->tmp[j];
     for (mbdcp_int j = 0; j < I->l.np; ++j) r = fmax(r, fabs(res[j]));
     return r;
 }
 
-/* (N + H) dx = rhs by the factorisation and refinement; ds = N dx + rd (contacts), 0 on joints. */
+/* The direction from the scaled system with refinement: dx = F dxh, and ds from the linearised
+ * complementarity, W^-1 T^-1 ds = c - dxh (exact in the scaled variables; what the solve leaves
+ * over shows up as infeasibility, which the next iteration removes); 0 on joints. */
 static MbdcpReturn newton_direction(Ipm *I, mbdcp_float *dx, mbdcp_float *ds)
 {
-    memset(dx, 0, (size_t)I->l.np * sizeof(mbdcp_float));
-    MbdcpReturn rc = solve_add(I, I->rhs, dx);
+    mbdcp_float *dxh = I->dh;
+    memset(dxh, 0, (size_t)I->l.np * sizeof(mbdcp_float));
+    MbdcpReturn rc = solve_add(I, I->rhs, dxh);
     mbdcp_float prev = INFINITY;
     for (int k = 0; k < REFINE_STEPS && rc == MBDCP_OK; ++k) {
-        for (mbdcp_int i = 0; i < I->l.nc; ++i)
-            if (frictionless(I, i)) dx[3 * i + 1] = dx[3 * i + 2] = 0.0;
-        const mbdcp_float r = newton_residual(I, dx, I->ref);
+        const mbdcp_float r = newton_residual(I, dxh, dx, I->ref);
+        DBG("    refine %d res %.3e rhs %.3e\n", k, r, mbdcp_norm_inf((size_t)I->l.np, I->rhs));
         if (!(r < 0.5 * prev) || r == 0.0) break;
         prev = r;
-        rc = solve_add(I, I->ref, dx);
+        rc = solve_add(I, I->ref, dxh);
     }
-    for (mbdcp_int i = 0; i < I->l.nc; ++i)
-        if (frictionless(I, i)) dx[3 * i + 1] = dx[3 * i + 2] = 0.0;
-    mbdcp_ccp_apply_N(I->J, dx, I->u2, ds);
-    for (mbdcp_int j = 0; j < 3 * I->l.nc; ++j) ds[j] += I->rd[j];
+    unscale(I, dxh, dx);
+    for (mbdcp_int i = 0; i < I->l.nc; ++i) {
+        const mbdcp_float *w = I->nt + 4 * i, *c = I->cv + 3 * i, *h = dxh + 3 * i;
+        mbdcp_float *d = ds + 3 * i;
+        if (frictionless(I, i)) {
+            dx[3 * i + 1] = dx[3 * i + 2] = 0.0;
+            d[0] = w[3] * (c[0] - h[0]);
+            d[1] = d[2] = 0.0;
+            continue;
+        }
+        const mbdcp_float v[3] = {c[0] - h[0], c[1] - h[1], c[2] - h[2]};
+        nt_apply(w, 0, v, d);
+        d[0] *= I->p->mu[i];
+    }
     for (mbdcp_int j = 3 * I->l.nc; j < I->l.np; ++j) ds[j] = 0.0;
     if (rc == MBDCP_OK && !mbdcp_all_finite((size_t)I->l.np, dx)) rc = MBDCP_ERR_NONFINITE;
     return rc;
@@ -651,8 +751,16 @@ static MbdcpReturn iterate(Ipm *I, int *ok)
 {
     const Layout *l = &I->l;
     *ok = 0;
-    if (!set_H(I)) return MBDCP_OK;
+    if (!set_H(I)) { DBG("set_H failed\n"); return MBDCP_OK; }
+#ifdef IPM_DEBUG
+    for (mbdcp_int i = 0; i < l->nc && l->nc < 5; ++i) { const mbdcp_float *lm = I->lam + 3*i; DBG("   lam%d %.4e %.4e %.4e  |l1|/l0 %.3e\n", (int)i, lm[0], lm[1], lm[2], hypot(lm[1], lm[2]) / lm[0]); }
+#endif
     MbdcpReturn rc = mbdcp_sldl_factor(&I->f, I->val, PIVOT_TOL);
+    DBG("   perturbed %d perm", (int)I->f.perturbed);
+#ifdef IPM_DEBUG
+    for (mbdcp_int b = 0; b < l->nb && l->nb < 12; ++b) DBG(" %d", (int)I->f.perm[b]);
+    DBG("\n");
+#endif
     if (rc == MBDCP_ERR_NONFINITE) return MBDCP_OK;
     if (rc != MBDCP_OK) return rc;
     const mbdcp_float ncones = l->nc > 0 ? (mbdcp_float)l->nc : 1.0, mu = gap_at(I, 0.0, NULL, NULL) / ncones;
@@ -660,6 +768,16 @@ static MbdcpReturn iterate(Ipm *I, int *ok)
     rc = newton_direction(I, I->dxa, I->dsa);
     if (rc == MBDCP_ERR_NONFINITE) return MBDCP_OK;
     if (rc != MBDCP_OK) return rc;
+#ifdef IPM_DEBUG
+    for (mbdcp_int i = 0; i < l->nc && l->nc < 5; ++i) {
+        if (frictionless(I, i)) continue;
+        const mbdcp_float *w = I->nt + 4 * i, *lm = I->lam + 3 * i, mu_ = I->p->mu[i];
+        mbdcp_float v[3], a1[3], a2[3];
+        to_soc(mu_, 0, I->dxa + 3 * i, v); nt_apply(w, 0, v, a1);
+        to_soc(mu_, 1, I->dsa + 3 * i, v); nt_apply(w, 1, v, a2);
+        DBG("   aff%d |dxh| %.3e |dsh| %.3e lin %.3e  (lam0 %.3e)\n", (int)i, fmax(fabs(a1[0]), hypot(a1[1], a1[2])), fmax(fabs(a2[0]), hypot(a2[1], a2[2])), fmax(fabs(a1[0] + a2[0] + lm[0]), fmax(fabs(a1[1] + a2[1] + lm[1]), fabs(a1[2] + a2[2] + lm[2]))), lm[0]);
+    }
+#endif
     const mbdcp_float ta = fmin(1.0, max_step(I, I->dxa, I->dsa));
     const mbdcp_float mua = gap_at(I, ta, I->dxa, I->dsa) / ncones;
     const mbdcp_float ratio = mu > 0.0 ? fmax(mua / mu, 0.0) : 0.0, sigma = ratio * ratio * ratio;
@@ -668,7 +786,8 @@ static MbdcpReturn iterate(Ipm *I, int *ok)
     if (rc == MBDCP_ERR_NONFINITE) return MBDCP_OK;
     if (rc != MBDCP_OK) return rc;
     const mbdcp_float t = fmin(1.0, STEP_FRACTION * max_step(I, I->dx, I->ds));
-    if (!(t > 0.0)) return MBDCP_OK;
+    DBG("  mu %.3e ta %.3e sigma %.3e t %.3e |rd| %.3e |x| %.3e\n", mu, ta, sigma, t, mbdcp_norm_inf((size_t)l->np, I->rd), mbdcp_norm_inf((size_t)l->np, I->x));
+    if (!(t > MIN_STEP)) return MBDCP_OK; /* no progress: the linear algebra has run out of precision */
     for (mbdcp_int j = 0; j < l->np; ++j) {
         I->x[j] += t * I->dx[j];
         I->s[j] += t * I->ds[j];
@@ -694,6 +813,10 @@ static int judge(Ipm *I, mbdcp_int k, mbdcp_int first, Track *tr, CcpIpmRun *run
         run->status = MBDCP_INTERRUPTED;
         return 1;
     }
+    DBG("k %d nw %.3e\n", (int)k, nw);
+#ifdef IPM_DEBUG
+    for (mbdcp_int i = 0; i < I->l.nc && I->l.nc < 5; ++i) DBG("   c%d mu %.3f x %.6e %.6e %.6e s %.6e %.6e %.6e g %.6e %.6e %.6e\n", (int)i, I->p->mu[i], I->x[3*i], I->x[3*i+1], I->x[3*i+2], I->s[3*i], I->s[3*i+1], I->s[3*i+2], I->g_[3*i], I->g_[3*i+1], I->g_[3*i+2]);
+#endif
     const mbdcp_float res = nw <= J->s->tol ? mbdcp_ccp_answer_residual(J, I->x, I->g_) : nw;
     if (res < tr->best) {
         tr->best = res;
@@ -732,7 +855,7 @@ static MbdcpReturn ipm_setup(Ipm *I, const CcpJudge *J, void *work, size_t work_
     void *fw = (char *)work + ipm_floats(&I->l) * sizeof(mbdcp_float) + align8(pattern_ints(&I->l) * sizeof(mbdcp_int));
     const size_t fbytes = factor_bytes(&I->l, J->s->factor_blocks);
     mbdcp_int nnz_l = 0;
-    rc = mbdcp_sldl_analyze(I->l.nb, I->g.bptr, I->g.bind, I->g.perm, &nnz_l, NULL, fw, fbytes);
+    rc = ipm_order(&I->l, &I->g, &nnz_l, NULL, fw, fbytes);
     if (rc != MBDCP_OK) return rc;
     if (nnz_l > J->s->factor_blocks) return MBDCP_ERR_WORKSPACE;
     rc = mbdcp_sldl_init(&I->f, I->l.nb, 3, 1, I->g.bptr, I->g.bind, I->g.perm, nnz_l, fw, fbytes);
