@@ -8,12 +8,6 @@
 #include <string.h>
 
 #include "ccp_internal.h"
-#ifdef IPM_DEBUG
-#include <stdio.h>
-#define DBG(...) fprintf(stderr, __VA_ARGS__)
-#else
-#define DBG(...) ((void)0)
-#endif
 #include "mbdcp/dense.h"
 #include "mbdcp/sparse_ldl.h"
 
@@ -243,7 +237,7 @@ typedef struct {
     mbdcp_float *x, *s, *rd, *dx, *ds, *dxa, *dsa, *rhs, *g_, *ref, *tmp, *best, *cand, *cv, *dh;
     mbdcp_float *nt, *lam;       /* per contact: w0, w1, w2, eta; lambda */
     mbdcp_float *H, *F;          /* per contact: H = T W^2 T and F = T^-1 W^-1 (F^T H F = I), row-major */
-    mbdcp_float joint_reg, fixed, rmax, xsize;
+    mbdcp_float joint_reg, fixed, rmax, rcert, xsize;
 } Ipm;
 
 static void carve(Ipm *I, void *work)
@@ -561,7 +555,6 @@ static MbdcpReturn newton_direction(Ipm *I, mbdcp_float *dx, mbdcp_float *ds)
     mbdcp_float prev = INFINITY;
     for (int k = 0; k < REFINE_STEPS && rc == MBDCP_OK; ++k) {
         const mbdcp_float r = newton_residual(I, dxh, dx, I->ref);
-        DBG("    refine %d res %.3e rhs %.3e\n", k, r, mbdcp_norm_inf((size_t)I->l.np, I->rhs));
         if (!(r < 0.5 * prev) || r == 0.0) break;
         prev = r;
         rc = solve_add(I, I->ref, dxh);
@@ -690,8 +683,9 @@ static void start(Ipm *I, int warm)
 
 /* ---- certificates ---------------------------------------------------------------------------------- */
 
-/* 1 when d (n_p, contacts in K) proves that no solution of norm below I->rmax exists: -N d within
- * delta of K* x {0} and -p^T d >= bound delta, rounding added (see ccp.h). nd, u: scratch. */
+/* 1 when d (n_p, contacts in K) proves that no solution of 2-norm below I->rcert exists: -N d
+ * within delta (2-norm) of K* x {0} and -p^T d >= rcert delta, rounding added; a solution x
+ * would give p^T d >= -x^T N d >= -delta ||x|| (see ccp.h). nd: scratch. */
 static int certifies(Ipm *I, const mbdcp_float *d, mbdcp_float *nd)
 {
     const MbdcpCcpProblem *p = I->p;
@@ -714,9 +708,9 @@ static int certifies(Ipm *I, const mbdcp_float *d, mbdcp_float *nd)
         for (int a = 0; a < 3; ++a) dist2 += (z[a] - q[a]) * (z[a] - q[a]);
     }
     for (mbdcp_int j = 3 * l->nc; j < l->np; ++j) dist2 += nd[j] * nd[j];
-    for (mbdcp_int j = 0; j < l->np; ++j) round = fmax(round, fabs(nd[j]));
-    const mbdcp_float delta = sqrt(dist2) + 4.0 * (mbdcp_float)l->np * DBL_EPSILON * (round + I->J->L);
-    return -pd >= I->rmax * sqrt((mbdcp_float)l->np) * delta;
+    for (mbdcp_int j = 0; j < l->np; ++j) round += fabs(d[j]);
+    const mbdcp_float delta = sqrt(dist2) + 4.0 * DBL_EPSILON * I->J->L * round;
+    return -pd >= I->rcert * delta;
 }
 
 /* d = v with its contacts projected on K, over its largest entry; 0 if v vanishes. */
@@ -751,16 +745,8 @@ static MbdcpReturn iterate(Ipm *I, int *ok)
 {
     const Layout *l = &I->l;
     *ok = 0;
-    if (!set_H(I)) { DBG("set_H failed\n"); return MBDCP_OK; }
-#ifdef IPM_DEBUG
-    for (mbdcp_int i = 0; i < l->nc && l->nc < 5; ++i) { const mbdcp_float *lm = I->lam + 3*i; DBG("   lam%d %.4e %.4e %.4e  |l1|/l0 %.3e\n", (int)i, lm[0], lm[1], lm[2], hypot(lm[1], lm[2]) / lm[0]); }
-#endif
+    if (!set_H(I)) return MBDCP_OK;
     MbdcpReturn rc = mbdcp_sldl_factor(&I->f, I->val, PIVOT_TOL);
-    DBG("   perturbed %d perm", (int)I->f.perturbed);
-#ifdef IPM_DEBUG
-    for (mbdcp_int b = 0; b < l->nb && l->nb < 12; ++b) DBG(" %d", (int)I->f.perm[b]);
-    DBG("\n");
-#endif
     if (rc == MBDCP_ERR_NONFINITE) return MBDCP_OK;
     if (rc != MBDCP_OK) return rc;
     const mbdcp_float ncones = l->nc > 0 ? (mbdcp_float)l->nc : 1.0, mu = gap_at(I, 0.0, NULL, NULL) / ncones;
@@ -768,16 +754,6 @@ static MbdcpReturn iterate(Ipm *I, int *ok)
     rc = newton_direction(I, I->dxa, I->dsa);
     if (rc == MBDCP_ERR_NONFINITE) return MBDCP_OK;
     if (rc != MBDCP_OK) return rc;
-#ifdef IPM_DEBUG
-    for (mbdcp_int i = 0; i < l->nc && l->nc < 5; ++i) {
-        if (frictionless(I, i)) continue;
-        const mbdcp_float *w = I->nt + 4 * i, *lm = I->lam + 3 * i, mu_ = I->p->mu[i];
-        mbdcp_float v[3], a1[3], a2[3];
-        to_soc(mu_, 0, I->dxa + 3 * i, v); nt_apply(w, 0, v, a1);
-        to_soc(mu_, 1, I->dsa + 3 * i, v); nt_apply(w, 1, v, a2);
-        DBG("   aff%d |dxh| %.3e |dsh| %.3e lin %.3e  (lam0 %.3e)\n", (int)i, fmax(fabs(a1[0]), hypot(a1[1], a1[2])), fmax(fabs(a2[0]), hypot(a2[1], a2[2])), fmax(fabs(a1[0] + a2[0] + lm[0]), fmax(fabs(a1[1] + a2[1] + lm[1]), fabs(a1[2] + a2[2] + lm[2]))), lm[0]);
-    }
-#endif
     const mbdcp_float ta = fmin(1.0, max_step(I, I->dxa, I->dsa));
     const mbdcp_float mua = gap_at(I, ta, I->dxa, I->dsa) / ncones;
     const mbdcp_float ratio = mu > 0.0 ? fmax(mua / mu, 0.0) : 0.0, sigma = ratio * ratio * ratio;
@@ -786,7 +762,6 @@ static MbdcpReturn iterate(Ipm *I, int *ok)
     if (rc == MBDCP_ERR_NONFINITE) return MBDCP_OK;
     if (rc != MBDCP_OK) return rc;
     const mbdcp_float t = fmin(1.0, STEP_FRACTION * max_step(I, I->dx, I->ds));
-    DBG("  mu %.3e ta %.3e sigma %.3e t %.3e |rd| %.3e |x| %.3e\n", mu, ta, sigma, t, mbdcp_norm_inf((size_t)l->np, I->rd), mbdcp_norm_inf((size_t)l->np, I->x));
     if (!(t > MIN_STEP)) return MBDCP_OK; /* no progress: the linear algebra has run out of precision */
     for (mbdcp_int j = 0; j < l->np; ++j) {
         I->x[j] += t * I->dx[j];
@@ -813,10 +788,6 @@ static int judge(Ipm *I, mbdcp_int k, mbdcp_int first, Track *tr, CcpIpmRun *run
         run->status = MBDCP_INTERRUPTED;
         return 1;
     }
-    DBG("k %d nw %.3e\n", (int)k, nw);
-#ifdef IPM_DEBUG
-    for (mbdcp_int i = 0; i < I->l.nc && I->l.nc < 5; ++i) DBG("   c%d mu %.3f x %.6e %.6e %.6e s %.6e %.6e %.6e g %.6e %.6e %.6e\n", (int)i, I->p->mu[i], I->x[3*i], I->x[3*i+1], I->x[3*i+2], I->s[3*i], I->s[3*i+1], I->s[3*i+2], I->g_[3*i], I->g_[3*i+1], I->g_[3*i+2]);
-#endif
     const mbdcp_float res = nw <= J->s->tol ? mbdcp_ccp_answer_residual(J, I->x, I->g_) : nw;
     if (res < tr->best) {
         tr->best = res;
@@ -881,6 +852,7 @@ MbdcpReturn mbdcp_ccp_ipm_run(const CcpJudge *J, mbdcp_int max_iter, mbdcp_int f
     start(&I, warm);
     I.xsize = fmax(mbdcp_norm_inf((size_t)np_, I.x), J->pnorm / J->L);
     I.rmax = R_LIMIT * I.xsize;
+    I.rcert = J->s->tol / (4.0 * DBL_EPSILON) * I.xsize;
     Track tr = {INFINITY, 0};
     memcpy(I.best, I.x, (size_t)np_ * sizeof(mbdcp_float));
     for (mbdcp_int k = 0; k < max_iter; ++k) {
