@@ -156,11 +156,14 @@ static MbdcpReturn check_M(const MbdcpCcpProblem *p)
     return MBDCP_OK;
 }
 
-/* The ordering of the augmented system: the velocity blocks first (pivots -M: what remains on the
- * contacts is F^T N F + I, positive definite, factored stably however ill-conditioned the scaling
- * makes it; contacts first would pivot on I and then on -M - P H^-1 P^T, which loses the small
- * eigen-directions of H^-1 near the solution), then the contacts and joints in the approximate
- * minimum degree order. perm in g->perm; *nnz_l, *flops as mbdcp_sldl_analyze's. */
+/* The ordering of the augmented system: the contacts and joints first, then the velocity blocks,
+ * each group in the approximate minimum degree order. Eliminating the contacts (pivots I of the
+ * scaled system) leaves -(M + P H^-1 P^T) on the velocities, a sum of terms of one sign whatever
+ * the conditioning of H near the solution; AMD's own interleaving of contacts and bodies pivoted
+ * on velocity blocks before some of their contacts, and the Schur complements then cancelled
+ * (measured: solves accurate to 1e-3 where this order gives 1e-12). The fill stays close to
+ * AMD's (a pile of 150 spheres: 4,324 blocks of L against 3,979). perm in g->perm; *nnz_l, *flops
+ * as mbdcp_sldl_analyze's. */
 static MbdcpReturn ipm_order(const Layout *l, const Pattern *g, mbdcp_int *nnz_l, mbdcp_float *flops, void *work,
                              size_t work_bytes)
 {
@@ -169,9 +172,9 @@ static MbdcpReturn ipm_order(const Layout *l, const Pattern *g, mbdcp_int *nnz_l
     const mbdcp_int v0 = l->nc + l->nbj;
     mbdcp_int n = 0;
     for (mbdcp_int k = 0; k < l->nb; ++k)
-        if (g->perm[k] >= v0) g->mark[n++] = g->perm[k];
-    for (mbdcp_int k = 0; k < l->nb; ++k)
         if (g->perm[k] < v0) g->mark[n++] = g->perm[k];
+    for (mbdcp_int k = 0; k < l->nb; ++k)
+        if (g->perm[k] >= v0) g->mark[n++] = g->perm[k];
     memcpy(g->perm, g->mark, (size_t)l->nb * sizeof(mbdcp_int));
     return mbdcp_sldl_count(l->nb, g->bptr, g->bind, g->perm, nnz_l, flops, work, work_bytes);
 }
