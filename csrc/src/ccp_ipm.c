@@ -1,8 +1,8 @@
 /* The primal-dual interior-point method for the CCP (see ccp.h): Nesterov-Todd scaling of each
  * second-order cone (Nesterov and Todd 1997), Mehrotra's predictor-corrector (Mehrotra 1992) in the
- * conic form of Vandenberghe (2010), each Newton system solved through the quasi-definite augmented
- * system [[H, P^T], [P, -M]] (Vanderbei 1995) by sparse_ldl.h, with iterative refinement on
- * (N + H) dx = r applied matrix-free. */
+ * conic form of Vandenberghe (2010), each Newton system solved in the scaled variables through the
+ * quasi-definite augmented system [[I, (P F)^T], [P F, -M]] (Vanderbei 1995) by sparse_ldl.h, with
+ * iterative refinement on (F^T N F + I) y = r applied matrix-free. */
 #include <float.h>
 #include <math.h>
 #include <string.h>
@@ -160,9 +160,8 @@ static MbdcpReturn check_M(const MbdcpCcpProblem *p)
  * each group in the approximate minimum degree order. Eliminating the contacts (pivots I of the
  * scaled system) leaves -(M + P H^-1 P^T) on the velocities, a sum of terms of one sign whatever
  * the conditioning of H near the solution; AMD's own interleaving of contacts and bodies pivoted
- * on velocity blocks before some of their contacts, and the Schur complements then cancelled
- * (measured: solves accurate to 1e-3 where this order gives 1e-12). The fill stays close to
- * AMD's (a pile of 150 spheres: 4,324 blocks of L against 3,979). perm in g->perm; *nnz_l, *flops
+ * on velocity blocks before some of their contacts, and the Schur complements then cancelled.
+ * The fill stays close to AMD's: bodies are few next to their contacts. perm in g->perm; *nnz_l, *flops
  * as mbdcp_sldl_analyze's. */
 static MbdcpReturn ipm_order(const Layout *l, const Pattern *g, mbdcp_int *nnz_l, mbdcp_float *flops, void *work,
                              size_t work_bytes)

@@ -16,26 +16,31 @@
  * the projection stays the Euclidean one onto K_i).
  *
  * MBDCP_CCP_IPM: a primal-dual interior-point method on the exact CCP (Nesterov-Todd scaling of
- * each second-order cone, Nesterov and Todd 1997; Mehrotra's predictor-corrector, Mehrotra 1992, in
- * the conic form of Vandenberghe 2010 and of the CCP solvers of Melanz et al. 2017 and Mangoni,
- * Tasora and Garziera 2018). Each iteration solves (N + H) dx = r, H block diagonal (3 x 3 per
- * contact), through the quasi-definite augmented system [[H, P^T], [P, -M]] (Vanderbei 1995) with
- * the sparse LDL^T of sparse_ldl.h on 3 x 3 blocks (contacts, joints and velocity blocks; AMD
- * ordering once per solve): N is never formed, and the ordering eliminates the contacts into the
- * bodies' space when that is cheaper. Needs M (problem.M_*) and settings.factor_blocks (from
- * mbdcp_ccp_factor_blocks). Iterates that grow without bound are tested for a certificate that no
- * solution exists (below).
- * MBDCP_CCP_AUTO: APGD while its observed rate promises less work than the interior-point method
- * (its cost estimated from the factor's fill), then the interior-point method from APGD's best point;
- * without factor_blocks, APGD alone.
+ * each second-order cone, Nesterov and Todd 1997, in the closed form of Vandenberghe 2010;
+ * Mehrotra's predictor-corrector, Mehrotra 1992; an interior-point method for this CCP: Mangoni,
+ * Tasora and Garziera 2018). Each Newton system is solved in the scaled variables, (F^T N F + I) y
+ * = r with H = F^-T F^-1 the cones' barrier Hessian, through the quasi-definite augmented system
+ * [[I, (P F)^T], [P F, -M]] (Vanderbei 1995) with the sparse LDL^T of sparse_ldl.h on 3 x 3 blocks:
+ * the contacts and joints eliminated first, then the velocities (each in the approximate minimum
+ * degree order); N is never formed; iterative refinement on the scaled system. As the iterates
+ * near the cones' boundaries the scaled system's condition grows like 1 / (duality gap) and its
+ * solves lose precision; when its steps stall, the method hands its best point to APGD, which
+ * finishes (info->finished says which method did). Needs M (problem.M_*) and
+ * settings.factor_blocks (from mbdcp_ccp_factor_blocks). The interior-point phase runs at most 200
+ * iterations.
+ * MBDCP_CCP_AUTO: APGD for as many iterations as cost about 25 interior-point iterations (estimated
+ * from the factor's flops and the products with N), then the interior-point method from APGD's
+ * best point (and APGD again if needed, as above); without factor_blocks, APGD alone.
  *
  * No solution: a direction d with d_i in K_i, N d = 0 (P d = 0) and p^T d < 0 is an impulse pattern
  * in equilibrium along which the objective falls without bound; it proves that no solution exists
- * (every solution has (N nu + p)^T d >= 0). The interior-point method and AUTO accept d when
- * -N d lies within delta of K* x {0} (the dual cones, {0} on joints) and -p^T d >= R delta, R the
- * size beyond which no residual can be verified in double precision: no solution of norm below R
- * exists (the convention of coulomb.h). Status MBDCP_RAY_TERMINATION, info->certificate =
- * MBDCP_CCP_CERT_DIRECTION and d (scaled to ||d||_inf = 1) in nu; iterates beyond R without a
+ * (every solution nu has (N nu + p)^T d >= 0). The interior-point method (and AUTO in its phase)
+ * tests its growing iterates and last direction: d is accepted when -N d lies within delta
+ * (2-norm) of K* x {0} (the dual cones, {0} on joints; rounding added) and -p^T d >= R delta, so
+ * that every solution has ||nu||_2 >= R; R = tol / (4 eps) times the problem's natural size
+ * (max(||nu_start||_inf, ||p||_inf / L)), beyond which the residual could not be verified to tol
+ * in double precision. Status MBDCP_RAY_TERMINATION, info->certificate = MBDCP_CCP_CERT_DIRECTION
+ * and d (scaled to ||d||_inf = 1) in nu; iterates beyond 1e14 times the natural size without a
  * certificate: MBDCP_RAY_TERMINATION with MBDCP_CCP_DIVERGED.
  *
  * Residual (zero exactly at a solution): r = ||nu - Pi(nu - g / L)||_inf * L / max(||p||_inf, 1e-300)
@@ -52,7 +57,7 @@ typedef enum {
     MBDCP_CCP_PJACOBI = 1,
     MBDCP_CCP_PGS = 2,
     MBDCP_CCP_IPM = 3, /* primal-dual interior point */
-    MBDCP_CCP_AUTO = 4 /* APGD, then the interior point method when APGD's progress is too slow */
+    MBDCP_CCP_AUTO = 4 /* APGD, then the interior point method if APGD has not converged within a budget */
 } MbdcpCcpMethod;
 
 /* Why a solve ended with MBDCP_RAY_TERMINATION (MbdcpCcpInfo.certificate). */
@@ -91,7 +96,7 @@ typedef struct {
                                           larger bound), which sizes the workspace; -1 (default):
                                           unknown, then IPM is refused and AUTO runs APGD alone */
     mbdcp_float factor_flops;          /* AUTO: the flops of mbdcp_ccp_factor_blocks (<= 0: estimated
-                                          from factor_blocks) */
+                                          from factor_blocks), which set APGD's budget */
 } MbdcpCcpSettings;
 
 typedef struct {
