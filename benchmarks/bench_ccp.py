@@ -3,15 +3,21 @@
 1. Three piles of 2000 bodies: random granular piles (mbdcp.testing.granular_pile, 4000 contacts
    between random pairs of bodies, or between bodies close in index: a banded contact graph that
    an interior-point solver factors almost for free) and a 3-D lattice pile compressed
-   downwards (mbdcp.mechanics.sphere_pile_scene, about 5000 geometric contacts). APGD, PGS and
-   Jacobi to a relative residual of 1e-6, against Clarabel on the same conic QP (N = P^T M^-1 P
+   downwards (mbdcp.mechanics.sphere_pile_scene, about 5000 geometric contacts). APGD, PGS,
+   Jacobi, the interior-point method and auto to a relative residual of 1e-6, against Clarabel on the same conic QP (N = P^T M^-1 P
    formed for it; its assembly is not timed), objectives compared.
 2. Siconos fc3d_nsgs (Debian python3-siconos, in a subprocess, timed there) on W = N, q = p:
    it solves the Coulomb problem, of which the CCP is a convex relaxation, so only times at
    equal residual tolerance are compared.
 3. Time per iteration of APGD and PGS at 10^3, 10^4, 10^5 contacts.
+4. (--settling) Settling sphere piles (mbdcp.mechanics.sphere_pile_scene, 100 to 500 spheres,
+   h = 0.01 s, 100 steps): every step's CCP of a simulate(method="ccp") run recorded, then solved
+   again by APGD, the interior-point method and auto from the same warm start (iterations and time
+   per step, SOLVED count); MuJoCo (optional import) on the same spheres, walls, masses, friction
+   and time step (Newton solver, its default pyramidal cones and soft contacts): time per step,
+   deepest penetration, final mean height.
 
-    python benchmarks/bench_ccp.py [--quick]
+    python benchmarks/bench_ccp.py [--quick] [--settling]
 """
 import argparse
 import os
@@ -81,10 +87,112 @@ def siconos_fc3d(N, p, mu, tol):
         return float(out["seconds"]), int(out["info"]), float(out["residual"]), int(out["iterations"])
 
 
+def recorded_steps(n_spheres, h, steps):
+    """Run simulate(method="ccp") on a sphere pile and record every step's mbdcp.ccp call: ([(args,
+    kwargs)], trajectory, seconds)."""
+    import sys
+
+    from mbdcp.mechanics import simulate, sphere_pile_scene
+
+    module = sys.modules["mbdcp.mechanics.simulate"]
+    calls, original = [], module.mbdcp.ccp
+
+    def recording(*a, **kw):
+        calls.append((a, dict(kw)))
+        return original(*a, **kw)
+
+    module.mbdcp.ccp = recording
+    try:
+        t0 = time.perf_counter()
+        tr = simulate(sphere_pile_scene(n_spheres), h, steps * h, method="ccp", progress=False)
+        seconds = time.perf_counter() - t0
+    finally:
+        module.mbdcp.ccp = original
+    return calls, tr, seconds
+
+
+def mujoco_pile(n_spheres, h, steps):
+    """The same pile in MuJoCo (Newton solver, defaults otherwise): (seconds, deepest penetration,
+    final mean height), or None without mujoco."""
+    try:
+        import mujoco
+    except ImportError:
+        return None
+    from mbdcp.mechanics import sphere_pile_scene
+
+    scene = sphere_pile_scene(n_spheres)
+    mu = float(scene.mu)
+    geoms = []
+    for w in scene.walls:
+        n, p = np.asarray(w.normal, float), np.asarray(w.point, float)
+        geoms.append(f'<geom type="plane" size="0 0 1" pos="{p[0]} {p[1]} {p[2]}" zaxis="{n[0]} {n[1]} {n[2]}" '
+                     f'friction="{mu} 0 0"/>')
+    bodies = []
+    for b in scene.bodies:
+        x = np.asarray(b.position, float)
+        bodies.append(f'<body pos="{x[0]} {x[1]} {x[2]}"><freejoint/><geom type="sphere" size="{b.radius}" '
+                      f'mass="{b.mass}" friction="{mu} 0 0"/></body>')
+    g = np.asarray(scene.gravity, float)
+    xml = (f'<mujoco><option timestep="{h}" gravity="{g[0]} {g[1]} {g[2]}" solver="Newton"/><worldbody>'
+           + "".join(geoms) + "".join(bodies) + "</worldbody></mujoco>")
+    model = mujoco.MjModel.from_xml_string(xml)
+    data = mujoco.MjData(model)
+    for k, b in enumerate(scene.bodies):
+        data.qvel[6 * k:6 * k + 3] = b.velocity
+        data.qvel[6 * k + 3:6 * k + 6] = b.omega
+    deepest = 0.0
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        mujoco.mj_step(model, data)
+        if data.ncon:
+            deepest = max(deepest, -float(data.contact.dist[:data.ncon].min()))
+    seconds = time.perf_counter() - t0
+    heights = data.qpos.reshape(-1, 7)[:, 2]
+    return seconds, deepest, float(heights.mean())
+
+
+def settling(sizes, h=0.01, steps=100):
+    """Section 4: apgd, ipm and auto on every recorded step of settling piles; MuJoCo alongside."""
+    for n_spheres in sizes:
+        calls, tr, sim_seconds = recorded_steps(n_spheres, h, steps)
+        heights = tr.positions[-1].reshape(-1, 7)[:, 2]
+        print(f"\nsphere pile, {n_spheres} spheres, h = {h}, {steps} steps: simulate(method='ccp') "
+              f"{sim_seconds:.2f} s ({tr.solver_seconds:.2f} s in mbdcp.ccp), deepest penetration "
+              f"{tr.max_penetration.max():.2e} m, final mean height {heights.mean():.4f} m, contacts per step "
+              f"{int(np.median(tr.contacts))} (median)")
+        rows = []
+        for method in ("apgd", "ipm", "auto"):
+            its, secs, solved, finished_ipm = [], 0.0, 0, 0
+            for a, kw in calls:
+                kw = dict(kw, method=method)
+                t0 = time.perf_counter()
+                r = mbdcp.ccp(*a, **kw)
+                secs += time.perf_counter() - t0
+                its.append(r.iterations)
+                solved += r.success
+                finished_ipm += r.finished == "ipm"
+            its = np.array(its)
+            rows.append([method, f"{secs / len(calls) * 1e3:.2f}", f"{np.median(its):.0f}", int(its.max()),
+                         f"{its.max() / max(np.median(its), 1):.1f}", f"{solved}/{len(calls)}", finished_ipm])
+        print_table(["method", "ms/step", "median it", "max it", "max/median", "SOLVED", "ended by ipm"], rows)
+        mj = mujoco_pile(n_spheres, h, steps)
+        if mj is None:
+            print("MuJoCo: not installed")
+        else:
+            print(f"MuJoCo (Newton): {mj[0]:.3f} s for {steps} steps ({mj[0] / steps * 1e3:.2f} ms/step), deepest "
+                  f"penetration {mj[1]:.2e} m, final mean height {mj[2]:.4f} m; simulate / MuJoCo time "
+                  f"{sim_seconds / mj[0]:.1f}x")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--settling", action="store_true", help="only section 4 (settling piles against MuJoCo)")
     args = ap.parse_args()
+    if args.settling:
+        print("Timings on a shared machine: ratios, not absolute figures, are what to compare.")
+        settling((100, 250) if args.quick else (100, 250, 500))
+        return
     nb, nc = (500, 1000) if args.quick else (2000, 4000)
     scenes = [(f"random pile: {nb} bodies, {nc} contacts between random pairs", granular_pile(nb, nc, seed=1, pairs="random")),
               (f"random pile: {nb} bodies, {nc} contacts between index neighbours (banded graph)", granular_pile(nb, nc, seed=1)),
@@ -92,7 +200,7 @@ def main():
     for title, d in scenes:
         N, p = conic_qp(d)
         rows, results = [], {}
-        for method in ("apgd", "pgs", "pjacobi"):
+        for method in ("apgd", "pgs", "pjacobi", "ipm", "auto"):
             t0 = time.perf_counter()
             res = mbdcp.ccp(**d, method=method, tol=1e-6, max_iter=100_000)
             t = time.perf_counter() - t0

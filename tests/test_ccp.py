@@ -7,7 +7,7 @@ import mbdcp
 from mbdcp import Status
 from mbdcp.testing import granular_pile
 
-TOL = {"apgd": 1e-9, "pjacobi": 1e-9, "pgs": 1e-9}   # solver tolerance per method
+TOL = {"apgd": 1e-9, "pjacobi": 1e-9, "pgs": 1e-9, "ipm": 1e-9, "auto": 1e-9}   # solver tolerance per method
 CHECK = 1e-6                                        # definition checks, relative to the data
 
 
@@ -41,7 +41,7 @@ def check_optimal(res, d, tol=CHECK):
     np.testing.assert_allclose(res.v_next, v_free + Minv @ (P @ nu), atol=tol * scale)    # momentum
 
 
-@pytest.mark.parametrize("method", ["apgd", "pjacobi", "pgs"])
+@pytest.mark.parametrize("method", ["apgd", "pjacobi", "pgs", "ipm", "auto"])
 @pytest.mark.parametrize("seed", range(6))
 def test_optimal_by_definition(method, seed):
     d = granular_pile(12, 24, seed=seed)
@@ -97,7 +97,7 @@ def test_three_methods_agree_on_velocity():
     np.testing.assert_allclose(vs[2], vs[0], atol=1e-7)
 
 
-@pytest.mark.parametrize("method", ["apgd", "pgs"])
+@pytest.mark.parametrize("method", ["apgd", "pgs", "ipm"])
 def test_bilateral_constraints_hold(method):
     d = granular_pile(6, 8, seed=2)
     rng = np.random.default_rng(0)
@@ -150,6 +150,7 @@ def test_zero_contacts():
 @pytest.mark.parametrize("change, words", [
     (dict(mu=-0.1), "mu must be nonnegative"),
     (dict(method="newton"), "method must be one of"),
+    (dict(method="IPM"), "method must be one of"),
     (dict(h=0.0), "h must be positive"),
     (dict(Wt=np.zeros((6, 1))), "Wt must have shape (n_v, 2 n_c) = (6, 2)"),
     (dict(Wn=np.zeros((5, 1))), "Wn must have shape (n_v, n_c) = (6, any)"),
@@ -314,3 +315,71 @@ def test_a_stalled_apgd_is_relieved_and_its_answer_is_optimal():
     pgs = mbdcp.ccp(**d, method="pgs", tol=1e-7, max_iter=100_000)
     assert pgs.success
     np.testing.assert_allclose(res.v_next, pgs.v_next, atol=1e-5 * np.abs(pgs.v_next).max())
+
+
+# ---- the interior-point method and auto ---------------------------------------------------------
+
+def test_interior_point_and_auto_agree_with_apgd_on_velocity():
+    d = granular_pile(10, 20, seed=3)
+    ref = mbdcp.ccp(**d, method="apgd", tol=1e-11, max_iter=500_000)
+    for method in ("ipm", "auto"):
+        res = mbdcp.ccp(**d, method=method, tol=1e-11, max_iter=500_000)
+        assert res.success and res.method == method and res.finished in ("ipm", "apgd")
+        assert res.certificate is None
+        np.testing.assert_allclose(res.v_next, ref.v_next, atol=1e-7)
+
+
+@pytest.mark.parametrize("as_blocks", [False, True])
+def test_interior_point_on_a_settled_pile(as_blocks):
+    """The 150-sphere pile at rest where APGD's residual sat still (see below), with M as its
+    diagonal blocks or as one sparse matrix: the answer meets the definition and agrees with APGD."""
+    import os
+
+    z = np.load(os.path.join(os.path.dirname(__file__), "data", "settled150_ccp.npz"))
+    W = {k: sp.csc_matrix((z[f"{k}_data"], z[f"{k}_indices"], z[f"{k}_indptr"]), shape=z[f"{k}_shape"])
+         for k in ("Wn", "Wt")}
+    d = dict(M=z["M_blocks"] if as_blocks else sp.block_diag(list(z["M_blocks"])).tocsr(), Wn=W["Wn"], Wt=W["Wt"],
+             mu=z["mu"], v=z["v"], h=float(z["h"]), p_ext=z["p_ext"], psi_n=z["phi"])
+    res = mbdcp.ccp(**d, method="ipm", tol=1e-10, max_iter=100_000)
+    assert res.status == Status.SOLVED and res.residual <= 1e-10
+    check_optimal(res, dict(d, M=sp.block_diag(list(z["M_blocks"])).toarray()))
+    ref = mbdcp.ccp(**d, method="apgd", tol=1e-10, max_iter=100_000)
+    np.testing.assert_allclose(res.v_next, ref.v_next, atol=1e-6 * np.abs(ref.v_next).max())
+    warm = mbdcp.ccp(**d, method="ipm", tol=1e-10, max_iter=100_000, warm_start=res)
+    assert warm.success and warm.iterations <= 2
+
+
+def _squeezed(mu=0.5, gaps=(-0.01, -0.02)):
+    """A unit particle overlapping two opposite walls (normals +z and -z, both gaps negative), tangents
+    along x and y for both: no impulses can push it out of both, so the CCP has no solution."""
+    Wn = np.array([[0.0, 0.0], [0.0, 0.0], [1.0, -1.0]])
+    Wt = np.array([[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0], [0.0, 0.0, 0.0, 0.0]])
+    return dict(M=np.eye(3), Wn=Wn, Wt=Wt, mu=mu, v=np.array([0.1, 0.0, 0.0]), h=0.01, p_ext=np.zeros(3),
+                psi_n=np.array(gaps))
+
+
+@pytest.mark.parametrize("method", ["ipm", "auto"])
+def test_no_solution_gives_a_certificate(method):
+    d = _squeezed()
+    res = mbdcp.ccp(**d, method=method, tol=1e-9)
+    assert res.status == Status.RAY_TERMINATION and not res.success
+    assert "no solution exists" in res.message
+    c = res.certificate
+    assert c is not None and c.shape == (6,) and np.abs(c).max() == pytest.approx(1.0)
+    P, Minv, p, _ = build(d)
+    g = c.reshape(2, 3)
+    assert np.all(np.linalg.norm(g[:, 1:], axis=1) <= 0.5 * g[:, 0] * (1 + 1e-12))   # d in K
+    Nd = P.T @ Minv @ P @ c
+    assert p @ c < -1.0                                                               # p.d < 0
+    # any solution nu would satisfy (N nu + p).d >= 0, so ||nu|| >= -p.d / ||N d||: none of any usable size
+    assert -(p @ c) >= 1e6 * np.linalg.norm(Nd)
+    assert np.all(res.gamma == 0.0)
+    # APGD cannot decide it: it runs out of iterations
+    assert mbdcp.ccp(**d, method="apgd", tol=1e-9, max_iter=2000).status == Status.MAX_ITERATIONS
+
+
+def test_a_solvable_squeeze_is_solved_not_certified():
+    # the same particle with both gaps open: a solution (no impulse) exists
+    res = mbdcp.ccp(**_squeezed(gaps=(0.01, 0.02)), method="ipm", tol=1e-10)
+    assert res.success and res.certificate is None
+    np.testing.assert_allclose(res.gamma, 0.0, atol=1e-10)

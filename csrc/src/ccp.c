@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "ccp_internal.h"
 #include "mbdcp/ccp.h"
 #include "mbdcp/cone.h"
 #include "mbdcp/dense.h"
@@ -34,6 +35,8 @@ MbdcpReturn mbdcp_ccp_default_settings(MbdcpCcpSettings *s)
     s->scaling = MBDCP_CCP_SCALE_AXES;
     s->monitor.fn = NULL;
     s->monitor.ctx = NULL;
+    s->factor_blocks = -1;
+    s->factor_flops = 0.0;
     return MBDCP_OK;
 }
 
@@ -41,8 +44,10 @@ MbdcpReturn mbdcp_ccp_check_settings(const MbdcpCcpSettings *s, const char **mes
 {
     const char *msg = NULL;
     if (!s) return MBDCP_ERR_NULL;
-    if ((int)s->method < 0 || (int)s->method > 2)
-        msg = "method must be apgd, pjacobi or pgs";
+    if ((int)s->method < 0 || (int)s->method > 4)
+        msg = "method must be apgd, pjacobi, pgs, ipm or auto";
+    else if (s->method == MBDCP_CCP_IPM && s->factor_blocks < 0)
+        msg = "factor_blocks must be set from mbdcp_ccp_factor_blocks for ipm";
     else if (!(s->tol > 0.0) || !isfinite(s->tol))
         msg = "tol must be positive and finite";
     else if (s->max_iter < 1)
@@ -73,6 +78,18 @@ size_t mbdcp_ccp_workspace_size(const MbdcpCcpProblem *p)
     if (!p) return 0;
     const size_t K = polish_size(p);
     return (14 * (size_t)n_p(p) + 10 * (size_t)p->n_c + 3 * (size_t)p->n_v + K * K + 6 * K) * sizeof(mbdcp_float);
+}
+
+static int uses_ipm(const MbdcpCcpSettings *s)
+{
+    return (s->method == MBDCP_CCP_IPM || s->method == MBDCP_CCP_AUTO) && s->factor_blocks >= 0;
+}
+
+size_t mbdcp_ccp_solve_workspace_size(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s)
+{
+    if (!p || !s) return 0;
+    const size_t base = mbdcp_ccp_workspace_size(p);
+    return uses_ipm(s) ? base + mbdcp_ccp_ipm_bytes(p, s->factor_blocks) : base;
 }
 
 static void project_all(const MbdcpCcpProblem *p, mbdcp_float *nu)
@@ -386,7 +403,8 @@ typedef struct {
     mbdcp_float L, pnorm, omega;
     MbdcpCcpInfo *info;
     int interrupted, diverged;
-    int blocked; /* BLOCKED_P | BLOCKED_Q */
+    int blocked;  /* BLOCKED_P | BLOCKED_Q */
+    mbdcp_int k0; /* iterations of earlier phases (AUTO), added to the counts reported */
 } Ccp;
 
 /* Called after every iteration with the normwise residual res of the iterate nu (gradient g):
@@ -394,8 +412,8 @@ typedef struct {
 static int converged(Ccp *C, mbdcp_int k, mbdcp_float res, const mbdcp_float *nu, const mbdcp_float *g,
                      mbdcp_float *cw)
 {
-    C->info->iterations = k + 1;
-    if (mbdcp_monitor_call(&C->s->monitor, k + 1, -1, -1, res)) {
+    C->info->iterations = C->k0 + k + 1;
+    if (mbdcp_monitor_call(&C->s->monitor, C->k0 + k + 1, -1, -1, res)) {
         C->interrupted = 1;
         return 1;
     }
@@ -863,11 +881,11 @@ static void apgd_finish(Ccp *C, const Apgd *A, mbdcp_float *nu, mbdcp_float *u)
  * When it stalls, relieve() re-solves the worst contacts locally without a restart (a restart
  * would drop the momentum of the slow, ill-conditioned piles). Leaves the best iterate in nu, its
  * gradient in C->g. */
-static void apgd(Ccp *C, mbdcp_float *nu, mbdcp_float *u, mbdcp_float res)
+static void apgd(Ccp *C, mbdcp_float *nu, mbdcp_float *u, mbdcp_float res, mbdcp_int max_iter)
 {
     Apgd A;
     apgd_start(C, &A, nu, res);
-    for (mbdcp_int k = 0; k < C->s->max_iter; ++k) {
+    for (mbdcp_int k = 0; k < max_iter; ++k) {
         const mbdcp_float restart = line_search(C, &A), theta = A.theta;
         const mbdcp_float theta_new = 0.5 * (-theta * theta + theta * sqrt(theta * theta + 4.0));
         const mbdcp_float beta = restart > 0.0 ? 0.0 : theta * (1.0 - theta) / (theta * theta + theta_new);
@@ -952,6 +970,109 @@ static void gauss_seidel(Ccp *C, mbdcp_float *nu, mbdcp_float *u)
     }
 }
 
+/* ---- the interior-point method (ccp_ipm.c) and AUTO ----------------------------------------- */
+
+void mbdcp_ccp_apply_N(const CcpJudge *J, const mbdcp_float *x, mbdcp_float *u, mbdcp_float *y)
+{
+    apply_SNS(J->p, J->blocked, NULL, x, u, y);
+}
+
+mbdcp_float mbdcp_ccp_answer_residual(const CcpJudge *J, const mbdcp_float *nu, const mbdcp_float *g)
+{
+    return answer_residual(J->p, nu, g, J->L, J->pnorm, J->au, J->sc);
+}
+
+mbdcp_float mbdcp_ccp_normwise_residual(const CcpJudge *J, const mbdcp_float *nu, const mbdcp_float *g)
+{
+    return residual(J->p, nu, g, J->L, J->pnorm);
+}
+
+/* AUTO gives APGD the products that about IPM_EXPECTED interior-point iterations cost (at least
+ * AUTO_MIN_APGD iterations): APGD stays where it converges fast, the interior-point method takes
+ * over where it crawls. */
+#define IPM_EXPECTED 25
+#define AUTO_MIN_APGD 50
+/* The interior-point method's own iteration limit (it needs tens, not thousands). */
+#define AUTO_IPM_ITER 200
+
+/* The interior-point run's outcome for final_status(). */
+typedef struct {
+    int ran;
+    CcpIpmRun run;
+} IpmOutcome;
+
+static MbdcpReturn run_ipm(Ccp *C, mbdcp_float *nu, mbdcp_float *u, int warm, mbdcp_int max_iter, void *work,
+                           size_t work_bytes, IpmOutcome *out)
+{
+    const MbdcpCcpProblem *p = C->p;
+    const CcpJudge J = {p, C->s, C->blocked, C->L, C->pnorm, C->au, C->sc};
+    const size_t base = mbdcp_ccp_workspace_size(p);
+    MbdcpReturn rc = mbdcp_ccp_ipm_run(&J, max_iter, C->k0, warm, nu, u, C->g, &out->run, (char *)work + base,
+                                       work_bytes - base);
+    out->ran = 1;
+    C->k0 += out->run.iterations;
+    C->info->iterations = C->k0;
+    C->info->finished = MBDCP_CCP_IPM;
+    if (out->run.status == MBDCP_INTERRUPTED) C->interrupted = 1;
+    return rc;
+}
+
+/* APGD's iterations that cost as much as IPM_EXPECTED interior-point iterations (a factorisation,
+ * its solves with refinement, a few products with N each). */
+static mbdcp_int auto_budget(const Ccp *C)
+{
+    const MbdcpCcpProblem *p = C->p;
+    const mbdcp_int np_ = n_p(p);
+    const mbdcp_float product = 2.0 * ((mbdcp_float)p->P_colptr[np_] + (mbdcp_float)p->Q_colptr[np_]) + np_;
+    const mbdcp_float blocks = (mbdcp_float)C->s->factor_blocks + p->n_c + p->n_v / 3.0 + 1.0;
+    const mbdcp_float factor = C->s->factor_flops > 0.0 ? C->s->factor_flops : 27.0 * 4.0 * blocks;
+    const mbdcp_float ipm_iteration = factor + 8.0 * 18.0 * blocks + 8.0 * product;
+    const mbdcp_float budget = IPM_EXPECTED * ipm_iteration / (2.5 * product);
+    const mbdcp_float cap = (mbdcp_float)C->s->max_iter;
+    return (mbdcp_int)fmin(cap, fmax((mbdcp_float)AUTO_MIN_APGD, budget));
+}
+
+/* The interior-point method (from nu if warm) for at most ipm_iter iterations; when it neither
+ * solves nor certifies (its linear algebra runs out of precision as the iterates near the cones'
+ * boundaries, typically a little above tol), APGD from its best point for the iterations left:
+ * close to the solution, with the contacts' states settled, APGD finishes in few iterations. */
+static MbdcpReturn ipm_then_apgd(Ccp *C, mbdcp_float *nu, mbdcp_float *u, int warm, mbdcp_int ipm_iter, void *work,
+                                 size_t work_bytes, IpmOutcome *out)
+{
+    const MbdcpCcpProblem *p = C->p;
+    const MbdcpReturn rc = run_ipm(C, nu, u, warm, ipm_iter, work, work_bytes, out);
+    if (rc != MBDCP_OK || C->interrupted || out->run.status == MBDCP_SOLVED || out->run.status == MBDCP_RAY_TERMINATION)
+        return rc;
+    if (answer_residual(p, nu, C->g, C->L, C->pnorm, C->au, C->sc) <= C->s->tol) return MBDCP_OK;
+    const mbdcp_int rest = C->s->max_iter - C->k0;
+    if (rest < 1) return MBDCP_OK;
+    out->ran = 0; /* the answer is APGD's, judged as such */
+    C->info->finished = MBDCP_CCP_APGD;
+    apgd(C, nu, u, residual(p, nu, C->g, C->L, C->pnorm), rest);
+    return MBDCP_OK;
+}
+
+/* APGD within its budget; if it has not converged, the interior-point method from APGD's best
+ * point (then APGD again if needed, see ipm_then_apgd). */
+static MbdcpReturn auto_solve(Ccp *C, mbdcp_float *nu, mbdcp_float *u, void *work, size_t work_bytes,
+                              IpmOutcome *out)
+{
+    const MbdcpCcpProblem *p = C->p;
+    const mbdcp_int max_iter = C->s->max_iter;
+    C->info->finished = MBDCP_CCP_APGD;
+    if (C->s->factor_blocks < 0) {
+        apgd(C, nu, u, residual(p, nu, C->g, C->L, C->pnorm), max_iter);
+        return MBDCP_OK;
+    }
+    const mbdcp_int budget = auto_budget(C);
+    apgd(C, nu, u, residual(p, nu, C->g, C->L, C->pnorm), budget);
+    C->k0 = C->info->iterations;
+    if (C->interrupted || answer_residual(p, nu, C->g, C->L, C->pnorm, C->au, C->sc) <= C->s->tol) return MBDCP_OK;
+    const mbdcp_int left = max_iter - C->k0;
+    if (left < 1) return MBDCP_OK;
+    return ipm_then_apgd(C, nu, u, 1, left < AUTO_IPM_ITER ? left : AUTO_IPM_ITER, work, work_bytes, out);
+}
+
 /* The call's form: pointers, settings, dimensions and workspace, in this order. */
 static MbdcpReturn check_call(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s, const mbdcp_float *nu,
                               const mbdcp_float *u, const MbdcpCcpInfo *info, const void *work, size_t work_bytes)
@@ -962,7 +1083,8 @@ static MbdcpReturn check_call(const MbdcpCcpProblem *p, const MbdcpCcpSettings *
     if (p->n_v < 1 || p->n_c < 0 || p->n_b < 0) return MBDCP_ERR_DIMENSION;
     if (n_p(p) > 0 && (!p->P_colptr || !p->Q_colptr || !p->p || !nu || (p->n_c && !p->mu))) return MBDCP_ERR_NULL;
     if (!u) return MBDCP_ERR_NULL;
-    if (work_bytes < mbdcp_ccp_workspace_size(p)) return MBDCP_ERR_WORKSPACE;
+    if (work_bytes < mbdcp_ccp_solve_workspace_size(p, s)) return MBDCP_ERR_WORKSPACE;
+    if (uses_ipm(s) && (!p->M_colptr || !p->M_val)) return MBDCP_ERR_NULL;
     return MBDCP_OK;
 }
 
@@ -1031,17 +1153,22 @@ static void prepare(Ccp *C, const mbdcp_float *nu, mbdcp_float *u)
 /* Both tests, as in the loops: an iterate kept at the iteration limit may pass the componentwise
  * test (scaled by |N||nu|, large when nu is) and still miss the normwise one the user asked for,
  * e.g. a light body wedged by friction, whose impulses nearly cancel. */
-static void final_status(Ccp *C, const mbdcp_float *nu)
+static void final_status(Ccp *C, const mbdcp_float *nu, const IpmOutcome *ipm)
 {
     const MbdcpCcpProblem *p = C->p;
     MbdcpCcpInfo *info = C->info;
     info->residual = answer_residual(p, nu, C->g, C->L, C->pnorm, C->au, C->sc);
     if (C->interrupted)
         info->status = MBDCP_INTERRUPTED;
-    else if (C->diverged || !isfinite(info->residual) || !mbdcp_all_finite((size_t)n_p(p), nu))
+    else if (ipm->ran && ipm->run.status == MBDCP_RAY_TERMINATION) {
+        info->status = MBDCP_RAY_TERMINATION;
+        info->certificate = ipm->run.certificate;
+    } else if (C->diverged || !isfinite(info->residual) || !mbdcp_all_finite((size_t)n_p(p), nu))
         info->status = MBDCP_NUMERICAL_ERROR;
     else if (info->residual <= C->s->tol)
         info->status = MBDCP_SOLVED;
+    else if (ipm->ran && ipm->run.status == MBDCP_NUMERICAL_ERROR)
+        info->status = MBDCP_NUMERICAL_ERROR;
 }
 
 MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s, mbdcp_float *nu,
@@ -1058,6 +1185,10 @@ MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s,
     info->residual = 0.0;
     info->lipschitz = 0.0;
     info->polished = 0;
+    info->certificate = MBDCP_CCP_NO_CERTIFICATE;
+    info->finished = s->method;
+    C.k0 = 0;
+    IpmOutcome ipm = {0, {MBDCP_MAX_ITERATIONS, 0, MBDCP_CCP_NO_CERTIFICATE}};
     memset(u, 0, (size_t)p->n_v * sizeof(mbdcp_float));
     if (np_ == 0) {
         info->status = MBDCP_SOLVED;
@@ -1069,12 +1200,18 @@ MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s,
     prepare(&C, nu, u);
     if (!(answer_residual(p, nu, C.g, C.L, C.pnorm, C.au, C.sc) <= s->tol)) {
         if (s->method == MBDCP_CCP_APGD)
-            apgd(&C, nu, u, residual(p, nu, C.g, C.L, C.pnorm));
+            apgd(&C, nu, u, residual(p, nu, C.g, C.L, C.pnorm), s->max_iter);
         else if (s->method == MBDCP_CCP_PJACOBI)
             jacobi(&C, nu, u);
-        else
+        else if (s->method == MBDCP_CCP_PGS)
             gauss_seidel(&C, nu, u);
+        else if (s->method == MBDCP_CCP_IPM)
+            rc = ipm_then_apgd(&C, nu, u, s->warm_start, s->max_iter < AUTO_IPM_ITER ? s->max_iter : AUTO_IPM_ITER,
+                               work, work_bytes, &ipm);
+        else
+            rc = auto_solve(&C, nu, u, work, work_bytes, &ipm);
     }
-    final_status(&C, nu);
+    if (rc != MBDCP_OK) return rc;
+    final_status(&C, nu, &ipm);
     return MBDCP_OK;
 }

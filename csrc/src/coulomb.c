@@ -99,6 +99,8 @@ static MbdcpCcpProblem ccp_problem(mbdcp_int n_c, const Csr *S, const mbdcp_floa
     cp.Q_val = S->val;
     cp.mu = mu;
     cp.p = qv;
+    cp.M_colptr = cp.M_rowind = NULL;
+    cp.M_val = NULL;
     return cp;
 }
 

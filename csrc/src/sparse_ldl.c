@@ -306,11 +306,27 @@ MbdcpReturn mbdcp_sldl_analyze(mbdcp_int n, const mbdcp_int *ptr, const mbdcp_in
     if (work_bytes < mbdcp_sldl_analyze_workspace_size(n, ptr[n])) return MBDCP_ERR_WORKSPACE;
     const mbdcp_int Z = 2 * ptr[n];
     mbdcp_int *sptr = (mbdcp_int *)work, *sind = sptr + n + 1, *iw = sind + Z, *scratch = iw + Z + n;
-    mbdcp_int *lptr = scratch + 12 * n, *lind = lptr + n + 1;
     symmetrise(n, ptr, ind, NULL, 0, sptr, sind, scratch);
     amd_order(n, sptr, sind, iw, Z + n, scratch, perm);
+    return mbdcp_sldl_count(n, ptr, ind, perm, nnz_l, flops, work, work_bytes);
+}
+
+MbdcpReturn mbdcp_sldl_count(mbdcp_int n, const mbdcp_int *ptr, const mbdcp_int *ind, const mbdcp_int *perm,
+                             mbdcp_int *nnz_l, mbdcp_float *flops, void *work, size_t work_bytes)
+{
+    MbdcpReturn rc = check_pattern(n, ptr, ind);
+    if (rc != MBDCP_OK) return rc;
+    if (!perm || !nnz_l || !work) return MBDCP_ERR_NULL;
+    if (work_bytes < mbdcp_sldl_analyze_workspace_size(n, ptr[n])) return MBDCP_ERR_WORKSPACE;
+    const mbdcp_int Z = 2 * ptr[n];
+    mbdcp_int *scratch = (mbdcp_int *)work + (n + 1) + Z + (Z + n);
+    mbdcp_int *lptr = scratch + 12 * n, *lind = lptr + n + 1;
     mbdcp_int *pos = scratch, *parent = scratch + n, *flag = scratch + 2 * n, *cnt = scratch + 3 * n;
-    for (mbdcp_int k = 0; k < n; ++k) pos[perm[k]] = k;
+    for (mbdcp_int k = 0; k < n; ++k) pos[k] = -1;
+    for (mbdcp_int k = 0; k < n; ++k) {
+        if (perm[k] < 0 || perm[k] >= n || pos[perm[k]] >= 0) return MBDCP_ERR_DATA;
+        pos[perm[k]] = k;
+    }
     symmetrise(n, ptr, ind, pos, 1, lptr, lind, flag);
     etree_counts(n, lptr, lind, parent, flag, cnt);
     mbdcp_int total = 0;

@@ -197,7 +197,14 @@ def ccp(M, Wn, Wt, mu, v, h, *, p_ext=None, psi_n=None, Wb=None, theta=None, dth
     theta, dtheta : array_like, shape (n_b,), optional
         Joint drift and its explicit time derivative.
     method : str
-        ``"apgd"`` (default), ``"pjacobi"`` or ``"pgs"``.
+        ``"apgd"`` (default), ``"pjacobi"``, ``"pgs"``, ``"ipm"`` or ``"auto"``. ``"ipm"``: a primal-dual
+        interior-point method on the exact CCP (Nesterov–Todd scaling, Mehrotra's predictor–corrector;
+        the CCP solvers of Melanz et al. (2017)), each Newton system solved as a sparse quasi-definite
+        system in M and the contacts (N is never formed); near the solution, where its linear
+        algebra runs out of precision, APGD finishes from its best point. ``"auto"``: APGD for the
+        work that the interior-point method is expected to need, then the interior-point method.
+        Both end ``SOLVED`` or, when the problem has no solution, ``RAY_TERMINATION`` with a
+        certificate (``certificate``, see :class:`CCPResult`).
     tol : float
         Stop when the relative residual
         :math:`\|\nu - \Pi_K(\nu - (N\nu + p)/L)\|_\infty L / \|p\|_\infty` (zero exactly at a
@@ -244,7 +251,7 @@ def ccp(M, Wn, Wt, mu, v, h, *, p_ext=None, psi_n=None, Wb=None, theta=None, dth
     (True, [0.76076, 0.0, 0.38038])
     """
     if method not in _core.CCP_METHODS:
-        raise ValueError(f"method must be one of 'apgd', 'pjacobi', 'pgs', got {method!r}")
+        raise ValueError(f"method must be one of 'apgd', 'pjacobi', 'pgs', 'ipm', 'auto', got {method!r}")
     blocks = _diagonal_blocks(M)
     if blocks is not None:  # one k x k inverse per body, and Q = M^-1 P block by block, in C
         Minv = _invert_blocks(blocks)
@@ -314,18 +321,44 @@ def ccp(M, Wn, Wt, mu, v, h, *, p_ext=None, psi_n=None, Wb=None, theta=None, dth
     P_arrays = csc_arrays(P)
     Q_arrays = (_core.block_times_csc(Minv, P.shape[1], *P_arrays) if blocks is not None
                 else csc_arrays(sp.csc_matrix(Minv @ P)))
-    nu, u, history, status, iterations, residual, polished = _core.ccp(
+    M_arrays = _mass_csc(M, blocks) if method in ("ipm", "auto") else None
+    nu, u, history, status, iterations, residual, polished, finished, kind = _core.ccp(
         n_v, n_c, n_b, *P_arrays, *Q_arrays, mu_a, np.ascontiguousarray(p), method, tol, max_iter,
-        omega, nu0)
+        omega, nu0, M_arrays)
     status = _STATUS[status]
+    certificate = None
+    if status == Status.RAY_TERMINATION and kind == "direction":
+        certificate, nu, u = nu.copy(), np.zeros_like(nu), np.zeros_like(u)  # the impulses are not an answer
     v_next = v_free + u
     return CCPResult(
-        success=status == Status.SOLVED, status=status, message=status.message,
+        success=status == Status.SOLVED, status=status, message=_message(status, kind),
         gamma=nu[:3 * n_c].reshape(n_c, 3), p_b=nu[3 * n_c:], v_next=v_next, iterations=int(iterations),
         residual=float(residual), history=history, method=method,
         contact_velocity=(P[:, :3 * n_c].T @ v_next).reshape(n_c, 3),
-        velocity_scale=float(np.abs(p).max()) if p.size else 0.0, polished=polished,
+        velocity_scale=float(np.abs(p).max()) if p.size else 0.0, polished=polished, finished=finished,
+        certificate=certificate,
     )
+
+
+def _mass_csc(M, blocks):
+    """M in CSC (int32 indptr, sorted indices, float64 data; both triangles) for the interior-point
+    method's augmented system."""
+    A = sp.block_diag(list(blocks), format="csc") if blocks is not None else sp.csc_matrix(M)
+    A = sp.csc_matrix(A, dtype=np.float64)
+    A.sum_duplicates()
+    A.sort_indices()
+    return (np.ascontiguousarray(A.indptr, dtype=np.intc), np.ascontiguousarray(A.indices, dtype=np.intc),
+            np.ascontiguousarray(A.data, dtype=np.float64))
+
+
+def _message(status, kind):
+    if status == Status.RAY_TERMINATION and kind == "direction":
+        return ("no solution exists: certificate d in K with N d = 0 (to rounding) and p.d < 0, an impulse "
+                "pattern in equilibrium that lowers the CCP's objective without bound; see the result's certificate")
+    if status == Status.RAY_TERMINATION:
+        return ("no solution found: the impulses grew beyond the size at which any residual can be verified "
+                "in double precision (no certificate that none exists was found)")
+    return status.message
 
 
 def _pose(s, options):

@@ -182,6 +182,13 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
         MBDCP_CCP_APGD
         MBDCP_CCP_PJACOBI
         MBDCP_CCP_PGS
+        MBDCP_CCP_IPM
+        MBDCP_CCP_AUTO
+
+    ctypedef enum MbdcpCcpCertificate:
+        MBDCP_CCP_NO_CERTIFICATE
+        MBDCP_CCP_CERT_DIRECTION
+        MBDCP_CCP_DIVERGED
 
     ctypedef enum MbdcpCcpScaling:
         MBDCP_CCP_SCALE_AXES
@@ -197,6 +204,9 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
         const mbdcp_float *Q_val
         const mbdcp_float *mu
         const mbdcp_float *p
+        const mbdcp_int *M_colptr
+        const mbdcp_int *M_rowind
+        const mbdcp_float *M_val
 
     ctypedef struct MbdcpCcpSettings:
         MbdcpCcpMethod method
@@ -206,6 +216,8 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
         int warm_start
         MbdcpCcpScaling scaling
         MbdcpMonitor monitor
+        mbdcp_int factor_blocks
+        mbdcp_float factor_flops
 
     ctypedef struct MbdcpCcpInfo:
         MbdcpStatus status
@@ -213,10 +225,16 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
         mbdcp_float residual
         mbdcp_float lipschitz
         int polished
+        MbdcpCcpCertificate certificate
+        MbdcpCcpMethod finished
 
     MbdcpReturn mbdcp_ccp_default_settings(MbdcpCcpSettings *s)
     MbdcpReturn mbdcp_ccp_check_settings(const MbdcpCcpSettings *s, const char **message)
     size_t mbdcp_ccp_workspace_size(const MbdcpCcpProblem *p)
+    size_t mbdcp_ccp_solve_workspace_size(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s)
+    size_t mbdcp_ccp_factor_workspace_size(const MbdcpCcpProblem *p)
+    MbdcpReturn mbdcp_ccp_factor_blocks(const MbdcpCcpProblem *p, mbdcp_int *blocks, mbdcp_float *flops, void *work,
+                                        size_t work_bytes)
     void mbdcp_cone_project(mbdcp_float mu, mbdcp_float *gamma)
     MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s, mbdcp_float *nu,
                                 mbdcp_float *u, MbdcpCcpInfo *info, void *work, size_t work_bytes)

@@ -787,7 +787,10 @@ def full_rank_step(cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray Wt, cnp.ndarray mu
                                out.compliance_used)
 
 
-CCP_METHODS = {"apgd": MBDCP_CCP_APGD, "pjacobi": MBDCP_CCP_PJACOBI, "pgs": MBDCP_CCP_PGS}
+CCP_METHODS = {"apgd": MBDCP_CCP_APGD, "pjacobi": MBDCP_CCP_PJACOBI, "pgs": MBDCP_CCP_PGS, "ipm": MBDCP_CCP_IPM,
+               "auto": MBDCP_CCP_AUTO}
+_CCP_METHOD_NAMES = {v: k for k, v in CCP_METHODS.items()}
+_CCP_CERTIFICATES = {MBDCP_CCP_NO_CERTIFICATE: None, MBDCP_CCP_CERT_DIRECTION: "direction", MBDCP_CCP_DIVERGED: "diverged"}
 
 
 cdef const int *_idata(cnp.ndarray a) except? NULL:
@@ -798,8 +801,9 @@ cdef const int *_idata(cnp.ndarray a) except? NULL:
 
 def ccp(int n_v, int n_c, int n_b, cnp.ndarray P_ptr, cnp.ndarray P_ind, cnp.ndarray P_val,
         cnp.ndarray Q_ptr, cnp.ndarray Q_ind, cnp.ndarray Q_val, cnp.ndarray mu, cnp.ndarray p,
-        str method, double tol, int max_iter, double omega, cnp.ndarray nu0):
-    """(nu, u, history, status, iterations, residual, polished); nu0 is None or the warm start."""
+        str method, double tol, int max_iter, double omega, cnp.ndarray nu0, tuple M=None):
+    """(nu, u, history, status, iterations, residual, polished, finished, certificate); nu0 is None or the
+    warm start; M (ipm, auto): (indptr, indices, data) of M in CSC, both triangles, or None."""
     cdef MbdcpReturn rc
     if n_v < 1 or n_c < 0 or n_b < 0:
         raise ValueError(f"internal call: n_v = {n_v}, n_c = {n_c}, n_b = {n_b} out of range")
@@ -822,6 +826,16 @@ def ccp(int n_v, int n_c, int n_b, cnp.ndarray P_ptr, cnp.ndarray P_ind, cnp.nda
     pr.Q_val = _data(Q_val)
     pr.mu = _data(mu)
     pr.p = _data(p)
+    pr.M_colptr = NULL
+    pr.M_rowind = NULL
+    pr.M_val = NULL
+    cdef cnp.ndarray M_ptr, M_ind, M_val
+    if M is not None:
+        M_ptr, M_ind, M_val = M
+        _compressed(M_ptr, M_ind, M_val, "M", n_v, n_v)
+        pr.M_colptr = _idata(M_ptr)
+        pr.M_rowind = _idata(M_ind) if M_ind.shape[0] else NULL
+        pr.M_val = _data(M_val)
     cdef MbdcpCcpSettings s
     cdef const char *msg = NULL
     mbdcp_ccp_default_settings(&s)
@@ -830,6 +844,16 @@ def ccp(int n_v, int n_c, int n_b, cnp.ndarray P_ptr, cnp.ndarray P_ind, cnp.nda
     s.max_iter = max_iter
     s.omega = omega
     s.warm_start = nu0 is not None
+    cdef mbdcp_int blocks = -1
+    cdef mbdcp_float flops = 0.0
+    cdef size_t fbytes
+    cdef cnp.ndarray fwork
+    if M is not None and method in ("ipm", "auto"):
+        fbytes = mbdcp_ccp_factor_workspace_size(&pr)
+        fwork = _workspace(fbytes)
+        _check(mbdcp_ccp_factor_blocks(&pr, &blocks, &flops, cnp.PyArray_DATA(fwork), fbytes))
+        s.factor_blocks = blocks
+        s.factor_flops = flops
     cdef Recorder R
     s.monitor = _monitor(&R, 20.0 * (P_val.shape[0] + Q_val.shape[0]) + 1.0, False, True)
     if mbdcp_ccp_check_settings(&s, &msg) != MBDCP_OK:
@@ -838,7 +862,7 @@ def ccp(int n_v, int n_c, int n_b, cnp.ndarray P_ptr, cnp.ndarray P_ind, cnp.nda
     nu = np.zeros(np_) if nu0 is None else np.array(nu0, dtype=np.float64)
     u = np.zeros(n_v)
     cdef MbdcpCcpInfo info
-    cdef size_t nbytes = mbdcp_ccp_workspace_size(&pr)
+    cdef size_t nbytes = mbdcp_ccp_solve_workspace_size(&pr, &s)
     cdef cnp.ndarray work = _workspace(nbytes)
     cdef void *wp = cnp.PyArray_DATA(work)
     cdef double *nup = _out(nu)
@@ -847,7 +871,8 @@ def ccp(int n_v, int n_c, int n_b, cnp.ndarray P_ptr, cnp.ndarray P_ind, cnp.nda
         rc = mbdcp_ccp_solve(&pr, &s, nup, up, &info, wp, nbytes)
     _, hist = _recorded(&R)
     _check(rc)
-    return nu, u, hist, <int>info.status, info.iterations, info.residual, bool(info.polished)
+    return (nu, u, hist, <int>info.status, info.iterations, info.residual, bool(info.polished),
+            _CCP_METHOD_NAMES[<int>info.finished], _CCP_CERTIFICATES[<int>info.certificate])
 
 
 def block_spd_inverse(cnp.ndarray M):

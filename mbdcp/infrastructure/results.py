@@ -362,7 +362,18 @@ class CCPResult(_Outcome):
     history : ndarray
         The normwise residual per iteration.
     method : str
-        ``"apgd"``, ``"pjacobi"`` or ``"pgs"``.
+        ``"apgd"``, ``"pjacobi"``, ``"pgs"``, ``"ipm"`` or ``"auto"``: the method asked for.
+    finished : str
+        The method that ended the solve: ``method`` itself, or ``"apgd"`` when APGD finished an
+        interior-point solve or ``"auto"`` never handed over.
+    certificate : ndarray, shape (3 n_c + n_b,), or None
+        With status ``RAY_TERMINATION`` (``"ipm"``, ``"auto"``), when the problem was proved to have
+        no solution: d with each contact's :math:`d_i \in K_i`, :math:`Nd = P^TM^{-1}Pd` zero up to
+        a distance :math:`\delta` from :math:`K^*\times\{0\}`, and :math:`p^Td < 0` with
+        :math:`-p^Td \ge R\delta`. Any solution :math:`\nu` satisfies
+        :math:`(N\nu + p)^Td \ge 0`, so :math:`\|\nu\|_2 \ge -p^Td/\delta \ge R`: none exists of
+        a size (R = tol / (4 eps) times the problem's natural size) whose residual could be verified
+        to ``tol`` in double precision. ``gamma`` and ``p_b`` are then zero.
     contact_velocity : ndarray, shape (n_c, 3)
         Per contact :math:`(v_n, v_u, v_w) = D_i^T v^{l+1}`.
     velocity_scale : float
@@ -386,6 +397,8 @@ class CCPResult(_Outcome):
     contact_velocity: Optional[np.ndarray] = None  # (n_c, 3): (v_n, v_u, v_w) = D_i^T v_next per contact
     velocity_scale: Optional[float] = None  # ||p||_inf: the free relative velocities' size
     polished: bool = False  # APGD's answer came from polishing a few contacts (see Attributes)
+    finished: Optional[str] = None  # the method that ended the solve (see Attributes)
+    certificate: Optional[np.ndarray] = None  # RAY_TERMINATION: proof that no solution exists
 
     contact_state = _contact_states("ccp_states", r"""One :class:`~mbdcp.ContactState` per contact (cone complementarity): SEPARATING when
         :math:`\gamma_n \le \tau_p`; else SLIDING when the relative tangential speed

@@ -15,3 +15,7 @@ ${CC:-gcc} -std=c99 -Wall -Wextra -Werror -pedantic -g -O1 -fno-omit-frame-point
     -fsanitize=address,undefined -fno-sanitize-recover=undefined \
     -Icsrc/include csrc/src/*.c tests/c/test_sparse_ldl.c -lm -o tests/c/build/test_sparse_ldl
 tests/c/build/test_sparse_ldl
+${CC:-gcc} -std=c99 -Wall -Wextra -Werror -pedantic -g -O1 -fno-omit-frame-pointer \
+    -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+    -Icsrc/include csrc/src/*.c tests/c/test_ccp.c -lm -o tests/c/build/test_ccp
+tests/c/build/test_ccp

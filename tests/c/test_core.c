@@ -358,7 +358,7 @@ static void test_ccp_particle(void)
     const int colptr[4] = {0, 1, 2, 3}, rowind[3] = {2, 0, 1};
     const double val[3] = {1, 1, 1}, mu[1] = {0.5};
     const double pvec[3] = {-0.0981, 1.0, 0.0}; /* P^T (v + M^-1 p_ext) */
-    MbdcpCcpProblem p = {3, 1, 0, colptr, rowind, val, colptr, rowind, val, mu, pvec};
+    MbdcpCcpProblem p = {3, 1, 0, colptr, rowind, val, colptr, rowind, val, mu, pvec, NULL, NULL, NULL};
     const MbdcpCcpMethod methods[3] = {MBDCP_CCP_APGD, MBDCP_CCP_PJACOBI, MBDCP_CCP_PGS};
     size_t bytes = mbdcp_ccp_workspace_size(&p);
     void *work = malloc(bytes);
@@ -382,7 +382,7 @@ static void test_ccp_particle(void)
     s.max_iter = 10;
     CHECK(mbdcp_ccp_solve(&p, &s, nu, u, &info, work, bytes - 8) == MBDCP_ERR_WORKSPACE);
     /* no contact: solved at once, every field of the info set */
-    MbdcpCcpProblem empty = {3, 0, 0, colptr, NULL, NULL, colptr, NULL, NULL, NULL, NULL};
+    MbdcpCcpProblem empty = {3, 0, 0, colptr, NULL, NULL, colptr, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     memset(&info, 0x5a, sizeof info);
     CHECK(mbdcp_ccp_solve(&empty, &s, nu, u, &info, work, bytes) == MBDCP_OK && info.status == MBDCP_SOLVED);
     CHECK(info.iterations == 0 && info.residual == 0.0 && info.lipschitz == 0.0 && info.polished == 0);
@@ -544,7 +544,7 @@ static int load_recorded(const char *path, RecordedCcp *r)
         free_recorded(r);
         return 0;
     }
-    const MbdcpCcpProblem pr = {r->nv, r->nc, r->nb, r->Pp, r->Pi, r->Pv, r->Qp, r->Qi, r->Qv, r->mu, r->p};
+    const MbdcpCcpProblem pr = {r->nv, r->nc, r->nb, r->Pp, r->Pi, r->Pv, r->Qp, r->Qi, r->Qv, r->mu, r->p, NULL, NULL, NULL};
     r->pr = pr;
     return 1;
 }

@@ -15,6 +15,34 @@
  * (contact by contact), both scaled per contact by eta_i = 3 / trace(N_ii) (a scalar, so
  * the projection stays the Euclidean one onto K_i).
  *
+ * MBDCP_CCP_IPM: a primal-dual interior-point method on the exact CCP (Nesterov-Todd scaling of
+ * each second-order cone, Nesterov and Todd 1997, in the closed form of Vandenberghe 2010;
+ * Mehrotra's predictor-corrector, Mehrotra 1992; an interior-point method for this CCP: Mangoni,
+ * Tasora and Garziera 2018). Each Newton system is solved in the scaled variables, (F^T N F + I) y
+ * = r with H = F^-T F^-1 the cones' barrier Hessian, through the quasi-definite augmented system
+ * [[I, (P F)^T], [P F, -M]] (Vanderbei 1995) with the sparse LDL^T of sparse_ldl.h on 3 x 3 blocks:
+ * the contacts and joints eliminated first, then the velocities (each in the approximate minimum
+ * degree order); N is never formed; iterative refinement on the scaled system. As the iterates
+ * near the cones' boundaries the scaled system's condition grows like 1 / (duality gap) and its
+ * solves lose precision; when its steps stall, the method hands its best point to APGD, which
+ * finishes (info->finished says which method did). Needs M (problem.M_*) and
+ * settings.factor_blocks (from mbdcp_ccp_factor_blocks). The interior-point phase runs at most 200
+ * iterations.
+ * MBDCP_CCP_AUTO: APGD for as many iterations as cost about 25 interior-point iterations (estimated
+ * from the factor's flops and the products with N), then the interior-point method from APGD's
+ * best point (and APGD again if needed, as above); without factor_blocks, APGD alone.
+ *
+ * No solution: a direction d with d_i in K_i, N d = 0 (P d = 0) and p^T d < 0 is an impulse pattern
+ * in equilibrium along which the objective falls without bound; it proves that no solution exists
+ * (every solution nu has (N nu + p)^T d >= 0). The interior-point method (and AUTO in its phase)
+ * tests its growing iterates and last direction: d is accepted when -N d lies within delta
+ * (2-norm) of K* x {0} (the dual cones, {0} on joints; rounding added) and -p^T d >= R delta, so
+ * that every solution has ||nu||_2 >= R; R = tol / (4 eps) times the problem's natural size
+ * (max(||nu_start||_inf, ||p||_inf / L)), beyond which the residual could not be verified to tol
+ * in double precision. Status MBDCP_RAY_TERMINATION, info->certificate = MBDCP_CCP_CERT_DIRECTION
+ * and d (scaled to ||d||_inf = 1) in nu; iterates beyond 1e14 times the natural size without a
+ * certificate: MBDCP_RAY_TERMINATION with MBDCP_CCP_DIVERGED.
+ *
  * Residual (zero exactly at a solution): r = ||nu - Pi(nu - g / L)||_inf * L / max(||p||_inf, 1e-300)
  * with g = N nu + p and L an estimate of the largest eigenvalue of N (12 Lanczos steps).
  */
@@ -24,7 +52,20 @@
 #include "cone.h"
 #include "mbdcp_types.h"
 
-typedef enum { MBDCP_CCP_APGD = 0, MBDCP_CCP_PJACOBI = 1, MBDCP_CCP_PGS = 2 } MbdcpCcpMethod;
+typedef enum {
+    MBDCP_CCP_APGD = 0,
+    MBDCP_CCP_PJACOBI = 1,
+    MBDCP_CCP_PGS = 2,
+    MBDCP_CCP_IPM = 3, /* primal-dual interior point */
+    MBDCP_CCP_AUTO = 4 /* APGD, then the interior point method if APGD has not converged within a budget */
+} MbdcpCcpMethod;
+
+/* Why a solve ended with MBDCP_RAY_TERMINATION (MbdcpCcpInfo.certificate). */
+typedef enum {
+    MBDCP_CCP_NO_CERTIFICATE = 0,
+    MBDCP_CCP_CERT_DIRECTION = 1, /* nu holds d in K with N d = 0, p^T d < 0 (see above) */
+    MBDCP_CCP_DIVERGED = 2        /* no certificate, but the iterates grew beyond any certifiable size */
+} MbdcpCcpCertificate;
 
 /* APGD's diagonal scaling: per axis (a contact's normal and tangential entries apart, the default)
  * or one scalar per contact (3 / trace N_ii). */
@@ -38,6 +79,8 @@ typedef struct {
     const mbdcp_float *Q_val;
     const mbdcp_float *mu;             /* n_c, >= 0 */
     const mbdcp_float *p;              /* n_p */
+    const mbdcp_int *M_colptr, *M_rowind; /* IPM, AUTO: M (n_v x n_v, symmetric positive definite) in */
+    const mbdcp_float *M_val;          /* CSC, both triangles; NULL otherwise */
 } MbdcpCcpProblem;
 
 typedef struct {
@@ -49,6 +92,11 @@ typedef struct {
     int warm_start;                    /* use nu as the initial guess */
     MbdcpCcpScaling scaling;           /* APGD only */
     MbdcpMonitor monitor;              /* called after every iteration with the residual */
+    mbdcp_int factor_blocks;           /* IPM, AUTO: mbdcp_ccp_factor_blocks() for this problem (or any
+                                          larger bound), which sizes the workspace; -1 (default):
+                                          unknown, then IPM is refused and AUTO runs APGD alone */
+    mbdcp_float factor_flops;          /* AUTO: the flops of mbdcp_ccp_factor_blocks (<= 0: estimated
+                                          from factor_blocks), which set APGD's budget */
 } MbdcpCcpSettings;
 
 typedef struct {
@@ -58,15 +106,32 @@ typedef struct {
     mbdcp_float lipschitz;             /* the estimate L used in the residual */
     int polished;                      /* APGD: 1 if the answer came from the local polish of a few
                                           contacts that failed the componentwise test */
+    MbdcpCcpCertificate certificate;   /* with MBDCP_RAY_TERMINATION; else MBDCP_CCP_NO_CERTIFICATE */
+    MbdcpCcpMethod finished;           /* the method that ended the solve (AUTO: APGD or IPM) */
 } MbdcpCcpInfo;
 
 MbdcpReturn mbdcp_ccp_default_settings(MbdcpCcpSettings *s);
 MbdcpReturn mbdcp_ccp_check_settings(const MbdcpCcpSettings *s, const char **message);
 size_t mbdcp_ccp_workspace_size(const MbdcpCcpProblem *p);
 
+/* The workspace of mbdcp_ccp_solve with these settings: mbdcp_ccp_workspace_size(p) for APGD,
+ * PJACOBI and PGS, more for IPM and AUTO (with settings->factor_blocks >= 0). */
+size_t mbdcp_ccp_solve_workspace_size(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s);
 
 /*
- * nu (n_p): in: the warm start when settings->warm_start, out: the solution.
+ * The fill of the interior-point method's factorisation: *blocks (output) the 3 x 3 blocks of L for
+ * the approximate-minimum-degree ordering of the augmented system, *flops (output, may be NULL) the
+ * multiply-adds of one factorisation. Needs M (problem.M_*). work: mbdcp_ccp_factor_workspace_size(p)
+ * bytes.
+ */
+size_t mbdcp_ccp_factor_workspace_size(const MbdcpCcpProblem *p);
+MbdcpReturn mbdcp_ccp_factor_blocks(const MbdcpCcpProblem *p, mbdcp_int *blocks, mbdcp_float *flops, void *work,
+                                    size_t work_bytes);
+
+
+/*
+ * nu (n_p): in: the warm start when settings->warm_start, out: the solution (with
+ * MBDCP_RAY_TERMINATION and MBDCP_CCP_CERT_DIRECTION: the certificate d).
  * u (n_v): out: Q nu = M^-1 P nu (v_next = v + M^-1 p_ext + u).
  */
 MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s, mbdcp_float *nu,

@@ -60,6 +60,11 @@ size_t mbdcp_sldl_analyze_workspace_size(mbdcp_int n, mbdcp_int nnz);
 MbdcpReturn mbdcp_sldl_analyze(mbdcp_int n, const mbdcp_int *ptr, const mbdcp_int *ind, mbdcp_int *perm,
                                mbdcp_int *nnz_l, mbdcp_float *flops, void *work, size_t work_bytes);
 
+/* nnz_l and flops of mbdcp_sldl_analyze for a given ordering perm (a permutation of the n blocks);
+ * the same workspace. */
+MbdcpReturn mbdcp_sldl_count(mbdcp_int n, const mbdcp_int *ptr, const mbdcp_int *ind, const mbdcp_int *perm,
+                             mbdcp_int *nnz_l, mbdcp_float *flops, void *work, size_t work_bytes);
+
 /* Bytes of the handle's storage for n blocks of size bs, nnz_a blocks of A, nnz_l blocks of L. */
 size_t mbdcp_sldl_workspace_size(mbdcp_int n, mbdcp_int bs, int symmetric, mbdcp_int nnz_a, mbdcp_int nnz_l);
 
