@@ -297,13 +297,22 @@ size_t mbdcp_sldl_analyze_workspace_size(mbdcp_int n, mbdcp_int nnz)
     return (2 * (N + 1) + 2 * Z + (Z + N) + 12 * N + 8) * sizeof(mbdcp_int);
 }
 
-MbdcpReturn mbdcp_sldl_analyze(mbdcp_int n, const mbdcp_int *ptr, const mbdcp_int *ind, mbdcp_int *perm,
-                               mbdcp_int *nnz_l, mbdcp_float *flops, void *work, size_t work_bytes)
+/* The checks shared by mbdcp_sldl_analyze and mbdcp_sldl_count. */
+static MbdcpReturn analyze_args(mbdcp_int n, const mbdcp_int *ptr, const mbdcp_int *ind, const mbdcp_int *perm,
+                                const mbdcp_int *nnz_l, const void *work, size_t work_bytes)
 {
     MbdcpReturn rc = check_pattern(n, ptr, ind);
     if (rc != MBDCP_OK) return rc;
     if (!perm || !nnz_l || !work) return MBDCP_ERR_NULL;
     if (work_bytes < mbdcp_sldl_analyze_workspace_size(n, ptr[n])) return MBDCP_ERR_WORKSPACE;
+    return MBDCP_OK;
+}
+
+MbdcpReturn mbdcp_sldl_analyze(mbdcp_int n, const mbdcp_int *ptr, const mbdcp_int *ind, mbdcp_int *perm,
+                               mbdcp_int *nnz_l, mbdcp_float *flops, void *work, size_t work_bytes)
+{
+    MbdcpReturn rc = analyze_args(n, ptr, ind, perm, nnz_l, work, work_bytes);
+    if (rc != MBDCP_OK) return rc;
     const mbdcp_int Z = 2 * ptr[n];
     mbdcp_int *sptr = (mbdcp_int *)work, *sind = sptr + n + 1, *iw = sind + Z, *scratch = iw + Z + n;
     symmetrise(n, ptr, ind, NULL, 0, sptr, sind, scratch);
@@ -314,10 +323,8 @@ MbdcpReturn mbdcp_sldl_analyze(mbdcp_int n, const mbdcp_int *ptr, const mbdcp_in
 MbdcpReturn mbdcp_sldl_count(mbdcp_int n, const mbdcp_int *ptr, const mbdcp_int *ind, const mbdcp_int *perm,
                              mbdcp_int *nnz_l, mbdcp_float *flops, void *work, size_t work_bytes)
 {
-    MbdcpReturn rc = check_pattern(n, ptr, ind);
+    MbdcpReturn rc = analyze_args(n, ptr, ind, perm, nnz_l, work, work_bytes);
     if (rc != MBDCP_OK) return rc;
-    if (!perm || !nnz_l || !work) return MBDCP_ERR_NULL;
-    if (work_bytes < mbdcp_sldl_analyze_workspace_size(n, ptr[n])) return MBDCP_ERR_WORKSPACE;
     const mbdcp_int Z = 2 * ptr[n];
     mbdcp_int *scratch = (mbdcp_int *)work + (n + 1) + Z + (Z + n);
     mbdcp_int *lptr = scratch + 12 * n, *lind = lptr + n + 1;

@@ -1,21 +1,12 @@
 #!/usr/bin/env bash
-# Build the C core's unit tests with AddressSanitizer and UBSan and run them.
+# Build the C core's unit tests with AddressSanitizer and UBSan and run them (one binary per
+# tests/c/test_*.c, each ending with its "N passed, N failed" line).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 mkdir -p tests/c/build
-${CC:-gcc} -std=c99 -Wall -Wextra -Werror -pedantic -g -O1 -fno-omit-frame-pointer \
-    -fsanitize=address,undefined -fno-sanitize-recover=undefined \
-    -Icsrc/include csrc/src/*.c tests/c/test_core.c -lm -o tests/c/build/test_core
-tests/c/build/test_core
-${CC:-gcc} -std=c99 -Wall -Wextra -Werror -pedantic -g -O1 -fno-omit-frame-pointer \
-    -fsanitize=address,undefined -fno-sanitize-recover=undefined \
-    -Icsrc/include csrc/src/*.c tests/c/test_coulomb.c -lm -o tests/c/build/test_coulomb
-tests/c/build/test_coulomb
-${CC:-gcc} -std=c99 -Wall -Wextra -Werror -pedantic -g -O1 -fno-omit-frame-pointer \
-    -fsanitize=address,undefined -fno-sanitize-recover=undefined \
-    -Icsrc/include csrc/src/*.c tests/c/test_sparse_ldl.c -lm -o tests/c/build/test_sparse_ldl
-tests/c/build/test_sparse_ldl
-${CC:-gcc} -std=c99 -Wall -Wextra -Werror -pedantic -g -O1 -fno-omit-frame-pointer \
-    -fsanitize=address,undefined -fno-sanitize-recover=undefined \
-    -Icsrc/include csrc/src/*.c tests/c/test_ccp.c -lm -o tests/c/build/test_ccp
-tests/c/build/test_ccp
+for name in test_core test_coulomb test_sparse_ldl test_ccp; do
+    ${CC:-gcc} -std=c99 -Wall -Wextra -Werror -pedantic -g -O1 -fno-omit-frame-pointer \
+        -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+        -Icsrc/include csrc/src/*.c "tests/c/$name.c" -lm -o "tests/c/build/$name"
+    "tests/c/build/$name"
+done
