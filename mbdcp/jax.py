@@ -209,7 +209,7 @@ def lcp(M, q, **options):
     M : array_like, shape (n, n)
     q : array_like, shape (n,)
     **options
-        :func:`mbdcp.lemke`'s keywords (``max_pivots``, ``tol``, ...) and ``degenerate_tol`` of
+        :func:`mbdcp.lemke`'s keywords (``max_iter``, ``tol``, ...) and ``degenerate_tol`` of
         :func:`mbdcp.derivatives.lcp`.
 
     Returns

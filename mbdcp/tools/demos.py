@@ -137,7 +137,7 @@ def demo_pile3d(out, plot=True):
 
     scene = sphere_pile_scene(500)
     out("500 spheres in a box, h = 0.01, 60 steps of the CCP solved by APGD, activation distance 0.1")
-    tr = simulate(scene, 0.01, 0.6, method="ccp", ccp_tol=1e-6, progress=True)
+    tr = simulate(scene, 0.01, 0.6, method="ccp", tol=1e-6, progress=True)
     return _simulation_summary("pile3d", scene, tr, out)
 
 
