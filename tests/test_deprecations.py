@@ -77,3 +77,32 @@ def test_every_solver_takes_tol_and_max_iter():
         assert {"tol", "max_iter"} <= set(params), fn.__qualname__
     for fn in (mbdcp.step, mbdcp.ccp, mbdcp.coulomb, mbdcp.ccp_local, simulate):
         assert "method" in inspect.signature(fn).parameters, fn.__qualname__
+
+
+def test_the_project_itself_uses_only_the_new_keywords():
+    # the package, its demos, notebooks and benchmarks call with the new spellings: an old keyword
+    # there would warn every user who runs them
+    import ast
+    import json
+    import pathlib
+
+    old = {"max_pivots", "ccp_tol", "fp_tol", "dphi_t", "solver", "phi"}
+    root = pathlib.Path(__file__).resolve().parent.parent
+    offenders = []
+    for d in ("mbdcp", "notebooks", "benchmarks"):
+        for path in (root / d).rglob("*"):
+            if path.suffix == ".py":
+                sources = [path.read_text(encoding="utf-8")]
+            elif path.suffix == ".ipynb" and ".ipynb_checkpoints" not in path.parts:
+                cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+                sources = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
+                sources = ["\n".join(line for line in src.splitlines() if not line.lstrip().startswith(("%", "!")))
+                           for src in sources]
+            else:
+                continue
+            for src in sources:
+                for node in ast.walk(ast.parse(src)):
+                    if isinstance(node, ast.Call) and getattr(node.func, "id", None) != "renamed":
+                        offenders += [f"{path.relative_to(root)}:{node.lineno}: {k.arg}="
+                                      for k in node.keywords if k.arg in old]
+    assert offenders == []
