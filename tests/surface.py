@@ -14,6 +14,7 @@ Outcomes (``classify``):
   value that is invalid by the documented contract accepted silently, or complex input truncated.
 """
 import math
+import os
 import re
 import warnings
 from dataclasses import dataclass
@@ -43,7 +44,9 @@ class Arg:
     ``domain``: for scalars and array entries "real", "pos", "nonneg", "unit" ((0, 1]), "open01",
     ("range", lo, hi) or "any" (no bound); for ints the least valid value (or (lo, hi)); for
     options the tuple of choices. ``optional``: None is valid. ``aliases``: other names a message
-    may use for it. ``wrong`` / ``extremes``: extra (label, value[, expect]) cases of this argument."""
+    may use for it. ``wrong`` / ``extremes``: extra (label, value[, expect]) cases of this argument;
+    ``valid_too``: labels of the generic bad values that are valid for this argument (a scalar
+    friction coefficient, a batch axis...): "either" for them."""
 
     name: str
     kind: str
@@ -53,6 +56,7 @@ class Arg:
     aliases: tuple = ()
     wrong: tuple = ()
     extremes: tuple = ()
+    valid_too: tuple = ()
 
 
 @dataclass
@@ -83,9 +87,8 @@ def _universal(arg):
     out = [("str 'abc'", "abc"), ("dict", {"a": 1}), ("list of str", ["a", "b"]), ("complex", 1 + 2j)]
     if not (arg.kind == "array" and arg.optional):
         out += [("set", {1, 2}), ("Decimal", Decimal("1.5")), ("object()", object())]
-    if arg.kind != "flag":
-        out.append(("bool True", True))
-    out.append(("None", None, {True: "accept", False: "refuse"}.get(arg.optional, "either")))
+    if arg.kind != "flag":  # a flag's booleans and None are its own cases
+        out += [("bool True", True), ("None", None, {True: "accept", False: "refuse"}.get(arg.optional, "either"))]
     return out
 
 
@@ -141,8 +144,7 @@ def _option_values(arg):
 
 def _flag_values(arg):
     return [("'yes'", "yes", "refuse"), ("'no'", "no", "refuse"), ("array of 2", np.array([True, False]), "refuse"),
-            ("np.bool_", np.bool_(True), "accept"), ("2", 2, "either"), ("0", 0, "either"),
-            ("None", None, "either" if not arg.optional else "accept")]
+            ("np.bool_", np.bool_(True), "accept"), ("2", 2, "either"), ("0", 0, "either"), ("None", None, "either")]
 
 
 def _shapes(a):
@@ -213,7 +215,8 @@ def bad_values(arg):
     out = [x for x in _universal(arg)]
     out += _KIND_VALUES.get(arg.kind, lambda a: [("5", 5)])(arg)
     out += list(arg.wrong) + list(arg.extremes)
-    return [(x[0], x[1], x[2] if len(x) > 2 else "refuse") for x in out]
+    out = [(x[0], x[1], x[2] if len(x) > 2 else "refuse") for x in out]
+    return [(label, v, "either" if label in arg.valid_too else e) for label, v, e in out]
 
 
 def cases(targets):
@@ -246,6 +249,8 @@ def error_group(exc_type, message, names, kind="array"):
     from mbdcp.infrastructure import _core
 
     allowed = (ValueError, TypeError) + ((OSError,) if kind == "path" else ())
+    if exc_type.__name__ == "SolveError":  # the layers' documented outcome of an unsolved problem: a status
+        return "clear"
     if not issubclass(exc_type, allowed) or issubclass(exc_type, (numpy.linalg.LinAlgError, _core.CoreError)):
         return "unclear"
     if any(w in message for w in LEAKS) or not names_arg(message, names):
@@ -258,6 +263,8 @@ def run_case(target, arg, value, expect):
     value refused: unclear), garbage."""
     kw = target.valid_kw()
     names = (arg.name,) + arg.aliases if arg is not None else ("",)
+    if arg is not None and arg.kind == "path" and isinstance(value, (str, bytes)):
+        names += (os.path.basename(os.fsdecode(value)) or "path",)  # a file error names the file
     if arg is not None:
         kw[arg.name] = value
     with warnings.catch_warnings(record=True) as caught:
@@ -339,6 +346,14 @@ def balance_ok(terms, tol=TOL, extra=0):
     return bool(np.all(np.abs(total) <= tol * scale + FLOOR))
 
 
+def momentum_ok(M, vn, v, impulses, tol=TOL):
+    """M (vn - v) = the sum of ``impulses`` row by row, at the scale of |M| times the largest
+    velocity (vn carries rounding relative to it) and of the impulses."""
+    vel = np.full(M.shape[0], max(float(np.abs(vn).max(initial=0)), float(np.abs(v).max(initial=0))),
+                  dtype=np.longdouble)
+    return balance_ok([M @ vn, -M @ v] + [-x for x in impulses], tol, np.abs(M) @ vel)
+
+
 def mu_of(U, n_c):
     u = A(U)
     if u.ndim == 0:
@@ -392,7 +407,7 @@ def check_step(kw, res, tol=TOL):
     p_ext = opt(kw, "p_ext", n_v)
     # vn carries rounding relative to the largest velocity: M vn and J^T vn are judged at that scale
     vel = np.full(n_v, max(float(np.abs(vn).max(initial=0)), float(np.abs(v).max(initial=0))), dtype=np.longdouble)
-    if not balance_ok([M @ vn, -M @ v, -p_ext, -Wn @ pn, -D @ beta, -Wb @ pb, -Dj @ bj], tol, np.abs(M) @ vel):
+    if not momentum_ok(M, vn, v, [p_ext, Wn @ pn, D @ beta, Wb @ pb, Dj @ bj], tol):
         return "SOLVED but the momentum balance fails"
     psi = corrected_gap(kw, opt(kw, "psi_n", n_c), h) / h
     dpsi_n, dpsi_f = opt(kw, "dpsi_n", n_c), opt(kw, "dpsi_f", m)
@@ -461,6 +476,6 @@ def check_ccp(kw, res, tol=1e-5):
     M, Wn, Wt, v = dense_mass(kw["M"]), A(kw["Wn"]), A(kw["Wt"]), A(kw["v"])
     Wb = jacobian(kw, "Wb", M.shape[0])
     p_ext = opt(kw, "p_ext", M.shape[0])
-    if not balance_ok([M @ (A(res.v_next) - v), -p_ext, -Wn @ g[:, 0], -Wt @ g[:, 1:].ravel(), -Wb @ A(res.p_b)], 1e-5):
+    if not momentum_ok(M, A(res.v_next), v, [p_ext, Wn @ g[:, 0], Wt @ g[:, 1:].ravel(), Wb @ A(res.p_b)], 1e-5):
         return "SOLVED but the momentum balance fails"
     return None

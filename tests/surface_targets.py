@@ -19,6 +19,7 @@ from surface import (
     check_step,
     check_success_finite,
     jacobian,
+    momentum_ok,
     nonfinite,
     opt,
     pairs_ok,
@@ -74,6 +75,13 @@ def obj(name, valid=OMIT, optional=False, wrong=(), aliases=()):
     return Arg(name, "object", valid, "any", optional, aliases=aliases, wrong=tuple(wrong))
 
 
+COEFFICIENT_FORMS = ("0-d", "column")  # a scalar for all contacts, diag(mu) of one contact
+
+
+def coefficients(name, valid=U1):
+    return Arg(name, "array", valid, "nonneg", valid_too=COEFFICIENT_FORMS)
+
+
 def lemke_opts():
     return [num("tol", domain="open01", optional=True), integer("max_iter", optional=True)]
 
@@ -85,7 +93,7 @@ def correction():
 def contact_args(mass=True):
     """M, Wn, D, E, U, v of the sphere of Trinkle (2003), section 4."""
     out = [arr("M", M6, extremes=MASS_EXTREMES)] if mass else []
-    return out + [arr("Wn", WN), arr("D", D4), arr("E", E4, "grouping"), arr("U", U1, "nonneg"), arr("v", V6)]
+    return out + [arr("Wn", WN), arr("D", D4), arr("E", E4, "grouping"), coefficients("U"), arr("v", V6)]
 
 
 def step_keywords(joints=True, surfaces=True, friction=True):
@@ -93,11 +101,11 @@ def step_keywords(joints=True, surfaces=True, friction=True):
     if surfaces:
         out += [arr("dpsi_n", np.zeros(1), optional=True), arr("dpsi_f", np.zeros(4), optional=True)]
     if joints:
-        out += [arr("Wb", WB, optional=True), arr("theta", np.zeros(1), optional=True),
+        out += [arr("Wb", WB, optional="either"), arr("theta", np.zeros(1), optional=True),
                 arr("dtheta", np.zeros(1), optional=True)]
     if friction:
-        out += [arr("Dj", DJ, optional=True), arr("Ej", EJ, "grouping", optional=True),
-                arr("beta_max", np.array([0.1]), "nonneg", optional=True)]
+        out += [arr("Dj", DJ, optional="either"), arr("Ej", EJ, "grouping", optional="either"),
+                arr("beta_max", np.array([0.1]), "nonneg", optional="either")]
     return out
 
 
@@ -120,8 +128,9 @@ def check_fixed_point(kw, res):
     M, Wn, D, v = A(kw["M"]), A(kw["Wn"]), A(kw["D"]), A(kw["v"])
     n_v = M.shape[0]
     Wb, p_ext = jacobian(kw, "Wb", n_v), opt(kw, "p_ext", n_v)
-    terms = [M @ (A(res.v_next) - v), -p_ext, -Wn @ A(res.p_n), -D @ A(res.beta), -Wb @ A(res.p_b)]
-    if not balance_ok(terms) or np.any(A(res.p_n) < -TOL * max(float(np.abs(A(res.p_n)).max(initial=0)), TINY)):
+    impulses = [p_ext, Wn @ A(res.p_n), D @ A(res.beta), Wb @ A(res.p_b)]
+    if not momentum_ok(M, A(res.v_next), v, impulses) or np.any(
+            A(res.p_n) < -TOL * max(float(np.abs(A(res.p_n)).max(initial=0)), TINY)):
         return "SOLVED but the momentum balance or p_n >= 0 fails"
     return None
 
@@ -134,9 +143,10 @@ def check_full_rank(kw, res):
     n_v, n_c = Wn.shape
     p_ext, psi = opt(kw, "p_ext", n_v), opt(kw, "psi_n", n_c)
     vn, pn = A(res.v_next), A(res.p_n)
-    if not balance_ok([M @ (vn - v), -p_ext, -Wn @ pn, -Wt @ A(res.p_t).ravel()], 1e-5):
+    if not momentum_ok(M, vn, v, [p_ext, Wn @ pn, Wt @ A(res.p_t).ravel()], 1e-5):
         return "SOLVED but the momentum balance fails"
-    if not pairs_ok(pn, Wn.T @ vn + psi / h, np.abs(Wn.T) @ np.abs(vn) + np.abs(psi / h), 1e-5):
+    vel = max(float(np.abs(vn).max(initial=0)), float(np.abs(v).max(initial=0)))
+    if not pairs_ok(pn, Wn.T @ vn + psi / h, np.abs(Wn.T).sum(axis=1) * vel + np.abs(psi / h), 1e-5):
         return "SOLVED but p_n is not complementary to the normal velocity"
     return None
 
@@ -236,7 +246,7 @@ def solver_targets():
                   obj("warm_start", optional=True, wrong=(("floats", np.ones(4)),)), *correction()], STEP_POS,
                check_step),
         Target("mbdcp.fixed_point", mbdcp.fixed_point, contact_args() + [num("h", H)] + step_keywords(False, False, False)
-               + [arr("Wb", WB, optional=True), arr("theta", np.zeros(1), optional=True),
+               + [arr("Wb", WB, optional="either"), arr("theta", np.zeros(1), optional=True),
                   integer("algorithm", domain=(1, 3)), num("tol"), integer("max_iter"), *correction(),
                   obj("warm_start", optional=True), option("crash", ("ccp",), optional=True)], STEP_POS,
                check_fixed_point),
@@ -248,40 +258,41 @@ def solver_targets():
         Target("mbdcp.relax.sliding_speed", mbdcp.relax.sliding_speed, [arr("D", D4), arr("E", E4, "grouping"),
                                                                         arr("v", V6)], ("D", "E", "v"), check_finite),
         Target("mbdcp.full_rank_step", mbdcp.full_rank_step,
-               [arr("M", M6, extremes=MASS_EXTREMES), arr("Wn", WN), arr("Wt", WT), arr("mu", U1, "nonneg"),
+               [arr("M", M6, extremes=MASS_EXTREMES), arr("Wn", WN), arr("Wt", WT), coefficients("mu"),
                 arr("v", V6), num("h", H), integer("n_d"), num("rho", optional=True), arr("p_ext", P6, optional=True),
                 arr("psi_n", np.zeros(1), optional=True), *lemke_opts(), flag("return_lcp"),
                 num("compliance", domain="nonneg", optional=True)],
                ("M", "Wn", "Wt", "mu", "v", "h"), check_full_rank),
         Target("mbdcp.full_rank_acceleration", mbdcp.full_rank_acceleration,
-               [arr("M", M6, extremes=MASS_EXTREMES), arr("Wn", WN), arr("Wt", WT), arr("mu", U1, "nonneg"),
+               [arr("M", M6, extremes=MASS_EXTREMES), arr("Wn", WN), arr("Wt", WT), coefficients("mu"),
                 arr("v", np.zeros(6)), arr("k", K6), integer("n_d"), num("rho", optional=True),
                 arr("dWn_v", np.zeros(1), optional=True), arr("dWt_v", np.zeros(2), optional=True), num("slide_tol"),
                 *lemke_opts()], ("M", "Wn", "Wt", "mu", "v", "k"), check_full_rank_acceleration),
         Target("mbdcp.ccp", mbdcp.ccp,
-               [arr("M", M6, extremes=MASS_EXTREMES + (("denormal", M6 * 5e-324, "either"),)), arr("Wn", WN),
-                arr("Wt", WT), arr("mu", U1, "nonneg"), arr("v", V6), num("h", H), arr("p_ext", P6, optional=True),
-                arr("psi_n", np.zeros(1), optional=True), arr("Wb", WB, optional=True),
+               [arr("M", M6, extremes=MASS_EXTREMES + (("denormal", M6 * 5e-324, "either"),), valid_too=("3-d",)),
+                arr("Wn", WN),
+                arr("Wt", WT), coefficients("mu"), arr("v", V6), num("h", H), arr("p_ext", P6, optional=True),
+                arr("psi_n", np.zeros(1), optional=True), arr("Wb", WB, optional="either"),
                 arr("theta", np.zeros(1), optional=True), option("method", ("apgd", "pjacobi", "pgs")), num("tol"),
-                integer("max_iter"), obj("warm_start", optional=True), num("omega", domain=("range", 1e-300, 1.999),
+                integer("max_iter"), obj("warm_start", optional=True), num("omega", domain=("range", 5e-324, 1.999),
                                                                            optional=True),
                 *correction(), arr("dpsi_t", np.zeros(2), optional=True)],
                ("M", "Wn", "Wt", "mu", "v", "h"), check_ccp),
         Target("mbdcp.instantaneous", mbdcp.instantaneous,
                contact_args()[:5] + [arr("v", np.zeros(6)), arr("k", K6), arr("dWn_v", np.zeros(1), optional=True),
                                      arr("dD_v", np.zeros(4), optional=True), num("slide_tol"), *lemke_opts(),
-                                     arr("Wb", WB, optional=True), arr("dWb_v", np.zeros(1), optional=True)],
+                                     arr("Wb", WB, optional="either"), arr("dWb_v", np.zeros(1), optional=True)],
                ("M", "Wn", "D", "E", "U", "v", "k"), check_instantaneous),
         Target("mbdcp.friction_basis", mbdcp.friction_basis, [fb, integer("n_d", 4, domain=0)], ("normal", "n_d"),
                check_friction_basis),
         Target("mbdcp.coulomb", mbdcp.coulomb, [arr("W", np.eye(3)), arr("q", np.array([-1.0, 2, 0])),
-                                                arr("mu", np.array([0.5]), "nonneg"),
+                                                coefficients("mu", np.array([0.5])),
                                                 option("method", ("fixed_point", "nsgs")), num("tol"),
                                                 integer("max_iter", optional=True), option("inner", ("apgd", "pgs")),
                                                 integer("spacedim", domain=(2, 3))],
                ("W", "q", "mu"), check_success_finite),
         Target("mbdcp.ccp_local", mbdcp.ccp_local, [arr("W", np.eye(3)), arr("q", np.array([-1.0, 2, 0])),
-                                                    arr("mu", np.array([0.5]), "nonneg"),
+                                                    coefficients("mu", np.array([0.5])),
                                                     option("method", ("apgd", "pgs")), num("tol"),
                                                     integer("max_iter", optional=True)],
                ("W", "q", "mu"), check_success_finite),
@@ -293,14 +304,18 @@ def solver_targets():
                                                                       wrong=(("list", [1]), ("bad key", {"x": {}})))],
                STEP_POS, check_compare),
         Target("mbdcp.tools.compare.tangent_pairs", mbdcp.tools.compare.tangent_pairs,
-               [arr("D", D4), arr("E", E4, "grouping")], ("D", "E"), check_finite),
+               [arr("D", D4, valid_too=("extra row",)), arr("E", E4, "grouping")], ("D", "E"), check_finite),
         Target("mbdcp.formulations.ccp.mass_inverse", mbdcp.formulations.ccp.mass_inverse,
-               [arr("M", M6, extremes=MASS_EXTREMES)], ("M",), check_finite),
+               [arr("M", M6, extremes=MASS_EXTREMES, valid_too=("3-d",))], ("M",), check_finite),
         Target("mbdcp.formulations.ccp.cone_jacobian", mbdcp.formulations.ccp.cone_jacobian,
-               [arr("Wn", WN), arr("Wt", WT), arr("Wb", WB)], ("Wn", "Wt", "Wb"), check_finite),
+               [arr("Wn", WN), arr("Wt", WT), arr("Wb", WB, optional=True, valid_too=("extra column",))], ("Wn", "Wt"),
+               check_finite),
         Target("mbdcp.formulations.full_rank.tangent_directions", mbdcp.formulations.full_rank.tangent_directions,
                [integer("n_d", 2)], ("n_d",), check_finite),
     ]
+
+
+BATCH_FORMS = ("3-d", "column")  # an input with a leading batch axis of 1
 
 
 def batch_targets():
@@ -310,8 +325,10 @@ def batch_targets():
                                                                   integer("threads", optional=True)],
                          ("Ms", "qs"), check_batch_lemke)
     step_args = [arr("Ms", M6, extremes=MASS_EXTREMES), arr("Wns", WN), arr("Ds", D4), arr("Es", E4, "grouping"),
-                 arr("Us", U1, "nonneg"), arr("vs", vs), num("h", H)] + step_keywords() + lemke_opts() \
+                 coefficients("Us"), arr("vs", vs), num("h", H)] + step_keywords() + lemke_opts() \
         + [integer("threads", optional=True)]
+    for a in step_args:  # a leading batch axis of 1 (or of B for the velocities) is valid
+        a.valid_too += BATCH_FORMS + (("extra row",) if a.name == "vs" else ())
     batch_step = Target("mbdcp.batch.step", mbdcp.batch.step, step_args, ("Ms", "Wns", "Ds", "Es", "Us", "vs", "h"),
                         check_batch_step)
 
@@ -335,44 +352,53 @@ def _ccp_data():
     return {"M": M6, "Wn": WN, "Wt": WT, "mu": U1, "v": V6, "h": H, "p_ext": P6, "psi_n": np.zeros(1)}
 
 
+_SOLVE = object()  # res left out: the derivative's target solves its own data first
+
+
+def _derivative(solve, derive, n_pos):
+    """derive(*data, res, **keywords) with res solved from the same data unless given (so that a
+    bad datum reaches the derivative as data, not as a result of other data)."""
+    def call(*args, res=_SOLVE, degenerate_tol=1e-9, **kw):
+        if res is _SOLVE:
+            res = solve(*args[:n_pos], **kw)
+        return derive(*args[:n_pos], res, degenerate_tol=degenerate_tol, **kw)
+    return call
+
+
 def derivative_targets():
-    step_res = Fresh(lambda: mbdcp.step(**_step_data()))
-    ccp_res = Fresh(lambda: mbdcp.ccp(**_ccp_data(), tol=1e-12))
+    d = mbdcp.derivatives
     wrong_res = (("a StepResult", Fresh(lambda: mbdcp.step(**_step_data()))), ("5", 5))
+    res = obj("res", wrong=wrong_res)
+    tol = num("degenerate_tol", 1e-9)
 
     def lcp_jvp(dM=None, dq=None):
-        return mbdcp.derivatives.lcp(LCP_M, LCP_Q, _lcp_res()).jvp(dM=dM, dq=dq)
+        return d.lcp(LCP_M, LCP_Q, _lcp_res()).jvp(dM=dM, dq=dq)
 
     def lcp_vjp(gz):
-        return mbdcp.derivatives.lcp(LCP_M, LCP_Q, _lcp_res()).vjp(gz)
+        return d.lcp(LCP_M, LCP_Q, _lcp_res()).vjp(gz)
 
     def step_jvp(**t):
-        d = _step_data()
-        return mbdcp.derivatives.step(**d, res=mbdcp.step(**d)).jvp(**t)
+        return d.step(**_step_data(), res=mbdcp.step(**_step_data())).jvp(**t)
 
     def step_vjp(**g):
-        d = _step_data()
-        return mbdcp.derivatives.step(**d, res=mbdcp.step(**d)).vjp(**g)
+        return d.step(**_step_data(), res=mbdcp.step(**_step_data())).vjp(**g)
     return [
-        Target("mbdcp.derivatives.lcp", mbdcp.derivatives.lcp,
-               [arr("M", LCP_M), arr("q", LCP_Q), obj("res", Fresh(_lcp_res), wrong=wrong_res),
-                num("degenerate_tol", 1e-9)], ("M", "q", "res"), check_finite),
+        Target("mbdcp.derivatives.lcp", _derivative(lambda M, q: mbdcp.lemke(M, q), d.lcp, 2),
+               [arr("M", LCP_M), arr("q", LCP_Q), res, tol], ("M", "q"), check_finite),
         Target("LCPDerivative.jvp", lcp_jvp, [arr("dM", np.eye(2), optional=True), arr("dq", np.ones(2), optional=True)],
                (), check_finite),
         Target("LCPDerivative.vjp", lcp_vjp, [arr("gz", np.ones(2))], ("gz",), check_finite),
-        Target("mbdcp.derivatives.step", mbdcp.derivatives.step,
-               contact_args() + [num("h", H), obj("res", step_res, wrong=wrong_res[1:]),
-                                 arr("p_ext", P6, optional=True), arr("psi_n", np.zeros(1), optional=True),
-                                 num("degenerate_tol", 1e-9)], STEP_POS + ("res",), check_finite),
+        Target("mbdcp.derivatives.step", _derivative(mbdcp.step, d.step, 7),
+               contact_args() + [num("h", H), res, arr("p_ext", P6, optional=True), arr("psi_n", np.zeros(1), optional=True),
+                                 tol], STEP_POS, check_finite),
         Target("StepDerivative.jvp", step_jvp, [arr("U", np.ones(1), optional=True), arr("v", np.ones(6), optional=True),
                                                num("h", 1.0, "any", optional=True)], (), check_finite),
         Target("StepDerivative.vjp", step_vjp, [arr("v_next", np.ones(6), optional=True),
                                                arr("p_n", np.ones(1), optional=True)], (), check_finite),
-        Target("mbdcp.derivatives.ccp", mbdcp.derivatives.ccp,
-               [arr("M", M6), arr("Wn", WN), arr("Wt", WT), arr("mu", U1, "nonneg"), arr("v", V6), num("h", H),
-                obj("res", ccp_res, wrong=wrong_res), arr("p_ext", P6, optional=True),
-                arr("psi_n", np.zeros(1), optional=True), num("degenerate_tol", 1e-9)],
-               ("M", "Wn", "Wt", "mu", "v", "h", "res"), check_finite),
+        Target("mbdcp.derivatives.ccp", _derivative(lambda *a, **k: mbdcp.ccp(*a, **k, tol=1e-12), d.ccp, 6),
+               [arr("M", M6), arr("Wn", WN), arr("Wt", WT), coefficients("mu"), arr("v", V6), num("h", H), res,
+                arr("p_ext", P6, optional=True), arr("psi_n", np.zeros(1), optional=True), tol],
+               ("M", "Wn", "Wt", "mu", "v", "h"), check_finite),
     ]
 
 
@@ -434,6 +460,9 @@ def io_files(tmp):
     return f
 
 
+ANY_LENGTH = ("one more", "one less")  # a Solution's vectors have the length of their problem
+
+
 def io_targets(tmp):
     from mbdcp import io
 
@@ -460,21 +489,24 @@ def io_targets(tmp):
                                                             ("siconos text", f["lcp"]))], ("path",), check_finite),
         Target("mbdcp.io.write_fclib", io.write_fclib,
                [Arg("path", "path", os.path.join(tmp, "out.hdf5"), "any",
-                    wrong=(("directory", tmp), ("int", 5), ("no such dir", os.path.join(tmp, "no", "x.hdf5")))),
+                    wrong=(("directory", tmp), ("int", 5), ("no such dir", os.path.join(tmp, "no", "x.hdf5"))),
+                    valid_too=("str 'abc'",)),
                 obj("problem", local, wrong=(("5", 5),)), obj("solution", optional=True, wrong=(("5", 5),)),
                 obj("guesses", optional=True, wrong=(("5", 5), ("[5]", [5]))),
                 option("storage", ("csc", "csr", "triplet"), optional=True)], ("path", "problem"), read_back),
         Target("mbdcp.io.LocalProblem", io.LocalProblem,
                [arr("W", np.eye(3), extremes=(("empty sparse 1e10", sp.coo_matrix((10 ** 10, 10 ** 10))),)),
                 arr("q", np.array([-1.0, 2, 0])), arr("mu", np.array([0.5]), "nonneg"),
-                integer("spacedim", 3, domain=(2, 3)), obj("info", optional=True, wrong=(("list", [1]),))],
+                integer("spacedim", 3, domain=(2, 3)),
+                Arg("info", "object", OMIT, "any", True, wrong=(("list", [1]),), valid_too=("dict",))],
                ("W", "q", "mu", "spacedim"), check_finite),
         Target("mbdcp.io.GlobalProblem", io.GlobalProblem,
                [arr("M", np.eye(3), extremes=(("empty sparse 1e10", sp.coo_matrix((10 ** 10, 10 ** 10))),)),
                 arr("H", np.eye(3)), arr("f", np.zeros(3)), arr("w", np.zeros(3)), arr("mu", np.array([0.5]), "nonneg"),
                 integer("spacedim", 3, domain=(2, 3))], ("M", "H", "f", "w", "mu", "spacedim"), check_finite),
-        Target("mbdcp.io.Solution", io.Solution, [arr("v", np.zeros(3), optional=True),
-                                                  arr("r", np.zeros(3), optional=True)], (), check_finite),
+        Target("mbdcp.io.Solution", io.Solution, [arr("v", np.zeros(3), optional=True, valid_too=ANY_LENGTH),
+                                                  arr("r", np.zeros(3), optional=True, valid_too=ANY_LENGTH)], (),
+               check_finite),
         Target("mbdcp.io.MLCPProblem", io.MLCPProblem,
                [arr("A", np.eye(1)), arr("B", np.eye(1)), arr("C", np.ones((1, 1))), arr("D", np.ones((1, 1))),
                 arr("a", np.ones(1)), arr("b", -np.ones(1))], ("A", "B", "C", "D", "a", "b"), check_finite),
@@ -514,7 +546,7 @@ def study_targets():
                 integer("n_workers", 1, optional=True), flag("processes", False),
                 option("start_method", ("fork", "spawn", "forkserver"), optional=True)], ("func", "grid"), None),
         Target("mbdcp.study.profile", study.profile,
-               [obj("problems", problems, wrong=(("5", 5), ("empty", {}))),
+               [Arg("problems", "object", problems, "any", wrong=(("5", 5), ("empty", {})), valid_too=("dict", "list of str")),
                 obj("solvers", {"lemke": _solver}, wrong=(("5", 5), ("not callable", {"x": 5}))),
                 num("tol", 1e-6, "nonneg"), obj("residual", optional=True, wrong=(("5", 5),)),
                 integer("repeat"), obj("timer", optional=True, wrong=(("5", 5),)), flag("progress", False)],

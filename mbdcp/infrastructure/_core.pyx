@@ -29,6 +29,7 @@ INTERRUPTED = MBDCP_INTERRUPTED
 ERR_NOT_POSDEF = MBDCP_ERR_NOT_POSDEF
 ERR_RANK_DEFICIENT = MBDCP_ERR_RANK_DEFICIENT
 ERR_DATA = MBDCP_ERR_DATA
+ERR_NONFINITE = MBDCP_ERR_NONFINITE
 
 
 class CoreError(ValueError):
@@ -633,8 +634,9 @@ cdef const int *_idata(cnp.ndarray a) except? NULL:
 
 def ccp(int n_v, int n_c, int n_b, cnp.ndarray P_ptr, cnp.ndarray P_ind, cnp.ndarray P_val,
         cnp.ndarray Q_ptr, cnp.ndarray Q_ind, cnp.ndarray Q_val, cnp.ndarray mu, cnp.ndarray p,
-        str method, double tol, int max_iter, double omega, cnp.ndarray nu0):
-    """(nu, u, history, status, iterations, residual, polished); nu0 is None or the warm start."""
+        method, double tol, int max_iter, double omega, cnp.ndarray nu0):
+    """(nu, u, history, status, iterations, residual, polished); nu0 is None or the warm start;
+    method a key of CCP_METHODS (any str, np.str_ included)."""
     cdef MbdcpReturn rc
     if n_v < 1 or n_c < 0 or n_b < 0:
         raise ValueError(f"internal call: n_v = {n_v}, n_c = {n_c}, n_b = {n_b} out of range")
@@ -660,7 +662,7 @@ def ccp(int n_v, int n_c, int n_b, cnp.ndarray P_ptr, cnp.ndarray P_ind, cnp.nda
     cdef MbdcpCcpSettings s
     cdef const char *msg = NULL
     mbdcp_ccp_default_settings(&s)
-    s.method = CCP_METHODS[method]
+    s.method = CCP_METHODS[str(method)]
     s.tol = tol
     s.max_iter = max_iter
     s.omega = omega
@@ -837,7 +839,7 @@ cdef MbdcpFcProblem _fc_problem(int n_c, cnp.ndarray W_ptr, cnp.ndarray W_ind, c
 
 
 def fc_solve(bint coulomb, int n_c, cnp.ndarray W_ptr, cnp.ndarray W_ind, cnp.ndarray W_val, S, cnp.ndarray q,
-             cnp.ndarray mu, str method, str inner, double tol, int max_iter, int inner_max_iter, r0):
+             cnp.ndarray mu, method, inner, double tol, int max_iter, int inner_max_iter, r0):
     """(r, u, history, status, iterations, inner_iterations, residual, local_failures) of
     mbdcp_coulomb_solve (coulomb) or mbdcp_ccp_local_solve; W and S (None or a (ptr, ind, val)
     tuple) in CSR; r0 is None or the warm start."""
@@ -845,8 +847,11 @@ def fc_solve(bint coulomb, int n_c, cnp.ndarray W_ptr, cnp.ndarray W_ind, cnp.nd
     cdef MbdcpFcSettings s
     cdef const char *msg = NULL
     mbdcp_fc_default_settings(&s)
-    s.method = FC_METHODS[method]
-    s.inner = FC_METHODS[inner]
+    for name, x in (("method", method), ("inner", inner)):  # callers check them; a wrong one still gets a clear error
+        if not isinstance(x, str) or x not in FC_METHODS:
+            raise ValueError(f"{name} must be one of {', '.join(map(repr, FC_METHODS))}, got {x!r}")
+    s.method = FC_METHODS[str(method)]
+    s.inner = FC_METHODS[str(inner)]
     s.tol = tol
     s.max_iter = max_iter
     s.inner_max_iter = inner_max_iter

@@ -3,6 +3,7 @@ import functools
 
 import numpy as np
 
+from mbdcp.infrastructure import validate as val
 from mbdcp.infrastructure.contact_state import ContactState
 
 __all__ = ["plot_series", "plot_contact_states", "animate"]
@@ -68,7 +69,7 @@ def _shapes(tr, scene):
 
     if scene is not None:
         if not isinstance(scene, Scene):
-            raise TypeError(f"scene must be a mbdcp.mechanics.Scene or None, got {type(scene).__name__}")
+            raise TypeError(f"scene must be a mbdcp.mechanics.Scene or None, got {val.describe(scene)}")
         shapes = Shapes.of(scene)
     elif tr.shapes is not None:
         shapes = tr.shapes

@@ -42,7 +42,10 @@ def sphere_on_plane(mu=0.2, m=1.0, r=1.0):
     along +x, -x, +y, -y at the contact point (0, 0, -r) relative to the centre (the
     D printed in Trinkle (2003), section 4, before eq. 48).
     """
+    mu, m, r = val.nonnegative_scalar("mu", mu), val.positive_scalar("m", m), val.positive_scalar("r", r)
     inertia = 0.4 * m * r * r
+    if not np.isfinite(inertia) or inertia == 0:
+        raise ValueError(f"m r^2 = {m * r * r:.3g} is beyond the float64 range: rescale m or r (change units)")
     M = np.diag([m, m, m, inertia, inertia, inertia])
     Wn = np.array([[0.0, 0.0, 1.0, 0.0, 0.0, 0.0]]).T
     D = np.array([
@@ -60,7 +63,9 @@ def sphere_on_plane(mu=0.2, m=1.0, r=1.0):
 def sphere_closed_form(t, v0=2.0, mu=0.2, g=9.81, r=1.0):
     """Exact (v_x, w_y) of the sphere released sliding at v0 along x (Trinkle 2003, section 4):
     it slides until t* = 2 v0 / (7 mu g), then rolls with v_x = r w_y = 5/7 v0."""
-    t = np.asarray(t, dtype=float)
+    t = val.as_array("t", t)
+    v0, mu, g, r = val.real_scalar("v0", v0), val.positive_scalar("mu", mu), val.positive_scalar("g", g), \
+        val.positive_scalar("r", r)
     t_star = 2.0 * v0 / (7.0 * mu * g)
     ts = np.minimum(t, t_star)
     vx = v0 - mu * g * ts
@@ -72,7 +77,8 @@ def simulate_sphere(h=0.12, T=0.6, v0=2.0, mu=0.2, g=9.81):
     """Time-step the sphere with :func:`mbdcp.step`: returns times, velocities (steps+1, 6),
     normal impulses and friction impulses (steps, 4)."""
     M, Wn, D, E, U = sphere_on_plane(mu)
-    steps = int(round(T / h))
+    steps = _steps(h, T, 12)
+    v0, g = val.real_scalar("v0", v0), val.real_scalar("g", g)
     v = np.array([v0, 0.0, 0.0, 0.0, 0.0, 0.0])
     z = 1.0  # height of the centre: the gap is z - r
     p_ext = np.array([0.0, 0.0, -g * h, 0.0, 0.0, 0.0])
@@ -95,6 +101,11 @@ def particle_above_wall(steps=6, v0=-4.0, gap=1.0, wall_speed=0.0, m=1.0, h=1.0,
     The wall moves up at ``wall_speed``, so the gap's time derivative from the wall is
     dpsi_n = -wall_speed. Returns arrays p_n (steps,) and v (steps,) of the end velocities.
     """
+    steps = val.integer("steps", steps, 0)
+    val.fits_in_memory("steps", steps, 16 * steps, "for the impulses and velocities")
+    v0, gap, wall_speed, g = (val.real_scalar(n, x) for n, x in (("v0", v0), ("gap", gap), ("wall_speed", wall_speed),
+                                                                 ("g", g)))
+    m, h = val.positive_scalar("m", m), val.positive_scalar("h", h)
     M, Wn = np.array([[m]]), np.array([[1.0]])
     D, E = np.zeros((1, 0)), np.zeros((0, 1))
     v, psi = np.array([v0]), gap
@@ -146,6 +157,7 @@ def euler_table(steps=3, F=1.0, m=1.0, h=1.0, q0=0.0, v0=0.0):
     ([0.0, 0.0, 1.0, 3.0], [0.0, 1.0, 3.0, 6.0], [0.0, 1.0, 2.0, 3.0])
     """
     steps = val.positive_int("steps", steps, allow_none=False)
+    val.fits_in_memory("steps", steps, 64 * steps, "for the table")
     F = val.real_scalar("F", F)
     m = val.positive_scalar("m", m)
     h = val.positive_scalar("h", h)
@@ -270,6 +282,15 @@ class Trajectory(_Result):
     impulses: np.ndarray
 
 
+def _steps(h, T, per_step):
+    """round(T / h) for valid h and T, refused when the ``per_step`` numbers recorded per step would
+    not fit in memory."""
+    h, T = val.positive_scalar("h", h), val.positive_scalar("T", T)
+    steps = int(round(T / h))
+    val.fits_in_memory("T / h", steps, 8 * per_step * steps + 64 * steps, "for the recorded steps")
+    return steps
+
+
 def _march(step, q, v, steps, h, what):
     """``steps`` semi-implicit Euler steps: ``step(q, v) -> (StepResult, impulses)`` gives v_next,
     then q += h v_next. A step that is not SOLVED raises."""
@@ -297,7 +318,7 @@ def bead_on_wire(theta0=0.5, length=1.0, h=1e-3, T=2.0, m=1.0, g=9.81):
     theta0 = val.real_scalar("theta0", theta0)
     length, h, T, m = (val.positive_scalar(n, x) for n, x in (("length", length), ("h", h), ("T", T), ("m", m)))
     g = val.real_scalar("g", g)
-    steps = round(T / h)
+    steps = _steps(h, T, 6)
     q = length * np.array([np.sin(theta0), -np.cos(theta0)])
     v = np.zeros(2)
     M, p_ext = m * np.eye(2), np.array([0.0, -m * g * h])
@@ -324,7 +345,7 @@ def slider_with_joint_friction(force, c_max, v0=0.0, h=1e-2, T=1.0, m=1.0):
     c_max = val.nonnegative_scalar("c_max", c_max)
     v0 = val.real_scalar("v0", v0)
     h, T, m = (val.positive_scalar(n, x) for n, x in (("h", h), ("T", T), ("m", m)))
-    steps = round(T / h)
+    steps = _steps(h, T, 7)
     M = m * np.eye(2)
     Wb, Dj, Ej = np.array([[0.0], [1.0]]), np.array([[1.0, -1.0], [0.0, 0.0]]), np.ones((2, 1))
     no_contacts = (np.zeros((2, 0)), np.zeros((2, 0)), np.zeros((0, 0)), np.zeros(0))
@@ -351,7 +372,7 @@ def box_on_belt(belt_speed=1.0, mu=0.3, v0=0.0, h=1e-2, T=1.0, m=1.0, g=9.81):
     v0 = val.real_scalar("v0", v0)
     h, T, m = (val.positive_scalar(n, x) for n, x in (("h", h), ("T", T), ("m", m)))
     g = val.real_scalar("g", g)
-    steps = round(T / h)
+    steps = _steps(h, T, 7)
     M, Wn = m * np.eye(2), np.array([[0.0], [1.0]])
     D, E = np.array([[1.0, -1.0], [0.0, 0.0]]), np.ones((2, 1))
     dpsi_f = -D.T @ np.array([V, 0.0])
