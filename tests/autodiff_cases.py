@@ -1,4 +1,5 @@
-"""Problems and NumPy references shared by tests/test_jax.py and tests/test_torch.py.
+"""Problems and NumPy references shared by the derivative tests (tests/test_derivatives.py,
+tests/test_autodiff.py) and the layers' (tests/test_jax.py, tests/test_torch.py).
 
 Scenes whose active set is stable under a central-difference step (no degenerate pair, a margin
 no difference step can cross), directions of change that stay on the solution's piece, and the
@@ -197,6 +198,18 @@ def ccp_pile(seed):
 
 
 CCP_SOLVE = {"tol": 1e-14, "max_iter": 100_000, "method": "pgs"}
+
+
+def unconverged_ccp():
+    """(arguments, keywords) of a CCP solve of the sliding particle given too few iterations to
+    converge: the layers must raise naming MAX_ITERATIONS."""
+    args, kw = split(ccp_particle(), CCP_ARGS)
+    return args, dict(kw, tol=1e-15, max_iter=2)
+
+
+def planar_particle():
+    """(M, Wn, D, E, h) of a unit particle on the floor y = 0 with planar friction (D = [t, -t])."""
+    return np.eye(2), np.array([[0.0], [1.0]]), np.array([[1.0, -1.0], [0.0, 0.0]]), np.ones((2, 1)), 0.1
 
 
 def solve_ccp(data):

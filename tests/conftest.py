@@ -11,7 +11,8 @@ sys.path.insert(0, HERE)
 
 # Test the installed package. `python -m pytest` puts the source tree first on sys.path, and
 # after a plain `pip install .` its mbdcp/ has no compiled extension: drop it then.
-if not glob.glob(os.path.join(ROOT, "mbdcp", "_core.*.so")) + glob.glob(os.path.join(ROOT, "mbdcp", "_core.*.pyd")):
+_CORE = os.path.join(ROOT, "mbdcp", "infrastructure", "_core.*")
+if not glob.glob(_CORE + ".so") + glob.glob(_CORE + ".pyd"):
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != ROOT]
     if "mbdcp" in sys.modules:
         raise RuntimeError("mbdcp was imported from the source tree before conftest.py")

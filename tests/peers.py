@@ -36,10 +36,21 @@ def siconos_lcp(problems, solver="lexicolemke", repeat=1):
 FC_RUNNER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "siconos_fc_runner.py")
 
 
-def siconos_fc(problems, solver="nsgs", tol=1e-8, max_iter=100_000, repeat=1, timeout=3600):
-    """Solve local friction-contact problems [(W, q, mu), ...] (W dense or scipy.sparse, 3-D) with
-    Siconos fc3d (solver "nsgs" or "nsn_ac") in a subprocess: list of dicts with r, u, info (Siconos'
-    own flag), seconds (timed in the subprocess), iterations, error (Siconos' own measure)."""
+def _limit_memory(nbytes):
+    """A preexec_fn that caps the child's address space (a runaway peer must not take the machine)."""
+    def limit():
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (nbytes, nbytes))
+    return limit
+
+
+def siconos_fc(problems, solver="nsgs", tol=1e-8, max_iter=100_000, repeat=1, timeout=3600, memory=None):
+    """Solve local friction-contact problems [(W, q, mu), ...] (W dense or scipy.sparse) with
+    Siconos fc3d (solver "nsgs" or "nsn_ac", 3-D problems) or fc2d ("2d_nsgs" or "2d_lemke", 2-D
+    problems) in a subprocess: list of dicts with r, u, info (Siconos' own flag; -1 when it raised),
+    seconds (timed in the subprocess), iterations, error (Siconos' own measure). memory: a cap on the
+    subprocess's address space in bytes (None: none)."""
     import scipy.sparse as sp
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -52,7 +63,8 @@ def siconos_fc(problems, solver="nsgs", tol=1e-8, max_iter=100_000, repeat=1, ti
                            f"q{k}": np.asarray(q, float), f"mu{k}": np.asarray(mu, float)})
         np.savez(src, **arrays)
         subprocess.run([SICONOS_PYTHON, FC_RUNNER, src, dst, solver, repr(tol), str(max_iter), str(repeat)],
-                       check=True, capture_output=True, timeout=timeout)
+                       check=True, capture_output=True, timeout=timeout,
+                       preexec_fn=_limit_memory(memory) if memory else None)
         out = np.load(dst)
         return [{"r": out[f"r{k}"], "u": out[f"u{k}"], "info": int(out[f"info{k}"]), "seconds": float(out[f"t{k}"]),
                  "iterations": int(out[f"iter{k}"]), "error": float(out[f"err{k}"])} for k in range(len(problems))]

@@ -385,7 +385,7 @@ def test_dense_and_sparse_agree():
     (lambda: mbdcp.coulomb(np.eye(3), np.zeros(2), 0.3), "q must have shape"),
     (lambda: mbdcp.coulomb(np.eye(3), np.zeros(3), -0.3), "mu must be nonnegative"),
     (lambda: mbdcp.coulomb(np.eye(6), np.zeros(6), [0.3]), "mu must have shape (n_c,) = (2,)"),
-    (lambda: mbdcp.coulomb(np.eye(3), np.zeros(3), 0.3, method="pgs"), "method must be one of 'nsgs'"),
+    (lambda: mbdcp.coulomb(np.eye(3), np.zeros(3), 0.3, method="pgs"), "method must be one of 'auto', 'nsgs'"),
     (lambda: mbdcp.ccp_local(np.eye(3), np.zeros(3), 0.3, method="nsgs"), "method must be one of 'apgd'"),
     (lambda: mbdcp.coulomb(np.eye(3), np.zeros(3), 0.3, inner="jacobi"), "inner must be"),
     (lambda: mbdcp.coulomb(np.eye(3), np.zeros(3), 0.3, tol=0), "tol must be positive"),
@@ -455,4 +455,298 @@ def test_case_names_agree_with_core():
     from mbdcp.infrastructure import _core
 
     assert _core.FC_CASES == ("takeoff", "stick", "slide", "best_effort")
-    assert set(_core.FC_METHODS) == {"nsgs", "fixed_point", "pgs", "apgd"}
+    assert set(_core.FC_METHODS) == {"nsgs", "fixed_point", "pgs", "apgd", "newton", "auto"}
+
+
+# ---- Newton and auto ------------------------------------------------------------------------------------
+
+def siconos_local(path):
+    from mbdcp import io
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        p = io.read_siconos_fc(path)
+    return p.to_local() if isinstance(p, io.GlobalProblem) else p
+
+
+ALL_LOCAL = [p for p in FCLIB if "Chute" not in p] + SICONOS_FC
+
+
+def local_problem(path):
+    return fclib_local(path) if path.endswith(".hdf5") else siconos_local(path)
+
+
+@pytest.mark.parametrize("method", ["newton", "auto"])
+@pytest.mark.parametrize("path", ALL_LOCAL, ids=[os.path.basename(p)[:24] for p in ALL_LOCAL])
+def test_newton_and_auto_solve_every_collection_problem(path, method):
+    # every FCLib problem at hand and every Siconos one (2-D and 3-D), judged by the residual
+    # computed here from its definition
+    p = local_problem(path)
+    d = p.spacedim
+    res = mbdcp.coulomb(p.W, p.q, p.mu, method=method, spacedim=d, tol=TOL)
+    true = residual(p.W, p.q, p.mu, res.r, d=d)
+    assert res.success and res.status == Status.SOLVED, (res.status, res.message, true)
+    assert true <= TOL * (1 + 1e-9)
+    assert res.r.shape == res.u.shape == (d * p.n_contacts,)
+    np.testing.assert_allclose(res.u, p.W @ res.r + p.q, rtol=0, atol=1e-12 * np.abs(p.q).max() + 1e-300)
+    rounding = 1e-12 * (np.linalg.norm(abs(p.W) @ np.abs(res.r)) + np.linalg.norm(p.q)) / np.linalg.norm(p.q)
+    assert res.residual == pytest.approx(true, rel=1e-6, abs=rounding)
+    assert len(res.history) == res.iterations
+    assert res.method in (("nsgs", "newton", "fixed_point") if method == "auto" else ("newton",))
+
+
+def test_auto_is_the_default_and_names_the_method_that_finished():
+    # one contact: Gauss-Seidel's exact local solve ends it in one sweep
+    one = mbdcp.coulomb(np.eye(3), [-1.0, 2.0, 0.0], 0.5)
+    assert one.success and one.method == "nsgs" and one.iterations == 1
+    # Gauss-Seidel stalls near 2e-4 here (as Siconos' fc3d_nsgs does): auto goes on with Newton
+    p = fclib_local(os.path.join(HERE, "data", "fclib", "local_problem_test.hdf5"))
+    res = mbdcp.coulomb(p.W, p.q, p.mu)
+    gs = mbdcp.coulomb(p.W, p.q, p.mu, method="nsgs", max_iter=2000)
+    assert not gs.success and res.success and res.method == "newton"
+    assert residual(p.W, p.q, p.mu, res.r) <= TOL * (1 + 1e-9)
+    assert len(res.history) == res.iterations
+
+
+def test_newton_and_auto_for_the_ccp():
+    # Newton on the CCP's Alart-Curnier function converges on these; it can stall on piles with a
+    # rank-deficient W (spheres-in-a-box), where auto goes on with Gauss-Seidel or APGD
+    for path in ALL_LOCAL:
+        p = local_problem(path)
+        name = os.path.basename(path)
+        auto = mbdcp.ccp_local(p.W, p.q, p.mu, method="auto", spacedim=p.spacedim)
+        assert auto.success and residual(p.W, p.q, p.mu, auto.r, coulomb=False, d=p.spacedim) <= TOL * (1 + 1e-9), name
+        assert auto.method in ("pgs", "newton", "apgd", "fixed_point")
+        if name.startswith(("Box_Stacks", "local_problem", "FC2D", "FC3D", "Rover", "Confeti")):
+            res = mbdcp.ccp_local(p.W, p.q, p.mu, method="newton", spacedim=p.spacedim)
+            true = residual(p.W, p.q, p.mu, res.r, coulomb=False, d=p.spacedim)
+            assert res.success and true <= TOL * (1 + 1e-9), (name, res.status, true)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_newton_on_problems_built_around_a_solution(seed):
+    rng = np.random.default_rng(100 + seed)
+    n_c = 12
+    W = random_spd(3 * n_c, rng, cond=50.0)
+    mu = rng.uniform(0.1, 1.0, n_c)
+    q, _ = built_around(W, mu, rng.choice(["takeoff", "stick", "slide"], n_c), rng)
+    for Wx in (W, sp.csr_matrix(W)):  # dense and sparse W
+        res = mbdcp.coulomb(Wx, q, mu, method="newton", tol=1e-12)
+        assert res.success and residual(W, q, mu, res.r) <= 1e-12 * (1 + 1e-9)
+    q2, _ = built_around(W, mu, rng.choice(["takeoff", "stick", "slide"], n_c), rng, coulomb=False)
+    res = mbdcp.ccp_local(W, q2, mu, method="newton", tol=1e-12)
+    assert res.success and residual(W, q2, mu, res.r, coulomb=False) <= 1e-12 * (1 + 1e-9)
+
+
+def test_newton_2d_matches_3d_embedding():
+    p = siconos_local(os.path.join(HERE, "data", "siconos", "FrictionContact", "FC2D_SliderCrankLagrangian00000.dat"))
+    res = mbdcp.coulomb(p.W, p.q, p.mu, method="newton", spacedim=2)
+    assert res.success and res.r.shape == (4,)
+    assert residual(p.W, p.q, p.mu, res.r, d=2) <= TOL * (1 + 1e-9)
+    # the same problem as a 3-D one with a decoupled second tangent
+    W = p.W.toarray()
+    W3 = np.zeros((6, 6))
+    idx = [0, 1, 3, 4]
+    W3[np.ix_(idx, idx)] = W
+    W3[2, 2] = W3[5, 5] = 1.0
+    q3 = np.zeros(6)
+    q3[idx] = p.q
+    res3 = mbdcp.coulomb(W3, q3, p.mu, method="newton")
+    assert res3.success
+    np.testing.assert_allclose(res3.r[idx], res.r, atol=1e-9 * np.abs(res.r).max())
+
+
+def test_warm_newton_from_its_answer_takes_no_iteration():
+    p = fclib_local(os.path.join(HERE, "data", "fclib", "Capsules-i125-1213.hdf5"))
+    res = mbdcp.coulomb(p.W, p.q, p.mu, method="newton")
+    again = mbdcp.coulomb(p.W, p.q, p.mu, method="newton", warm_start=res)
+    assert res.success and again.success and again.iterations == 0 and np.array_equal(again.r, res.r)
+
+
+# ---- degenerate W: singular, zero or rank-deficient (issue: no solution is never SOLVED) ----------------
+
+def ld_residual(W, q, mu, r, coulomb=True, d=3):
+    """||r - Pi_K(r - û)||_2 / ||q||_2 in extended precision (np.longdouble), from the definition."""
+    L = np.longdouble
+    W = np.asarray(W.toarray() if sp.issparse(W) else W, dtype=L)
+    q, r, mu = np.asarray(q, dtype=L), np.asarray(r, dtype=L), np.asarray(mu, dtype=L)
+    u = (W @ r + q).reshape(-1, d)
+    R = r.reshape(-1, d)
+    uh = u.copy()
+    if coulomb:
+        uh[:, 0] += mu * np.sqrt((u[:, 1:] ** 2).sum(axis=1))
+    y = R - uh
+    n, t = y[:, 0], y[:, 1:]
+    nt = np.sqrt((t ** 2).sum(axis=1))
+    proj = y.copy()
+    polar = mu * nt <= -n
+    side = ~(nt <= mu * n) & ~polar
+    proj[polar] = 0
+    a = (n[side] + mu[side] * nt[side]) / (1 + mu[side] ** 2)
+    proj[side, 0] = a
+    with np.errstate(invalid="ignore", divide="ignore"):
+        proj[side, 1:] = (mu[side] * a / np.where(nt[side] > 0, nt[side], L(1)))[:, None] * t[side]
+    nq = np.sqrt((q ** 2).sum())
+    return float(np.sqrt(((R - proj) ** 2).sum()) / (nq if nq > 0 else 1))
+
+
+def planted_2d_or_3d(W, mu, d, rng, coulomb):
+    """q with a solution r of the Coulomb problem (or the CCP) built per contact, in 2-D or 3-D."""
+    n_c = len(mu)
+    r, u = np.zeros((n_c, d)), np.zeros((n_c, d))
+    for i in range(n_c):
+        s = rng.standard_normal(d - 1)
+        s /= np.linalg.norm(s)
+        kind = rng.integers(3)
+        if kind == 0:  # take-off
+            u[i] = [abs(rng.standard_normal()) + 0.1, *rng.standard_normal(d - 1)]
+            if not coulomb:
+                u[i, 0] += mu[i] * np.linalg.norm(u[i, 1:])
+        elif kind == 1:  # stick
+            rn = abs(rng.standard_normal()) + 0.5
+            r[i] = [rn, *(0.9 * mu[i] * rn * rng.uniform() * s)]
+        else:  # slide
+            rn, sigma = abs(rng.standard_normal()) + 0.5, abs(rng.standard_normal()) + 0.1
+            r[i] = [rn, *(mu[i] * rn * s)]
+            u[i] = [0.0 if coulomb else mu[i] * sigma, *(-sigma * s)]
+    return u.ravel() - W @ r.ravel(), r.ravel()
+
+
+def degenerate_instance(seed):
+    """A small problem with a singular, zero or rank-deficient W: (W, q, mu, d, kind, expected), expected
+    one of "zero_solution" (r = 0 solves it), "no_solution" (a contact's normal row of W is zero and its
+    q_n < 0: u_n < 0 whatever r), "solvable" (a planted solution) or "unknown"."""
+    rng = np.random.default_rng(seed)
+    d = 2 if seed % 5 == 0 else 3
+    n_c = int(rng.integers(1, 6))
+    m = d * n_c
+    scale = 10.0 ** rng.uniform(-3, 3)
+    mu = np.where(rng.uniform(size=n_c) < 0.15, 0.0, rng.uniform(0.05, 1.2, n_c))
+    kind = ("zero", "rank", "planted", "planted", "no_solution", "zero_solution")[seed % 6]
+    B = rng.standard_normal((m, int(rng.integers(0, m)))) if kind != "zero" else np.zeros((m, 0))
+    if kind == "no_solution":
+        i = int(rng.integers(n_c))
+        B[d * i] = 0.0  # contact i's normal row and column of W vanish
+    W = scale * (B @ B.T)
+    coulomb = bool(rng.integers(2))
+    if kind == "planted":
+        q, _ = planted_2d_or_3d(W, mu, d, rng, coulomb)
+        return W, q, mu, d, coulomb, "solvable"
+    q = scale * rng.standard_normal(m)
+    if kind == "no_solution":
+        q[d * i] = -abs(q[d * i]) - 0.1 * scale
+        return W, q, mu, d, coulomb, "no_solution"
+    if kind == "zero_solution":
+        W = np.zeros((m, m))
+        q.reshape(-1, d)[:, 0] = np.abs(q.reshape(-1, d)[:, 0]) + (
+            0 if coulomb else mu * np.abs(q.reshape(-1, d)[:, 1:]).sum(axis=1))
+        return W, q, mu, d, coulomb, "zero_solution"
+    return W, q, mu, d, coulomb, "unknown"
+
+
+DEGENERATE_SOLVERS = {
+    True: [("auto", {"max_iter": 2000}), ("nsgs", {"max_iter": 2000}), ("newton", {}), ("fixed_point", {"max_iter": 30, "inner_max_iter": 300})],
+    False: [("auto", {"max_iter": 2000}), ("pgs", {"max_iter": 2000}), ("newton", {}), ("apgd", {"max_iter": 3000})],
+}
+
+
+def check_certificate(W, q, mu, d, cert, coulomb):
+    """The certificate's promise: c in K, -W^T c in K* (up to rounding), q.c < 0 (and c_T = 0 for
+    the Coulomb problem)."""
+    C = cert.reshape(-1, d)
+    assert np.all(C[:, 0] >= 0) and np.all(np.linalg.norm(C[:, 1:], axis=1) <= mu * C[:, 0] * (1 + 1e-12) + 1e-300)
+    if coulomb:
+        assert np.all(C[:, 1:] == 0)
+    z = -(W.T @ cert).reshape(-1, d)
+    tol = 1e-12 * (np.abs(W).max() + 1e-300) * np.abs(cert).sum()
+    zt = np.linalg.norm(z[:, 1:], axis=1)
+    assert np.all(np.where(mu > 0, mu * zt <= z[:, 0] + tol, z[:, 0] >= -tol))  # -W^T c in K* = {z_n >= mu ||z_T||}
+    assert q @ cert < 0
+
+
+@pytest.mark.parametrize("block", range(8))
+def test_degenerate_w_never_gives_a_false_solved(block):
+    # 8 blocks of 250 seeded instances (2,000 in all), each solved by four methods; every SOLVED is
+    # judged in extended precision by the definition, every certificate by its promise
+    counts = {"solved": 0, "false": 0, "ray": 0}
+    for seed in range(250 * block, 250 * (block + 1)):
+        W, q, mu, d, coulomb, expected = degenerate_instance(seed)
+        fn = mbdcp.coulomb if coulomb else mbdcp.ccp_local
+        for method, kw in DEGENERATE_SOLVERS[coulomb]:
+            res = fn(W, q, mu, method=method, spacedim=d, **kw)
+            assert np.all(np.isfinite(res.r)) and np.all(np.isfinite(res.u))
+            if res.success:
+                counts["solved"] += 1
+                true = ld_residual(W, q, mu, res.r, coulomb, d)
+                assert true <= TOL * (1 + 1e-6), (seed, method, true)
+                assert expected != "no_solution", (seed, method)
+            if expected == "zero_solution":
+                assert res.success and not np.any(res.r), (seed, method, res.status)
+            if expected == "no_solution":
+                assert res.status == Status.RAY_TERMINATION and "no solution" in res.message, (seed, method, res.status)
+            if res.status == Status.RAY_TERMINATION:
+                counts["ray"] += 1
+                assert "no solution" in res.message
+                if res.certificate is not None:
+                    check_certificate(W, q, mu, d, res.certificate, coulomb)
+    assert counts["solved"] > 0 and counts["ray"] > 0
+
+
+def test_degenerate_planted_problems_are_mostly_solved_by_auto():
+    solved = total = 0
+    for seed in range(2, 1200, 6):
+        W, q, mu, d, coulomb, expected = degenerate_instance(seed)
+        assert expected == "solvable"
+        res = (mbdcp.coulomb if coulomb else mbdcp.ccp_local)(W, q, mu, method="auto", spacedim=d)
+        total += 1
+        solved += res.success
+        if res.success:
+            assert ld_residual(W, q, mu, res.r, coulomb, d) <= TOL * (1 + 1e-6)
+    assert solved >= 0.9 * total, (solved, total)
+
+
+def test_issue_examples_zero_w():
+    # u = q for every r: q_n < 0 leaves no solution; the huge r that hid in rounding is not SOLVED
+    for fn, methods in ((mbdcp.ccp_local, ("apgd", "pgs", "newton", "auto")),
+                        (mbdcp.coulomb, ("auto", "nsgs", "newton", "fixed_point"))):
+        for method in methods:
+            res = fn(np.zeros((3, 3)), [-1.0, 0.3, 0.0], 0.5, method=method)
+            assert res.status == Status.RAY_TERMINATION and not res.success, (fn.__name__, method)
+            assert res.message.startswith("no solution exists")
+            assert res.residual > 0.5 and res.certificate is not None
+            check_certificate(np.zeros((3, 3)), np.array([-1.0, 0.3, 0.0]), np.array([0.5]), 3, res.certificate,
+                              fn is mbdcp.coulomb)
+        # r = 0 when it is the solution
+        ok = fn(np.zeros((3, 3)), [1.0, 0.3, 0.0], 0.5, method=methods[0])
+        assert ok.success and np.array_equal(ok.r, np.zeros(3)) and ok.iterations == 0
+
+
+def test_residual_is_not_normalised_by_r():
+    # the same point scaled up: the residual grows with the violation, it is not divided by ||r||
+    W, q = np.zeros((3, 3)), np.array([-1.0, 0.3, 0.0])
+    small = fc_residual(W, q, 0.5, [1.0, 0.0, 0.0], coulomb=False)
+    big = fc_residual(W, q, 0.5, [1e6, 0.0, 0.0], coulomb=False)
+    assert small == pytest.approx(big, rel=1e-9) and small > 0.5
+
+
+# ---- Ctrl-C --------------------------------------------------------------------------------------------
+
+def test_ctrl_c_reaches_the_caller_of_newton_and_auto():
+    import _thread
+    import signal
+    import time
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        p = fclib_local(os.path.join(HERE, "data", "fclib", "spheres-in-a-box-98-i10000-256-10.hdf5"))
+        for method in ("newton", "auto"):
+            timer = threading.Timer(0.3, _thread.interrupt_main)
+            timer.start()
+            t0 = time.perf_counter()
+            with pytest.raises(KeyboardInterrupt):
+                while True:  # tol 1e-300 is never met: every solve runs to its limits
+                    mbdcp.coulomb(p.W, p.q, p.mu, method=method, tol=1e-300, max_iter=2 ** 31 - 1)
+            timer.join()
+            assert time.perf_counter() - t0 < 1.5
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -162,15 +162,13 @@ def test_failed_solve_raises_naming_the_status():
     qs = np.array([[-1.0, 1.0], [1.0, 1.0], [-1.0, -1.0]])
     with pytest.raises(Exception, match="RAY_TERMINATION at instance 0 of the batch"):
         jax.vmap(mj.lcp, in_axes=(None, 0))(M, qs)
-    data = C.ccp_particle()
-    args, kw = C.split(data, C.CCP_ARGS)
+    args, kw = C.unconverged_ccp()
     with pytest.raises(mj.SolveError, match="MAX_ITERATIONS"):
-        mj.ccp(*args, **kw, tol=1e-15, max_iter=2)
+        mj.ccp(*args, **kw)
 
 
 def test_degenerate_points_warn_and_give_the_documented_side():
-    M, Wn, D, E = np.eye(2), np.array([[0.0], [1.0]]), np.array([[1.0, -1.0], [0.0, 0.0]]), np.ones((2, 1))
-    h = 0.1
+    M, Wn, D, E, h = C.planar_particle()
 
     def vy(lift):  # at rest, touching, unloaded: a grazing contact
         return mj.step(M, Wn, D, E, 0.5, jnp.zeros(2), h, p_ext=jnp.stack([0.0, lift]), psi_n=jnp.zeros(1))[1]

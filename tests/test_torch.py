@@ -142,15 +142,13 @@ def test_failed_solve_raises_naming_the_status():
     with pytest.raises(mt.SolveError, match="instance 2 of the batch") as err:
         mt.lcp(M, tensor([[1.0, 1.0], [2.0, 1.0], [-1.0, 1.0]]))
     assert err.value.instance == 2
-    data = C.ccp_particle()
-    args, kw = C.split(data, C.CCP_ARGS)
+    args, kw = C.unconverged_ccp()
     with pytest.raises(mt.SolveError, match="MAX_ITERATIONS"):
-        mt.ccp(*args, **kw, tol=1e-15, max_iter=2)
+        mt.ccp(*args, **kw)
 
 
 def test_degenerate_points_warn_and_give_the_documented_side():
-    M, Wn, D, E = np.eye(2), np.array([[0.0], [1.0]]), np.array([[1.0, -1.0], [0.0, 0.0]]), np.ones((2, 1))
-    h = 0.1
+    M, Wn, D, E, h = C.planar_particle()
     lift = tensor([0.0, 0.0])
     v = mt.step(M, Wn, D, E, 0.5, np.zeros(2), h, p_ext=lift, psi_n=[0.0])  # touching, unloaded: grazing
     with pytest.warns(mt.DegenerateWarning, match=r"contacts \[0\] \(grazing"):

@@ -171,7 +171,7 @@ WRONG_CALLS = {
         np.array([0, 1, 2, 3], np.intc), np.array([0, 1, 2], np.intc), np.ones(3), np.ones(1), np.zeros(3),
         "apgd", 1e-8, 10, 1.0, None),
     "fc_solve: W pointers of another size": lambda: _core.fc_solve(
-        True, 1, np.array([0, 1, 2], np.intc), np.array([0, 1], np.intc), np.ones(2), None, np.zeros(3),
+        True, 1, 3, np.array([0, 1, 2], np.intc), np.array([0, 1], np.intc), np.ones(2), None, np.zeros(3),
         np.ones(1), "nsgs", "apgd", 1e-8, 10, 10, None),
     "step: Wn 1-D": lambda: _core.step(_step_problem(Wn=np.zeros(3)), 0, 0.0, False),
     "step: v too short": lambda: _core.step(_step_problem(v=np.zeros(2)), 0, 0.0, False),

@@ -66,9 +66,11 @@ static MbdcpReturn check_finite(const Fields *f)
     return MBDCP_OK;
 }
 
-/* The data's own form: mu >= 0, E and Ej group directions by contact / joint, beta_max >= 0. */
+/* The data's own form: M symmetric, mu >= 0, E and Ej group directions by contact / joint,
+ * beta_max >= 0. */
 static MbdcpReturn check_ranges(const MbdcpStepProblem *p)
 {
+    if (!mbdcp_symmetric(p->n_v, p->M, MBDCP_SYMMETRY_RTOL)) return MBDCP_ERR_DATA;
     if (!mbdcp_all_nonnegative((size_t)p->n_c, p->mu) ||
         (p->beta_max && !mbdcp_all_nonnegative((size_t)p->n_j, p->beta_max)))
         return MBDCP_ERR_DATA;

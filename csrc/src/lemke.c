@@ -7,8 +7,9 @@
  * values to xbar - t d, so rows with d_i > 0 block.
  *
  * Binv starts as I and a pivot on row r changes only column r away from the identity, so
- * Binv = I + (dense columns for a set P of rows). Those columns are stored compactly (row i's
- * entries for P are contiguous in Bc), and a pivot costs O(n |P|) instead of O(n^2). A
+ * Binv = I + (dense columns for a set P of rows). Those columns are stored compactly (column k of
+ * Bc, contiguous, holds Binv's column P[k]), and a pivot costs O(n |P|) instead of O(n^2), in
+ * passes over whole columns (long contiguous vectors, also for small n). A
  * refactorization puts each basic w_j in row j; the others form a set S, and
  * B = [[B_SS, 0], [B_NS, I]] gives Binv = [[B_SS^-1, 0], [-B_NS B_SS^-1, I]]: again I plus the
  * columns S, so both forms share one storage.
@@ -41,8 +42,6 @@
 #define NOISE 4.0
 /* Passes of single-variable mends over the rows a cleaned point still fails (extract). */
 #define MEND_PASSES 4
-/* A row whose terms cancel beyond this factor marks a verified answer to test for infeasibility. */
-#define CANCEL 1e6
 /* Scaled data stay below 2^LIMIT_LOG2 in magnitude. */
 #define LIMIT_LOG2 960
 /* A basis block whose elimination meets a pivot at or below SINGULAR times its largest entry is
@@ -102,12 +101,12 @@ MbdcpReturn mbdcp_lemke_check_settings(const MbdcpLemkeSettings *s, const char *
 
 /* Layout: KEPT_BYTES of kept state (what mbdcp_lemke_resolve may start from); Bc, Mt (scaled M
  * transposed: columns of M' contiguous) as n x n; xbar, d, dnext, res, ag, qs, cov, rs, cs as
- * n-vectors of doubles; X as PANEL n-vectors; then basis, cand, P, pos, flags as n-vectors of ints. */
+ * n-vectors of doubles; X as PANEL n-vectors; then basis, cand, P, pos, flags, blocking as n-vectors of ints. */
 size_t mbdcp_lemke_workspace_size(mbdcp_int n)
 {
     if (n < 0) return 0;
     const size_t nn = (size_t)n;
-    return 32 + (2 * nn * nn + (9 + PANEL) * nn) * sizeof(mbdcp_float) + 5 * nn * sizeof(mbdcp_int) + 16;
+    return 32 + (2 * nn * nn + (9 + PANEL) * nn) * sizeof(mbdcp_float) + 6 * nn * sizeof(mbdcp_int) + 16;
 }
 
 mbdcp_float mbdcp_lcp_residual(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q,
@@ -176,24 +175,8 @@ int mbdcp_lcp_verify(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q, co
     return mbdcp_lcp_row_ratio(n, z, w, s, NULL) <= tol - margin;
 }
 
-/* x . y with four independent partial sums: a single running sum is one long dependency
- * chain that the compiler may not reorder, and it dominated the pivot time. */
-static mbdcp_float dot(mbdcp_int n, const mbdcp_float *x, const mbdcp_float *y)
-{
-    mbdcp_float s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-    mbdcp_int k = 0;
-    for (; k + 4 <= n; k += 4) {
-        s0 += x[k] * y[k];
-        s1 += x[k + 1] * y[k + 1];
-        s2 += x[k + 2] * y[k + 2];
-        s3 += x[k + 3] * y[k + 3];
-    }
-    for (; k < n; ++k) s0 += x[k] * y[k];
-    return (s0 + s1) + (s2 + s3);
-}
-
 /* The solver's state on the scaled problem. Binv = I + the columns P[0..np) stored in Bc
- * (row i: Bc[i * n + 0..np)); pos[c] is the slot of column c, or -1 while column c is e_c. */
+ * (slot k: Bc[k * n + 0..n)); pos[c] is the slot of column c, or -1 while column c is e_c. */
 /* What a solve leaves at the start of its workspace for mbdcp_lemke_resolve. */
 typedef enum { KEPT_NOTHING = 0, KEPT_INVERSE = 1, KEPT_BASIS = 2 } LemkeKeptWhat;
 typedef struct {
@@ -221,6 +204,7 @@ typedef struct {
     mbdcp_float *Mt, *qs, *cov, *rs, *cs;
     mbdcp_float *xbar, *d, *dnext, *res, *ag, *X;
     mbdcp_int *basis, *cand, *flags;
+    mbdcp_int *blocking;   /* ratio_test's scratch: the rows with d_i > pivot tolerance */
     mbdcp_int z0_row;      /* row of z0 while it is basic, else -1 */
     mbdcp_int since;       /* pivots since the last refactorization */
     int stale;             /* refactor before the next decision */
@@ -230,7 +214,7 @@ typedef struct {
 
 static mbdcp_float binv_at(const Lemke *L, mbdcp_int i, mbdcp_int c)
 {
-    return L->pos[c] >= 0 ? L->Bc[(size_t)i * L->n + L->pos[c]] : (mbdcp_float)(i == c);
+    return L->pos[c] >= 0 ? L->Bc[(size_t)L->pos[c] * L->n + i] : (mbdcp_float)(i == c);
 }
 
 /* Entry i of the column of variable var in [I, -M', -cov]. */
@@ -252,32 +236,63 @@ static void gather(const Lemke *L, mbdcp_int var, mbdcp_float *ag)
     for (mbdcp_int k = 0; k < L->np; ++k) ag[k] = a_at(L, var, L->P[k]);
 }
 
-/* (Binv a)_i from the gathered column ag. */
-static mbdcp_float row_dot(const Lemke *L, mbdcp_int i, mbdcp_int var, const mbdcp_float *ag)
+/* y += a x over n entries. */
+static inline void axpy(mbdcp_int n, mbdcp_float a, const mbdcp_float *restrict x, mbdcp_float *restrict y)
 {
-    mbdcp_float s = dot(L->np, L->Bc + (size_t)i * L->n, ag);
-    return L->pos[i] < 0 ? s + a_at(L, var, i) : s;
+    for (mbdcp_int i = 0; i < n; ++i) y[i] += a * x[i];
+}
+
+/* c -= b d, then y += g c, in one pass over c. */
+static inline void update_and_add(mbdcp_int n, mbdcp_float b, const mbdcp_float *restrict d, mbdcp_float g,
+                                  mbdcp_float *restrict c, mbdcp_float *restrict y)
+{
+    for (mbdcp_int i = 0; i < n; ++i) {
+        const mbdcp_float ci = c[i] - b * d[i];
+        c[i] = ci;
+        y[i] += g * ci;
+    }
+}
+
+/* y_i = a_i on the rows whose column of Binv is e_i, 0 on the others, for the column a of
+ * variable var (var < 0: a = q'). */
+static void identity_rows(const Lemke *L, mbdcp_int var, mbdcp_float *y)
+{
+    const mbdcp_int n = L->n;
+    if (var >= 0 && var < n) {
+        memset(y, 0, (size_t)n * sizeof(mbdcp_float));
+        if (L->pos[var] < 0) y[var] = 1.0;
+        return;
+    }
+    const mbdcp_float *a = var < 0 ? L->qs : var < 2 * n ? L->Mt + (size_t)(var - n) * n : L->cov;
+    const mbdcp_float sign = var < 0 ? 1.0 : -1.0;
+    for (mbdcp_int i = 0; i < n; ++i) y[i] = (mbdcp_float)(L->pos[i] < 0) * (sign * a[i]); /* a product: no branch */
+}
+
+/* y = Binv a for variable var (var < 0: a = q') from the gathered a[P] (ag). */
+static void binv_times(const Lemke *L, mbdcp_int var, const mbdcp_float *ag, mbdcp_float *y)
+{
+    const mbdcp_int n = L->n;
+    identity_rows(L, var, y);
+    for (mbdcp_int k = 0; k < L->np; ++k)
+        if (ag[k] != 0.0) axpy(n, ag[k], L->Bc + (size_t)k * n, y);
 }
 
 /* d = Binv a for variable var. */
 static void column(Lemke *L, mbdcp_int var, mbdcp_float *d)
 {
     gather(L, var, L->ag);
-    for (mbdcp_int i = 0; i < L->n; ++i) d[i] = row_dot(L, i, var, L->ag);
+    binv_times(L, var, L->ag, d);
 }
 
 /* xbar = Binv q'. */
 static void basic_values(Lemke *L)
 {
     for (mbdcp_int k = 0; k < L->np; ++k) L->ag[k] = L->qs[L->P[k]];
-    for (mbdcp_int i = 0; i < L->n; ++i) {
-        const mbdcp_float s = dot(L->np, L->Bc + (size_t)i * L->n, L->ag);
-        L->xbar[i] = L->pos[i] < 0 ? s + L->qs[i] : s;
-    }
+    binv_times(L, -1, L->ag, L->xbar);
 }
 
 /* Pivot on row r with entering column d, then form dnext = Binv_new a_next in the same pass
- * over Bc (next_var < 0: no next column). */
+ * over Bc (next_var < 0: no next column). Column by column: Binv_new = Binv - (d - e_r) Binv[r, :] / d_r. */
 static void pivot(Lemke *L, const mbdcp_float *d, mbdcp_int r, mbdcp_int next_var, mbdcp_float *dnext)
 {
     const mbdcp_int n = L->n;
@@ -285,26 +300,33 @@ static void pivot(Lemke *L, const mbdcp_float *d, mbdcp_int r, mbdcp_int next_va
         const mbdcp_int k = L->np++;
         L->P[k] = r;
         L->pos[r] = k;
-        for (mbdcp_int i = 0; i < n; ++i) L->Bc[(size_t)i * n + k] = (mbdcp_float)(i == r);
+        mbdcp_float *Ck = L->Bc + (size_t)k * n;
+        memset(Ck, 0, (size_t)n * sizeof(mbdcp_float));
+        Ck[r] = 1.0;
     }
     const mbdcp_int np = L->np;
-    mbdcp_float *Br = L->Bc + (size_t)r * n;
     const mbdcp_float inv = 1.0 / d[r];
-    for (mbdcp_int k = 0; k < np; ++k) Br[k] *= inv;
-    L->xbar[r] *= inv;
-    const mbdcp_float xr = L->xbar[r];
-    if (next_var >= 0) gather(L, next_var, L->ag);
-    for (mbdcp_int i = 0; i < n; ++i) {
-        if (i == r) continue;
-        mbdcp_float *Bi = L->Bc + (size_t)i * n;
-        const mbdcp_float f = d[i];
-        if (f != 0.0) {
-            for (mbdcp_int k = 0; k < np; ++k) Bi[k] -= f * Br[k];
-            L->xbar[i] -= f * xr;
-        }
-        if (next_var >= 0) dnext[i] = row_dot(L, i, next_var, L->ag);
+    const mbdcp_float xr = L->xbar[r] * inv;
+    axpy(n, -xr, d, L->xbar);
+    L->xbar[r] = xr;
+    if (next_var >= 0) {
+        gather(L, next_var, L->ag);
+        identity_rows(L, next_var, dnext);
     }
-    if (next_var >= 0) dnext[r] = row_dot(L, r, next_var, L->ag);
+    mbdcp_float dr = 0.0; /* dnext[r], from the exact Ck[r] = br rather than its rounded update */
+    for (mbdcp_int k = 0; k < np; ++k) {
+        mbdcp_float *restrict Ck = L->Bc + (size_t)k * n;
+        const mbdcp_float br = Ck[r] * inv, g = next_var >= 0 ? L->ag[k] : 0.0;
+        if (br != 0.0 && g != 0.0)
+            update_and_add(n, br, d, g, Ck, dnext);
+        else if (br != 0.0)
+            axpy(n, -br, d, Ck);
+        else if (g != 0.0)
+            axpy(n, g, Ck, dnext);
+        Ck[r] = br;
+        dr += g * br;
+    }
+    if (next_var >= 0) dnext[r] = dr;
 }
 
 /* Row a of the matrix invert_in_place() works on: Bc's row P[a]. */
@@ -434,6 +456,20 @@ static int invert_in_place(Lemke *L, mbdcp_int s, mbdcp_float tiny)
     return 1;
 }
 
+/* The inversion works on rows (row i of Binv's stored columns in Bc[i n + 0..np)); the pivots on
+ * columns (slot k in Bc[k n + 0..n)): one in-place transposition of the n x n buffer turns one
+ * into the other. */
+static void transpose_columns(Lemke *L)
+{
+    const mbdcp_int n = L->n;
+    for (mbdcp_int i = 0; i < n; ++i)
+        for (mbdcp_int k = i + 1; k < n; ++k) {
+            const mbdcp_float t = L->Bc[(size_t)i * n + k];
+            L->Bc[(size_t)i * n + k] = L->Bc[(size_t)k * n + i];
+            L->Bc[(size_t)k * n + i] = t;
+        }
+}
+
 /* Recompute Binv from the basis (Gauss-Jordan with partial pivoting on B_SS), after moving
  * each basic w_j to row j, then xbar = Binv q'. A pivot of B_SS at or below sing_tol times
  * its largest entry means singular: returns 0 and leaves the state unusable. */
@@ -490,6 +526,7 @@ static int refactor(Lemke *L, mbdcp_float sing_tol)
             for (mbdcp_int a = 0; a < s; ++a) Bi[a] -= g[b] * Xb[a];
         }
     }
+    transpose_columns(L);
     basic_values(L);
     return 1;
 }
@@ -502,8 +539,13 @@ static void refine(Lemke *L, mbdcp_int var, mbdcp_float *x)
     mbdcp_float *res = L->res;
     if (var < 0)
         memcpy(res, L->qs, (size_t)n * sizeof(mbdcp_float));
-    else
-        for (mbdcp_int k = 0; k < n; ++k) res[k] = a_at(L, var, k);
+    else if (var < n) {
+        memset(res, 0, (size_t)n * sizeof(mbdcp_float));
+        res[var] = 1.0;
+    } else {
+        const mbdcp_float *a = var < 2 * n ? L->Mt + (size_t)(var - n) * n : L->cov;
+        for (mbdcp_int k = 0; k < n; ++k) res[k] = -a[k];
+    }
     for (mbdcp_int i = 0; i < n; ++i) {
         const mbdcp_int v = L->basis[i];
         const mbdcp_float xi = x[i];
@@ -516,10 +558,9 @@ static void refine(Lemke *L, mbdcp_int var, mbdcp_float *x)
         }
     }
     for (mbdcp_int k = 0; k < L->np; ++k) L->ag[k] = res[L->P[k]];
-    for (mbdcp_int i = 0; i < n; ++i) {
-        const mbdcp_float c = dot(L->np, L->Bc + (size_t)i * n, L->ag);
-        x[i] += L->pos[i] < 0 ? c + res[i] : c;
-    }
+    for (mbdcp_int i = 0; i < n; ++i) x[i] += (mbdcp_float)(L->pos[i] < 0) * res[i];
+    for (mbdcp_int k = 0; k < L->np; ++k)
+        if (L->ag[k] != 0.0) axpy(n, L->ag[k], L->Bc + (size_t)k * n, x);
 }
 
 /* Among the candidate rows cand[0..nc-1] (tied for the minimum ratio), the row whose Binv row
@@ -532,8 +573,8 @@ static mbdcp_int lexicographic_choice(const Lemke *L, const mbdcp_float *d, mbdc
     mbdcp_float scale = 0.0;
     for (mbdcp_int c = 0; c < nc; ++c) {
         const mbdcp_int i = cand[c];
-        mbdcp_float m = mbdcp_norm_inf((size_t)L->np, L->Bc + (size_t)i * n);
-        if (L->pos[i] < 0) m = fmax(m, 1.0);
+        mbdcp_float m = L->pos[i] < 0 ? 1.0 : 0.0;
+        for (mbdcp_int k = 0; k < L->np; ++k) m = fmax(m, fabs(L->Bc[(size_t)k * n + i]));
         scale = acc_max(scale, m / d[i]);
     }
     const mbdcp_float eps = TIGHT_TIE * scale;
@@ -556,34 +597,38 @@ static int ratio_test(Lemke *L, const mbdcp_float *d, mbdcp_float pivot_tol, int
 {
     const mbdcp_int n = L->n;
     const mbdcp_float *xbar = L->xbar;
-    mbdcp_float dmax = 0.0, xmax = 0.0;
-    for (mbdcp_int i = 0; i < n; ++i) {
-        dmax = acc_max(dmax, fabs(d[i]));
-        xmax = acc_max(xmax, fabs(xbar[i]));
-    }
+    const mbdcp_float dmax = mbdcp_norm_inf((size_t)n, d), xmax = mbdcp_norm_inf((size_t)n, xbar);
     if (!isfinite(dmax) || !isfinite(xmax)) return RATIO_NONFINITE;
     const mbdcp_float ptol = pivot_tol * dmax;
+    /* the blocking rows first, listed without a branch (a row blocks as likely as not, which no
+     * predictor guesses); then the ratios and the ties over them alone */
+    mbdcp_int *blk = L->blocking, nb = 0;
+    for (mbdcp_int i = 0; i < n; ++i) {
+        blk[nb] = i;
+        nb += d[i] > ptol;
+    }
     mbdcp_float theta = INFINITY;
     mbdcp_int imin = -1;
-    for (mbdcp_int i = 0; i < n; ++i)
-        if (d[i] > ptol) {
-            const mbdcp_float t = pos_part(xbar[i]) / d[i];
-            if (t < theta) {
-                theta = t;
-                imin = i;
-            }
+    for (mbdcp_int b = 0; b < nb; ++b) {
+        const mbdcp_int i = blk[b];
+        const mbdcp_float t = pos_part(xbar[i]) / d[i];
+        if (t < theta) {
+            theta = t;
+            imin = i;
         }
+    }
     if (imin < 0) return RATIO_RAY;
     /* ties: how far each blocking row's basic value would be from zero at the step theta */
     const mbdcp_float tight = TIGHT_TIE * xmax, loose = LOOSE_TIE * xmax;
     mbdcp_int nc = 0, z0_tied = 0, unclear = 0;
-    for (mbdcp_int i = 0; i < n; ++i) {
-        if (!(d[i] > ptol)) continue;
+    for (mbdcp_int b = 0; b < nb; ++b) {
+        const mbdcp_int i = blk[b];
         const mbdcp_float gap = pos_part(xbar[i]) - theta * d[i];
+        if (!(gap <= loose) && i != imin) continue;
         if (i == imin || gap <= tight) {
             L->cand[nc++] = i;
             if (i == L->z0_row) z0_tied = 1;
-        } else if (gap <= loose) {
+        } else {
             unclear = 1;
         }
     }
@@ -606,6 +651,30 @@ static mbdcp_float pow2_near(mbdcp_float x)
     return ldexp(1.0, e);
 }
 
+/* max_j |x_j| (four running maxima: no single chain of comparisons), and colmax_j raised to |x_j|. */
+static mbdcp_float row_and_column_max(mbdcp_int n, const mbdcp_float *restrict x, mbdcp_float *restrict colmax)
+{
+    mbdcp_float m0 = 0.0, m1 = 0.0, m2 = 0.0, m3 = 0.0;
+    mbdcp_int j = 0;
+    for (; j + 4 <= n; j += 4) {
+        const mbdcp_float a0 = fabs(x[j]), a1 = fabs(x[j + 1]), a2 = fabs(x[j + 2]), a3 = fabs(x[j + 3]);
+        m0 = acc_max(m0, a0);
+        m1 = acc_max(m1, a1);
+        m2 = acc_max(m2, a2);
+        m3 = acc_max(m3, a3);
+        colmax[j] = acc_max(colmax[j], a0);
+        colmax[j + 1] = acc_max(colmax[j + 1], a1);
+        colmax[j + 2] = acc_max(colmax[j + 2], a2);
+        colmax[j + 3] = acc_max(colmax[j + 3], a3);
+    }
+    for (; j < n; ++j) {
+        const mbdcp_float a = fabs(x[j]);
+        m0 = acc_max(m0, a);
+        colmax[j] = acc_max(colmax[j], a);
+    }
+    return acc_max(acc_max(m0, m1), acc_max(m2, m3));
+}
+
 /* Row and column scales (powers of two), the scaled M transposed and the scaled q. */
 static void equilibrate(Lemke *L)
 {
@@ -613,24 +682,21 @@ static void equilibrate(Lemke *L)
     const mbdcp_float *M = L->M, *q = L->q;
     mbdcp_float *rs = L->rs, *cs = L->cs, *tmp = L->res;
     for (mbdcp_int i = 0; i < n; ++i) rs[i] = cs[i] = 1.0;
-    mbdcp_float amax = 0.0, qmax = mbdcp_norm_inf((size_t)n, q);
-    for (size_t t = 0; t < (size_t)n * n; ++t) amax = acc_max(amax, fabs(M[t]));
-    if (scale && amax > 0.0) {
-        /* rows and columns within a factor 2^SPREAD_LOG2 of each other: one factor for all */
-        mbdcp_float rlo = INFINITY, rhi = 0.0, clo = INFINITY, chi = 0.0;
+    const mbdcp_float qmax = mbdcp_norm_inf((size_t)n, q);
+    /* rows and columns within a factor 2^SPREAD_LOG2 of each other: one factor for all */
+    mbdcp_float rlo = INFINITY, rhi = 0.0, clo = INFINITY, chi = 0.0;
+    if (scale) {
         for (mbdcp_int j = 0; j < n; ++j) tmp[j] = 0.0;
         for (mbdcp_int i = 0; i < n; ++i) {
-            mbdcp_float m = 0.0;
-            for (mbdcp_int j = 0; j < n; ++j) {
-                const mbdcp_float a = fabs(M[(size_t)i * n + j]);
-                m = acc_max(m, a);
-                tmp[j] = acc_max(tmp[j], a);
-            }
+            const mbdcp_float m = row_and_column_max(n, M + (size_t)i * n, tmp);
             if (m > 0.0) {
                 rlo = fmin(rlo, m);
                 rhi = acc_max(rhi, m);
             }
         }
+    }
+    const mbdcp_float amax = rhi;
+    if (scale && amax > 0.0) {
         for (mbdcp_int j = 0; j < n; ++j)
             if (tmp[j] > 0.0) {
                 clo = fmin(clo, tmp[j]);
@@ -742,9 +808,7 @@ static MbdcpStatus run(Lemke *L, mbdcp_int r, mbdcp_int limit)
     for (mbdcp_int stored = 1;; ++stored) { /* seen[] holds the last min(stored, CYCLE_RING) bases */
         const mbdcp_int leaving = L->basis[r];
         const mbdcp_int next = leaving == z0 ? -1 : complement(leaving, n);
-        mbdcp_float dmax = 0.0;
-        for (mbdcp_int i = 0; i < n; ++i) dmax = acc_max(dmax, fabs(L->d[i]));
-        const int small = fabs(L->d[r]) < SMALL_PIVOT * dmax;
+        const int small = fabs(L->d[r]) < SMALL_PIVOT * mbdcp_norm_inf((size_t)n, L->d);
         pivot(L, L->d, r, next, L->dnext);
         L->basis[r] = entering;
         fp += var_hash(entering) - var_hash(leaving);
@@ -918,9 +982,8 @@ static int drop_rounding(const Lemke *L, mbdcp_float *z)
     for (mbdcp_int i = 0; i < n; ++i) {
         const mbdcp_int v = L->basis[i];
         if (v < n || v >= 2 * n || z[v - n] == 0.0) continue;
-        const mbdcp_float *Bi = L->Bc + (size_t)i * n;
         mbdcp_float mag = L->pos[i] < 0 ? fabs(L->qs[i]) : 0.0;
-        for (mbdcp_int k = 0; k < L->np; ++k) mag += fabs(Bi[k]) * fabs(L->qs[L->P[k]]);
+        for (mbdcp_int k = 0; k < L->np; ++k) mag += fabs(L->Bc[(size_t)k * n + i]) * fabs(L->qs[L->P[k]]);
         if (fabs(L->xbar[i]) <= rel * mag) {
             z[v - n] = 0.0;
             changed = 1;
@@ -1024,33 +1087,32 @@ static int certify_ray(Lemke *L)
     return L->certified;
 }
 
-/* Does some row of the verified z cancel more than CANCEL (|M||z|)_i against |w_i| + |q_i|? A
- * huge z that nearly solves an infeasible monotone LCP (along a direction M nearly annihilates)
- * does; an ordinary answer does not. */
+/* Does some row of the verified z cancel more than 1/sqrt(tol): (|M||z|)_i against |w_i| + |q_i|?
+ * A huge z that nearly solves an infeasible monotone LCP (along a direction M nearly annihilates)
+ * does. One that does not cannot be a certificate too: its rows hold to sqrt(tol) of |w| + |q|. */
 static int cancels(const Lemke *L)
 {
-    const mbdcp_float *w = L->out->w, *s = L->res;
+    const mbdcp_float *w = L->out->w, *s = L->res, cancel = 1.0 / sqrt(L->s->tol);
     for (mbdcp_int i = 0; i < L->n; ++i)
-        if (s[i] > CANCEL * (fabs(w[i]) + fabs(L->q[i]))) return 1;
+        if (s[i] > cancel * (fabs(w[i]) + fabs(L->q[i]))) return 1;
     return 0;
 }
 
-/* A verified z may also be, scaled, a Farkas certificate (z >= 0, M^T z <= 0, q^T z < 0 to tol):
- * both hold only within the tolerance, on an infeasible LCP whose huge z hides a tiny negative w
- * under the tolerance its own size sets. Infeasibility wins (sets L->certified). Such a z cancels
- * (cancels()), and rounding leaves its direction a component of about 1e-5 in the range of M:
- * there the certificate is judged at sqrt(tol); an ordinary answer, cancelling or not, is far from
- * M^T z <= 0. q^T z >= 0 rules a certificate out at the cost of a dot product. */
+/* A verified z may also be, scaled, a Farkas certificate (z >= 0, M^T z <= 0, q^T z < 0): both
+ * hold only within the tolerance, on an infeasible LCP whose huge z hides a tiny negative w under
+ * the tolerance its own size sets. Infeasibility wins (sets L->certified). Such a z cancels
+ * (cancels()), and rounding leaves its direction a component of about 1e-5 in the range of M: the
+ * certificate is judged at sqrt(tol). A z that does not cancel is not tested (see cancels()); nor
+ * is one with q^T z >= 0. */
 static int certify_answer(Lemke *L)
 {
     const mbdcp_int n = L->n;
     mbdcp_float qz = 0.0;
     for (mbdcp_int i = 0; i < n; ++i) qz += L->q[i] * L->out->z[i];
-    if (!(qz < 0.0)) return 0;
-    const mbdcp_float tol = cancels(L) ? sqrt(L->s->tol) : L->s->tol;
+    if (!(qz < 0.0) || !cancels(L)) return 0;
     mbdcp_float *y = ray_buffer(L);
     memcpy(y, L->out->z, (size_t)n * sizeof(mbdcp_float));
-    L->certified = farkas(n, L->M, L->q, tol, y, L->res, L->ag);
+    L->certified = farkas(n, L->M, L->q, sqrt(L->s->tol), y, L->res, L->ag);
     if (!L->certified) memset(y, 0, (size_t)n * sizeof(mbdcp_float));
     return L->certified;
 }
@@ -1301,13 +1363,13 @@ static void finish(Lemke *L, MbdcpLemkeInfo *info)
     else if (st == MBDCP_SOLVED && !L->verified)
         st = MBDCP_NUMERICAL_ERROR;
     if (st != MBDCP_SOLVED) extract(L); /* the last basic point */
+    /* every strategy leaves out->w and s (L->res) of out->z, from its last verification */
+    info->residual = mbdcp_lcp_row_ratio(n, L->out->z, L->out->w, L->res, &info->worst_row);
     if (st == MBDCP_SOLVED && certify_answer(L)) st = MBDCP_RAY_TERMINATION;
     if (st == MBDCP_RAY_TERMINATION && !L->certified && semidefinite(n, L->M, L->Bc))
         st = MBDCP_NUMERICAL_ERROR; /* copositive-plus: a ray would claim infeasibility */
-    row_sums(n, L->M, L->q, L->out->z, L->out->w, L->res);
     info->status = st;
     info->pivots = L->pivots;
-    info->residual = mbdcp_lcp_row_ratio(n, L->out->z, L->out->w, L->res, &info->worst_row);
     info->refactorizations = L->refactorizations;
     info->certified = L->certified;
     info->warm = L->warm && st == MBDCP_SOLVED;
@@ -1351,6 +1413,7 @@ static void setup(Lemke *L, mbdcp_int n, const mbdcp_float *M, const mbdcp_float
     L->P = L->cand + nn;
     L->pos = L->P + nn;
     L->flags = L->pos + nn;
+    L->blocking = L->flags + nn;
     L->entering = -1;
     L->status = MBDCP_NUMERICAL_ERROR;
     L->limit = s->max_pivots > 0 ? s->max_pivots : 100 * (n + 1);

@@ -5,6 +5,7 @@ from scipy.linalg import lapack
 
 from mbdcp.infrastructure import validate as val
 
+DEGENERATE_TOL = 1e-9  # the default tolerance below which a complementary pair counts as both zero
 _NO_TANGENT = ("E", "Ej")  # combinatorial inputs: which direction belongs to which contact or joint
 
 
@@ -99,6 +100,19 @@ def tangents_of(tangents, inputs, d, mu_name, sparse_names=(), gap=None):
     if gap is not None and gap[1] is not None:
         t[gap[0]] = gap[1].tangent(t[gap[0]], t["h"])
     return t
+
+
+def momentum_change(t, d):
+    """dM (v - v_next) + M dv + dp_ext: the change of the momentum balance's known side for the
+    tangents ``t`` at the solution ``d`` (the impulse terms are the caller's)."""
+    r_v = np.zeros(d["n_v"])
+    if t["M"] is not None:
+        r_v += t["M"] @ (d["v"] - d["v_next"])
+    if t["v"] is not None:
+        r_v += d["M"] @ t["v"]
+    if t["p_ext"] is not None:
+        r_v += t["p_ext"]
+    return r_v
 
 
 def sym_outer(a, b):

@@ -5,7 +5,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from mbdcp.derivatives._common import _Repr, check_keys, dense_tangent, tangents_of
+from mbdcp.derivatives._common import DEGENERATE_TOL, _Repr, check_keys, dense_tangent, momentum_change, tangents_of
 from mbdcp.formulations.ccp import cone_jacobian
 from mbdcp.infrastructure import stabilization as stab
 from mbdcp.infrastructure import validate as val
@@ -69,13 +69,7 @@ class CCPDerivative(_Repr):
         t = tangents_of(tangents, INPUTS, d, "mu", ("M", "Wn", "Wt", "Wb"), gap=("psi_n", d["psi_chain"]))
         n_v, n_c, n_b, h = d["n_v"], d["n_c"], d["n_b"], d["h"]
         vn, gam, pb = d["v_next"], d["gamma"], d["p_b"]
-        r_v = np.zeros(n_v)
-        if t["M"] is not None:
-            r_v += t["M"] @ (d["v"] - vn)
-        if t["v"] is not None:
-            r_v += d["M"] @ t["v"]
-        if t["p_ext"] is not None:
-            r_v += t["p_ext"]
+        r_v = momentum_change(t, d)
         e3 = np.zeros((n_c, 3))
         e_b = np.zeros(n_b)
         if t["Wn"] is not None:
@@ -158,9 +152,239 @@ def _surface_velocity(name, x, n_c):
     return a.reshape(n_c, 2)
 
 
+@dataclass
+class _Point:
+    """The step and the solution being differentiated: validated data (matrices as CSC, ``sparse``
+    saying which were given sparse; psi_n the gap the step used, after the correction whose chain
+    ``psi_chain`` is None without one), res's v_next, gamma, p_b, and the relative tolerance."""
+
+    M: sp.csc_matrix
+    Wn: sp.csc_matrix
+    Wt: sp.csc_matrix
+    Wb: sp.csc_matrix
+    sparse: dict
+    mu: np.ndarray
+    v: np.ndarray
+    h: float
+    p_ext: np.ndarray
+    psi_n: np.ndarray
+    psi_chain: object
+    theta: np.ndarray
+    dtheta: np.ndarray
+    dpsi_t: np.ndarray
+    has_surface: bool
+    tol: float
+    v_next: np.ndarray = None
+    gamma: np.ndarray = None
+    p_b: np.ndarray = None
+
+    @property
+    def sizes(self):
+        """(n_v, n_c, n_b)."""
+        return self.M.shape[0], self.Wn.shape[1], self.Wb.shape[1]
+
+
+@dataclass
+class _Solution:
+    """The solution in cone coordinates: P = [Wn, Wt | Wb] by contact (cone_jacobian), the
+    relative velocities d3 (n_c, 3) of the contacts, and how small is zero: the impulse scale Pimp,
+    its threshold tp and each contact's velocity scale S and threshold tv."""
+
+    P: sp.spmatrix
+    d3: np.ndarray
+    Pimp: float
+    S: np.ndarray
+    tp: float
+    tv: np.ndarray
+
+
+@dataclass
+class _Modes:
+    """Per contact: the masks of the modes and kinks, and the quantities they were judged by
+    (s = |d_t|, slack = d_n - mu s, |gamma_t|)."""
+
+    separated: np.ndarray
+    sticking: np.ndarray
+    sliding: np.ndarray
+    grazing: np.ndarray
+    stick_slip: np.ndarray
+    frictionless_rest: np.ndarray
+    s: np.ndarray
+    slack: np.ndarray
+    gtn: np.ndarray
+
+
+def _point(M, Wn, Wt, mu, v, h, p_ext, psi_n, Wb, theta, dtheta, dpsi_t, degenerate_tol, max_correction_speed,
+           baumgarte):
+    """The validated _Point of ccp's arguments (without the solution); every message names the argument."""
+    sparse = {}
+    M, sparse["M"] = _matrix("M", M, (None, None), ("n_v", "n_v"))
+    n_v = M.shape[0]
+    if M.shape != (n_v, n_v) or n_v == 0:
+        raise ValueError(f"M must be a non-empty square matrix, got shape {M.shape}")
+    if abs(M - M.T).max() > val.SYMMETRY_RTOL * abs(M).max():
+        raise ValueError("M must be symmetric")
+    Wn, sparse["Wn"] = _matrix("Wn", Wn, (n_v, None), ("n_v", "n_c"))
+    n_c = Wn.shape[1]
+    Wt, sparse["Wt"] = _matrix("Wt", Wt, (n_v, 2 * n_c), ("n_v", "2 n_c"))
+    mu = friction_coefficients("mu", mu, n_c)
+    v = val.vector("v", v, n_v, symbol="n_v")
+    h = val.positive_scalar("h", h)
+    p_ext = np.zeros(n_v) if p_ext is None else val.vector("p_ext", p_ext, n_v, symbol="n_v")
+    psi_n = np.zeros(n_c) if psi_n is None else val.vector("psi_n", psi_n, n_c, symbol="n_c")
+    psi_n, psi_chain = stab.differentiable("psi_n", psi_n, h, max_correction_speed, baumgarte)  # through the correction too
+    if Wb is None:
+        if theta is not None or dtheta is not None:
+            raise ValueError("theta and dtheta need the joint Jacobian Wb")
+        Wb, sparse["Wb"] = sp.csc_matrix((n_v, 0)), False
+    else:
+        Wb, sparse["Wb"] = _matrix("Wb", Wb, (n_v, None), ("n_v", "n_b"))
+    n_b = Wb.shape[1]
+    theta = np.zeros(n_b) if theta is None else val.vector("theta", theta, n_b, symbol="n_b")
+    dtheta = np.zeros(n_b) if dtheta is None else val.vector("dtheta", dtheta, n_b, symbol="n_b")
+    has_surface = dpsi_t is not None
+    dpsi_t = np.zeros((n_c, 2)) if dpsi_t is None else _surface_velocity("dpsi_t", dpsi_t, n_c)
+    tol = val.positive_scalar("degenerate_tol", degenerate_tol)
+    return _Point(M, Wn, Wt, Wb, sparse, mu, v, h, p_ext, psi_n, psi_chain, theta, dtheta, dpsi_t, has_surface, tol)
+
+
+def _solution(pt, res):
+    """Sets pt's v_next, gamma, p_b from res; raises unless res is a SOLVED CCPResult of pt's sizes."""
+    n_v, n_c, n_b = pt.sizes
+    if not isinstance(res, CCPResult):
+        raise TypeError(f"res must be the CCPResult of mbdcp.ccp with the same data, got {type(res).__name__}")
+    if res.status != Status.SOLVED:
+        raise ValueError(f"res must be a SOLVED result of mbdcp.ccp, got status {res.status.name}: "
+                         "an unsolved step has no solution to differentiate")
+    gam, pb, vn = (np.asarray(x, dtype=np.float64) for x in (res.gamma, res.p_b, res.v_next))
+    for name, x, shape in (("gamma", gam, (n_c, 3)), ("p_b", pb, (n_b,)), ("v_next", vn, (n_v,))):
+        if x.shape != shape:
+            raise ValueError(f"res.{name} has shape {x.shape}, expected {shape}: res belongs to other data")
+    pt.v_next, pt.gamma, pt.p_b = vn, gam, pb
+
+
+def _check_solution(pt, residual):
+    """The _Solution at res; raises unless res solves this step (momentum balance, joints and
+    complementarity). Zero is judged with max(tol, 100 residual) relative to the data."""
+    n_c = pt.sizes[1]
+    M, v, vn, p_ext, h, gam = pt.M, pt.v, pt.v_next, pt.p_ext, pt.h, pt.gamma
+    P = cone_jacobian(pt.Wn, pt.Wt, pt.Wb)
+    nu = np.concatenate([gam.ravel(), pt.p_b])
+    b = np.concatenate([np.zeros(3 * n_c), pt.theta / h + pt.dtheta])
+    b[0:3 * n_c:3] = pt.psi_n / h
+    b[1:3 * n_c:3] = pt.dpsi_t[:, 0]
+    b[2:3 * n_c:3] = pt.dpsi_t[:, 1]
+    dvec = P.T @ vn + b
+    d3, dj = dvec[:3 * n_c].reshape(n_c, 3), dvec[3 * n_c:]
+
+    tau = max(pt.tol, 100.0 * residual)
+    # velocities, and the velocity changes the applied and contact impulses make
+    md = np.abs(M.diagonal())
+    V = max(np.abs(v).max(), np.abs(vn).max(), np.abs(b).max(initial=0), np.abs(p_ext / md).max(),
+            np.abs((P @ nu) / md).max(), np.finfo(float).tiny)
+    Pimp = max(np.abs(M @ v).max(), np.abs(M @ vn).max(), np.abs(p_ext).max(), np.abs(nu).max(initial=0),
+               np.finfo(float).tiny)
+    colnorm = np.asarray(abs(P).sum(axis=0)).ravel()
+    S = (V * colnorm[:3 * n_c].reshape(n_c, 3).max(axis=1, initial=0) + np.abs(pt.psi_n) / h
+         + np.abs(pt.dpsi_t).max(axis=1, initial=0))
+    S_b = V * colnorm[3 * n_c:] + np.abs(pt.theta) / h + np.abs(pt.dtheta)
+    tp, tv = tau * Pimp, tau * S
+    bal = M @ (vn - v) - p_ext - P @ nu
+    if (np.abs(bal).max() > 1e-8 * Pimp or np.any(np.abs(dj) > 1e3 * tau * np.maximum(S_b, np.finfo(float).tiny))
+            or np.any(np.abs(np.einsum("ij,ij->i", gam, d3)) > 1e3 * tp * np.maximum(S, np.finfo(float).tiny))):
+        raise ValueError("res is not a solution of this step (momentum balance, joints or complementarity fail): "
+                         "it belongs to other data")
+    return _Solution(P, d3, Pimp, S, tp, tv)
+
+
+def _classify(pt, at):
+    """The _Modes of the contacts (separated, sticking, sliding; grazing and stick-slip kinks)."""
+    gn, gt, mu = pt.gamma[:, 0], pt.gamma[:, 1:], pt.mu
+    dn, dt = at.d3[:, 0], at.d3[:, 1:]
+    s = np.linalg.norm(dt, axis=1)
+    gtn = np.linalg.norm(gt, axis=1)
+    gpos = gn > at.tp
+    slack = dn - mu * s
+    dzero = np.maximum(np.abs(dn), s) <= at.tv
+    sliding = gpos & ~dzero
+    if np.any(sliding & (s <= at.tv)):
+        raise ValueError("res is not a solution of this step (an impulse with a separating velocity): "
+                         "it belongs to other data or was solved with too loose a tol")
+    sticking = gpos & dzero
+    separated = ~gpos
+    return _Modes(separated=separated, sticking=sticking, sliding=sliding, grazing=separated & ~(slack > at.tv),
+                  stick_slip=sticking & (mu > 0) & ~(mu * gn - gtn > at.tp), frictionless_rest=sticking & (mu == 0),
+                  s=s, slack=slack, gtn=gtn)
+
+
+def _linearisation(pt, at, modes):
+    """Per contact, the linearised optimality conditions A_i d(d_i) + B_i d(gamma_i) = extra_i dmu_i
+    (the three smooth equations of the contact's mode): (A, B, extra)."""
+    n_c, mu, gn, gt, dt, s = pt.sizes[1], pt.mu, pt.gamma[:, 0], pt.gamma[:, 1:], at.d3[:, 1:], modes.s
+    rest = modes.frictionless_rest
+    A = np.zeros((n_c, 3, 3))
+    B = np.zeros((n_c, 3, 3))
+    extra = np.zeros((n_c, 3))
+    A[modes.sticking & ~rest] = np.eye(3)
+    B[modes.separated] = np.eye(3)
+    A[rest, 0, 0] = 1.0
+    B[rest, 1, 1] = B[rest, 2, 2] = 1.0
+    i = np.flatnonzero(modes.sliding)
+    if i.size:
+        tt = dt[i] / s[i, None]
+        A[i, 0, 0] = 1.0
+        A[i, 0, 1:] = -mu[i, None] * tt
+        A[i, 1:, 1:] = gt[i][:, :, None] * tt[:, None, :] + (mu[i] * gn[i])[:, None, None] * np.eye(2)
+        B[i, 1:, 0] = mu[i, None] * dt[i]
+        B[i, 1:, 1:] = s[i, None, None] * np.eye(2)
+        extra[i, 0] = s[i]
+        extra[i, 1:] = -gn[i, None] * dt[i]
+    return A, B, extra
+
+
+def _factor(pt, at, A, B):
+    """The sparse LU factor of the implicit-function-theorem system [[M, -P], [A P^T, B]] in
+    (dv, dgamma, dp_b) (joint rows: A = I, B = 0); raises when it is singular."""
+    n_c, n_b = pt.sizes[1:]
+    Ablk = sp.block_diag([sp.bsr_matrix((A, np.arange(n_c), np.arange(n_c + 1)), shape=(3 * n_c, 3 * n_c)),
+                          sp.identity(n_b)], format="csr")
+    Bblk = sp.block_diag([sp.bsr_matrix((B, np.arange(n_c), np.arange(n_c + 1)), shape=(3 * n_c, 3 * n_c)),
+                          sp.csr_matrix((n_b, n_b))], format="csr")
+    K = sp.bmat([[pt.M, -at.P], [Ablk @ at.P.T, Bblk]], format="csc")
+    try:
+        return spla.splu(K)
+    except RuntimeError:
+        raise ValueError("the active constraints of res are dependent (the linearised system is singular): the "
+                         "impulses are not locally unique, so the step has no derivative at this solution") from None
+
+
+def _derivative(pt, at, modes, A, extra, lu):
+    """The CCPDerivative: modes, kinks and margin, and the factor and data for jvp/vjp."""
+    n_v, n_c, n_b = pt.sizes
+    gn, mu, S, Pimp = pt.gamma[:, 0], pt.mu, at.S, at.Pimp
+    separated, sticking, sliding = modes.separated, modes.sticking, modes.sliding
+    grazing, stick_slip = modes.grazing, modes.stick_slip
+    margins = np.concatenate([
+        modes.slack[separated & ~grazing] / S[separated & ~grazing],
+        gn[~separated] / Pimp,
+        (mu * gn - modes.gtn)[sticking & (mu > 0) & ~stick_slip] / Pimp,
+        modes.s[sliding] / S[sliding]])
+    deg = sorted([(c, "grazing") for c in np.flatnonzero(grazing)] + [(c, "stick-slip") for c in np.flatnonzero(stick_slip)])
+    mode = np.where(sliding, "sliding", np.where(sticking, "sticking", "separated")) if n_c else np.zeros(0, dtype=str)
+    dd = {"M": pt.M, "Wn": pt.Wn, "Wt": pt.Wt, "Wb": pt.Wb, "v": pt.v, "h": pt.h, "p_ext": pt.p_ext, "psi_n": pt.psi_n,
+          "theta": pt.theta, "dtheta": pt.dtheta, "dpsi_t": pt.dpsi_t, "n_v": n_v, "n_c": n_c, "n_b": n_b,
+          "v_next": pt.v_next, "gamma": pt.gamma, "p_b": pt.p_b, "A": A, "extra": extra, "lu": lu,
+          "sparse": pt.sparse, "psi_chain": pt.psi_chain}
+    dd["inputs"] = tuple(k for k in INPUTS if (k not in ("Wb", "theta", "dtheta") or n_b)
+                         and (k != "dpsi_t" or pt.has_surface))
+    return CCPDerivative(mode=mode, degenerate=np.array([c for c, _ in deg], dtype=np.intp),
+                         degenerate_kind=tuple(k for _, k in deg),
+                         margin=float(margins.min()) if margins.size else np.inf, _d=dd)
+
+
 @renamed(phi="psi_n", dphi_t="dpsi_t")
 def ccp(M, Wn, Wt, mu, v, h, res, *, p_ext=None, psi_n=None, Wb=None, theta=None, dtheta=None, dpsi_t=None,
-        degenerate_tol=1e-9, max_correction_speed=None, baumgarte=1.0, **kwargs):
+        degenerate_tol=DEGENERATE_TOL, max_correction_speed=None, baumgarte=1.0, **kwargs):
     r"""Derivative of one cone complementarity step of :func:`mbdcp.ccp`.
 
     At the solution :math:`\nu = (\gamma, p_b)` with :math:`d = P^T v^{l+1} + b` (b: the
@@ -221,128 +445,10 @@ def ccp(M, Wn, Wt, mu, v, h, res, *, p_ext=None, psi_n=None, Wb=None, theta=None
     for key in kwargs:
         if key not in _SOLVER_ONLY:
             raise TypeError(f"ccp() got an unexpected keyword argument {key!r}")
-    sparse = {}
-    M, sparse["M"] = _matrix("M", M, (None, None), ("n_v", "n_v"))
-    n_v = M.shape[0]
-    if M.shape != (n_v, n_v) or n_v == 0:
-        raise ValueError(f"M must be a non-empty square matrix, got shape {M.shape}")
-    if abs(M - M.T).max() > 1e-10 * abs(M).max():
-        raise ValueError("M must be symmetric")
-    Wn, sparse["Wn"] = _matrix("Wn", Wn, (n_v, None), ("n_v", "n_c"))
-    n_c = Wn.shape[1]
-    Wt, sparse["Wt"] = _matrix("Wt", Wt, (n_v, 2 * n_c), ("n_v", "2 n_c"))
-    mu = friction_coefficients("mu", mu, n_c)
-    v = val.vector("v", v, n_v, symbol="n_v")
-    h = val.positive_scalar("h", h)
-    p_ext = np.zeros(n_v) if p_ext is None else val.vector("p_ext", p_ext, n_v, symbol="n_v")
-    psi_n = np.zeros(n_c) if psi_n is None else val.vector("psi_n", psi_n, n_c, symbol="n_c")
-    psi_n, psi_chain = stab.differentiable("psi_n", psi_n, h, max_correction_speed, baumgarte)  # through the correction too
-    if Wb is None:
-        if theta is not None or dtheta is not None:
-            raise ValueError("theta and dtheta need the joint Jacobian Wb")
-        Wb, sparse["Wb"] = sp.csc_matrix((n_v, 0)), False
-    else:
-        Wb, sparse["Wb"] = _matrix("Wb", Wb, (n_v, None), ("n_v", "n_b"))
-    n_b = Wb.shape[1]
-    theta = np.zeros(n_b) if theta is None else val.vector("theta", theta, n_b, symbol="n_b")
-    dtheta = np.zeros(n_b) if dtheta is None else val.vector("dtheta", dtheta, n_b, symbol="n_b")
-    has_surface = dpsi_t is not None
-    dpsi_t = np.zeros((n_c, 2)) if dpsi_t is None else _surface_velocity("dpsi_t", dpsi_t, n_c)
-    tol = val.positive_scalar("degenerate_tol", degenerate_tol)
-
-    if not isinstance(res, CCPResult):
-        raise TypeError(f"res must be the CCPResult of mbdcp.ccp with the same data, got {type(res).__name__}")
-    if res.status != Status.SOLVED:
-        raise ValueError(f"res must be a SOLVED result of mbdcp.ccp, got status {res.status.name}: "
-                         "an unsolved step has no solution to differentiate")
-    gam, pb, vn = (np.asarray(x, dtype=np.float64) for x in (res.gamma, res.p_b, res.v_next))
-    for name, x, shape in (("gamma", gam, (n_c, 3)), ("p_b", pb, (n_b,)), ("v_next", vn, (n_v,))):
-        if x.shape != shape:
-            raise ValueError(f"res.{name} has shape {x.shape}, expected {shape}: res belongs to other data")
-
-    P = cone_jacobian(Wn, Wt, Wb)
-    nu = np.concatenate([gam.ravel(), pb])
-    b = np.concatenate([np.zeros(3 * n_c), theta / h + dtheta])
-    b[0:3 * n_c:3] = psi_n / h
-    b[1:3 * n_c:3] = dpsi_t[:, 0]
-    b[2:3 * n_c:3] = dpsi_t[:, 1]
-    dvec = P.T @ vn + b
-    d3, dj = dvec[:3 * n_c].reshape(n_c, 3), dvec[3 * n_c:]
-
-    tau = max(tol, 100.0 * float(res.residual))
-    # velocities, and the velocity changes the applied and contact impulses make
-    md = np.abs(M.diagonal())
-    V = max(np.abs(v).max(), np.abs(vn).max(), np.abs(b).max(initial=0), np.abs(p_ext / md).max(),
-            np.abs((P @ nu) / md).max(), np.finfo(float).tiny)
-    Pimp = max(np.abs(M @ v).max(), np.abs(M @ vn).max(), np.abs(p_ext).max(), np.abs(nu).max(initial=0),
-               np.finfo(float).tiny)
-    colnorm = np.asarray(abs(P).sum(axis=0)).ravel()
-    S = V * colnorm[:3 * n_c].reshape(n_c, 3).max(axis=1, initial=0) + np.abs(psi_n) / h + np.abs(dpsi_t).max(axis=1, initial=0)
-    S_b = V * colnorm[3 * n_c:] + np.abs(theta) / h + np.abs(dtheta)
-    tp, tv = tau * Pimp, tau * S
-    bal = M @ (vn - v) - p_ext - P @ nu
-    if (np.abs(bal).max() > 1e-8 * Pimp or np.any(np.abs(dj) > 1e3 * tau * np.maximum(S_b, np.finfo(float).tiny))
-            or np.any(np.abs(np.einsum("ij,ij->i", gam, d3)) > 1e3 * tp * np.maximum(S, np.finfo(float).tiny))):
-        raise ValueError("res is not a solution of this step (momentum balance, joints or complementarity fail): "
-                         "it belongs to other data")
-
-    gn, gt = gam[:, 0], gam[:, 1:]
-    dn, dt = d3[:, 0], d3[:, 1:]
-    s = np.linalg.norm(dt, axis=1)
-    gtn = np.linalg.norm(gt, axis=1)
-    gpos = gn > tp
-    slack = dn - mu * s
-    dzero = np.maximum(np.abs(dn), s) <= tv
-    sliding = gpos & ~dzero
-    if np.any(sliding & (s <= tv)):
-        raise ValueError("res is not a solution of this step (an impulse with a separating velocity): "
-                         "it belongs to other data or was solved with too loose a tol")
-    sticking = gpos & dzero
-    separated = ~gpos
-    grazing = separated & ~(slack > tv)
-    stick_slip = sticking & (mu > 0) & ~(mu * gn - gtn > tp)
-    frictionless_rest = sticking & (mu == 0)
-
-    A = np.zeros((n_c, 3, 3))
-    B = np.zeros((n_c, 3, 3))
-    extra = np.zeros((n_c, 3))
-    A[sticking & ~frictionless_rest] = np.eye(3)
-    B[separated] = np.eye(3)
-    A[frictionless_rest, 0, 0] = 1.0
-    B[frictionless_rest, 1, 1] = B[frictionless_rest, 2, 2] = 1.0
-    i = np.flatnonzero(sliding)
-    if i.size:
-        tt = dt[i] / s[i, None]
-        A[i, 0, 0] = 1.0
-        A[i, 0, 1:] = -mu[i, None] * tt
-        A[i, 1:, 1:] = gt[i][:, :, None] * tt[:, None, :] + (mu[i] * gn[i])[:, None, None] * np.eye(2)
-        B[i, 1:, 0] = mu[i, None] * dt[i]
-        B[i, 1:, 1:] = s[i, None, None] * np.eye(2)
-        extra[i, 0] = s[i]
-        extra[i, 1:] = -gn[i, None] * dt[i]
-
-    Ablk = sp.block_diag([sp.bsr_matrix((A, np.arange(n_c), np.arange(n_c + 1)), shape=(3 * n_c, 3 * n_c)),
-                          sp.identity(n_b)], format="csr")
-    Bblk = sp.block_diag([sp.bsr_matrix((B, np.arange(n_c), np.arange(n_c + 1)), shape=(3 * n_c, 3 * n_c)),
-                          sp.csr_matrix((n_b, n_b))], format="csr")
-    K = sp.bmat([[M, -P], [Ablk @ P.T, Bblk]], format="csc")
-    try:
-        lu = spla.splu(K)
-    except RuntimeError:
-        raise ValueError("the active constraints of res are dependent (the linearised system is singular): the "
-                         "impulses are not locally unique, so the step has no derivative at this solution") from None
-
-    margins = np.concatenate([
-        slack[separated & ~grazing] / S[separated & ~grazing],
-        gn[gpos] / Pimp,
-        (mu * gn - gtn)[sticking & (mu > 0) & ~stick_slip] / Pimp,
-        s[sliding] / S[sliding]])
-    deg = sorted([(c, "grazing") for c in np.flatnonzero(grazing)] + [(c, "stick-slip") for c in np.flatnonzero(stick_slip)])
-    mode = np.where(sliding, "sliding", np.where(sticking, "sticking", "separated")) if n_c else np.zeros(0, dtype=str)
-    dd = {"M": M, "Wn": Wn, "Wt": Wt, "Wb": Wb, "v": v, "h": h, "p_ext": p_ext, "psi_n": psi_n, "theta": theta,
-          "dtheta": dtheta, "dpsi_t": dpsi_t, "n_v": n_v, "n_c": n_c, "n_b": n_b, "v_next": vn, "gamma": gam, "p_b": pb, "A": A,
-          "extra": extra, "lu": lu, "sparse": sparse, "psi_chain": psi_chain}
-    dd["inputs"] = tuple(k for k in INPUTS if (k not in ("Wb", "theta", "dtheta") or n_b) and (k != "dpsi_t" or has_surface))
-    return CCPDerivative(mode=mode, degenerate=np.array([c for c, _ in deg], dtype=np.intp),
-                         degenerate_kind=tuple(k for _, k in deg),
-                         margin=float(margins.min()) if margins.size else np.inf, _d=dd)
+    pt = _point(M, Wn, Wt, mu, v, h, p_ext, psi_n, Wb, theta, dtheta, dpsi_t, degenerate_tol, max_correction_speed,
+                baumgarte)
+    _solution(pt, res)
+    at = _check_solution(pt, float(res.residual))
+    modes = _classify(pt, at)
+    A, B, extra = _linearisation(pt, at, modes)
+    return _derivative(pt, at, modes, A, extra, _factor(pt, at, A, B))

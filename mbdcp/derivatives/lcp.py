@@ -6,7 +6,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.linalg as la
 
-from mbdcp.derivatives._common import _Repr, dense_tangent
+from mbdcp.derivatives._common import DEGENERATE_TOL, _Repr, dense_tangent
 from mbdcp.formulations.lemke import lcp_residual
 from mbdcp.infrastructure import validate as val
 from mbdcp.infrastructure.results import LemkeResult
@@ -82,7 +82,7 @@ class LCPDerivative(_Repr):
         return LCPGradient(M=np.outer(gq, self.z), q=gq)
 
 
-def lcp(M, q, res, *, degenerate_tol=1e-9):
+def lcp(M, q, res, *, degenerate_tol=DEGENERATE_TOL):
     r"""Derivative of the solution of LCP(M, q) found by :func:`mbdcp.lemke`.
 
     At a solution z with w = Mz + q the pairs split into active (:math:`z_i > 0`, :math:`w_i = 0`),

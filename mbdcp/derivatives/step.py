@@ -4,6 +4,7 @@ The mixed LCP of :func:`mbdcp.step` is differentiated directly, in the unknowns
 (v_next, p_b, p_n, beta, beta_j, sigma, sigma_j), with the active set read off the solution; see
 :func:`step` for the conventions.
 """
+import dataclasses
 import warnings
 from dataclasses import dataclass, field
 
@@ -11,12 +12,14 @@ import numpy as np
 import scipy.linalg as la
 
 from mbdcp.derivatives._common import (
+    DEGENERATE_TOL,
     _Repr,
     check_keys,
     cholesky_lower,
     dense_tangent,
     lu_factor,
     lu_solve,
+    momentum_change,
     owners,
     sym_outer,
     tangents_of,
@@ -26,7 +29,7 @@ from mbdcp.derivatives.lcp import RCOND_MIN
 from mbdcp.infrastructure import stabilization as stab
 from mbdcp.infrastructure import validate as val
 from mbdcp.infrastructure.deprecated import renamed
-from mbdcp.infrastructure.problem import step_data
+from mbdcp.infrastructure.problem import StepProblem, step_data
 from mbdcp.infrastructure.results import StepResult
 from mbdcp.infrastructure.status import Status
 
@@ -75,16 +78,27 @@ class StepDerivative(_Repr):
         d = self._d
         check_keys(tangents, d["inputs"], "tangent")
         t = self._tangents(tangents)
-        n_v, h = d["n_v"], d["h"]
-        vn = d["v_next"]
+        r_v, r_rows, r_s, r_sj = self._rhs(t)
+        u = tri_solve(d["L"], r_v)
+        X = d["X"]
+        dx = lu_solve(d["lu"], np.concatenate([r_rows - X.T @ u, r_s, r_sj]))
+        dv = tri_solve(d["L"], u + X @ dx[:X.shape[1]], trans=1)
+        out = self._outputs(t, dv, dx)
+        if d["held"] or d["unused"]:
+            # velocity scale of the tangents: the change without contact impulses, and the rows' changes
+            dv_scale = max(np.abs(dv).max(), np.abs(tri_solve(d["L"], u, trans=1)).max(),
+                           np.abs(r_rows).max(initial=0.0))
+            self._check_dropped(t, dv, dv_scale)
+        return out
+
+    def _rhs(self, t):
+        """The known sides of the linearised system for tangents t: the momentum row, the rows
+        imposed with free multipliers (joints, normals, friction directions, joint friction
+        directions) and the cone rows of sliding contacts and joints."""
+        d = self._d
+        h, vn = d["h"], d["v_next"]
         FN, FB, FBJ, FS, FSJ = d["FN"], d["FB"], d["FBJ"], d["FS"], d["FSJ"]
-        r_v = np.zeros(n_v)
-        if t["M"] is not None:
-            r_v += t["M"] @ (d["v"] - vn)
-        if t["v"] is not None:
-            r_v += d["M"] @ t["v"]
-        if t["p_ext"] is not None:
-            r_v += t["p_ext"]
+        r_v = momentum_change(t, d)
         for mat, imp in (("Wb", "p_b"), ("Wn", "p_n"), ("D", "beta"), ("Dj", "beta_j")):
             if t[mat] is not None:
                 r_v += t[mat] @ d[imp]
@@ -111,21 +125,25 @@ class StepDerivative(_Repr):
         r_j = np.zeros(FBJ.size) if t["Dj"] is None else -(t["Dj"][:, FBJ].T @ vn)
         r_s = np.zeros(FS.size) if t["U"] is None else -t["U"][FS] * d["p_n"][FS]
         r_sj = np.zeros(FSJ.size) if t["beta_max"] is None else -t["beta_max"][FSJ]
-        u = tri_solve(d["L"], r_v)
-        X = d["X"]
-        rhs = np.concatenate([np.concatenate([r_b, r_n, r_f, r_j]) - X.T @ u, r_s, r_sj])
-        dx = lu_solve(d["lu"], rhs)
-        nJ = X.shape[1]
-        dv = tri_solve(d["L"], u + X @ dx[:nJ], trans=1)
+        return r_v, np.concatenate([r_b, r_n, r_f, r_j]), r_s, r_sj
+
+    def _offsets(self):
+        """Where p_b, p_n[FN], beta[FB], beta_j[FBJ], sigma[FS], sigma_j[FSJ] start in the unknowns."""
+        d = self._d
+        return np.cumsum([0, d["n_b"], d["FN"].size, d["FB"].size, d["FBJ"].size, d["FS"].size, d["FSJ"].size])
+
+    def _outputs(self, t, dv, dx):
+        """The output tangents from dv and the free multipliers' changes dx; the sigma of a contact
+        (joint) without friction impulse follows its sliding speed."""
+        d = self._d
         out = {name: np.zeros_like(d[name]) for name in OUTPUTS}
         out["v_next"] = dv
-        o = np.cumsum([0, d["n_b"], FN.size, FB.size, FBJ.size, FS.size, FSJ.size])
+        o = self._offsets()
         out["p_b"] = dx[o[0]:o[1]].copy()
-        out["p_n"][FN] = dx[o[1]:o[2]]
-        out["beta"][FB] = dx[o[2]:o[3]]
-        out["beta_j"][FBJ] = dx[o[3]:o[4]]
-        out["sigma"][FS] = dx[o[4]:o[5]]
-        out["sigma_j"][FSJ] = dx[o[5]:o[6]]
+        for name, free, i in (("p_n", "FN", 1), ("beta", "FB", 2), ("beta_j", "FBJ", 3), ("sigma", "FS", 4),
+                              ("sigma_j", "FSJ", 5)):
+            out[name][d[free]] = dx[o[i]:o[i + 1]]
+        vn = d["v_next"]
         pc, pk = d["post_c"], d["post_k"]
         if pc.size:
             s = -(d["D"][:, pk].T @ dv)
@@ -140,11 +158,6 @@ class StepDerivative(_Repr):
             if t["Dj"] is not None:
                 s -= t["Dj"][:, pjk].T @ vn
             out["sigma_j"][pj] = s
-        if d["held"] or d["unused"]:
-            # velocity scale of the tangents: the change without contact impulses, and the rows' changes
-            dv_scale = max(np.abs(dv).max(), np.abs(tri_solve(d["L"], u, trans=1)).max(),
-                           np.abs(np.concatenate([r_b, r_n, r_f, r_j])).max(initial=0.0))
-            self._check_dropped(t, dv, dv_scale)
         return out
 
     def _check_dropped(self, t, dv, dv_scale):
@@ -206,7 +219,7 @@ class StepDerivative(_Repr):
         hvec[:nJ] += X.T @ a
         lam = lu_solve(d["lu"], hvec, trans=1)
         a_v = tri_solve(L, a - X @ lam[:nJ], trans=1)
-        o = np.cumsum([0, d["n_b"], FN.size, FB.size, FBJ.size, FS.size, FSJ.size])
+        o = self._offsets()
         lb, ln, lf, lj, ls, lsj = (lam[o[i]:o[i + 1]] for i in range(6))
         grad["M"] = sym_outer(a_v, d["v"] - vn)
         grad["v"] = d["M"] @ a_v
@@ -326,7 +339,7 @@ def _opposite_pairs(cols):
     k = cols.shape[1]
     scale = np.abs(cols).max(initial=0.0)
     for i in range(k):
-        if not any(np.abs(cols[:, i] + cols[:, j]).max() <= 1e-12 * scale for j in range(k) if j != i):
+        if not any(np.abs(cols[:, i] + cols[:, j]).max() <= val.OPPOSITE_RTOL * scale for j in range(k) if j != i):
             return False
     return True
 
@@ -361,9 +374,292 @@ def _independent(L, blocks, mats):
     return kept
 
 
+@dataclass
+class _Point:
+    """The step and the solution being differentiated: the validated data with absent vectors as
+    zeros (the derivation uses them in products) and psi_n the gap the step used (after the
+    correction, whose chain ``psi_chain`` is None without one), res's outputs by name, and the
+    relative tolerance deciding that an impulse or a velocity is zero."""
+
+    p: StepProblem
+    psi_chain: object
+    has_joint_friction: bool
+    sol: dict
+    tol: float
+
+
+@dataclass
+class _Scales:
+    """How small is zero at this solution: the lower Cholesky factor L of M, the owner (contact or
+    joint) of each friction direction, the velocity scale V, the impulse threshold tp and the
+    velocity thresholds per contact (tv_c) and per friction joint (tv_j)."""
+
+    L: np.ndarray
+    own: np.ndarray
+    own_j: np.ndarray
+    V: float
+    tp: float
+    tv_c: np.ndarray
+    tv_j: np.ndarray
+
+
+@dataclass
+class _Rows:
+    """The complementary rows at the solution (Trinkle (2003), eqs. 25–38): normal w_n, friction
+    direction w_b, friction cone w_s, and their joint friction counterparts w_bj, w_sj."""
+
+    w_n: np.ndarray
+    w_b: np.ndarray
+    w_s: np.ndarray
+    w_bj: np.ndarray
+    w_sj: np.ndarray
+
+
+@dataclass
+class _ActiveSets:
+    """The pieces the solution lies on. ``free_*``: masks of the multipliers left free (their rows
+    hold with equality) for p_n, beta, sigma, beta_j, sigma_j; ``post_*``: groups without friction
+    impulse whose sigma follows the sliding speed of direction ``post_k`` / ``post_jk``;
+    ``degenerate``: (kind, variable, index) of the kinks; ``margins``: relative distances of the
+    decided pairs from degeneracy; ``held`` / ``unused``: dependent rows dropped (impulse held at
+    its value / structural direction kept at zero)."""
+
+    mode: np.ndarray
+    joint_mode: np.ndarray
+    free_n: np.ndarray
+    free_b: np.ndarray
+    free_s: np.ndarray
+    free_bj: np.ndarray
+    free_sj: np.ndarray
+    post_c: np.ndarray
+    post_k: np.ndarray
+    post_j: np.ndarray
+    post_jk: np.ndarray
+    degenerate: list
+    margins: list
+    held: list = field(default_factory=list)
+    unused: list = field(default_factory=list)
+
+    def free(self):
+        """Indices of the free multipliers: (FN, FB, FBJ, FS, FSJ)."""
+        return tuple(np.flatnonzero(x) for x in (self.free_n, self.free_b, self.free_bj, self.free_s, self.free_sj))
+
+
+def _point(data, has_joint_friction, res, degenerate_tol, max_correction_speed, baumgarte):
+    """The _Point of validated step data and res; raises unless res is a SOLVED StepResult of
+    data's sizes."""
+    n_v, n_c, m, n_b, m_j, n_j = data.sizes
+    zeros = {name: np.zeros(n) for name, n in (("p_ext", n_v), ("psi_n", n_c), ("dpsi_n", n_c), ("dpsi_f", m),
+                                               ("theta", n_b), ("dtheta", n_b), ("beta_max", n_j))
+             if getattr(data, name).size != n}
+    p = dataclasses.replace(data, **zeros)
+    # through the correction too
+    p.psi_n, psi_chain = stab.differentiable("psi_n", p.psi_n, p.h, max_correction_speed, baumgarte)
+    tol = val.positive_scalar("degenerate_tol", degenerate_tol)
+    if not isinstance(res, StepResult):
+        raise TypeError(f"res must be the StepResult of mbdcp.step with the same data, got {type(res).__name__}")
+    if res.status != Status.SOLVED:
+        raise ValueError(f"res must be a SOLVED result of mbdcp.step, got status {res.status.name}: "
+                         "an unsolved step has no solution to differentiate")
+    sol = {}
+    for name, n in zip(OUTPUTS, (n_v, n_c, m, n_c, n_b, m_j, n_j)):
+        x = np.asarray(getattr(res, name), dtype=np.float64)
+        if x.shape != (n,):
+            raise ValueError(f"res.{name} has shape {x.shape}, expected ({n},): res belongs to other data")
+        sol[name] = x
+    return _Point(p, psi_chain, has_joint_friction, sol, tol)
+
+
+def _scales(pt):
+    """The _Scales of the solution: velocities against the free and actual motion, impulses
+    against the largest momentum or impulse, each contact's velocity threshold against its rows."""
+    p, sol, tol = pt.p, pt.sol, pt.tol
+    M, v, vn, p_ext = p.M, p.v, sol["v_next"], p.p_ext
+    L = cholesky_lower(M)
+    if L is None:
+        raise ValueError("M must be symmetric positive definite (its Cholesky factorization failed)")
+    own, own_j = owners(p.E, "E"), owners(p.Ej, "Ej")
+    free_acc = tri_solve(L, tri_solve(L, p_ext), trans=1)
+    V = max(np.abs(v).max(), np.abs(vn).max(), np.abs(free_acc).max(), np.abs(vn - v - free_acc).max(),
+            np.finfo(float).tiny)
+    P = max(np.abs(M @ v).max(), np.abs(M @ vn).max(), np.abs(p_ext).max(), np.abs(sol["p_n"]).max(initial=0),
+            np.abs(sol["beta"]).max(initial=0), np.abs(sol["p_b"]).max(initial=0),
+            np.abs(sol["beta_j"]).max(initial=0), np.abs(p.beta_max).max(initial=0), np.finfo(float).tiny)
+    col_n, col_d, col_j = np.abs(p.Wn).sum(axis=0), np.abs(p.D).sum(axis=0), np.abs(p.Dj).sum(axis=0)
+    S_c = V * col_n + np.abs(p.psi_n) / p.h + np.abs(p.dpsi_n)
+    if p.D.shape[1]:
+        np.maximum.at(S_c, own, V * col_d + np.abs(p.dpsi_f))
+    S_j = np.zeros(p.Ej.shape[1])
+    if p.Dj.shape[1]:
+        np.maximum.at(S_j, own_j, V * col_j)
+    return _Scales(L, own, own_j, V, tol * P, tol * S_c, tol * S_j)
+
+
+def _check_solution(pt, sc):
+    """The complementary rows at res; raises unless res is a solution of this step (momentum
+    balance, joints and complementarity, within a loose multiple of the zero thresholds)."""
+    p, tol, tp, tv_c, tv_j = pt.p, pt.tol, sc.tp, sc.tv_c, sc.tv_j
+    vn, pn, beta, sigma, pb, bj, sj = (pt.sol[k] for k in OUTPUTS)
+    own, own_j, n_c, n_j, h = sc.own, sc.own_j, p.Wn.shape[1], p.Ej.shape[1], p.h
+    bal = p.M @ vn - p.Wb @ pb - p.Wn @ pn - p.D @ beta - p.Dj @ bj - p.M @ p.v - p.p_ext
+    rows = _Rows(w_n=p.Wn.T @ vn + p.psi_n / h + p.dpsi_n, w_b=p.D.T @ vn + p.dpsi_f + sigma[own],
+                 w_s=p.mu * pn - np.bincount(own, beta, minlength=n_c), w_bj=p.Dj.T @ vn + sj[own_j],
+                 w_sj=p.beta_max - np.bincount(own_j, bj, minlength=n_j))
+    w_jt = p.Wb.T @ vn + p.theta / h + p.dtheta
+    loose = 1e3
+    S_b = sc.V * np.abs(p.Wb).sum(axis=0) + np.abs(p.theta) / h + np.abs(p.dtheta)
+    if (np.abs(bal).max() > loose * tp or np.any(np.abs(w_jt) > loose * tol * S_b)
+            or not _pairs_ok(pn, rows.w_n, loose * tp, loose * tv_c)
+            or not _pairs_ok(beta, rows.w_b, loose * tp, loose * tv_c[own])
+            or not _pairs_ok(sigma, rows.w_s, loose * tv_c, loose * tp)
+            or n_j and not (_pairs_ok(bj, rows.w_bj, loose * tp, loose * tv_j[own_j])
+                            and _pairs_ok(sj, rows.w_sj, loose * tv_j, loose * tp))):
+        raise ValueError("res is not a solution of this step (momentum balance or complementarity fails): "
+                         "it belongs to other data")
+    return rows
+
+
+def _active_sets(pt, sc, rows):
+    """The _ActiveSets of the solution: normal pairs, the friction modes of contacts and joints,
+    the structural or kinked sticking directions, then an independent subset of the imposed rows."""
+    p, sol, tp, tv_c = pt.p, pt.sol, sc.tp, sc.tv_c
+    pn, w_n, n_j = sol["p_n"], rows.w_n, p.Ej.shape[1]
+    in_contact = pn > tp
+    degenerate = [("grazing", "p_n", c) for c in np.flatnonzero(~in_contact & (w_n <= tv_c))]
+    dec = in_contact | (w_n > tv_c)
+    # divided after selecting: with the data all zero (and denormals flushed, as in XLA's threads) tp is 0
+    margins = [np.where(in_contact, pn, w_n)[dec] / np.where(in_contact, tp, np.maximum(tv_c, 1e-300))[dec]]
+    mode, free_b, free_s, post_c, post_k, cands, deg_c, mar = _classify(
+        in_contact, sol["beta"], rows.w_b, sol["sigma"], rows.w_s, p.mu == 0, sc.own, p.Wn.shape[1], tv_c, tp)
+    degenerate += deg_c
+    margins.append(mar)
+    if n_j:
+        jmode, free_bj, free_sj, post_j, post_jk, cands_j, deg_j, mar_j = _classify(
+            np.ones(n_j, dtype=bool), sol["beta_j"], rows.w_bj, sol["sigma_j"], rows.w_sj, p.beta_max == 0, sc.own_j,
+            n_j, sc.tv_j, tp)
+        degenerate += [(kind, {"beta": "beta_j", "sigma": "sigma_j"}[var], i) for kind, var, i in deg_j]
+        margins.append(mar_j)
+    else:
+        none = np.zeros(0, dtype=np.intp)
+        jmode, free_bj, free_sj, post_j, post_jk, cands_j = np.zeros(0, dtype=str), np.zeros(p.Dj.shape[1], dtype=bool), \
+            np.zeros(0, dtype=bool), none, none, []
+    sets = _ActiveSets(mode, jmode, in_contact.copy(), free_b, free_s, free_bj, free_sj, post_c, post_k, post_j,
+                       post_jk, degenerate, margins)
+    _drop_dependent(pt, sc, sets, _structural(pt, sc, rows, sets, cands, cands_j))
+    return sets
+
+
+def _structural(pt, sc, rows, sets, cands, cands_j):
+    """Sticking directions with beta = w = 0 (candidates (group, directions) of contacts and
+    joints): structural when the group's zero-w directions positively span (then w = 0 persists),
+    a kink otherwise (added to ``sets.degenerate``). Returns the structural (variable, index)."""
+    structural = []
+    for which, groups, cols, wrow, tvg, own_g in (("beta", cands, pt.p.D, rows.w_b, sc.tv_c, sc.own),
+                                                  ("beta_j", cands_j, pt.p.Dj, rows.w_bj, sc.tv_j, sc.own_j)):
+        for g, ks in groups:
+            allk = np.flatnonzero((own_g == g) & (wrow <= tvg[own_g]))
+            if _positively_spanning(cols[:, allk]):
+                structural += [(which, k) for k in ks]
+            else:
+                sets.degenerate += [("direction", which, k) for k in ks]
+    return structural
+
+
+def _drop_dependent(pt, sc, sets, structural):
+    """The velocity rows imposed with free multipliers (joints, normals, friction at sticking
+    contacts) may be dependent: statically indeterminate contacts, e.g. a box resting on two
+    corners with friction at both. Keep an independent subset, block by block in this order; a
+    dropped active impulse is held at its value (one of the many impulse splits), a dropped
+    structural direction stays at zero. Updates ``sets`` (free masks, held, unused)."""
+    p = pt.p
+    in_contact, free_s = sets.free_n.copy(), sets.free_s
+    stick_b = np.flatnonzero(sets.free_b & ~free_s[sc.own])
+    stick_bj = np.flatnonzero(sets.free_bj & ~sets.free_sj[sc.own_j])
+    sticking_n = [("p_n", c) for c in np.flatnonzero(in_contact & ~free_s)]
+    if not (sticking_n or stick_b.size or stick_bj.size or structural):
+        return
+    blocks = [[("p_b", i) for i in range(p.Wb.shape[1])] + [("p_n", c) for c in np.flatnonzero(in_contact & free_s)],
+              sticking_n, [("beta", k) for k in stick_b] + [("beta_j", k) for k in stick_bj], structural]
+    kept = _independent(sc.L, blocks, {"p_b": p.Wb, "p_n": p.Wn, "beta": p.D, "beta_j": p.Dj})
+    for b, block in enumerate(blocks[1:], 1):
+        for e in block:
+            if e not in kept:
+                (sets.held if b < 3 else sets.unused).append(e)
+    masks = {"p_n": sets.free_n, "beta": sets.free_b, "beta_j": sets.free_bj}
+    for var, i in sets.held:
+        masks[var][i] = False
+    for var, i in structural:
+        if (var, i) in kept:
+            masks[var][i] = True
+
+
+def _ift_system(pt, sc, sets):
+    """The implicit-function-theorem system with v_next and p_b eliminated: X = L^-1 J for the
+    imposed rows J = [Wb, Wn_F, D_F, Dj_F] and the LU factor of the small matrix in the free
+    multipliers (None when there are none); raises when it is singular."""
+    p, n_b, n_c, n_j = pt.p, pt.p.Wb.shape[1], pt.p.Wn.shape[1], pt.p.Ej.shape[1]
+    own, own_j = sc.own, sc.own_j
+    FN, FB, FBJ, FS, FSJ = sets.free()
+    J = np.hstack([p.Wb, p.Wn[:, FN], p.D[:, FB], p.Dj[:, FBJ]])
+    nJ, ns = J.shape[1], FS.size + FSJ.size
+    X = tri_solve(sc.L, J) if J.shape[1] else np.zeros((p.M.shape[0], 0))
+    K = np.zeros((nJ + ns, nJ + ns))
+    K[:nJ, :nJ] = X.T @ X
+    ob, oj = n_b + FN.size, n_b + FN.size + FB.size
+    pos_s = np.full(n_c, -1)
+    pos_s[FS] = np.arange(FS.size)
+    pos_sj = np.full(n_j, -1)
+    pos_sj[FSJ] = nJ + FS.size + np.arange(FSJ.size)
+    pos_n = np.full(n_c, -1)
+    pos_n[FN] = n_b + np.arange(FN.size)
+    # beta rows get + dsigma; sigma rows read mu dp_n - sum dbeta (beta_max - sum dbeta_j for joints)
+    r = np.flatnonzero(pos_s[own[FB]] >= 0)
+    K[ob + r, nJ + pos_s[own[FB[r]]]] = 1.0
+    K[nJ + pos_s[own[FB[r]]], ob + r] = -1.0
+    K[nJ + pos_s[FS], pos_n[FS]] = p.mu[FS]
+    r = np.flatnonzero(pos_sj[own_j[FBJ]] >= 0)
+    K[oj + r, pos_sj[own_j[FBJ[r]]]] = 1.0
+    K[pos_sj[own_j[FBJ[r]]], oj + r] = -1.0
+    lu = None
+    if K.size:
+        *lu, rcond = lu_factor(K)
+        if not rcond > RCOND_MIN:
+            raise ValueError(f"the active constraints of res are dependent (reciprocal condition {rcond:.1e}): the "
+                             "impulses are not locally unique, so the step has no derivative at this solution")
+    return X, lu
+
+
+def _derivative(pt, sc, sets, X, lu):
+    """The StepDerivative: public fields from the active sets, the factors and data for jvp/vjp."""
+    p, n_c, m, m_j, n_b = pt.p, pt.p.Wn.shape[1], pt.p.D.shape[1], pt.p.Dj.shape[1], pt.p.Wb.shape[1]
+    has_jf, degenerate = pt.has_joint_friction, sets.degenerate
+    o_z = {"p_n": 0, "beta": n_c, "beta_j": n_c + m, "sigma": n_c + m + m_j, "sigma_j": 2 * n_c + m + m_j}
+    degenerate.sort(key=lambda e: o_z[e[1]] + e[2])
+    contact_of = {"p_n": lambda i: i, "sigma": lambda i: i, "beta": lambda i: int(sc.own[i])}
+    FN, FB, FBJ, FS, FSJ = sets.free()
+    d = dict(M=p.M, Wn=p.Wn, D=p.D, Dj=p.Dj, Wb=p.Wb, v=p.v, h=p.h, p_ext=p.p_ext, psi_n=p.psi_n, dpsi_n=p.dpsi_n,
+             dpsi_f=p.dpsi_f, theta=p.theta, dtheta=p.dtheta, beta_max=p.beta_max, n_v=p.M.shape[0], n_c=n_c, m=m,
+             n_b=n_b, n_j=p.Ej.shape[1], has_joint_friction=has_jf, L=sc.L, X=X, lu=lu, FN=FN, FB=FB, FBJ=FBJ,
+             FS=FS, FSJ=FSJ, post_c=sets.post_c, post_k=sets.post_k, post_j=sets.post_j, post_jk=sets.post_jk,
+             held=sets.held, unused=sets.unused, V=sc.V, psi_chain=pt.psi_chain, **pt.sol)
+    d["inputs"] = tuple(k for k in INPUTS if (k not in ("Wb", "theta", "dtheta") or n_b)
+                        and (k not in ("Dj", "beta_max") or has_jf))
+    return StepDerivative(
+        mode=sets.mode.astype(str),
+        joint_mode=sets.joint_mode.astype(str),
+        degenerate=np.array([o_z[var] + i for _, var, i in degenerate], dtype=np.intp),
+        degenerate_kind=tuple(kind for kind, _, _ in degenerate),
+        degenerate_contacts=np.unique(np.array([contact_of[var](i) for _, var, i in degenerate
+                                                if var in contact_of], dtype=np.intp)),
+        margin=float(np.concatenate(sets.margins).min(initial=np.inf)) * pt.tol,
+        indeterminate=bool(sets.held),
+        _d=d,
+    )
+
+
 @renamed(solver="method", max_pivots="max_iter")
 def step(M, Wn, D, E, U, v, h, res, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi_f=None, Wb=None, theta=None,
-         dtheta=None, Dj=None, Ej=None, beta_max=None, degenerate_tol=1e-9, max_correction_speed=None, baumgarte=1.0,
+         dtheta=None, Dj=None, Ej=None, beta_max=None, degenerate_tol=DEGENERATE_TOL, max_correction_speed=None, baumgarte=1.0,
          **kwargs):
     r"""Derivative of one time step of :func:`mbdcp.step` by the implicit function theorem.
 
@@ -458,177 +754,10 @@ def step(M, Wn, D, E, U, v, h, res, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi
     for key in kwargs:
         if key not in _SOLVER_ONLY:
             raise TypeError(f"step() got an unexpected keyword argument {key!r}")
-    has_jf = Dj is not None
-    data = step_data(M, Wn, D, E, U, v, h, p_ext, psi_n, dpsi_n, dpsi_f, Wb, theta, dtheta, Dj, Ej, beta_max)
-    n_v, n_c, m, n_b, m_j, n_j = data.sizes
-    M, Wn, D, E, mu, v, h = data.M, data.Wn, data.D, data.E, data.mu, data.v, data.h
-    Wb, Dj, Ej = data.Wb, data.Dj, data.Ej
-    # absent vectors as zeros of their size (the derivation uses them in products)
-    p_ext, psi_n, dpsi_n, dpsi_f, theta, dtheta, beta_max = (
-        x if x.size == n else np.zeros(n) for x, n in ((data.p_ext, n_v), (data.psi_n, n_c), (data.dpsi_n, n_c),
-                                                       (data.dpsi_f, m), (data.theta, n_b), (data.dtheta, n_b),
-                                                       (data.beta_max, n_j)))
-    psi_n, psi_chain = stab.differentiable("psi_n", psi_n, h, max_correction_speed, baumgarte)  # through the correction too
-    tol = val.positive_scalar("degenerate_tol", degenerate_tol)
-
-    if not isinstance(res, StepResult):
-        raise TypeError(f"res must be the StepResult of mbdcp.step with the same data, got {type(res).__name__}")
-    if res.status != Status.SOLVED:
-        raise ValueError(f"res must be a SOLVED result of mbdcp.step, got status {res.status.name}: "
-                         "an unsolved step has no solution to differentiate")
-    sol = {}
-    for name, n in zip(OUTPUTS, (n_v, n_c, m, n_c, n_b, m_j, n_j)):
-        x = np.asarray(getattr(res, name), dtype=np.float64)
-        if x.shape != (n,):
-            raise ValueError(f"res.{name} has shape {x.shape}, expected ({n},): res belongs to other data")
-        sol[name] = x
-    vn, pn, beta, sigma, pb, bj, sj = (sol[k] for k in OUTPUTS)
-
-    L = cholesky_lower(M)
-    if L is None:
-        raise ValueError("M must be symmetric positive definite (its Cholesky factorization failed)")
-    own, own_j = owners(E, "E"), owners(Ej, "Ej")
-    free_acc = tri_solve(L, tri_solve(L, p_ext), trans=1)
-    V = max(np.abs(v).max(), np.abs(vn).max(), np.abs(free_acc).max(), np.abs(vn - v - free_acc).max(),
-            np.finfo(float).tiny)
-    momentum = M @ vn
-    P = max(np.abs(M @ v).max(), np.abs(momentum).max(), np.abs(p_ext).max(), np.abs(pn).max(initial=0),
-            np.abs(beta).max(initial=0), np.abs(pb).max(initial=0), np.abs(bj).max(initial=0),
-            np.abs(beta_max).max(initial=0), np.finfo(float).tiny)
-    tp = tol * P
-    col_n, col_d, col_j = np.abs(Wn).sum(axis=0), np.abs(D).sum(axis=0), np.abs(Dj).sum(axis=0)
-    S_c = V * col_n + np.abs(psi_n) / h + np.abs(dpsi_n)
-    if m:
-        np.maximum.at(S_c, own, V * col_d + np.abs(dpsi_f))
-    S_j = np.zeros(n_j)
-    if m_j:
-        np.maximum.at(S_j, own_j, V * col_j)
-    tv_c, tv_j = tol * S_c, tol * S_j
-
-    # the solution must be one of this step: momentum balance, joints and complementarity
-    bal = momentum - Wb @ pb - Wn @ pn - D @ beta - Dj @ bj - M @ v - p_ext
-    w_n = Wn.T @ vn + psi_n / h + dpsi_n
-    w_b = D.T @ vn + dpsi_f + sigma[own]
-    w_s = mu * pn - np.bincount(own, beta, minlength=n_c)
-    w_bj = Dj.T @ vn + sj[own_j]
-    w_sj = beta_max - np.bincount(own_j, bj, minlength=n_j)
-    w_jt = Wb.T @ vn + theta / h + dtheta
-    loose = 1e3
-    S_b = V * np.abs(Wb).sum(axis=0) + np.abs(theta) / h + np.abs(dtheta)
-    if (np.abs(bal).max() > loose * tp or np.any(np.abs(w_jt) > loose * tol * S_b)
-            or not _pairs_ok(pn, w_n, loose * tp, loose * tv_c)
-            or not _pairs_ok(beta, w_b, loose * tp, loose * tv_c[own])
-            or not _pairs_ok(sigma, w_s, loose * tv_c, loose * tp)
-            or n_j and not (_pairs_ok(bj, w_bj, loose * tp, loose * tv_j[own_j])
-                            and _pairs_ok(sj, w_sj, loose * tv_j, loose * tp))):
-        raise ValueError("res is not a solution of this step (momentum balance or complementarity fails): "
-                         "it belongs to other data")
-
-    # normal pairs
-    in_contact = pn > tp
-    degenerate, margins = [], []
-    for c in np.flatnonzero(~in_contact & (w_n <= tv_c)):
-        degenerate.append(("grazing", "p_n", c))
-    dec = in_contact | (w_n > tv_c)
-    # divided after selecting: with the data all zero (and denormals flushed, as in XLA's threads) tp is 0
-    margins.append(np.where(in_contact, pn, w_n)[dec] / np.where(in_contact, tp, np.maximum(tv_c, 1e-300))[dec])
-
-    mode, free_b, free_s, post_c, post_k, cands, deg_c, mar = _classify(
-        in_contact, beta, w_b, sigma, w_s, mu == 0, own, n_c, tv_c, tp)
-    degenerate += deg_c
-    margins.append(mar)
-    if n_j:
-        jmode, free_bj, free_sj, post_j, post_jk, cands_j, deg_j, mar_j = _classify(
-            np.ones(n_j, dtype=bool), bj, w_bj, sj, w_sj, beta_max == 0, own_j, n_j, tv_j, tp)
-        degenerate += [(kind, {"beta": "beta_j", "sigma": "sigma_j"}[var], i) for kind, var, i in deg_j]
-        margins.append(mar_j)
-    else:
-        none = np.zeros(0, dtype=np.intp)
-        jmode, free_bj, free_sj, post_j, post_jk, cands_j = np.zeros(0, dtype=str), np.zeros(m_j, dtype=bool), \
-            np.zeros(0, dtype=bool), none, none, []
-
-    # sticking directions with beta = w = 0: structural when the group's zero-w directions
-    # positively span (then w = 0 persists), a kink otherwise
-    structural = []
-    for which, groups, cols, wrow, tvg, own_g in (("beta", cands, D, w_b, tv_c, own),
-                                                  ("beta_j", cands_j, Dj, w_bj, tv_j, own_j)):
-        for g, ks in groups:
-            allk = np.flatnonzero((own_g == g) & (wrow <= tvg[own_g]))
-            if _positively_spanning(cols[:, allk]):
-                structural += [(which, k) for k in ks]
-            else:
-                degenerate += [("direction", which, k) for k in ks]
-    # The velocity rows imposed with free multipliers (joints, normals, friction at sticking
-    # contacts) may be dependent: statically indeterminate contacts, e.g. a box resting on two
-    # corners with friction at both. Keep an independent subset, block by block in this order;
-    # a dropped active impulse is held at its value (one of the many impulse splits), a dropped
-    # structural direction stays at zero.
-    free_n = in_contact.copy()
-    stick_b = np.flatnonzero(free_b & ~free_s[own])
-    stick_bj = np.flatnonzero(free_bj & ~free_sj[own_j])
-    held, unused = [], []
-    sticking_n = [("p_n", c) for c in np.flatnonzero(in_contact & ~free_s)]
-    if sticking_n or stick_b.size or stick_bj.size or structural:
-        blocks = [[("p_b", i) for i in range(n_b)] + [("p_n", c) for c in np.flatnonzero(in_contact & free_s)],
-                  sticking_n, [("beta", k) for k in stick_b] + [("beta_j", k) for k in stick_bj], structural]
-        kept = _independent(L, blocks, {"p_b": Wb, "p_n": Wn, "beta": D, "beta_j": Dj})
-        for b, block in enumerate(blocks[1:], 1):
-            for e in block:
-                if e not in kept:
-                    (held if b < 3 else unused).append(e)
-        for var, i in held:
-            {"p_n": free_n, "beta": free_b, "beta_j": free_bj}[var][i] = False
-        for var, i in structural:
-            if (var, i) in kept:
-                {"beta": free_b, "beta_j": free_bj}[var][i] = True
-
-    FN, FB, FBJ = np.flatnonzero(free_n), np.flatnonzero(free_b), np.flatnonzero(free_bj)
-    FS, FSJ = np.flatnonzero(free_s), np.flatnonzero(free_sj)
-    J = np.hstack([Wb, Wn[:, FN], D[:, FB], Dj[:, FBJ]])
-    nJ, ns = J.shape[1], FS.size + FSJ.size
-    X = tri_solve(L, J) if J.shape[1] else np.zeros((n_v, 0))
-    K = np.zeros((nJ + ns, nJ + ns))
-    K[:nJ, :nJ] = X.T @ X
-    ob, oj = n_b + FN.size, n_b + FN.size + FB.size
-    pos_s = np.full(n_c, -1)
-    pos_s[FS] = np.arange(FS.size)
-    pos_sj = np.full(n_j, -1)
-    pos_sj[FSJ] = nJ + FS.size + np.arange(FSJ.size)
-    pos_n = np.full(n_c, -1)
-    pos_n[FN] = n_b + np.arange(FN.size)
-    # beta rows get + dsigma; sigma rows read mu dp_n - sum dbeta (beta_max - sum dbeta_j for joints)
-    r = np.flatnonzero(pos_s[own[FB]] >= 0)
-    K[ob + r, nJ + pos_s[own[FB[r]]]] = 1.0
-    K[nJ + pos_s[own[FB[r]]], ob + r] = -1.0
-    K[nJ + pos_s[FS], pos_n[FS]] = mu[FS]
-    r = np.flatnonzero(pos_sj[own_j[FBJ]] >= 0)
-    K[oj + r, pos_sj[own_j[FBJ[r]]]] = 1.0
-    K[pos_sj[own_j[FBJ[r]]], oj + r] = -1.0
-    lu = None
-    if K.size:
-        *lu, rcond = lu_factor(K)
-        if not rcond > RCOND_MIN:
-            raise ValueError(f"the active constraints of res are dependent (reciprocal condition {rcond:.1e}): the "
-                             "impulses are not locally unique, so the step has no derivative at this solution")
-
-    o_z = {"p_n": 0, "beta": n_c, "beta_j": n_c + m, "sigma": n_c + m + m_j, "sigma_j": 2 * n_c + m + m_j}
-    degenerate.sort(key=lambda e: o_z[e[1]] + e[2])
-    contact_of = {"p_n": lambda i: i, "sigma": lambda i: i, "beta": lambda i: int(own[i])}
-    d = dict(M=M, Wn=Wn, D=D, Dj=Dj, Wb=Wb, v=v, h=h, p_ext=p_ext, psi_n=psi_n, dpsi_n=dpsi_n, dpsi_f=dpsi_f,
-             theta=theta, dtheta=dtheta, beta_max=beta_max, n_v=n_v, n_c=n_c, m=m, n_b=n_b, n_j=n_j,
-             has_joint_friction=has_jf, L=L, X=X, lu=lu, FN=FN, FB=FB, FBJ=FBJ, FS=FS, FSJ=FSJ,
-             post_c=post_c, post_k=post_k, post_j=post_j, post_jk=post_jk, held=held, unused=unused, V=V,
-             psi_chain=psi_chain, **sol)
-    d["inputs"] = tuple(k for k in INPUTS if (k not in ("Wb", "theta", "dtheta") or n_b)
-                        and (k not in ("Dj", "beta_max") or has_jf))
-    return StepDerivative(
-        mode=mode.astype(str),
-        joint_mode=jmode.astype(str),
-        degenerate=np.array([o_z[var] + i for _, var, i in degenerate], dtype=np.intp),
-        degenerate_kind=tuple(kind for kind, _, _ in degenerate),
-        degenerate_contacts=np.unique(np.array([contact_of[var](i) for _, var, i in degenerate
-                                                if var in contact_of], dtype=np.intp)),
-        margin=float(np.concatenate(margins).min(initial=np.inf)) * tol,
-        indeterminate=bool(held),
-        _d=d,
-    )
+    pt = _point(step_data(M, Wn, D, E, U, v, h, p_ext, psi_n, dpsi_n, dpsi_f, Wb, theta, dtheta, Dj, Ej, beta_max),
+                Dj is not None, res, degenerate_tol, max_correction_speed, baumgarte)
+    sc = _scales(pt)
+    rows = _check_solution(pt, sc)
+    sets = _active_sets(pt, sc, rows)
+    X, lu = _ift_system(pt, sc, sets)
+    return _derivative(pt, sc, sets, X, lu)

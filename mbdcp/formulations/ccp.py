@@ -27,8 +27,8 @@ Anitescu 2011).
 import numpy as np
 import scipy.sparse as sp
 
-from mbdcp.infrastructure import _core
 from mbdcp.formulations.registry import Formulation, register
+from mbdcp.infrastructure import _core
 from mbdcp.infrastructure import stabilization as stab
 from mbdcp.infrastructure import validate as val
 from mbdcp.infrastructure.deprecated import renamed

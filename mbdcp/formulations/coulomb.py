@@ -17,7 +17,17 @@ r_n\}` and its dual :math:`K^*_\alpha = \{u_n \ge \mu_\alpha\|u_T\|\}`:
 
 Both are judged by FCLib's residual (Acary, Brémond and Huber 2018),
 :math:`\|r - \Pi_K(r - \hat u)\|_2 / \|q\|_2` (:math:`\hat u = u` for the CCP), computed by
-:func:`fc_residual`; a result is ``SOLVED`` only when it is at most ``tol``.
+:func:`fc_residual`; a result is ``SOLVED`` only when it is at most ``tol``, also when recomputed in
+extended precision (``long double``: a huge r whose residual vanishes in double rounding is not
+accepted), and the ``residual`` reported is that extended-precision value.
+
+**No solution.** Iterates that grow beyond any size at which a residual could be verified
+(:math:`\|r\|_\infty (1 + \max|W_{ij}|) > 10^{14}\max(\|q\|_\infty, \dots)`) stop the solve, and a
+solve that ends without ``SOLVED`` looks for a certificate that no solution exists: d in K with
+:math:`-W^Td \in K^*` and :math:`q^Td < 0` (every solution needs :math:`u^Td \ge 0`: u is in
+:math:`K^*` for the CCP, and :math:`u_n \ge 0` for the Coulomb problem, where d must then be normal
+only). Either gives status ``RAY_TERMINATION``, with the certificate in the result's ``certificate``
+and the ``message`` saying whether no solution exists (certificate) or none was found (divergence).
 
 Methods (the C core, ``coulomb.h``):
 
@@ -26,6 +36,24 @@ Methods (the C core, ``coulomb.h``):
   :math:`(\cos t, \sin t)` is a root of a trigonometric polynomial of degree 2 (all roots found by
   bracketing), with :math:`r_n` and :math:`\|u_T\|` then linear. No symmetry of W needed.
 - ``"apgd"`` (CCP): Nesterov's accelerated projected gradient of :func:`mbdcp.ccp` on :math:`N = W`.
+- ``"newton"`` (both): the semismooth Newton method on the Alart–Curnier function (Alart and Curnier
+  1991; Christensen, Klarbring, Pang and Strömberg 1998), per contact
+  :math:`\Phi_n = r_n - \max(0, r_n - \rho_n u_n)`,
+  :math:`\Phi_T = r_T - \Pi_{D(\mu\max(0, r_n - \rho_n u_n))}(r_T - \rho_t u_T)` with
+  :math:`\rho = 1/W_{\alpha\alpha}`'s diagonal (for the CCP, the same law on
+  :math:`(u_n - \mu\|u_T\|, u_T)`), whose zeros are the solutions. Each iteration solves
+  :math:`(A + BW + \lambda I)d = -\Phi` for an element :math:`A + BW` of the generalized Jacobian by a
+  sparse LU of W's 3×3 block pattern (approximate minimum degree ordering, computed once; static
+  pivoting), with an Armijo line search on :math:`\|\Phi\|^2/2`; λ adapts (tenfold down after full
+  steps, up where the search fails), and Gauss–Seidel sweeps take over an iteration where even a large
+  λ fails. It converges in a few to a few tens of iterations on the FCLib problems, from r = 0 better
+  than from Gauss–Seidel's points; it can stall on piles with a rank-deficient W (then the status says
+  so).
+- ``"auto"`` (both; the default of :func:`coulomb`): Gauss–Seidel while its observed rate promises
+  less work to ``tol`` than about a dozen Newton iterations; then Newton from r = 0; then Gauss–Seidel
+  and Newton (from Gauss–Seidel's points) alternately, each Newton attempt within half the
+  Gauss–Seidel work so far; and, once Gauss–Seidel has used ``max_iter`` sweeps, the fixed point
+  (Coulomb) or APGD (CCP). The result's ``method`` names the phase that finished.
 - ``"fixed_point"`` (Coulomb; Cadoux 2009, Acary, Cadoux, Lemaréchal and Malick 2011): with
   :math:`s_k = \mu\|u_T(r_k)\|`, :math:`r_{k+1}` solves the CCP with :math:`q + s_k e_n`,
   warm-started from :math:`r_k`, by ``inner`` ("apgd", default, or "pgs"); a fixed point solves
@@ -54,12 +82,14 @@ from mbdcp.infrastructure import validate as val
 from mbdcp.infrastructure.problem import friction_coefficients
 from mbdcp.infrastructure.results import CoulombResult, LocalCCPResult
 from mbdcp.infrastructure.status import Status
+from mbdcp.formulations.registry import Formulation, register
 
 __all__ = ["ccp_local", "coulomb", "fc_residual", "local_solve"]
 
 _STATUS = tuple(Status)
-_COULOMB_METHODS = ("nsgs", "fixed_point")
-_CCP_METHODS = ("apgd", "pgs")
+_COULOMB_METHODS = ("auto", "nsgs", "fixed_point", "newton")
+_CCP_METHODS = ("apgd", "pgs", "newton", "auto")
+_INNER_METHODS = ("apgd", "pgs")
 
 
 def _csr(A):
@@ -105,21 +135,48 @@ def _problem(W, q, mu, spacedim):
     return Wc, np.array(q, dtype=np.float64), np.ascontiguousarray(mu_a), d
 
 
-def _embed(W, q, n_c):
-    """A 2-D problem (normal, tangent per contact) as a 3-D one whose second tangent is decoupled
-    with a positive diagonal: its solutions have r_t2 = u_t2 = 0 and the rest equal the 2-D ones."""
-    idx = np.arange(2 * n_c)
-    keep = (idx // 2) * 3 + idx % 2
-    P = sp.csr_matrix((np.ones(2 * n_c), (keep, idx)), shape=(3 * n_c, 2 * n_c))
-    diag = np.abs(W.diagonal()[1::2])
-    diag[diag == 0] = 1.0
-    W3 = (P @ W @ P.T + sp.csr_matrix((diag, (3 * np.arange(n_c) + 2, 3 * np.arange(n_c) + 2)),
-                                      shape=(3 * n_c, 3 * n_c))).tocsr()
-    q3 = P @ q
-    return W3, q3, keep
+_CSR_TYPES = (sp.csr_matrix,) + ((sp.csr_array,) if hasattr(sp, "csr_array") else ())
 
 
-def _warm(warm_start, m, n_c, d, keep):
+def _fast_csr(W, d):
+    """W's CSR arrays (int32 indices, float64 values) without a copy or a check when W is a float64
+    CSR matrix in canonical form or a float64 array of a valid shape (the C core checks the values);
+    None otherwise."""
+    t = type(W)
+    if t is np.ndarray and W.ndim == 2 and W.dtype == np.float64 and W.shape[0] == W.shape[1] and W.shape[0] % d == 0:
+        return _core.fc_dense_csr(W if W.flags.c_contiguous else np.ascontiguousarray(W))
+    if (t in _CSR_TYPES and W.dtype == np.float64 and W.indptr.dtype == np.intc and W.indices.dtype == np.intc
+            and W.shape[0] == W.shape[1] and W.shape[0] % d == 0 and W.has_canonical_format):
+        return W.indptr, W.indices, W.data
+    return None
+
+
+def _arrays(W, q, mu, spacedim):
+    """(W's CSR arrays, q, mu, d): directly for data that needs no conversion (the values are checked
+    by the C core), else through _problem's checks and conversions."""
+    if type(spacedim) is int and (spacedim == 3 or spacedim == 2) and type(q) is np.ndarray:
+        fast = _fast_csr(W, spacedim)
+        if fast is not None:
+            m = fast[0].shape[0] - 1
+            n_c = m // spacedim
+            if q.dtype == np.float64 and q.shape == (m,) and q.flags.c_contiguous:
+                if type(mu) is float:
+                    return fast, q, np.full(n_c, mu), spacedim
+                if type(mu) is np.ndarray and mu.dtype == np.float64 and mu.shape == (n_c,) and mu.flags.c_contiguous:
+                    return fast, q, mu, spacedim
+    Wc, qc, muc, d = _problem(W, q, mu, spacedim)
+    return _csr(Wc), qc, muc, d
+
+
+def _new(cls, fields):
+    """A result without its generated __init__ (a frozen dataclass's sets each field through
+    object.__setattr__, a sizeable part of a small solve's time); fields: every field by name."""
+    obj = object.__new__(cls)
+    obj.__dict__.update(fields)
+    return obj
+
+
+def _warm(warm_start, m, n_c, d):
     if warm_start is None:
         return None
     w = warm_start.r if isinstance(warm_start, (CoulombResult, LocalCCPResult)) else warm_start
@@ -128,51 +185,101 @@ def _warm(warm_start, m, n_c, d, keep):
         w = w.ravel()
     if w.shape != (m,):
         raise ValueError(f"warm_start must have shape ({d} n_c,) = ({m},) or (n_c, {d}) = ({n_c}, {d}), got {w.shape}")
-    if keep is None:
-        return np.array(w, dtype=np.float64)
-    r0 = np.zeros(3 * n_c)
-    r0[keep] = w
-    return r0
+    return np.array(w, dtype=np.float64)
 
 
 def _iter_limit(name, x, default):
     return default if x is None else val.positive_int(name, x, allow_none=False)
 
 
+def _project_cone(y, mu):
+    """Each row (n, t1, t2) of y projected onto {||t|| <= mu_i n}."""
+    n, t = y[:, 0], y[:, 1:]
+    nt = np.linalg.norm(t, axis=1)
+    out = y.copy()
+    polar = mu * nt <= -n
+    side = ~(nt <= mu * n) & ~polar
+    out[polar] = 0.0
+    a = (n[side] + mu[side] * nt[side]) / (1 + mu[side] ** 2)
+    out[side, 0] = a
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out[side, 1:] = (mu[side] * a / np.where(nt[side] > 0, nt[side], 1.0))[:, None] * t[side]
+    return out
+
+
+def _certificate(kind, r, u, mu, d):
+    """The certificate of the C core's kind (coulomb.h; kind: (name, contact)) from the last r and u,
+    or None."""
+    kind, contact = kind
+    if kind not in ("direction", "normal", "normal_r", "contact"):
+        return None
+    R, U = r.reshape(-1, d), u.reshape(-1, d)
+    c = np.zeros_like(R)
+    if kind == "contact":
+        c[contact, 0] = 1.0
+    elif kind == "direction":
+        c = _project_cone(R, mu)
+    else:
+        c[:, 0] = np.maximum(-U[:, 0], 0.0) if kind == "normal" else np.maximum(R[:, 0], 0.0)
+    big = np.abs(c).max()
+    return (c / big).ravel() if big > 0 else None
+
+
+_MESSAGES = {st: st.message for st in Status}
+
+
+def _message(status, kind, residual):
+    if status == Status.RAY_TERMINATION:
+        if kind[0] == "diverged":
+            return ("no solution found: the reactions grew beyond the size at which any residual can be "
+                    "verified in double precision (no certificate that none exists was found)")
+        return ("no solution exists: certificate d in K with -W^T d in K* and q.d < 0 "
+                "(every solution needs u.d >= 0); see the result's certificate")
+    if status == Status.MAX_ITERATIONS:
+        return f"{_MESSAGES[status]} (residual {residual:.3g}): no solution found"
+    return _MESSAGES[status]
+
+
 def _solve(coulomb_, W, q, mu, method, inner, tol, max_iter, inner_max_iter, warm_start, spacedim):
     methods = _COULOMB_METHODS if coulomb_ else _CCP_METHODS
     if method not in methods:
         raise ValueError(f"method must be one of {', '.join(repr(x) for x in methods)}, got {method!r}")
-    if inner not in _CCP_METHODS:
+    if inner not in _INNER_METHODS:
         raise ValueError(f"inner must be 'apgd' or 'pgs', got {inner!r}")
-    Wc, q, mu, d = _problem(W, q, mu, spacedim)
-    tol = val.positive_scalar("tol", tol)
-    m = Wc.shape[0]
-    n_c = m // d
-    keep = None
-    if d == 2:
-        Wc, q, keep = _embed(Wc, q, n_c)
-    r0 = _warm(warm_start, m, n_c, d, keep)
-    uses_apgd = method == "apgd" or (method == "fixed_point" and inner == "apgd")
+    (ptr, ind, wv), qv, muv, d = _arrays(W, q, mu, spacedim)
+    if not (type(tol) is float and 0.0 < tol < np.inf):
+        tol = val.positive_scalar("tol", tol)
+    n_c = len(muv)
+    m = d * n_c
+    r0 = _warm(warm_start, m, n_c, d)
     S = None
-    if uses_apgd and (Wc != Wc.T).nnz:
-        S = _csr((Wc + Wc.T) * 0.5)
-    outer = method == "fixed_point" or (method == "apgd" and S is not None)
+    if method == "apgd" or (method == "fixed_point" and inner == "apgd"):
+        Wc = sp.csr_matrix((wv, ind, ptr), shape=(m, m))
+        if (Wc != Wc.T).nnz:
+            S = _csr((Wc + Wc.T) * 0.5)
+    outer = method in ("fixed_point", "newton") or (method == "apgd" and S is not None)
     max_iter = _iter_limit("max_iter", max_iter, 200 if outer else 10_000)
     inner_max_iter = _iter_limit("inner_max_iter", inner_max_iter, 10_000)
-    r, u, history, status, iterations, inner_iterations, residual, failures = _core.fc_solve(
-        coulomb_, n_c, *_csr(Wc), S, np.ascontiguousarray(q), mu, method, inner, tol, max_iter, inner_max_iter, r0)
-    if keep is not None:
-        r, u = r[keep], u[keep]
+    try:
+        r, u, history, status, iterations, inner_iterations, residual, failures, finished, kind = _core.fc_solve(
+            coulomb_, n_c, d, ptr, ind, wv, S, qv, muv, method, inner, tol, max_iter, inner_max_iter, r0)
+    except _core.CoreError as e:
+        if e.code in (_core.ERR_NONFINITE, _core.ERR_DATA):
+            _problem(W, q, mu, spacedim)  # raises the error that names the argument
+        raise
     status = _STATUS[status]
-    cls = CoulombResult if coulomb_ else LocalCCPResult
-    return cls(success=status == Status.SOLVED, status=status, message=status.message, r=r, u=u,
-               residual=float(residual), iterations=int(iterations),
-               history=history if history is not None else np.zeros(0), method=method,
-               inner_iterations=int(inner_iterations), local_failures=int(failures))
+    cert = _certificate(kind, r, u, muv, d) if status == Status.RAY_TERMINATION else None
+    return _new(CoulombResult if coulomb_ else LocalCCPResult, {
+        "success": status == Status.SOLVED, "status": status, "message": _message(status, kind, residual), "r": r,
+        "u": u, "residual": residual, "iterations": iterations, "history": history if history is not None else _NO_HISTORY,
+        "method": finished, "inner_iterations": inner_iterations, "local_failures": failures, "certificate": cert})
 
 
-def coulomb(W, q=None, mu=None, *, method="fixed_point", tol=_core.DEFAULTS["fc"]["tol"], max_iter=None, warm_start=None, inner="apgd",
+_NO_HISTORY = np.zeros(0)
+_NO_HISTORY.flags.writeable = False
+
+
+def coulomb(W, q=None, mu=None, *, method="auto", tol=_core.DEFAULTS["fc"]["tol"], max_iter=None, warm_start=None, inner="apgd",
             inner_max_iter=None, spacedim=3):
     r"""Solve the Coulomb friction problem FC(W, q, μ) (FCLib's local problem; module docstring).
 
@@ -190,20 +297,21 @@ def coulomb(W, q=None, mu=None, *, method="fixed_point", tol=_core.DEFAULTS["fc"
         The free local velocities.
     mu : float or array_like, shape (n_c,)
         Friction coefficients >= 0.
-    method : "fixed_point" (default) or "nsgs"
-        The fixed point on :math:`s = \mu\|u_T\|` with a warm-started CCP per iteration, or
-        nonsmooth Gauss–Seidel with exact local solves. On the FCLib collection the fixed point
-        (inner APGD) reaches 1e-8 everywhere; Gauss–Seidel stalls on two problems, as Siconos'
-        fc3d_nsgs does.
+    method : "auto" (default), "nsgs", "newton" or "fixed_point"
+        Gauss–Seidel, then Newton once Gauss–Seidel is slow, then the fixed point (module docstring);
+        nonsmooth Gauss–Seidel with exact local solves; the semismooth Newton method on the
+        Alart–Curnier function; or the fixed point on :math:`s = \mu\|u_T\|` with a warm-started CCP
+        per iteration. Gauss–Seidel stalls on two FCLib problems (as Siconos' fc3d_nsgs does), which
+        the others solve.
     tol : float
         On the residual :math:`\|r - \Pi_K(r - \hat u)\|_2/\|q\|_2`.
     max_iter : int
-        Sweeps (nsgs, default 10 000) or fixed-point iterations (default 200). Reaching it gives
-        status ``MAX_ITERATIONS``.
+        Sweeps (nsgs and auto, default 10 000; auto counts Gauss–Seidel's sweeps) or fixed-point or
+        Newton iterations (default 200). Reaching it gives status ``MAX_ITERATIONS``.
     warm_start : CoulombResult, LocalCCPResult or array (m,) or (n_c, spacedim)
         Initial reactions.
     inner : "apgd" (default) or "pgs"
-        The CCP solver of each fixed-point iteration.
+        The CCP solver of each fixed-point iteration (auto: APGD when W is symmetric, else PGS).
     inner_max_iter : int
         Iterations of each inner CCP solve (default 10 000).
     spacedim : 2 or 3
@@ -213,7 +321,8 @@ def coulomb(W, q=None, mu=None, *, method="fixed_point", tol=_core.DEFAULTS["fc"
     -------
     CoulombResult
         ``r``, ``u`` (m,), ``residual``, ``status``, ``success``, ``iterations``, ``history``
-        (residual per iteration), ``inner_iterations``, ``local_failures``.
+        (residual per iteration), ``inner_iterations``, ``local_failures``, ``method`` (the method that
+        finished: for auto "nsgs", "newton" or "fixed_point"), ``certificate``.
 
     Examples
     --------
@@ -241,13 +350,15 @@ def ccp_local(W, q=None, mu=None, *, method="apgd", tol=_core.DEFAULTS["fc"]["to
     ----------
     W, q, mu, tol, warm_start, spacedim
         As :func:`coulomb`.
-    method : "apgd" (default) or "pgs"
+    method : "apgd" (default), "pgs", "newton" or "auto"
         Accelerated projected gradient (:func:`mbdcp.ccp`'s C solver with N = W; an asymmetric W
-        is handled by the splitting iteration of the module docstring) or projected Gauss–Seidel
-        with exact local solves.
+        is handled by the splitting iteration of the module docstring), projected Gauss–Seidel
+        with exact local solves, the semismooth Newton method, or the automatic choice (module
+        docstring).
     max_iter : int
         APGD iterations or Gauss–Seidel sweeps (default 10 000); with an asymmetric W and APGD,
-        splitting iterations (default 200), each of at most ``inner_max_iter`` APGD steps.
+        splitting iterations (default 200), each of at most ``inner_max_iter`` APGD steps; Newton
+        iterations (default 200).
 
     Returns
     -------
@@ -278,16 +389,15 @@ def fc_residual(W, q, mu, r, *, coulomb=True, spacedim=3):
     >>> fc_residual(np.eye(3), [-1.0, 2.0, 0.0], 0.5, [1.0, -0.5, 0.0])
     0.0
     """
-    Wc, q, mu, d = _problem(W, q, mu, spacedim)
-    m = Wc.shape[0]
-    n_c = m // d
-    r = val.vector("r", r, m, symbol=f"{d} n_c")
-    if d == 2:
-        Wc, q, keep = _embed(Wc, q, n_c)
-        r3 = np.zeros(3 * n_c)
-        r3[keep] = r
-        r = r3
-    res, _ = _core.fc_residual(bool(coulomb), n_c, *_csr(Wc), np.ascontiguousarray(q), mu, np.ascontiguousarray(r))
+    (ptr, ind, wv), qv, muv, d = _arrays(W, q, mu, spacedim)
+    n_c = len(muv)
+    r = val.vector("r", r, d * n_c, symbol=f"{d} n_c")
+    try:
+        res, _ = _core.fc_residual(bool(coulomb), n_c, d, ptr, ind, wv, qv, muv, np.ascontiguousarray(r, dtype=np.float64))
+    except _core.CoreError as e:
+        if e.code in (_core.ERR_NONFINITE, _core.ERR_DATA):
+            _problem(W, q, mu, spacedim)
+        raise
     return float(res)
 
 
@@ -312,3 +422,10 @@ def local_solve(A, b, mu, *, coulomb=True, previous=None):
         raise ValueError(f"mu must be nonnegative and finite, got {mu}")
     prev = None if previous is None else val.vector("previous", previous, 3)
     return _core.fc_local(A, b, float(mu), bool(coulomb), prev)
+
+
+register(Formulation(
+    name="coulomb", title="Coulomb friction on the Delassus matrix (FCLib's local problem), with de Saxcé's shift",
+    cite="Acary, Brémond & Huber (2018); Alart & Curnier (1991)", function=coulomb, result=CoulombResult,
+    derivative=None, contacts=None, data=frozenset(),
+    options=frozenset({"method", "tol", "max_iter", "warm_start", "inner", "inner_max_iter"}), pose=None))

@@ -19,6 +19,8 @@ with the artificial variable, so a wrong guess costs pivots, never the answer (m
 """
 import numpy as np
 
+from mbdcp.infrastructure.validate import OPPOSITE_RTOL
+
 __all__ = ["crash_basis"]
 
 # APGD's tolerance for the guess: an active set, not an answer
@@ -43,10 +45,10 @@ def _tangents(D, E):
     if np.count_nonzero(E) != m:
         return None
     scale = max(np.abs(D).max(), 1e-300)
-    pairs = ((0, 1),) if k == 2 else ((0, 2), (1, 3)) if np.abs(D[:, 0::4] + D[:, 2::4]).max() <= 1e-12 * scale \
+    pairs = ((0, 1),) if k == 2 else ((0, 2), (1, 3)) if np.abs(D[:, 0::4] + D[:, 2::4]).max() <= OPPOSITE_RTOL * scale \
         else ((0, 1), (2, 3))
     for a, b in pairs:
-        if np.abs(D[:, idx[:, a]] + D[:, idx[:, b]]).max() > 1e-12 * scale:
+        if np.abs(D[:, idx[:, a]] + D[:, idx[:, b]]).max() > OPPOSITE_RTOL * scale:
             return None
     Wt = np.zeros((D.shape[0], 2 * n_c))
     for col, (a, _) in enumerate(pairs):

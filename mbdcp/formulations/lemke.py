@@ -4,10 +4,12 @@ import numpy as np
 from mbdcp.infrastructure import _core
 from mbdcp.infrastructure import validate as val
 from mbdcp.infrastructure.deprecated import renamed
-from mbdcp.infrastructure.results import LemkeResult
+from mbdcp.infrastructure.results import LemkeResult, _built
 from mbdcp.infrastructure.status import Status
 
 __all__ = ["lemke", "lcp_residual"]
+
+_STATUS = tuple(Status)  # by the C status code
 
 
 def _name(var, n):
@@ -93,6 +95,10 @@ def lemke(M, q, *, max_iter=None, tol=None, trace=False, basis=None):
     >>> res.success, res.z.round(6).tolist(), res.trace
     (True, [1.333333, 2.333333], [('z0', 'w2'), ('z2', 'w1'), ('z1', 'z0')])
     """
+    if not trace and basis is None:
+        fast = _core.lemke_plain(M, q, max_iter or 0, tol or 0.0) if _plain_settings(max_iter, tol) else None
+        if fast is not None:
+            return _plain_result(*fast)
     M = val.as_array("M", M, 2)
     n = M.shape[0]
     M = val.matrix("M", M, (n, n), ("n", "n"))
@@ -130,6 +136,25 @@ def lemke(M, q, *, max_iter=None, tol=None, trace=False, basis=None):
         certificate=certificate,
         warm_started=warm,
     )
+
+
+def _plain_settings(max_iter, tol):
+    """Settings the fast path can take as they are (anything else is validated first)."""
+    return (max_iter is None or (type(max_iter) is int and 0 < max_iter < 2 ** 31)) and \
+        (tol is None or (type(tol) is float and 0.0 < tol < 1.0))
+
+
+_MESSAGES = {s: s.message for s in Status}
+
+
+def _plain_result(z, w, status, pivots, residual, basis, certificate, worst):
+    status = _STATUS[status]
+    message = _MESSAGES[status]
+    if status in (Status.NUMERICAL_ERROR, Status.MAX_ITERATIONS) and worst >= 0 and residual > 0:
+        message += f"; at the last point, row {worst} is violated by {residual:.3g} of its own scale"
+    return _built(LemkeResult, success=status is Status.SOLVED, status=status, message=message, z=z, w=w,
+                  pivots=pivots, residual=residual, trace=None, basis=basis, certificate=certificate,
+                  warm_started=False)
 
 
 def lcp_residual(M, q, z):

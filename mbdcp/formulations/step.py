@@ -1,13 +1,13 @@
 """One time step of the Stewart–Trinkle / Anitescu–Potra contact LCP (Trinkle 2003, eqs. 25–47)."""
 import numpy as np
 
-from mbdcp.infrastructure import _core
 from mbdcp.formulations.registry import STEP_DATA, Formulation, register
+from mbdcp.infrastructure import _core
 from mbdcp.infrastructure import stabilization as stab
 from mbdcp.infrastructure import validate as val
 from mbdcp.infrastructure.deprecated import renamed
 from mbdcp.infrastructure.problem import full_joint_impulse, solve_joints, step_data, warm_start_flags
-from mbdcp.infrastructure.results import LCPData, StepResult
+from mbdcp.infrastructure.results import LCPData, StepResult, _built
 from mbdcp.infrastructure.status import Status
 
 __all__ = ["step", "friction_basis"]
@@ -123,6 +123,13 @@ def step(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi_f=No
     >>> res.success, res.v_next.round(12).tolist(), round(float(res.p_n[0]), 12)
     (True, [0.0, 0.0], 0.981)
     """
+    if (dpsi_n is None and dpsi_f is None and Wb is None and theta is None and dtheta is None and Dj is None and Ej is None
+            and beta_max is None and type(method) is str and method == "lemke" and tol is None and max_iter is None
+            and return_lcp is False and warm_start is None and max_correction_speed is None
+            and type(baumgarte) is float and baumgarte == 1.0 and type(h) is float):
+        fast = _core.step_plain(M, Wn, D, E, U, v, h, p_ext, psi_n)  # None: validate and name below
+        if fast is not None:
+            return _plain_result(*fast)
     val.choice("method", method, METHODS)
     max_iter, tol = val.lemke_settings(max_iter, tol)
     return_lcp = val.flag("return_lcp", return_lcp)
@@ -152,6 +159,13 @@ def step(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi_f=No
         basis=basis,
         cone_slack=w[o[3]:o[4]],
     )
+
+
+def _plain_result(v_next, p_n, beta, sigma, cone_slack, status, pivots, residual, basis):
+    status = _STATUS[status]
+    return _built(StepResult, success=status is Status.SOLVED, status=status, message=_MESSAGE[status], v_next=v_next,
+                  p_n=p_n, beta=beta, sigma=sigma, p_b=val._EMPTY, beta_j=val._EMPTY, sigma_j=val._EMPTY, pivots=pivots,
+                  residual=residual, lcp=None, basis=basis, cone_slack=cone_slack)
 
 
 def friction_basis(normal, n_d):

@@ -70,6 +70,7 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
                                     const mbdcp_float *s, mbdcp_int *worst)
 
     int mbdcp_all_finite(size_t n, const mbdcp_float *x)
+    mbdcp_float MBDCP_SYMMETRY_RTOL
     int mbdcp_grouping_error(mbdcp_int rows, mbdcp_int groups, const mbdcp_float *E)
 
     ctypedef struct MbdcpStepProblem:
@@ -233,6 +234,16 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
         MBDCP_FC_FIXED_POINT
         MBDCP_FC_PGS
         MBDCP_FC_APGD
+        MBDCP_FC_NEWTON
+        MBDCP_FC_AUTO
+
+    ctypedef enum MbdcpFcCertificate:
+        MBDCP_FC_NO_CERTIFICATE
+        MBDCP_FC_CERT_DIRECTION
+        MBDCP_FC_CERT_NORMAL
+        MBDCP_FC_CERT_NORMAL_R
+        MBDCP_FC_CERT_CONTACT
+        MBDCP_FC_DIVERGED
 
     ctypedef enum MbdcpFcCase:
         MBDCP_FC_TAKEOFF
@@ -250,6 +261,7 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
         const mbdcp_float *S_val
         const mbdcp_float *q
         const mbdcp_float *mu
+        mbdcp_int spacedim
 
     ctypedef struct MbdcpFcSettings:
         MbdcpFcMethod method
@@ -258,6 +270,7 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
         mbdcp_int max_iter
         mbdcp_int inner_max_iter
         int warm_start
+        mbdcp_int factor_blocks
         MbdcpMonitor monitor
 
     ctypedef struct MbdcpFcInfo:
@@ -266,10 +279,16 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
         mbdcp_int inner_iterations
         mbdcp_float residual
         mbdcp_int local_failures
+        MbdcpFcMethod finished
+        MbdcpFcCertificate certificate
+        mbdcp_int certificate_contact
 
     MbdcpReturn mbdcp_fc_default_settings(MbdcpFcSettings *s)
     MbdcpReturn mbdcp_fc_check_settings(const MbdcpFcSettings *s, int coulomb, const char **message)
     size_t mbdcp_fc_workspace_size(const MbdcpFcProblem *p, const MbdcpFcSettings *s)
+    size_t mbdcp_fc_factor_workspace_size(const MbdcpFcProblem *p)
+    MbdcpReturn mbdcp_fc_factor_blocks(const MbdcpFcProblem *p, mbdcp_int *blocks, mbdcp_float *flops, void *work,
+                                       size_t work_bytes)
     MbdcpReturn mbdcp_fc_residual(const MbdcpFcProblem *p, int coulomb, const mbdcp_float *r, mbdcp_float *u,
                                   mbdcp_float *residual)
     MbdcpReturn mbdcp_fc_local_solve(const mbdcp_float *A, const mbdcp_float *b, mbdcp_float mu, int coulomb,

@@ -12,10 +12,13 @@ INTERRUPTED: Any
 ERR_NOT_POSDEF: Any
 ERR_RANK_DEFICIENT: Any
 ERR_DATA: Any
+SYMMETRY_RTOL: float
 ERR_NONFINITE: Any
 CCP_METHODS: Any
 FC_METHODS: Any
+FC_METHOD_NAMES: Any
 FC_CASES: Any
+FC_CERTIFICATES: Any
 DEFAULTS: Any
 
 
@@ -27,6 +30,8 @@ class CoreError(ValueError):
 
 def status_message(status: int) -> Any: ...
 def lemke(M: np.ndarray, q: np.ndarray, max_pivots: int, tol: float, trace: bool, start: Any) -> Any: ...
+def lemke_plain(M: Any, q: Any, max_pivots: int, tol: float) -> Any: ...
+def step_plain(M: Any, Wn: Any, D: Any, E: Any, mu: Any, v: Any, h: float, p_ext: Any, psi_n: Any) -> Any: ...
 def lcp_verify(M: np.ndarray, q: np.ndarray, z: np.ndarray, tol: float) -> Any: ...
 def lcp_residual(M: np.ndarray, q: np.ndarray, z: np.ndarray) -> Any: ...
 def step(problem: Any, max_pivots: int, tol: float, return_lcp: bool, start: Any = ...) -> Any: ...
@@ -73,9 +78,11 @@ def cone_project(mu: float, g: np.ndarray) -> Any: ...
 def all_finite(a: np.ndarray) -> Any: ...
 def asymmetry(A: np.ndarray) -> Any: ...
 def grouping_error(E: np.ndarray) -> Any: ...
+def fc_dense_csr(W: np.ndarray) -> Any: ...
 def fc_solve(
     coulomb: bool,
     n_c: int,
+    d: int,
     W_ptr: np.ndarray,
     W_ind: np.ndarray,
     W_val: np.ndarray,
@@ -92,6 +99,7 @@ def fc_solve(
 def fc_residual(
     coulomb: bool,
     n_c: int,
+    d: int,
     W_ptr: np.ndarray,
     W_ind: np.ndarray,
     W_val: np.ndarray,

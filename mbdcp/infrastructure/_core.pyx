@@ -11,6 +11,7 @@ cimport numpy as cnp
 from libc.stdlib cimport free, realloc
 from libc.string cimport memcpy, memset
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
+from cpython.pythread cimport PyThread_get_thread_ident
 
 from mbdcp.infrastructure._core cimport *
 
@@ -30,6 +31,8 @@ ERR_NOT_POSDEF = MBDCP_ERR_NOT_POSDEF
 ERR_RANK_DEFICIENT = MBDCP_ERR_RANK_DEFICIENT
 ERR_DATA = MBDCP_ERR_DATA
 ERR_NONFINITE = MBDCP_ERR_NONFINITE
+
+SYMMETRY_RTOL = MBDCP_SYMMETRY_RTOL
 
 
 class CoreError(ValueError):
@@ -78,15 +81,21 @@ cdef int _array(object a, str name, int typenum, tuple shape, bint optional) exc
     cdef cnp.ndarray x = <cnp.ndarray>a
     if optional and cnp.PyArray_SIZE(x) == 0:
         return 0
-    if (cnp.PyArray_TYPE(x) != typenum or not cnp.PyArray_IS_C_CONTIGUOUS(x) or not cnp.PyArray_ISNOTSWAPPED(x)
-            or not cnp.PyArray_ISALIGNED(x)):
+    cdef int ndim = len(shape), k
+    cdef bint ok = (cnp.PyArray_TYPE(x) == typenum and cnp.PyArray_IS_C_CONTIGUOUS(x) and cnp.PyArray_ISNOTSWAPPED(x)
+                    and cnp.PyArray_ISALIGNED(x) and cnp.PyArray_NDIM(x) == ndim)
+    for k in range(ndim if ok else 0):  # C-level comparisons: this runs on every call of a step
+        want = <Py_ssize_t>shape[k]
+        if want >= 0 and cnp.PyArray_DIM(x, k) != want:
+            ok = False
+    if ok:
+        return 0
+    if cnp.PyArray_TYPE(x) != typenum or not cnp.PyArray_IS_C_CONTIGUOUS(x) or not cnp.PyArray_ISNOTSWAPPED(x) \
+            or not cnp.PyArray_ISALIGNED(x):
         raise TypeError(f"internal call: {name} must be an aligned, native, C-contiguous "
                         f"{'float64' if typenum == cnp.NPY_DOUBLE else 'int32'} array")
-    got = np.shape(a)
-    if len(got) != len(shape) or any(want >= 0 and g != want for g, want in zip(got, shape)):
-        raise ValueError(f"internal call: {name} must have shape {tuple('any' if d < 0 else d for d in shape)}, "
-                         f"got {got}")
-    return 0
+    raise ValueError(f"internal call: {name} must have shape {tuple('any' if d < 0 else d for d in shape)}, "
+                     f"got {np.shape(a)}")
 
 
 cdef inline int _f(object a, str name, tuple shape, bint optional=False) except -1:
@@ -175,6 +184,8 @@ cdef int _record(void *ctx, mbdcp_int it, mbdcp_int a, mbdcp_int b, double value
 
 import threading as _threading
 
+cdef unsigned long _MAIN = _threading.main_thread().ident  # signals reach this thread only
+
 
 cdef MbdcpMonitor _monitor(Recorder *R, double cost, bint pairs, bint values, stop=None) except *:
     """A monitor that records what is asked and looks for Ctrl-C about every 1e7 flops (``cost``:
@@ -184,7 +195,7 @@ cdef MbdcpMonitor _monitor(Recorder *R, double cost, bint pairs, bint values, st
     R.check_every = max(1, <long>(1e7 / max(cost, 1.0)))
     R.keep_pairs = pairs
     R.keep_values = values
-    R.signals = _threading.current_thread() is _threading.main_thread()
+    R.signals = PyThread_get_thread_ident() == _MAIN
     if stop is not None:
         _i(stop, "stop", (1,))
         R.stop = <const int *>cnp.PyArray_DATA(<cnp.ndarray>stop)
@@ -295,6 +306,144 @@ def lemke(const double[:, ::1] M, const double[::1] q, int max_pivots, double to
     del work
     return (z, w, <int>info.status, info.pivots, info.residual, tr, basis.astype(bool),
             ray if info.certified else None, info.refactorizations, bool(info.warm), info.worst_row)
+
+
+# ---- the small solves' fast path -----------------------------------------------------------
+# A small LCP's time is the Python around the C solve: argument checks, allocations, the result.
+# lemke_plain takes aligned, C-contiguous float64 arrays as they are (anything else: None, and the
+# caller takes the validating path), reuses one workspace per thread, and allocates only what the
+# result keeps.
+
+cdef object _THREAD = _threading.local()  # per thread: the workspace of the plain Lemke solves
+
+
+cdef inline bint _plain_array(object a, int ndim):
+    return (type(a) is np.ndarray and cnp.PyArray_TYPE(<cnp.ndarray>a) == cnp.NPY_DOUBLE
+            and cnp.PyArray_NDIM(<cnp.ndarray>a) == ndim and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>a)
+            and cnp.PyArray_ISNOTSWAPPED(<cnp.ndarray>a) and cnp.PyArray_ISALIGNED(<cnp.ndarray>a))
+
+
+cdef cnp.ndarray _thread_workspace(size_t nbytes):
+    """This thread's workspace of at least nbytes (grown, never shrunk)."""
+    cdef cnp.ndarray work = getattr(_THREAD, "work", None)
+    if work is None or <size_t>cnp.PyArray_NBYTES(work) < nbytes:
+        work = np.empty(nbytes // 8 + 1)
+        _THREAD.work = work
+    return work
+
+
+def lemke_plain(object M, object q, int max_pivots, double tol):
+    """(z, w, status, pivots, residual, basis (bool), certificate or None, worst_row) of LCP(M, q),
+    or None when M (n x n) and q (n,) are not plain float64 arrays or hold NaN or infinity (the
+    validating path then names the argument)."""
+    if not (_plain_array(M, 2) and _plain_array(q, 1)):
+        return None
+    cdef cnp.ndarray Ma = <cnp.ndarray>M, qa = <cnp.ndarray>q
+    cdef mbdcp_int n = <mbdcp_int>cnp.PyArray_DIM(qa, 0), i
+    if cnp.PyArray_DIM(Ma, 0) != n or cnp.PyArray_DIM(Ma, 1) != n or n == 0:
+        return None
+    cdef MbdcpLemkeSettings s = _lemke_settings(max_pivots, tol)
+    cdef Recorder R
+    memset(&R, 0, sizeof(Recorder))
+    R.check_every = max(1, <long>(1e7 / (4.0 * n * n + 1.0)))
+    R.signals = PyThread_get_thread_ident() == _MAIN
+    s.monitor.fn = _record
+    s.monitor.ctx = &R
+    cdef size_t nbytes = mbdcp_lemke_workspace_size(n)
+    cdef cnp.ndarray work = _thread_workspace(nbytes + <size_t>n * (sizeof(double) + sizeof(int)))
+    cdef char *base = <char *>cnp.PyArray_DATA(work)
+    z, w = np.empty(n), np.empty(n)
+    cdef MbdcpLemkeOutput out
+    out.z = _out(z)
+    out.w = _out(w)
+    out.ray = <double *>(base + nbytes)
+    out.basis = <int *>(base + nbytes + n * sizeof(double))
+    cdef MbdcpLemkeInfo info
+    cdef MbdcpReturn rc
+    cdef const double *Mp = <const double *>cnp.PyArray_DATA(Ma)
+    cdef const double *qp = <const double *>cnp.PyArray_DATA(qa)
+    with nogil:
+        rc = mbdcp_lemke_solve(n, Mp, qp, &s, NULL, &out, &info, base, nbytes)
+    _recorded(&R)
+    if rc == MBDCP_ERR_NONFINITE:
+        return None
+    _check(rc)
+    basis = np.empty(n, dtype=bool)
+    cdef char *bp = <char *>cnp.PyArray_DATA(basis)
+    for i in range(n):
+        bp[i] = out.basis[i] != 0
+    ray = None
+    if info.certified:
+        ray = np.empty(n)
+        memcpy(cnp.PyArray_DATA(ray), out.ray, n * sizeof(double))
+    return z, w, <int>info.status, info.pivots, info.residual, basis, ray, info.worst_row
+
+
+cdef cnp.ndarray _NOTHING = np.zeros(0)  # the absent outputs of a plain step (p_b, beta_j, sigma_j)
+_NOTHING.setflags(write=False)
+
+
+cdef cnp.ndarray _copy(double *x, Py_ssize_t n):
+    a = np.empty(n)
+    if n:
+        memcpy(cnp.PyArray_DATA(a), x, n * sizeof(double))
+    return a
+
+
+def step_plain(object M, object Wn, object D, object E, object mu, object v, double h, object p_ext, object psi_n):
+    """(v_next, p_n, beta, sigma, cone_slack, status, pivots, residual, basis (bool)) of one time step
+    without joints or moving surfaces, or None when an argument is not a plain float64 array of its
+    shape, or its values fail the C core's check (finite, M symmetric, E a grouping, mu >= 0): the
+    validating path then names the argument. p_ext, psi_n: None or arrays."""
+    if not (_plain_array(M, 2) and _plain_array(Wn, 2) and _plain_array(D, 2) and _plain_array(E, 2)
+            and _plain_array(mu, 1) and _plain_array(v, 1) and (p_ext is None or _plain_array(p_ext, 1))
+            and (psi_n is None or _plain_array(psi_n, 1))):
+        return None
+    cdef MbdcpStepProblem p
+    memset(&p, 0, sizeof(p))
+    p.n_v, p.n_c, p.m = M.shape[0], Wn.shape[1], D.shape[1]
+    if (M.shape[1] != p.n_v or Wn.shape[0] != p.n_v or D.shape[0] != p.n_v or E.shape[0] != p.m
+            or E.shape[1] != p.n_c or mu.shape[0] != p.n_c or v.shape[0] != p.n_v or p.n_v == 0
+            or (p_ext is not None and p_ext.shape[0] != p.n_v) or (psi_n is not None and psi_n.shape[0] != p.n_c)):
+        return None
+    p.h = h
+    p.M, p.Wn, p.D, p.E = _data(M), _data(Wn), _data(D), _data(E)
+    p.mu, p.v = _data(mu), _data(v)
+    p.p_ext = _data(p_ext) if p_ext is not None else NULL
+    p.psi_n = _data(psi_n) if psi_n is not None else NULL
+    cdef mbdcp_int N = mbdcp_step_lcp_size(&p), i
+    cdef MbdcpLemkeSettings s = _lemke_settings(0, 0.0)
+    cdef Recorder R
+    memset(&R, 0, sizeof(Recorder))
+    R.check_every = max(1, <long>(1e7 / (4.0 * N * N + 1.0)))
+    R.signals = PyThread_get_thread_ident() == _MAIN
+    s.monitor.fn = _record
+    s.monitor.ctx = &R
+    cdef size_t nbytes = mbdcp_step_workspace_size(&p)
+    cdef cnp.ndarray work = _thread_workspace(nbytes + <size_t>N * (2 * sizeof(double) + sizeof(int)))
+    cdef char *base = <char *>cnp.PyArray_DATA(work)
+    v_next = np.empty(p.n_v)
+    cdef MbdcpStepOutput out
+    memset(&out, 0, sizeof(out))
+    out.v_next = _out(v_next)
+    out.z = <double *>(base + nbytes)
+    out.w = out.z + N
+    out.basis = <int *>(out.w + N)
+    cdef MbdcpLemkeInfo info
+    cdef MbdcpReturn rc
+    with nogil:
+        rc = mbdcp_step_solve(&p, &s, NULL, &out, &info, base, nbytes)
+    _recorded(&R)
+    if rc in (MBDCP_ERR_NONFINITE, MBDCP_ERR_DATA, MBDCP_ERR_NOT_POSDEF):
+        return None
+    _check(rc)
+    basis = np.empty(N, dtype=bool)
+    cdef char *bp = <char *>cnp.PyArray_DATA(basis)
+    for i in range(N):
+        bp[i] = out.basis[i] != 0
+    cdef Py_ssize_t nc = p.n_c, m = p.m
+    return (v_next, _copy(out.z, nc), _copy(out.z + nc, m), _copy(out.z + nc + m, nc), _copy(out.w + nc + m, nc),
+            <int>info.status, info.pivots, info.residual, basis)
 
 
 def lcp_verify(const double[:, ::1] M, const double[::1] q, const double[::1] z, double tol):
@@ -798,8 +947,10 @@ def grouping_error(const double[:, ::1] E):
 # ---- Coulomb friction and its CCP relaxation on the Delassus matrix (coulomb.h) ------------
 
 FC_METHODS = {"nsgs": MBDCP_FC_NSGS, "fixed_point": MBDCP_FC_FIXED_POINT, "pgs": MBDCP_FC_PGS,
-              "apgd": MBDCP_FC_APGD}
+              "apgd": MBDCP_FC_APGD, "newton": MBDCP_FC_NEWTON, "auto": MBDCP_FC_AUTO}
+FC_METHOD_NAMES = {v: k for k, v in FC_METHODS.items()}
 FC_CASES = ("takeoff", "stick", "slide", "best_effort")
+FC_CERTIFICATES = ("none", "direction", "normal", "normal_r", "contact", "diverged")
 
 
 cdef int _fc_record(void *ctx, mbdcp_int it, mbdcp_int a, mbdcp_int b, double value) noexcept nogil:
@@ -810,19 +961,20 @@ cdef int _fc_record(void *ctx, mbdcp_int it, mbdcp_int a, mbdcp_int b, double va
     return _poll(<Recorder *>ctx)
 
 
-cdef MbdcpFcProblem _fc_problem(int n_c, cnp.ndarray W_ptr, cnp.ndarray W_ind, cnp.ndarray W_val, S, cnp.ndarray q,
-                                cnp.ndarray mu) except *:
+cdef MbdcpFcProblem _fc_problem(int n_c, int d, cnp.ndarray W_ptr, cnp.ndarray W_ind, cnp.ndarray W_val, S,
+                                cnp.ndarray q, cnp.ndarray mu) except *:
     if n_c < 0:
         raise ValueError(f"internal call: n_c must be >= 0, got {n_c}")
-    _compressed(W_ptr, W_ind, W_val, "W", 3 * <Py_ssize_t>n_c, 3 * <Py_ssize_t>n_c)
+    _compressed(W_ptr, W_ind, W_val, "W", d * <Py_ssize_t>n_c, d * <Py_ssize_t>n_c)
     if S is not None:
         if not isinstance(S, tuple) or len(S) != 3:
             raise TypeError("internal call: S must be None or a (ptr, ind, val) tuple")
-        _compressed(S[0], S[1], S[2], "S", 3 * <Py_ssize_t>n_c, 3 * <Py_ssize_t>n_c)
-    _f(q, "q", (3 * n_c,), n_c == 0)
+        _compressed(S[0], S[1], S[2], "S", d * <Py_ssize_t>n_c, d * <Py_ssize_t>n_c)
+    _f(q, "q", (d * n_c,), n_c == 0)
     _f(mu, "mu", (n_c,), n_c == 0)
     cdef MbdcpFcProblem pr
     pr.n_c = n_c
+    pr.spacedim = d
     pr.W_rowptr = _idata(W_ptr)
     pr.W_colind = _idata(W_ind) if W_ind.shape[0] else NULL
     pr.W_val = _data(W_val)
@@ -838,14 +990,28 @@ cdef MbdcpFcProblem _fc_problem(int n_c, cnp.ndarray W_ptr, cnp.ndarray W_ind, c
     return pr
 
 
-def fc_solve(bint coulomb, int n_c, cnp.ndarray W_ptr, cnp.ndarray W_ind, cnp.ndarray W_val, S, cnp.ndarray q,
-             cnp.ndarray mu, method, inner, double tol, int max_iter, int inner_max_iter, r0):
-    """(r, u, history, status, iterations, inner_iterations, residual, local_failures) of
-    mbdcp_coulomb_solve (coulomb) or mbdcp_ccp_local_solve; W and S (None or a (ptr, ind, val)
-    tuple) in CSR; r0 is None or the warm start."""
-    cdef MbdcpFcProblem pr = _fc_problem(n_c, W_ptr, W_ind, W_val, S, q, mu)
+cdef int _fc_factor_blocks(MbdcpFcProblem *pr, mbdcp_float *flops) except -2:
+    """Blocks of Newton's factor for W's pattern (mbdcp_fc_factor_blocks)."""
+    cdef size_t nbytes = mbdcp_fc_factor_workspace_size(pr)
+    cdef cnp.ndarray work = np.empty(nbytes // 8 + 1)
+    cdef void *wp = cnp.PyArray_DATA(work)
+    cdef mbdcp_int blocks = 0
+    cdef MbdcpReturn rc
+    with nogil:
+        rc = mbdcp_fc_factor_blocks(pr, &blocks, flops, wp, nbytes)
+    _check(rc)
+    return blocks
+
+
+def fc_solve(bint coulomb, int n_c, int d, cnp.ndarray W_ptr, cnp.ndarray W_ind, cnp.ndarray W_val, S,
+             cnp.ndarray q, cnp.ndarray mu, method, inner, double tol, int max_iter, int inner_max_iter, r0):
+    """(r, u, history, status, iterations, inner_iterations, residual, local_failures, finished method,
+    certificate kind) of mbdcp_coulomb_solve (coulomb) or mbdcp_ccp_local_solve for spacedim d; W and S
+    (None or a (ptr, ind, val) tuple) in CSR; r0 is None or the warm start."""
+    cdef MbdcpFcProblem pr = _fc_problem(n_c, d, W_ptr, W_ind, W_val, S, q, mu)
     cdef MbdcpFcSettings s
     cdef const char *msg = NULL
+    cdef mbdcp_float flops = 0.0
     mbdcp_fc_default_settings(&s)
     for name, x in (("method", method), ("inner", inner)):  # callers check them; a wrong one still gets a clear error
         if not isinstance(x, str) or x not in FC_METHODS:
@@ -856,14 +1022,17 @@ def fc_solve(bint coulomb, int n_c, cnp.ndarray W_ptr, cnp.ndarray W_ind, cnp.nd
     s.max_iter = max_iter
     s.inner_max_iter = inner_max_iter
     s.warm_start = r0 is not None
+    if s.method == MBDCP_FC_NEWTON or s.method == MBDCP_FC_AUTO:
+        # a few contacts: the dense bound costs less than the ordering
+        s.factor_blocks = n_c * (n_c - 1) // 2 if n_c <= 12 else _fc_factor_blocks(&pr, &flops)
     if mbdcp_fc_check_settings(&s, coulomb, &msg) != MBDCP_OK:
         raise ValueError(msg.decode())
     cdef Recorder R
     s.monitor = _monitor(&R, 4.0 * W_val.shape[0] + 60.0 * n_c + 1.0, False, True)
     s.monitor.fn = _fc_record
-    r = np.zeros(3 * n_c) if r0 is None else np.array(r0, dtype=np.float64)
-    _f(r, "r0", (3 * n_c,), n_c == 0)
-    u = np.zeros(3 * n_c)
+    r = np.zeros(d * n_c) if r0 is None else np.array(r0, dtype=np.float64)
+    _f(r, "r0", (d * n_c,), n_c == 0)
+    u = np.zeros(d * n_c)
     cdef size_t nbytes = mbdcp_fc_workspace_size(&pr, &s)
     cdef cnp.ndarray work = _workspace(nbytes)
     cdef double *rp = _out(r)
@@ -879,15 +1048,39 @@ def fc_solve(bint coulomb, int n_c, cnp.ndarray W_ptr, cnp.ndarray W_ind, cnp.nd
     _, hist = _recorded(&R)
     _check(rc)
     return (r, u, hist, <int>info.status, info.iterations, info.inner_iterations, info.residual,
-            info.local_failures)
+            info.local_failures, FC_METHOD_NAMES[<int>info.finished],
+            (FC_CERTIFICATES[<int>info.certificate], info.certificate_contact))
 
 
-def fc_residual(bint coulomb, int n_c, cnp.ndarray W_ptr, cnp.ndarray W_ind, cnp.ndarray W_val, cnp.ndarray q,
-                cnp.ndarray mu, cnp.ndarray r):
-    """(residual, u) of coulomb.h's residual for r (W in CSR)."""
-    cdef MbdcpFcProblem pr = _fc_problem(n_c, W_ptr, W_ind, W_val, None, q, mu)
-    _f(r, "r", (3 * n_c,), n_c == 0)
-    u = np.zeros(3 * n_c)
+def fc_dense_csr(const double[:, ::1] W):
+    """(ptr, ind, val) of the nonzero (or non-finite) entries of a dense W, in CSR with int32 indices."""
+    cdef Py_ssize_t m = W.shape[0], n = W.shape[1], i, j, k = 0, nnz = 0
+    for i in range(m):
+        for j in range(n):
+            if W[i, j] != 0.0:
+                nnz += 1
+    ptr_a = np.empty(m + 1, dtype=np.intc)
+    ind_a = np.empty(nnz, dtype=np.intc)
+    val_a = np.empty(nnz)
+    cdef int[::1] ptr = ptr_a, ind = ind_a
+    cdef double[::1] val = val_a
+    ptr[0] = 0
+    for i in range(m):
+        for j in range(n):
+            if W[i, j] != 0.0:
+                ind[k] = <int>j
+                val[k] = W[i, j]
+                k += 1
+        ptr[i + 1] = <int>k
+    return ptr_a, ind_a, val_a
+
+
+def fc_residual(bint coulomb, int n_c, int d, cnp.ndarray W_ptr, cnp.ndarray W_ind, cnp.ndarray W_val,
+                cnp.ndarray q, cnp.ndarray mu, cnp.ndarray r):
+    """(residual, u) of coulomb.h's residual for r (W in CSR, spacedim d)."""
+    cdef MbdcpFcProblem pr = _fc_problem(n_c, d, W_ptr, W_ind, W_val, None, q, mu)
+    _f(r, "r", (d * n_c,), n_c == 0)
+    u = np.zeros(d * n_c)
     cdef double res = 0.0
     cdef double *up = _out(u)
     cdef const double *rp = _data(r)

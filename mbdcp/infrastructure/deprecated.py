@@ -25,10 +25,14 @@ def renamed_keywords(name, kwargs, old_to_new, stacklevel=3):
 def renamed(**old_to_new):
     """Decorator: the keyword ``old`` of the function is accepted as ``new`` (``@renamed(phi="psi_n")``),
     with a DeprecationWarning; giving both is a TypeError."""
+    old = frozenset(old_to_new)
+
     def wrap(fn):
         @functools.wraps(fn)
         def call(*args, **kwargs):
-            return fn(*args, **renamed_keywords(fn.__name__, kwargs, old_to_new))
+            if kwargs and not old.isdisjoint(kwargs):
+                kwargs = renamed_keywords(fn.__name__, kwargs, old_to_new)
+            return fn(*args, **kwargs)
 
         call.renamed_keywords = dict(old_to_new)
         return call

@@ -32,6 +32,14 @@ class _Result:
         return "\n".join(lines)
 
 
+def _built(cls, **fields):
+    """An instance of a frozen result dataclass from all its fields, without its __init__ (one
+    dict update instead of one object.__setattr__ per field: the hot path of the small solves)."""
+    obj = object.__new__(cls)
+    obj.__dict__.update(fields)
+    return obj
+
+
 _OUTCOME_ATTRIBUTES = """    success : bool
         True only when ``status`` is SOLVED: the result was verified componentwise.
     status : Status
@@ -39,8 +47,6 @@ _OUTCOME_ATTRIBUTES = """    success : bool
     message : str
         The status in words.
 """
-
-
 
 def _contact_states(classify, doc):
     """The ``contact_state`` property of a result: ``mbdcp.infrastructure.contact_state.<classify>``
@@ -51,6 +57,7 @@ def _contact_states(classify, doc):
         return getattr(contact_state, classify)(self)
 
     return property(get, doc=doc)
+
 
 @dataclass(frozen=True, repr=False)
 class _Outcome(_Result):
@@ -394,9 +401,14 @@ class CoulombResult(_Outcome):
 
     ``r`` (3 n_c,): reactions, per contact normal then tangents; ``u`` = W r + q (without de Saxcé's
     shift); ``residual``: :math:`\\|r - \\Pi_K(r - \\hat u)\\|_2 / \\|q\\|_2` with
-    :math:`\\hat u = u + \\mu\\|u_T\\| e_n`; ``iterations``: sweeps (nsgs) or fixed-point iterations;
-    ``inner_iterations``: the CCP solves' iterations (fixed_point); ``local_failures``: local solves
-    where no case could be verified; ``history``: the residual after each iteration."""
+    :math:`\\hat u = u + \\mu\\|u_T\\| e_n` (for a SOLVED result, as recomputed in extended precision);
+    ``iterations``: sweeps (nsgs), fixed-point or Newton iterations (with ``"auto"``, those of all its
+    phases); ``inner_iterations``: the CCP solves' iterations (fixed_point) or the Gauss-Seidel sweeps
+    where Newton's line search failed; ``local_failures``: local solves where no case could be
+    verified; ``history``: the residual after each iteration; ``method``: the method that ended the
+    solve (for ``"auto"``, the phase: "nsgs", "newton" or "fixed_point"); ``certificate``: when the
+    status is RAY_TERMINATION and a proof was found, d (3 n_c,) in K with :math:`-W^Td \\in K^*` and
+    :math:`q^Td < 0`, which no solution allows (otherwise None)."""
 
     r: np.ndarray
     u: np.ndarray
@@ -406,13 +418,15 @@ class CoulombResult(_Outcome):
     method: str
     inner_iterations: int = 0
     local_failures: int = 0
+    certificate: Optional[np.ndarray] = None
 
 
 @dataclass(frozen=True, repr=False)
 class LocalCCPResult(_Outcome):
     r"""Result of :func:`mbdcp.ccp_local` (the cone complementarity problem on the Delassus matrix).
 
-    Fields as :class:`CoulombResult`, with the residual :math:`\\|r - \\Pi_K(r - u)\\|_2 / \\|q\\|_2`."""
+    Fields as :class:`CoulombResult`, with the residual :math:`\\|r - \\Pi_K(r - u)\\|_2 / \\|q\\|_2`
+    (``method`` for ``"auto"``: "pgs", "newton" or "apgd")."""
 
     r: np.ndarray
     u: np.ndarray
@@ -422,3 +436,4 @@ class LocalCCPResult(_Outcome):
     method: str
     inner_iterations: int = 0
     local_failures: int = 0
+    certificate: Optional[np.ndarray] = None

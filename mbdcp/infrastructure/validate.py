@@ -9,9 +9,13 @@ import scipy.sparse as sp
 
 from mbdcp.infrastructure import _core
 
-__all__ = ["as_array", "matrix", "vector", "real_scalar", "nonnegative_scalar", "positive_scalar", "scalar_in", "threshold",
-           "positive_int", "integer", "choice", "flag", "callable_", "axes", "path", "unit_vector", "memory_bytes", "fits_in_memory", "sparse_matrix",
-           "mass_matrix", "symmetric", "grouping", "lemke_settings", "describe"]
+__all__ = ["SYMMETRY_RTOL", "OPPOSITE_RTOL", "as_array", "matrix", "vector", "real_scalar", "nonnegative_scalar", "positive_scalar",
+           "scalar_in", "threshold", "positive_int", "integer", "choice", "flag", "callable_", "axes", "path", "unit_vector",
+           "memory_bytes", "fits_in_memory", "sparse_matrix", "mass_matrix", "symmetric", "grouping", "lemke_settings", "describe"]
+
+# Tolerances of the data checks, defined once (the symmetry one in the C core, which checks M too).
+SYMMETRY_RTOL = _core.SYMMETRY_RTOL  # max |A - A^T| over max |A| of a matrix taken as symmetric (M, W)
+OPPOSITE_RTOL = 1e-12  # |d_a + d_b| over max |D| of two friction directions taken as opposite
 
 _EMPTY = np.zeros(0)
 _EMPTY.setflags(write=False)
@@ -354,7 +358,7 @@ def mass_matrix(name, M):
     return M
 
 
-def symmetric(name, a, rtol=1e-10):
+def symmetric(name, a, rtol=SYMMETRY_RTOL):
     """Raise unless a square matrix is symmetric to rtol relative to its largest entry."""
     diff, scale = _core.asymmetry(a)
     if diff > rtol * scale:

@@ -405,7 +405,7 @@ def _check_batch(a, shapes):
     """Array-wise checks of every instance (instance 0 passed step's own validation)."""
     M = a["Ms"]
     scale = np.abs(M).max(axis=(1, 2))
-    bad = np.flatnonzero(np.abs(M - M.transpose(0, 2, 1)).max(axis=(1, 2)) > 1e-10 * scale)
+    bad = np.flatnonzero(np.abs(M - M.transpose(0, 2, 1)).max(axis=(1, 2)) > val.SYMMETRY_RTOL * scale)
     if bad.size:
         raise ValueError(f"Ms[{bad[0]}] must be symmetric")
     if np.any(a["Us"] < 0):

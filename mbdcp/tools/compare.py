@@ -61,7 +61,7 @@ def tangent_pairs(D, E):
         C = D[:, np.flatnonzero(E[:, i])]
         k = C.shape[1]
         n_d[i] = k
-        atol = 1e-12 * max(1.0, float(np.abs(C).max(initial=0.0)))
+        atol = val.OPPOSITE_RTOL * max(1.0, float(np.abs(C).max(initial=0.0)))
 
         def close(a, b, atol=atol):
             return np.allclose(a, b, rtol=0.0, atol=atol)

@@ -6,23 +6,7 @@
 #include <string.h>
 
 #include "mbdcp/mbdcp.h"
-
-static int n_pass, n_fail;
-
-#define CHECK(cond)                                                               \
-    do {                                                                          \
-        if (cond) {                                                               \
-            n_pass++;                                                             \
-        } else {                                                                  \
-            n_fail++;                                                             \
-            printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);                \
-        }                                                                         \
-    } while (0)
-
-static int near(double a, double b, double tol)
-{
-    return fabs(a - b) <= tol;
-}
+#include "check.h"
 
 /* A monitor that records up to 16 pivots and asks to stop after `stop_after` calls (0: never). */
 typedef struct {
@@ -196,20 +180,8 @@ static MbdcpStepProblem sphere(double *M, double *Wn, double *D, double *E, doub
     memset(p_ext, 0, 6 * sizeof(double));
     p_ext[2] = -9.81 * 0.12;
     psi[0] = 0;
-    MbdcpStepProblem p;
-    memset(&p, 0, sizeof p);
-    p.n_v = 6;
-    p.n_c = 1;
-    p.m = 4;
-    p.h = 0.12;
-    p.M = M;
-    p.Wn = Wn;
-    p.D = D;
-    p.E = E;
-    p.mu = mu;
-    p.v = v;
-    p.p_ext = p_ext;
-    p.psi_n = psi;
+    const MbdcpStepProblem p = {.n_v = 6, .n_c = 1, .m = 4, .h = 0.12, .M = M, .Wn = Wn, .D = D, .E = E, .mu = mu,
+                                .v = v, .p_ext = p_ext, .psi_n = psi};
     return p;
 }
 
@@ -262,29 +234,29 @@ static void test_step_sphere(void)
     CHECK(mbdcp_step_problem_check(&p) == MBDCP_ERR_SETTING);
 }
 
+/* mbdcp_step_solve without a warm start, in an exactly sized heap workspace (freed). */
+static MbdcpReturn solve_step(const MbdcpStepProblem *p, const MbdcpLemkeSettings *s, MbdcpStepOutput *out,
+                              MbdcpLemkeInfo *info)
+{
+    const size_t bytes = mbdcp_step_workspace_size(p);
+    void *work = malloc(bytes);
+    const MbdcpReturn rc = work ? mbdcp_step_solve(p, s, NULL, out, info, work, bytes) : MBDCP_ERR_NULL;
+    free(work);
+    return rc;
+}
+
 static void test_step_joint(void)
 {
     /* A particle on the wire y = 0: v_next = (1, 0), p_b = m g h. */
     double M[4] = {2, 0, 0, 2}, v[2] = {1, 0}, p_ext[2] = {0, -2 * 9.81 * 0.01}, Wb[2] = {0, 1};
-    MbdcpStepProblem p;
-    memset(&p, 0, sizeof p);
-    p.n_v = 2;
-    p.n_b = 1;
-    p.h = 0.01;
-    p.M = M;
-    p.v = v;
-    p.p_ext = p_ext;
-    p.Wb = Wb;
+    const MbdcpStepProblem p = {.n_v = 2, .n_b = 1, .h = 0.01, .M = M, .v = v, .p_ext = p_ext, .Wb = Wb};
     double v_next[2], p_b[1];
     MbdcpStepOutput out = {v_next, p_b, NULL, NULL, NULL, NULL, NULL};
     MbdcpLemkeSettings s;
-    MbdcpLemkeInfo info;
     mbdcp_lemke_default_settings(&s);
-    size_t bytes = mbdcp_step_workspace_size(&p);
-    void *work = malloc(bytes);
-    CHECK(mbdcp_step_solve(&p, &s, NULL, &out, &info, work, bytes) == MBDCP_OK);
+    MbdcpLemkeInfo info;
+    CHECK(solve_step(&p, &s, &out, &info) == MBDCP_OK);
     CHECK(near(v_next[0], 1, 1e-15) && near(v_next[1], 0, 1e-15) && near(p_b[0], 2 * 9.81 * 0.01, 1e-15));
-    free(work);
 }
 
 static void test_relax_block(void)
@@ -292,20 +264,8 @@ static void test_relax_block(void)
     /* A planar particle sliding at 1 (mu = 0.1, h = 0.1, g = 9.81). */
     double M[4] = {1, 0, 0, 1}, Wn[2] = {0, 1}, D[4] = {1, -1, 0, 0}, E[2] = {1, 1}, mu[1] = {0.1};
     double v[2] = {1, 0}, p_ext[2] = {0, -0.981}, psi[1] = {0};
-    MbdcpStepProblem p;
-    memset(&p, 0, sizeof p);
-    p.n_v = 2;
-    p.n_c = 1;
-    p.m = 2;
-    p.h = 0.1;
-    p.M = M;
-    p.Wn = Wn;
-    p.D = D;
-    p.E = E;
-    p.mu = mu;
-    p.v = v;
-    p.p_ext = p_ext;
-    p.psi_n = psi;
+    const MbdcpStepProblem p = {.n_v = 2, .n_c = 1, .m = 2, .h = 0.1, .M = M, .Wn = Wn, .D = D, .E = E, .mu = mu,
+                                .v = v, .p_ext = p_ext, .psi_n = psi};
     size_t bytes = mbdcp_relax_workspace_size(&p);
     void *work = malloc(bytes);
     double v_next[2], z[4], w[4], gamma[1] = {0}, lam[1];
@@ -599,17 +559,25 @@ static MbdcpReturn solve_recorded(RecordedCcp *r, const MbdcpCcpSettings *s, Mbd
     return rc;
 }
 
+/* Loads the recorded CCP at path, checks its sizes (n_v, n_c, no joints) and gives default settings
+ * with tolerance tol; 0 when the file could not be read. */
+static int recorded(const char *path, int nv, int nc, double tol, RecordedCcp *r, MbdcpCcpSettings *s)
+{
+    CHECK(load_recorded(path, r));
+    if (!r->Pp) return 0;
+    CHECK(r->nv == nv && r->nc == nc && r->nb == 0);
+    mbdcp_ccp_default_settings(s);
+    s->tol = tol;
+    return 1;
+}
+
 /* A 19-contact sphere pile step (tests/c/data/ccp_polish.bin) on which APGD meets the normwise
  * tolerance first and finishes by the polish. */
 static void test_ccp_polish(void)
 {
     RecordedCcp r;
-    CHECK(load_recorded("tests/c/data/ccp_polish.bin", &r));
-    if (!r.Pp) return;
-    CHECK(r.nv == 48 && r.nc == 19 && r.nb == 0);
     MbdcpCcpSettings s;
-    mbdcp_ccp_default_settings(&s);
-    s.tol = 1e-6;
+    if (!recorded("tests/c/data/ccp_polish.bin", 48, 19, 1e-6, &r, &s)) return;
     s.warm_start = 1; /* from the last step's impulses, as recorded */
     MbdcpCcpInfo info;
     CHECK(solve_recorded(&r, &s, &info) == MBDCP_OK);
@@ -628,12 +596,8 @@ static void test_ccp_polish(void)
 static void test_ccp_stall_relieved(void)
 {
     RecordedCcp r;
-    CHECK(load_recorded("tests/c/data/ccp_stall.bin", &r));
-    if (!r.Pp) return;
-    CHECK(r.nv == 900 && r.nc == 350 && r.nb == 0);
     MbdcpCcpSettings s;
-    mbdcp_ccp_default_settings(&s);
-    s.tol = 1e-10;
+    if (!recorded("tests/c/data/ccp_stall.bin", 900, 350, 1e-10, &r, &s)) return;
     s.max_iter = 100000;
     MbdcpCcpInfo info;
     CHECK(solve_recorded(&r, &s, &info) == MBDCP_OK);
@@ -700,6 +664,5 @@ int main(void)
     test_blocks();
     test_ccp_polish();
     test_ccp_stall_relieved();
-    printf("%d passed, %d failed\n", n_pass, n_fail);
-    return n_fail ? 1 : 0;
+    return report();
 }

@@ -2,7 +2,8 @@
  * coulomb.h - the local friction-contact problem FC(W, q, mu) of FCLib and Siconos, in its
  * Coulomb form and in its cone-complementarity (CCP) relaxation, on the Delassus matrix W.
  *
- * n_c contacts, m = 3 n_c unknowns ordered per contact (normal, tangent 1, tangent 2);
+ * n_c contacts, m = 3 n_c unknowns ordered per contact (normal, tangent 1, tangent 2) (2-D problems:
+ * m = 2 n_c, see MbdcpFcProblem.spacedim);
  * K_i = {r_n >= 0, ||r_T|| <= mu_i r_n}, its dual K_i* = {y_n >= mu_i ||y_T||}, u = W r + q.
  *
  *     CCP:      K_i* ∋ u_i ⊥ r_i ∈ K_i
@@ -29,6 +30,27 @@
  *     damped (r_k + omega (r_{k+1} - r_k), omega halved per such step, at least 1/8).
  *     APGD on an asymmetric W runs the same iteration
  *     without the mu ||u_T|| term, so every method solves the problem with the W given.
+ *   - MBDCP_FC_NEWTON (both): the semismooth Newton method on the Alart-Curnier function (Alart and
+ *     Curnier 1991; for the CCP, Coulomb's law on ũ = (u_n - mu ||u_T||, u_T)), with an Armijo line
+ *     search on ||Phi||^2 / 2, the regularisation J + lambda I (lambda adaptive) and Gauss-Seidel
+ *     sweeps where the search fails; the generalized Jacobian J = A + B W is factorised by
+ *     sparse_ldl.h on W's 3 x 3 block pattern, ordered once (its fill: mbdcp_fc_factor_blocks).
+ *   - MBDCP_FC_AUTO (both): Gauss-Seidel while its observed rate of convergence promises less work
+ *     than Newton; then Newton from r = 0; then Gauss-Seidel and Newton from its points alternately
+ *     (each Newton attempt within half the Gauss-Seidel work so far); once Gauss-Seidel has used
+ *     max_iter sweeps, the fixed point (Coulomb) or APGD (CCP), at most 200 iterations, with APGD on S
+ *     (given, or W when it is symmetric, else (W + W^T) / 2 formed here); before each Newton attempt,
+ *     a certificate that no solution exists ends the solve; info->finished names the method that
+ *     ended.
+ *
+ * Every method accepts a point only when the residual is at most tol also when recomputed in extended
+ * precision (long double), so that a huge r whose residual vanishes in rounding is never SOLVED.
+ * Iterates that grow beyond the size at which any residual can be certified
+ * (||r||_inf (1 + max |W_ij|) > 1e14 max(||q||_inf, ...)) stop the solve. A solve that ends without
+ * SOLVED looks for a certificate that no solution exists: d in K with -W^T d in K* and q^T d < 0 (no u
+ * = W r + q, r in K, has u^T d >= 0, which every solution needs: u in K* for the CCP, and u_n >= 0 for
+ * the Coulomb problem, where d must then have d_T = 0), checked with margins covering any r below that
+ * size. A certificate, or diverging iterates, give MBDCP_RAY_TERMINATION (info->certificate says which).
  */
 #ifndef MBDCP_COULOMB_H
 #define MBDCP_COULOMB_H
@@ -39,8 +61,20 @@ typedef enum {
     MBDCP_FC_NSGS = 0,       /* Coulomb: nonsmooth Gauss-Seidel with exact local solves */
     MBDCP_FC_FIXED_POINT = 1, /* Coulomb: fixed point on s = mu ||u_T||, a CCP per iteration */
     MBDCP_FC_PGS = 2,        /* CCP: projected Gauss-Seidel with exact local solves */
-    MBDCP_FC_APGD = 3        /* CCP: accelerated projected gradient (ccp.h) */
+    MBDCP_FC_APGD = 3,       /* CCP: accelerated projected gradient (ccp.h) */
+    MBDCP_FC_NEWTON = 4,     /* both: semismooth Newton on the Alart-Curnier function */
+    MBDCP_FC_AUTO = 5        /* both: Gauss-Seidel, Newton, then the fixed point or APGD */
 } MbdcpFcMethod;
+
+/* Why a solve ended without SOLVED, beyond its status (MbdcpFcInfo.certificate). */
+typedef enum {
+    MBDCP_FC_NO_CERTIFICATE = 0, /* none found */
+    MBDCP_FC_CERT_DIRECTION = 1, /* d = Pi_K(r) / ||.|| of the last r certifies that no solution exists */
+    MBDCP_FC_CERT_NORMAL = 2,    /* d = (max(-u_n, 0), 0, 0) per contact certifies it */
+    MBDCP_FC_CERT_NORMAL_R = 3,  /* d = (max(r_n, 0), 0, 0) per contact certifies it */
+    MBDCP_FC_CERT_CONTACT = 4,   /* d = e_n of one contact (MbdcpFcInfo.certificate_contact) certifies it */
+    MBDCP_FC_DIVERGED = 5        /* no certificate, but the iterates grew beyond any certifiable size */
+} MbdcpFcCertificate;
 
 /* Which case of the local problem a contact's solution is in. */
 typedef enum {
@@ -59,16 +93,24 @@ typedef struct {
     const mbdcp_float *S_val;
     const mbdcp_float *q;              /* m */
     const mbdcp_float *mu;             /* n_c, >= 0 */
+    mbdcp_int spacedim;                /* 3 (or 0) or 2: per contact (normal, tangent), m = 2 n_c, and r, u of
+                                          length m; solved as the 3-D problem whose second tangent is
+                                          decoupled, with |W_tt| (1 where it is 0) on its diagonal */
 } MbdcpFcProblem;
 
 typedef struct {
-    MbdcpFcMethod method;     /* coulomb: NSGS (default) or FIXED_POINT; ccp: PGS (default) or APGD */
+    MbdcpFcMethod method;     /* coulomb: NSGS (default), FIXED_POINT, NEWTON or AUTO; ccp: PGS (default),
+                                 APGD, NEWTON or AUTO */
     MbdcpFcMethod inner;      /* FIXED_POINT: PGS (default) or APGD */
     mbdcp_float tol;          /* on the residual, > 0 (default 1e-8) */
-    mbdcp_int max_iter;       /* sweeps (NSGS, PGS), APGD iterations, or fixed-point iterations, >= 1 */
+    mbdcp_int max_iter;       /* sweeps (NSGS, PGS), APGD iterations, fixed-point or Newton iterations, >= 1;
+                                 AUTO: the limit of each of its phases */
     mbdcp_int inner_max_iter; /* FIXED_POINT, and APGD on an asymmetric W: iterations of each
                                  inner solve, >= 1 */
     int warm_start;           /* use r as the initial guess */
+    mbdcp_int factor_blocks;  /* NEWTON, AUTO: a bound on the fill, which sizes the workspace: the value of
+                                 mbdcp_fc_factor_blocks() for this W, or n_c (n_c - 1) / 2 (dense);
+                                 -1 (default): unknown, then NEWTON is refused and AUTO skips it */
     MbdcpMonitor monitor;     /* after every sweep / iteration: (k, -1, -1, residual); inside the
                                  inner solves of a fixed point: (k, -2, -1, inner residual) */
 } MbdcpFcSettings;
@@ -79,12 +121,26 @@ typedef struct {
     mbdcp_int inner_iterations; /* inner sweeps / APGD iterations of all inner solves */
     mbdcp_float residual;     /* the residual above of the r returned */
     mbdcp_int local_failures; /* local solves that ended in MBDCP_FC_BEST_EFFORT */
+    MbdcpFcMethod finished;   /* the method that ended the solve (AUTO: one of its phases) */
+    MbdcpFcCertificate certificate; /* see above; MBDCP_FC_NO_CERTIFICATE when SOLVED */
+    mbdcp_int certificate_contact;  /* MBDCP_FC_CERT_CONTACT: the contact; else -1 */
 } MbdcpFcInfo;
 
 MbdcpReturn mbdcp_fc_default_settings(MbdcpFcSettings *s);
 /* coulomb: 1 for mbdcp_coulomb_solve's methods, 0 for mbdcp_ccp_local_solve's. */
 MbdcpReturn mbdcp_fc_check_settings(const MbdcpFcSettings *s, int coulomb, const char **message);
 size_t mbdcp_fc_workspace_size(const MbdcpFcProblem *p, const MbdcpFcSettings *s);
+
+/*
+ * The fill of Newton's factorisation for W's block pattern: *blocks (output) is the number of 3 x 3
+ * blocks of L for the approximate-minimum-degree ordering; *flops (output, may be NULL) the
+ * multiply-adds of a factorisation with 1 x 1 blocks. Set settings.factor_blocks to it (or to any
+ * larger bound) before the workspace query of NEWTON or AUTO. work: mbdcp_fc_factor_workspace_size(p)
+ * bytes.
+ */
+size_t mbdcp_fc_factor_workspace_size(const MbdcpFcProblem *p);
+MbdcpReturn mbdcp_fc_factor_blocks(const MbdcpFcProblem *p, mbdcp_int *blocks, mbdcp_float *flops, void *work,
+                                   size_t work_bytes);
 
 /*
  * The residual above of r (m) for the Coulomb problem (coulomb = 1) or the CCP (0); u (m, output,

@@ -43,6 +43,13 @@ int mbdcp_all_finite(size_t n, const mbdcp_float *x);
  * row, 2 for rows out of group order. */
 int mbdcp_grouping_error(mbdcp_int rows, mbdcp_int groups, const mbdcp_float *E);
 
+/* A matrix taken as symmetric differs from its transpose by at most this fraction of its largest
+ * entry (the one definition; the Python layer reads it as mbdcp.infrastructure.validate.SYMMETRY_RTOL). */
+#define MBDCP_SYMMETRY_RTOL 1e-10
+
+/* 1 if the n x n matrix A is symmetric to rtol (max |A_ij - A_ji| <= rtol max |A_ij|), else 0. */
+int mbdcp_symmetric(mbdcp_int n, const mbdcp_float *A, mbdcp_float rtol);
+
 /* 1 if the n entries of x are all >= 0 (x may be NULL when n = 0), else 0. */
 int mbdcp_all_nonnegative(size_t n, const mbdcp_float *x);
 

@@ -14,5 +14,6 @@
 #include "coulomb.h"
 #include "batch.h"
 #include "blocks.h"
+#include "sparse_ldl.h"
 
 #endif /* MBDCP_H */

@@ -36,7 +36,8 @@ typedef enum {
 /* Outcome of a solver that ran (stored in its info struct). */
 typedef enum {
     MBDCP_SOLVED = 0,          /* result verified to satisfy the definition */
-    MBDCP_RAY_TERMINATION = 1, /* Lemke: no blocking variable */
+    MBDCP_RAY_TERMINATION = 1, /* Lemke: no blocking variable; coulomb.h: no solution (a certificate) or
+                                  diverging iterates */
     MBDCP_MAX_ITERATIONS = 2,  /* pivot or iteration limit reached */
     MBDCP_NUMERICAL_ERROR = 3, /* singular pivot, breakdown, failed verification */
     MBDCP_INTERRUPTED = 4      /* the caller's monitor asked the solver to stop */

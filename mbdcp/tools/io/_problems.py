@@ -12,7 +12,7 @@ import scipy.sparse.linalg as spla
 from mbdcp.infrastructure import validate as val
 from mbdcp.infrastructure.results import _repr_array
 
-SYMMETRY_RTOL = 1e-10
+SYMMETRY_RTOL = val.SYMMETRY_RTOL
 _INT32_MAX = np.iinfo(np.int32).max
 
 
