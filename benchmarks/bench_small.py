@@ -16,7 +16,7 @@ busy machine slows both alike), per call in microseconds:
 QuantEcon's compile time is measured once and printed, not counted. Every answer is checked by
 definition (tests/ do that in extended precision; here a cheap check guards the comparison).
 
-    pip install "mbdcp[bench]"        # QuantEcon and numba
+    pip install "mbdcp[peers]"        # QuantEcon and numba (and the other peers)
     python benchmarks/bench_small.py [--quick]
 """
 import argparse
@@ -143,7 +143,7 @@ def main():
     try:
         from quantecon.optimize import lcp_lemke as qe
     except ImportError:
-        print("QuantEcon is not installed (pip install 'mbdcp[bench]'): nothing to compare with")
+        print("QuantEcon is not installed (pip install 'mbdcp[peers]'): nothing to compare with")
         return
     t0 = time.perf_counter()
     qe(np.eye(2), -np.ones(2))

@@ -127,6 +127,15 @@ mbdcp_float mbdcp_lcp_residual(mbdcp_int n, const mbdcp_float *M, const mbdcp_fl
  * against s_i: the verdict on the computed w must hold for the exact one. */
 static mbdcp_float sum_rounding(mbdcp_int n) { return 2.0 * (mbdcp_float)(n + 2) * DBL_EPSILON; }
 
+/* The ratio of row i: its violation beyond the subnormal floor over s_i (s_i = 0 with a
+ * violation: inf). */
+static mbdcp_float row_ratio(mbdcp_float z, mbdcp_float w, mbdcp_float s, mbdcp_float floor_)
+{
+    mbdcp_float bad = w < 0.0 ? -w : 0.0;
+    bad = z > 0.0 && w > bad ? w : bad;
+    return bad <= floor_ ? 0.0 : (bad - floor_) / s;
+}
+
 mbdcp_float mbdcp_lcp_row_ratio(mbdcp_int n, const mbdcp_float *z, const mbdcp_float *w, const mbdcp_float *s,
                                 mbdcp_int *worst)
 {
@@ -134,10 +143,19 @@ mbdcp_float mbdcp_lcp_row_ratio(mbdcp_int n, const mbdcp_float *z, const mbdcp_f
     const mbdcp_float floor_ = (mbdcp_float)(n + 2) * (DBL_MIN * DBL_EPSILON);
     mbdcp_float ratio = 0.0;
     mbdcp_int at = n > 0 ? 0 : -1;
+    if (!worst && mbdcp_all_finite((size_t)n, z) && mbdcp_all_finite((size_t)n, w) &&
+        mbdcp_all_finite((size_t)n, s)) {
+        /* the common case without branches: the verification of every candidate point */
+        int negative = 0;
+        for (mbdcp_int i = 0; i < n; ++i) {
+            const mbdcp_float r = row_ratio(z[i], w[i], s[i], floor_);
+            negative |= z[i] < 0.0;
+            ratio = r > ratio ? r : ratio;
+        }
+        return negative ? INFINITY : ratio;
+    }
     for (mbdcp_int i = 0; i < n; ++i) {
-        mbdcp_float bad = w[i] < 0.0 ? -w[i] : 0.0;
-        if (z[i] > 0.0 && w[i] > bad) bad = w[i];
-        mbdcp_float r = bad <= floor_ ? 0.0 : (bad - floor_) / s[i]; /* s_i = 0 with bad > 0: inf */
+        mbdcp_float r = row_ratio(z[i], w[i], s[i], floor_);
         if (!(z[i] >= 0.0) || !isfinite(z[i]) || !isfinite(w[i]) || !isfinite(s[i])) r = INFINITY;
         if (r > ratio) {
             ratio = r;

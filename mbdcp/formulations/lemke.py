@@ -147,14 +147,17 @@ def _plain_settings(max_iter, tol):
 _MESSAGES = {s: s.message for s in Status}
 
 
+_SOLVED, _LAST_POINT = Status.SOLVED, (Status.NUMERICAL_ERROR, Status.MAX_ITERATIONS)
+
+
 def _plain_result(z, w, status, pivots, residual, basis, certificate, worst):
     status = _STATUS[status]
     message = _MESSAGES[status]
-    if status in (Status.NUMERICAL_ERROR, Status.MAX_ITERATIONS) and worst >= 0 and residual > 0:
+    if status in _LAST_POINT and worst >= 0 and residual > 0:
         message += f"; at the last point, row {worst} is violated by {residual:.3g} of its own scale"
-    return _built(LemkeResult, success=status is Status.SOLVED, status=status, message=message, z=z, w=w,
-                  pivots=pivots, residual=residual, trace=None, basis=basis, certificate=certificate,
-                  warm_started=False)
+    return _built(LemkeResult, {"success": status is _SOLVED, "status": status, "message": message, "z": z, "w": w,
+                                "pivots": pivots, "residual": residual, "trace": None, "basis": basis,
+                                "certificate": certificate, "warm_started": False})
 
 
 def lcp_residual(M, q, z):

@@ -161,11 +161,15 @@ def step(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi_f=No
     )
 
 
+_SOLVED, _EMPTY = Status.SOLVED, val._EMPTY  # module constants: the fast path reads no attributes
+
+
 def _plain_result(v_next, p_n, beta, sigma, cone_slack, status, pivots, residual, basis):
     status = _STATUS[status]
-    return _built(StepResult, success=status is Status.SOLVED, status=status, message=_MESSAGE[status], v_next=v_next,
-                  p_n=p_n, beta=beta, sigma=sigma, p_b=val._EMPTY, beta_j=val._EMPTY, sigma_j=val._EMPTY, pivots=pivots,
-                  residual=residual, lcp=None, basis=basis, cone_slack=cone_slack)
+    return _built(StepResult, {"success": status is _SOLVED, "status": status, "message": _MESSAGE[status],
+                               "v_next": v_next, "p_n": p_n, "beta": beta, "sigma": sigma, "p_b": _EMPTY,
+                               "beta_j": _EMPTY, "sigma_j": _EMPTY, "pivots": pivots, "residual": residual,
+                               "lcp": None, "basis": basis, "cone_slack": cone_slack})
 
 
 def friction_basis(normal, n_d):

@@ -323,6 +323,11 @@ cdef inline bint _plain_array(object a, int ndim):
             and cnp.PyArray_ISNOTSWAPPED(<cnp.ndarray>a) and cnp.PyArray_ISALIGNED(<cnp.ndarray>a))
 
 
+cdef inline Py_ssize_t _dim(object a, int axis):
+    """a.shape[axis] of an ndarray without building the shape tuple."""
+    return cnp.PyArray_DIM(<cnp.ndarray>a, axis)
+
+
 cdef cnp.ndarray _thread_workspace(size_t nbytes):
     """This thread's workspace of at least nbytes (grown, never shrunk)."""
     cdef cnp.ndarray work = getattr(_THREAD, "work", None)
@@ -352,7 +357,7 @@ def lemke_plain(object M, object q, int max_pivots, double tol):
     cdef size_t nbytes = mbdcp_lemke_workspace_size(n)
     cdef cnp.ndarray work = _thread_workspace(nbytes + <size_t>n * (sizeof(double) + sizeof(int)))
     cdef char *base = <char *>cnp.PyArray_DATA(work)
-    z, w = np.empty(n), np.empty(n)
+    z, w = _empty(n, cnp.NPY_DOUBLE), _empty(n, cnp.NPY_DOUBLE)
     cdef MbdcpLemkeOutput out
     out.z = _out(z)
     out.w = _out(w)
@@ -368,7 +373,7 @@ def lemke_plain(object M, object q, int max_pivots, double tol):
     if rc == MBDCP_ERR_NONFINITE:
         return None
     _check(rc)
-    basis = np.empty(n, dtype=bool)
+    basis = _empty(n, cnp.NPY_BOOL)
     cdef char *bp = <char *>cnp.PyArray_DATA(basis)
     for i in range(n):
         bp[i] = out.basis[i] != 0
@@ -383,8 +388,15 @@ cdef cnp.ndarray _NOTHING = np.zeros(0)  # the absent outputs of a plain step (p
 _NOTHING.setflags(write=False)
 
 
+cdef inline cnp.ndarray _empty(Py_ssize_t n, int typenum):
+    """np.empty(n) of a numpy type number through the C API (no Python attribute lookups or
+    keywords: the small solves' outputs)."""
+    cdef cnp.npy_intp dims = n
+    return cnp.PyArray_EMPTY(1, &dims, typenum, 0)
+
+
 cdef cnp.ndarray _copy(double *x, Py_ssize_t n):
-    a = np.empty(n)
+    cdef cnp.ndarray a = _empty(n, cnp.NPY_DOUBLE)
     if n:
         memcpy(cnp.PyArray_DATA(a), x, n * sizeof(double))
     return a
@@ -401,10 +413,10 @@ def step_plain(object M, object Wn, object D, object E, object mu, object v, dou
         return None
     cdef MbdcpStepProblem p
     memset(&p, 0, sizeof(p))
-    p.n_v, p.n_c, p.m = M.shape[0], Wn.shape[1], D.shape[1]
-    if (M.shape[1] != p.n_v or Wn.shape[0] != p.n_v or D.shape[0] != p.n_v or E.shape[0] != p.m
-            or E.shape[1] != p.n_c or mu.shape[0] != p.n_c or v.shape[0] != p.n_v or p.n_v == 0
-            or (p_ext is not None and p_ext.shape[0] != p.n_v) or (psi_n is not None and psi_n.shape[0] != p.n_c)):
+    p.n_v, p.n_c, p.m = _dim(M, 0), _dim(Wn, 1), _dim(D, 1)
+    if (_dim(M, 1) != p.n_v or _dim(Wn, 0) != p.n_v or _dim(D, 0) != p.n_v or _dim(E, 0) != p.m
+            or _dim(E, 1) != p.n_c or _dim(mu, 0) != p.n_c or _dim(v, 0) != p.n_v or p.n_v == 0
+            or (p_ext is not None and _dim(p_ext, 0) != p.n_v) or (psi_n is not None and _dim(psi_n, 0) != p.n_c)):
         return None
     p.h = h
     p.M, p.Wn, p.D, p.E = _data(M), _data(Wn), _data(D), _data(E)
@@ -422,7 +434,7 @@ def step_plain(object M, object Wn, object D, object E, object mu, object v, dou
     cdef size_t nbytes = mbdcp_step_workspace_size(&p)
     cdef cnp.ndarray work = _thread_workspace(nbytes + <size_t>N * (2 * sizeof(double) + sizeof(int)))
     cdef char *base = <char *>cnp.PyArray_DATA(work)
-    v_next = np.empty(p.n_v)
+    v_next = _empty(p.n_v, cnp.NPY_DOUBLE)
     cdef MbdcpStepOutput out
     memset(&out, 0, sizeof(out))
     out.v_next = _out(v_next)
@@ -437,7 +449,7 @@ def step_plain(object M, object Wn, object D, object E, object mu, object v, dou
     if rc in (MBDCP_ERR_NONFINITE, MBDCP_ERR_DATA, MBDCP_ERR_NOT_POSDEF):
         return None
     _check(rc)
-    basis = np.empty(N, dtype=bool)
+    basis = _empty(N, cnp.NPY_BOOL)
     cdef char *bp = <char *>cnp.PyArray_DATA(basis)
     for i in range(N):
         bp[i] = out.basis[i] != 0

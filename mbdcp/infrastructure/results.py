@@ -32,9 +32,10 @@ class _Result:
         return "\n".join(lines)
 
 
-def _built(cls, **fields):
-    """An instance of a frozen result dataclass from all its fields, without its __init__ (one
-    dict update instead of one object.__setattr__ per field: the hot path of the small solves)."""
+def _built(cls, fields):
+    """An instance of a frozen result dataclass from the dict of all its fields, without its
+    __init__ (one dict update instead of one object.__setattr__ per field, and no keyword
+    arguments to pack: the hot path of the small solves)."""
     obj = object.__new__(cls)
     obj.__dict__.update(fields)
     return obj

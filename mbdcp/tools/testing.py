@@ -291,11 +291,12 @@ def granular_pile(n_bodies, n_contacts, seed=None, mu=(0.1, 0.6), h=0.01, sparse
 # ---- LCP classes for reliability tests and benchmarks --------------------------------------------
 
 def solves_lcp(M, q, z, tol=1e-8):
-    """True when z solves LCP(M, q) row by row, each row at its own scale (a check in extended
+    r"""True when z solves LCP(M, q) row by row, each row at its own scale (a check in extended
     precision, np.longdouble, independent of the C core's).
 
-    With w = M z + q and s_i = |q_i| + sum_j |M_ij| z_j (the magnitude of the terms of w_i):
-    z_i >= 0, w_i >= -tol s_i, and z_i = 0 or w_i <= tol s_i, for every row i, with no floor:
+    With :math:`w = M z + q` and :math:`s_i = |q_i| + \sum_j |M_{ij}| z_j` (the magnitude of the
+    terms of :math:`w_i`): :math:`z_i \ge 0`, :math:`w_i \ge -\mathrm{tol}\, s_i`, and
+    :math:`z_i = 0` or :math:`w_i \le \mathrm{tol}\, s_i`, for every row i, with no floor:
     invariant under any positive scaling of rows and columns (a change of units).
     """
     M, q, z = _lcp_arrays(M, q, z=z)
