@@ -251,6 +251,9 @@ def integer(name, x, low=None, high=None, allow_none=False):
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Integral):
         raise TypeError(f"{name} must be an integer, got {describe(x)}")
     x = int(x)
+    if low is not None and high is not None and high - low <= 3 and not low <= x <= high:  # a few values: list them
+        *rest, last = map(str, range(low, high + 1))
+        raise ValueError(f"{name} must be {', '.join(rest)} or {last}, got {x}")
     if low is not None and x < low:
         raise ValueError(f"{name} must be at least {low}, got {x}")
     if high is not None and x > high:
