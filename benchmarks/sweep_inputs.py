@@ -22,8 +22,6 @@ import argparse
 import collections
 import json
 import os
-import resource
-import select
 import sys
 import tempfile
 import time
@@ -44,76 +42,6 @@ import surface_targets
 
 GROUPS = ("ok", "clear", "unclear", "refused", "garbage", "crash", "hang")
 MEMORY = 6 << 30  # bytes of address space per child: a huge allocation fails instead of swapping
-
-
-def _child(case, fd):
-    """Run one case and write its (group, detail) to fd; never returns."""
-    target, arg, _label, value, expect = case
-    try:
-        resource.setrlimit(resource.RLIMIT_AS, (MEMORY, MEMORY))
-        group, detail = surface.run_case(target, arg, surface.realize(value), expect)
-    except BaseException as exc:  # noqa: BLE001 (SystemExit, KeyboardInterrupt: an unclear end too)
-        group, detail = "unclear", f"{type(exc).__name__}: {exc}"
-    try:
-        os.write(fd, json.dumps([group, str(detail)[:400]]).encode())
-    finally:
-        os._exit(0)
-
-
-def _start(case):
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(r)
-        _child(case, w)
-    os.close(w)
-    return pid, r
-
-
-def _finish(pid, fd, killed):
-    data = b""
-    while not killed:
-        chunk = os.read(fd, 65536)
-        if not chunk:
-            break
-        data += chunk
-    os.close(fd)
-    _, status = os.waitpid(pid, 0)
-    if killed:
-        return "hang", "no result within the timeout"
-    if not data:
-        sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
-        return "crash", f"the child died (signal {sig}, status {status})"
-    return tuple(json.loads(data))
-
-
-def sweep(cases, jobs, timeout, progress=True):
-    """[(case, group, detail, seconds)] in the order of ``cases``, ``jobs`` children at a time."""
-    results = [None] * len(cases)
-    running = {}  # fd -> (index, pid, start)
-    todo = collections.deque(range(len(cases)))
-    done = 0
-    while todo or running:
-        while todo and len(running) < jobs:
-            i = todo.popleft()
-            pid, fd = _start(cases[i])
-            running[fd] = (i, pid, time.monotonic())
-        ready, _, _ = select.select(list(running), [], [], 0.5)
-        now = time.monotonic()
-        for fd in list(running):
-            i, pid, t0 = running[fd]
-            late = now - t0 > timeout
-            if fd not in ready and not late:
-                continue
-            if late and fd not in ready:
-                os.kill(pid, 9)  # the child this sweep started
-            del running[fd]
-            group, detail = _finish(pid, fd, late and fd not in ready)
-            results[i] = (cases[i], group, detail, now - t0)
-            done += 1
-            if progress and done % 500 == 0:
-                print(f"  {done}/{len(cases)} calls", file=sys.stderr, flush=True)
-    return results
 
 
 def _area(name):
@@ -175,7 +103,7 @@ def main():
     print(f"sweeping {len(cases)} calls of {len(targets)} public callables, {args.jobs} at a time "
           f"(timeout {args.timeout:g} s, {MEMORY >> 30} GiB of address space each)", flush=True)
     t0 = time.perf_counter()
-    results = sweep(cases, args.jobs, args.timeout)
+    results = surface.run_forked(cases, args.jobs, args.timeout, MEMORY)
     report(results, args.details)
     print(f"\n{time.perf_counter() - t0:.0f} s (a shared machine: timings vary)")
     if args.json:

@@ -355,6 +355,15 @@ def _ccp_data():
 _SOLVE = object()  # res left out: the derivative's target solves its own data first
 
 
+def check_derivative(kw, res):
+    """A derivative's fields finite; its margin a number >= 0 (infinity: no pair decided)."""
+    bad = nonfinite({k: getattr(res, k, None) for k in res.__dataclass_fields__ if k != "margin"})
+    margin = getattr(res, "margin", 0.0)
+    if bad or not margin >= 0:
+        return f"non-finite {bad}" if bad else f"margin {margin}"
+    return None
+
+
 def _derivative(solve, derive, n_pos):
     """derive(*data, res, **keywords) with res solved from the same data unless given (so that a
     bad datum reaches the derivative as data, not as a result of other data)."""
@@ -382,24 +391,31 @@ def derivative_targets():
 
     def step_vjp(**g):
         return d.step(**_step_data(), res=mbdcp.step(**_step_data())).vjp(**g)
-    return [
+    out = [
         Target("mbdcp.derivatives.lcp", _derivative(lambda M, q: mbdcp.lemke(M, q), d.lcp, 2),
-               [arr("M", LCP_M), arr("q", LCP_Q), res, tol], ("M", "q"), check_finite),
+               [arr("M", LCP_M), arr("q", LCP_Q), res, tol], ("M", "q"), check_derivative),
         Target("LCPDerivative.jvp", lcp_jvp, [arr("dM", np.eye(2), optional=True), arr("dq", np.ones(2), optional=True)],
                (), check_finite),
         Target("LCPDerivative.vjp", lcp_vjp, [arr("gz", np.ones(2))], ("gz",), check_finite),
         Target("mbdcp.derivatives.step", _derivative(mbdcp.step, d.step, 7),
-               contact_args() + [num("h", H), res, arr("p_ext", P6, optional=True), arr("psi_n", np.zeros(1), optional=True),
-                                 tol], STEP_POS, check_finite),
-        Target("StepDerivative.jvp", step_jvp, [arr("U", np.ones(1), optional=True), arr("v", np.ones(6), optional=True),
+               contact_args() + [num("h", H), obj("res", wrong=wrong_res[1:]), arr("p_ext", P6, optional=True), arr("psi_n", np.zeros(1), optional=True),
+                                 tol], STEP_POS, check_derivative),
+        Target("StepDerivative.jvp", step_jvp, [arr("U", np.ones(1), optional=True, valid_too=COEFFICIENT_FORMS),
+                                               arr("v", np.ones(6), optional=True),
                                                num("h", 1.0, "any", optional=True)], (), check_finite),
         Target("StepDerivative.vjp", step_vjp, [arr("v_next", np.ones(6), optional=True),
                                                arr("p_n", np.ones(1), optional=True)], (), check_finite),
         Target("mbdcp.derivatives.ccp", _derivative(lambda *a, **k: mbdcp.ccp(*a, **k, tol=1e-12), d.ccp, 6),
                [arr("M", M6), arr("Wn", WN), arr("Wt", WT), coefficients("mu"), arr("v", V6), num("h", H), res,
                 arr("p_ext", P6, optional=True), arr("psi_n", np.zeros(1), optional=True), tol],
-               ("M", "Wn", "Wt", "mu", "v", "h"), check_finite),
+               ("M", "Wn", "Wt", "mu", "v", "h"), check_derivative),
     ]
+    for t in out:  # res is solved from the data here: a message about res is one about that data
+        if t.name.startswith("mbdcp.derivatives."):
+            for a in t.args:
+                if a.name != "res":
+                    a.aliases += ("res",)
+    return out
 
 
 def _jax_lcp(M, q):
@@ -551,7 +567,8 @@ def study_targets():
                 num("tol", 1e-6, "nonneg"), obj("residual", optional=True, wrong=(("5", 5),)),
                 integer("repeat"), obj("timer", optional=True, wrong=(("5", 5),)), flag("progress", False)],
                ("problems", "solvers"), None),
-        Target("Profile.rho", rho, [num("tau", 1.0, "any")], ("tau",), check_finite),
+        Target("Profile.rho", rho, [num("tau", 1.0, "any", valid_too=("inf", "2 values", "empty list"))], ("tau",),
+               check_finite),
         Target("Profile.plot", plot, [obj("ax", optional=True, wrong=(("'x'", "x"),)),
                                       num("tau_max", domain=("range", 1.0000001, 1e300), optional=True)], (), None),
     ]
@@ -664,8 +681,9 @@ def body_targets():
                                           arr("velocity", np.zeros(2))], ("point", "normal"), check_wall),
         Target("mechanics.quaternion_to_matrix", m.quaternion_to_matrix,
                [Arg("e", "array", np.array([1.0, 0, 0, 0]), wrong=unit_wrong[:1] + (("[2, 0, 0, 0]", [2.0, 0, 0, 0], "either"),)
-                    + unit_wrong[1:])], ("e",), check_rotation),
-        Target("mechanics.B_matrix", m.B_matrix, [arr("e", np.array([1.0, 0, 0, 0]))], ("e",), check_finite),
+                    + unit_wrong[1:], valid_too=("3-d",))], ("e",), check_rotation),
+        Target("mechanics.B_matrix", m.B_matrix, [arr("e", np.array([1.0, 0, 0, 0]), valid_too=("3-d",))], ("e",),
+               check_finite),
         Target("mechanics.Pin", lambda a, b=None, point=None: m.Pin(a, b, point),
                [obj("a", Fresh(_sphere), wrong=(("5", 5), ("Body2D then Body3D", Fresh(lambda: m.Body2D(1.0, [0, 0]))))),
                 obj("b", optional=True, wrong=(("5", 5), ("Body2D", Fresh(lambda: m.Body2D(1.0, [0, 0]))))),
@@ -800,12 +818,13 @@ def example_targets():
         Target("examples.sphere_on_plane", ex.sphere_on_plane, [n("mu", 0.2, "nonneg"), n("m", 1.0), n("r", 1.0)], (),
                check_finite),
         Target("examples.sphere_closed_form", ex.sphere_closed_form,
-               [arr("t", np.linspace(0, 1, 5), "nonneg"), n("v0", 2.0, "real"), n("mu", 0.2), n("g", 9.81), n("r", 1.0)],
+               [arr("t", np.linspace(0, 1, 5), "nonneg", valid_too=("3-d", "0-d", "one more", "column", "one less")), n("v0", 2.0, "real"), n("mu", 0.2), n("g", 9.81), n("r", 1.0)],
                ("t",), check_finite),
         Target("examples.simulate_sphere", ex.simulate_sphere, [n("h", 0.12), n("T", 0.6), n("v0", 2.0, "real"),
-                                                                n("mu", 0.2, "nonneg"), n("g", 9.81)], (), check_finite),
+                                                                n("mu", 0.2, "nonneg"), n("g", 9.81, "real")], (),
+               check_finite),
         Target("examples.particle_above_wall", ex.particle_above_wall,
-               [integer("steps", 6), n("v0", -4.0, "real"), n("gap", 1.0, "real"), n("wall_speed", 0.0, "real"),
+               [integer("steps", 6, domain=0), n("v0", -4.0, "real"), n("gap", 1.0, "real"), n("wall_speed", 0.0, "real"),
                 n("m", 1.0), n("h", 1.0), n("g", 1.0, "real")], (), check_finite),
         Target("examples.euler_table", ex.euler_table, [integer("steps", 3), n("F", 1.0, "real"), n("m", 1.0), n("h", 1.0),
                                                         n("q0", 0.0, "real"), n("v0", 0.0, "real")], (), check_finite),
@@ -859,7 +878,7 @@ def testing_targets():
                 arr("mu", np.array([0.1, 0.6]), "nonneg"), num("h", 0.01), flag("sparse"),
                 option("pairs", ("neighbours", "random"))], ("n_bodies", "n_contacts"), check_finite),
         Target("testing.solves_lcp", t.solves_lcp, [arr("M", LCP_M), arr("q", LCP_Q), arr("z", np.array([4 / 3, 7 / 3])),
-                                                    num("tol", 1e-8)], ("M", "q", "z"), None),
+                                                    num("tol", 1e-8, "nonneg")], ("M", "q", "z"), None),
         Target("testing.lcp_problem", t.lcp_problem, [option("kind", ("P", "PSD", "copositive", "degenerate", "frictional"),
                                                              "P"), integer("n", 4, extremes=sizes), seed],
                ("kind", "n"), check_finite),

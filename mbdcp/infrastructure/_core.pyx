@@ -405,7 +405,7 @@ cdef cnp.ndarray _copy(double *x, Py_ssize_t n):
 def step_plain(object M, object Wn, object D, object E, object mu, object v, double h, object p_ext, object psi_n):
     """(v_next, p_n, beta, sigma, cone_slack, status, pivots, residual, basis (bool)) of one time step
     without joints or moving surfaces, or None when an argument is not a plain float64 array of its
-    shape, or its values fail the C core's check (finite, M symmetric, E a grouping, mu >= 0): the
+    shape, or its values fail the C core's check (finite, M symmetric, E a grouping, mu >= 0, h > 0): the
     validating path then names the argument. p_ext, psi_n: None or arrays."""
     if not (_plain_array(M, 2) and _plain_array(Wn, 2) and _plain_array(D, 2) and _plain_array(E, 2)
             and _plain_array(mu, 1) and _plain_array(v, 1) and (p_ext is None or _plain_array(p_ext, 1))
@@ -446,7 +446,7 @@ def step_plain(object M, object Wn, object D, object E, object mu, object v, dou
     with nogil:
         rc = mbdcp_step_solve(&p, &s, NULL, &out, &info, base, nbytes)
     _recorded(&R)
-    if rc in (MBDCP_ERR_NONFINITE, MBDCP_ERR_DATA, MBDCP_ERR_NOT_POSDEF):
+    if rc in (MBDCP_ERR_NONFINITE, MBDCP_ERR_DATA, MBDCP_ERR_NOT_POSDEF, MBDCP_ERR_SETTING, MBDCP_ERR_DIMENSION):
         return None
     _check(rc)
     basis = _empty(N, cnp.NPY_BOOL)

@@ -11,7 +11,7 @@ from mbdcp.infrastructure import _core
 
 __all__ = ["SYMMETRY_RTOL", "OPPOSITE_RTOL", "as_array", "matrix", "vector", "real_scalar", "nonnegative_scalar", "positive_scalar",
            "scalar_in", "threshold", "positive_int", "integer", "choice", "flag", "callable_", "axes", "path", "unit_vector",
-           "memory_bytes", "fits_in_memory", "sparse_matrix", "mass_matrix", "symmetric", "grouping", "lemke_settings", "describe"]
+           "memory_bytes", "step_count", "fits_in_memory", "sparse_matrix", "mass_matrix", "symmetric", "grouping", "lemke_settings", "describe"]
 
 # Tolerances of the data checks, defined once (the symmetry one in the C core, which checks M too).
 SYMMETRY_RTOL = _core.SYMMETRY_RTOL  # max |A - A^T| over max |A| of a matrix taken as symmetric (M, W)
@@ -339,6 +339,15 @@ def memory_bytes():
     except (ImportError, OSError, ValueError):
         pass
     return total
+
+
+def step_count(h, T):
+    """round(T / h) for positive h and T; a ValueError naming h when the count is beyond any run
+    (T / h overflows, or is past 2**53: h = 5e-324)."""
+    ratio = T / h
+    if not ratio <= 2.0 ** 53:
+        raise ValueError(f"h = {h:g} is too small for T = {T:g}: T / h = {ratio:g} steps; take a larger h")
+    return int(round(ratio))
 
 
 def fits_in_memory(name, value, nbytes, what="for its arrays"):

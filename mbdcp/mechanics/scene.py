@@ -110,6 +110,7 @@ class Scene:
     def joint_jacobian(self, sparse=False):
         """(Wb, theta) of the scene's joints in the current configuration: Wb (n_v, n_b), one
         column per pin axis, and theta (n_b,) the joints' drift (zero when they hold)."""
+        sparse = val.flag("sparse", sparse)
         return joint_rows(self.fields(), self.planar, self._index, self.joints, dense=not sparse)
 
     def assemble(self, h, sparse=False, contacts=None, form=None, parts=("Wn", "D", "Wt")):

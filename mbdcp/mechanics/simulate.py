@@ -189,7 +189,7 @@ def _settings(scene, method, h, T, options, deprecated):
     h, T = checks.positive("h", h), checks.nonnegative("T", T)
     if T < h:
         raise ValueError(f"T must be at least h (the run takes round(T / h) steps), got T = {T} < h = {h}")
-    steps = int(round(T / h))
+    steps = val.step_count(h, T)
     per_step = 8 * (scene.configuration().size + scene.n_v + 16) + 512  # the states and lists recorded per step
     val.fits_in_memory("T / h", f"{steps} steps", steps * per_step, "to record the trajectory")
     pen = options.pop("max_penetration")

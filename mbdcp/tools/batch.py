@@ -124,10 +124,19 @@ class BatchLemkeResult(_Batch):
 
     def __getitem__(self, i):
         """Instance i as a :class:`mbdcp.LemkeResult`."""
+        i = _instance(i, len(self.status))
         s = _STATUS[self.status[i]]
         return LemkeResult(success=s == Status.SOLVED, status=s, message=s.message, z=self.z[i].copy(),
                            w=self.w[i].copy(), pivots=int(self.pivots[i]), residual=float(self.residual[i]),
                            basis=self.basis[i].copy())
+
+
+def _instance(i, B):
+    """The index i of one of B instances (negative from the end), checked."""
+    i = val.integer("i", i)
+    if not -B <= i < B:
+        raise IndexError(f"instance index i = {i} is out of range for a batch of B = {B}")
+    return i % B
 
 
 @renamed(max_pivots="max_iter")
@@ -232,6 +241,7 @@ class BatchStepResult(_Batch):
 
     def __getitem__(self, i):
         """Instance i as a :class:`mbdcp.StepResult`."""
+        i = _instance(i, len(self.status))
         s = _STATUS[self.status[i]]
         return StepResult(success=s == Status.SOLVED, status=s, message=s.message, v_next=self.v_next[i].copy(),
                           p_n=self.p_n[i].copy(), beta=self.beta[i].copy(), sigma=self.sigma[i].copy(),

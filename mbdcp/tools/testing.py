@@ -23,9 +23,10 @@ def _rng(seed):
 
 
 def _size(name, n, low, per_item, what):
-    """A count checked: an integer >= low whose ``per_item`` bytes each fit in memory."""
+    """A count checked: an integer >= low whose ``per_item`` bytes each (a function of the count
+    when they grow with it) fit in memory."""
     n = val.integer(name, n, low)
-    val.fits_in_memory(name, n, per_item * n, what)
+    val.fits_in_memory(name, n, (per_item(n) if callable(per_item) else per_item) * n, what)
     return n
 
 
@@ -37,11 +38,15 @@ def _pair(name, x, low, domain=None):
     return a
 
 
+COND_MAX = 1e15  # beyond it the rounding of Q diag(eig) Q^T can leave the matrix indefinite
+
+
 def random_spd(n, seed=None, cond=100.0):
-    """A random symmetric positive definite n x n matrix with condition number ``cond``."""
+    """A random symmetric positive definite n x n matrix with condition number ``cond`` (at most
+    COND_MAX = 1e15: the rounding of a larger one may make it indefinite)."""
     rng = _rng(seed)
-    n = _size("n", n, 1, 32 * n, "for an n x n matrix and its factors")  # n^2 entries: checked as n * (8 n)
-    cond = val.scalar_in("cond", cond, 1.0, np.inf, high_open=True)
+    n = _size("n", n, 1, lambda k: 32 * k, "for an n x n matrix and its factors")  # n^2 entries: checked as n * (8 n)
+    cond = val.scalar_in("cond", cond, 1.0, COND_MAX)
     Q, _ = np.linalg.qr(rng.standard_normal((n, n)))
     eig = np.geomspace(1.0, cond, n) if n > 1 else np.ones(1)
     A = (Q * eig) @ Q.T
@@ -95,9 +100,11 @@ def random_scene(n_bodies, n_contacts, seed=None, n_d=(2, 8), mu=(0.0, 1.0), gro
     from ``mu``, gaps from ``gap`` (nonnegative: a solution then always exists).
     """
     rng = _rng(seed)
-    n_bodies = _size("n_bodies", n_bodies, 1, 6 * 8 * 6 * n_bodies, "for M (6 n_bodies)^2")
+    n_bodies = _size("n_bodies", n_bodies, 1, lambda k: 6 * 8 * 6 * k, "for M (6 n_bodies)^2")
     n_contacts = _size("n_contacts", n_contacts, 0, 8 * 6 * n_bodies * 12, "for the Jacobians")
     lo, hi = (int(k) for k in _pair("n_d", n_d, 0))
+    if hi > 2 ** 31 - 1:
+        raise ValueError(f"n_d must be a range of counts of friction directions (at most 2**31 - 1), got {n_d!r}")
     if lo % 2 or hi % 2 or hi < max(lo, 2):
         raise ValueError(f"n_d must be a range of even numbers (low, high) with high >= 2, got {n_d}")
     mu, gap = _pair("mu", mu, 0.0), _pair("gap", gap, 0.0)
@@ -180,7 +187,7 @@ def disk_pile(n_disks, seed=None, radius=0.5, jitter=0.02, width=None, delta=0.0
     random with magnitude ``speed``; gravity acts along -y. Gaps are >= 0.
     """
     rng = _rng(seed)
-    n_disks = _size("n_disks", n_disks, 1, 8 * 9 * n_disks * 4, "for the dense M and Jacobians")
+    n_disks = _size("n_disks", n_disks, 1, lambda k: 8 * 9 * k * 4, "for the dense M and Jacobians")
     radius, h = val.positive_scalar("radius", radius), val.positive_scalar("h", h)
     jitter = val.scalar_in("jitter", jitter, 0.0, 1.0, high_open=True)
     delta, speed, mu = (val.nonnegative_scalar(k, x) for k, x in (("delta", delta), ("speed", speed), ("mu", mu)))
@@ -324,9 +331,10 @@ def _lcp_arrays(M, q, names=("M", "q"), **vectors):
     """M (n, n), q (n,) and further n-vectors (by name), validated (``names``: those of M and q)."""
     M = val.as_array(names[0], M, 2)
     n = M.shape[0]
-    M = val.matrix(names[0], M, (n, n), ("n", "n"))
-    return (M, val.vector(names[1], q, n, symbol="n")) + tuple(val.vector(k, x, n, symbol="n")
-                                                              for k, x in vectors.items())
+    where = {"n": f"{names[0]} is n x n"}
+    M = val.matrix(names[0], M, (n, n), ("n", "n"), where)
+    return (M, val.vector(names[1], q, n, symbol="n", where=where)) + tuple(val.vector(k, x, n, symbol="n", where=where)
+                                                                            for k, x in vectors.items())
 
 
 def _planted_q(rng, M, integer=False):
@@ -375,7 +383,7 @@ def lcp_problem(kind, n, seed=None):
     """A solvable LCP(M, q) of class ``kind`` (see LCP_CLASSES) and size about n, built around a
     planted solution (the frictional class is solvable by Stewart and Trinkle's theorem)."""
     kind = val.choice("kind", kind, tuple(LCP_CLASSES))
-    n = _size("n", n, 1, 64 * n, "for an n x n matrix and its factors")
+    n = _size("n", n, 1, lambda k: 64 * k, "for an n x n matrix and its factors")
     rng = _rng(seed)
     if kind == "frictional":
         return stewart_trinkle_lcp(int(1 + n // 12), max(1, n // 6), seed=rng, n_d=(2, 4))
@@ -387,7 +395,7 @@ def lcp_problem(kind, n, seed=None):
 def infeasible_lcp(n, seed=None):
     """An infeasible monotone LCP: M = B B^T with B^T y = 0 for some y >= 0, and q^T y < 0, so
     that y proves infeasibility (Farkas)."""
-    n = _size("n", n, 2, 32 * n, "for an n x n matrix")
+    n = _size("n", n, 2, lambda k: 32 * k, "for an n x n matrix")
     rng = _rng(seed)
     y = np.where(rng.uniform(size=n) < 0.5, rng.uniform(0, 1, n), 0.0)
     y[rng.integers(n)] = 1.0
@@ -422,7 +430,7 @@ def spread_lcp(n, seed=None, rows=10, values=12):
     """A P-matrix LCP whose rows, columns and planted solution span many orders of magnitude: an
     SPD matrix (condition up to 1e4) with rows and columns scaled by 10^(-rows..rows), and a
     planted z, w with entries 10^(-values..values) (half of them zero). One solution."""
-    n = _size("n", n, 1, 32 * n, "for an n x n matrix")
+    n = _size("n", n, 1, lambda k: 32 * k, "for an n x n matrix")
     rows, values = val.integer("rows", rows, 0, 300), val.integer("values", values, 0, 300)
     rng = _rng(seed)
     M = random_spd(n, rng, cond=10 ** rng.uniform(0, 4))
