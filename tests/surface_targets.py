@@ -753,7 +753,7 @@ def simulate_targets():
                 num("T", 0.05, extremes=(("T = 1e10", 1e10, "either"),)),
                 option("method", ("lcp", "fixed_point", "ccp")), flag("progress", False),
                 integer("algorithm", domain=(1, 3)), num("tol", domain="open01", optional=True),
-                integer("max_iter", optional=True), num("max_penetration", domain="nonneg", optional=True),
+                integer("max_iter", optional=True), num("max_penetration", domain="nonneg", optional=True, valid_too=("inf",)),
                 flag("warm_start"), *correction()]
 
     def traj(name):
@@ -772,10 +772,12 @@ def simulate_targets():
                slow=True),
         Target("mechanics.disk_pile_scene", m.disk_pile_scene,
                [integer("n_disks", 4), integer("width", 2), num("radius", 0.5), num("mu", 0.3, "nonneg"),
-                integer("seed", 0, domain=0, optional=True), num("delta", 0.1, "nonneg")], (), check_pile, slow=True),
+                integer("seed", 0, domain=0, optional=True), num("delta", 0.1, "nonneg", optional=True)], (), check_pile,
+               slow=True),
         Target("mechanics.sphere_pile_scene", m.sphere_pile_scene,
                [integer("n_spheres", 4), integer("width", 2), num("radius", 0.5), num("mu", 0.3, "nonneg"),
-                integer("seed", 0, domain=0, optional=True), num("delta", 0.1, "nonneg")], (), check_pile, slow=True),
+                integer("seed", 0, domain=0, optional=True), num("delta", 0.1, "nonneg", optional=True)], (), check_pile,
+               slow=True),
     ]
 
 

@@ -37,6 +37,8 @@ class Pin:
             raise ValueError("a pin joins two different bodies (b is a)")
         dim = 2 if isinstance(a, Body2D) else 3
         self.a, self.b = a, b
+        if point is not None and np.ndim(point) == 1 and len(point) != dim:  # say which body fixes the dimension
+            raise ValueError(f"point must have shape ({dim},) since a is a {type(a).__name__}, got ({len(point)},)")
         point = checks.vector("point", a.position if point is None else point, dim)
         self.r_a = _to_body(a, point - a.position)
         self.r_b = point.copy() if b is None else _to_body(b, point - b.position)  # the world: a fixed point
