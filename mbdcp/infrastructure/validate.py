@@ -11,7 +11,8 @@ from mbdcp.infrastructure import _core
 
 __all__ = ["SYMMETRY_RTOL", "OPPOSITE_RTOL", "as_array", "matrix", "vector", "real_scalar", "nonnegative_scalar", "positive_scalar",
            "scalar_in", "threshold", "positive_int", "integer", "choice", "flag", "callable_", "axes", "path", "unit_vector",
-           "memory_bytes", "step_count", "fits_in_memory", "sparse_matrix", "mass_matrix", "symmetric", "grouping", "lemke_settings", "describe"]
+           "memory_bytes", "step_count", "fits_in_memory", "sparse_matrix", "mass_matrix", "symmetric", "grouping",
+           "lemke_settings", "describe"]
 
 # Tolerances of the data checks, defined once (the symmetry one in the C core, which checks M too).
 SYMMETRY_RTOL = _core.SYMMETRY_RTOL  # max |A - A^T| over max |A| of a matrix taken as symmetric (M, W)

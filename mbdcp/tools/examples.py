@@ -86,8 +86,7 @@ def simulate_sphere(h=0.12, T=0.6, v0=2.0, mu=0.2, g=9.81):
     p_ext = np.array([0.0, 0.0, -g * h, 0.0, 0.0, 0.0])
     vs, pn, beta = [v], [], []
     for _ in range(steps):
-        res = _solved("sphere", dict(h=h, v0=v0, mu=mu, g=g),
-                      lambda: mbdcp.step(M, Wn, D, E, U, v, h, p_ext=p_ext, psi_n=[z - 1.0]))
+        res = _solved("sphere", dict(h=h, v0=v0, mu=mu, g=g), M, Wn, D, E, U, v, h, p_ext=p_ext, psi_n=[z - 1.0])
         v = res.v_next
         z += h * v[2]
         vs.append(v)
@@ -113,7 +112,7 @@ def particle_above_wall(steps=6, v0=-4.0, gap=1.0, wall_speed=0.0, m=1.0, h=1.0,
     pns, vs = [], []
     for _ in range(steps):
         res = _solved("particle", dict(v0=v0, gap=gap, wall_speed=wall_speed, m=m, h=h, g=g),
-                      lambda: mbdcp.step(M, Wn, D, E, [0.0], v, h, p_ext=[-m * g * h], psi_n=[psi], dpsi_n=[-wall_speed]))
+                      M, Wn, D, E, [0.0], v, h, p_ext=[-m * g * h], psi_n=[psi], dpsi_n=[-wall_speed])
         v = res.v_next
         psi += h * (v[0] - wall_speed)
         pns.append(res.p_n[0])
@@ -171,7 +170,7 @@ def euler_table(steps=3, F=1.0, m=1.0, h=1.0, q0=0.0, v0=0.0):
         qe.append(qe[-1] + h * ve[-1])
         ve.append(ve[-1] + h * F / m)
         v_next = _solved("particle", dict(F=F, m=m, h=h, q0=q0, v0=v0),
-                         lambda: mbdcp.step([[m]], *no_contacts, [vs[-1]], h, p_ext=[h * F])).v_next[0]
+                         [[m]], *no_contacts, [vs[-1]], h, p_ext=[h * F]).v_next[0]
         vs.append(v_next)
         qs.append(qs[-1] + h * v_next)
     t = h * np.arange(steps + 1)
@@ -263,8 +262,7 @@ def parts_seating(p_ext, psi_n, Wn=SEATING_WN, h=1.0, tol=1e-9):
     bound = -WnT_inv_psi
     required = -np.linalg.solve(Wn, p_ext + WnT_inv_psi)
     res = _solved("parts seating", dict(p_ext=p_ext, psi_n=psi_n, Wn=Wn, h=h),
-                  lambda: mbdcp.step(np.eye(n), Wn, np.zeros((n, 0)), np.zeros((0, n)), np.zeros(n), np.zeros(n), h,
-                                     p_ext=p_ext, psi_n=psi_n))
+                  np.eye(n), Wn, np.zeros((n, 0)), np.zeros((0, n)), np.zeros(n), np.zeros(n), h, p_ext=p_ext, psi_n=psi_n)
     gaps = psi_n + h * (Wn.T @ res.v_next)
     return SeatingResult(
         seed_bound=bound, seed_inequality=bool(np.all(p_ext <= bound + tol)), p_n_required=required,
@@ -302,10 +300,11 @@ def _unsolved(what, params, reason):
                       "choose less extreme values (or change units)")
 
 
-def _solved(what, params, solve):
-    """solve() (a StepResult), or the _unsolved error when it raises a ValueError or is not SOLVED."""
+def _solved(what, params, *args, **kwargs):
+    """mbdcp.step(*args, **kwargs), or the _unsolved error of ``params`` when it raises a
+    ValueError or is not SOLVED."""
     try:
-        res = solve()
+        res = mbdcp.step(*args, **kwargs)
     except ValueError as exc:
         raise _unsolved(what, params, str(exc)) from None
     if not res.success:
