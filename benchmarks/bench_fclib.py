@@ -28,6 +28,7 @@ import numpy as np
 from common import HERE, print_table, siconos_available
 
 import mbdcp
+from mbdcp.formulations.coulomb import _project_cone
 
 sys.path.insert(0, HERE)
 from fc_collection import built_problems, shared_problems
@@ -49,17 +50,7 @@ def residual(W, q, mu, r, d=3):
     R = np.asarray(r, float).reshape(-1, d)
     uh = u.copy()
     uh[:, 0] += mu * np.linalg.norm(u[:, 1:], axis=1)
-    y = R - uh
-    n, t = y[:, 0], y[:, 1:]
-    nt = np.linalg.norm(t, axis=1)
-    proj = y.copy()
-    polar = mu * nt <= -n
-    side = ~(nt <= mu * n) & ~polar
-    proj[polar] = 0.0
-    a = (n[side] + mu[side] * nt[side]) / (1 + mu[side] ** 2)
-    proj[side, 0] = a
-    with np.errstate(invalid="ignore", divide="ignore"):
-        proj[side, 1:] = (mu[side] * a / np.where(nt[side] > 0, nt[side], 1.0))[:, None] * t[side]
+    proj = _project_cone(R - uh, mu)  # the projection onto the friction cones, row by row
     nq = np.linalg.norm(q)
     return float(np.linalg.norm(R - proj) / (nq if nq > 0 else 1.0))
 

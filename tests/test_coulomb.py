@@ -12,7 +12,7 @@ import scipy.sparse as sp
 
 import mbdcp
 from mbdcp import Status
-from mbdcp.formulations.coulomb import fc_residual, local_solve
+from mbdcp.formulations.coulomb import _project_cone, fc_residual, local_solve
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FCLIB = sorted(glob.glob(os.path.join(HERE, "data", "fclib", "*.hdf5")))
@@ -575,17 +575,7 @@ def ld_residual(W, q, mu, r, coulomb=True, d=3):
     uh = u.copy()
     if coulomb:
         uh[:, 0] += mu * np.sqrt((u[:, 1:] ** 2).sum(axis=1))
-    y = R - uh
-    n, t = y[:, 0], y[:, 1:]
-    nt = np.sqrt((t ** 2).sum(axis=1))
-    proj = y.copy()
-    polar = mu * nt <= -n
-    side = ~(nt <= mu * n) & ~polar
-    proj[polar] = 0
-    a = (n[side] + mu[side] * nt[side]) / (1 + mu[side] ** 2)
-    proj[side, 0] = a
-    with np.errstate(invalid="ignore", divide="ignore"):
-        proj[side, 1:] = (mu[side] * a / np.where(nt[side] > 0, nt[side], L(1)))[:, None] * t[side]
+    proj = _project_cone(R - uh, mu)  # NumPy, in long double: independent of the C core
     nq = np.sqrt((q ** 2).sum())
     return float(np.sqrt(((R - proj) ** 2).sum()) / (nq if nq > 0 else 1))
 

@@ -323,6 +323,17 @@ cdef inline bint _plain_array(object a, int ndim):
             and cnp.PyArray_ISNOTSWAPPED(<cnp.ndarray>a) and cnp.PyArray_ISALIGNED(<cnp.ndarray>a))
 
 
+cdef inline MbdcpMonitor _plain_monitor(Recorder *R, mbdcp_int n):
+    """The monitor of a plain Lemke solve of size n: Ctrl-C only, nothing recorded (no Python)."""
+    memset(R, 0, sizeof(Recorder))
+    R.check_every = max(1, <long>(1e7 / (4.0 * n * n + 1.0)))
+    R.signals = PyThread_get_thread_ident() == _MAIN
+    cdef MbdcpMonitor m
+    m.fn = _record
+    m.ctx = R
+    return m
+
+
 cdef inline Py_ssize_t _dim(object a, int axis):
     """a.shape[axis] of an ndarray without building the shape tuple."""
     return cnp.PyArray_DIM(<cnp.ndarray>a, axis)
@@ -349,11 +360,7 @@ def lemke_plain(object M, object q, int max_pivots, double tol):
         return None
     cdef MbdcpLemkeSettings s = _lemke_settings(max_pivots, tol)
     cdef Recorder R
-    memset(&R, 0, sizeof(Recorder))
-    R.check_every = max(1, <long>(1e7 / (4.0 * n * n + 1.0)))
-    R.signals = PyThread_get_thread_ident() == _MAIN
-    s.monitor.fn = _record
-    s.monitor.ctx = &R
+    s.monitor = _plain_monitor(&R, n)
     cdef size_t nbytes = mbdcp_lemke_workspace_size(n)
     cdef cnp.ndarray work = _thread_workspace(nbytes + <size_t>n * (sizeof(double) + sizeof(int)))
     cdef char *base = <char *>cnp.PyArray_DATA(work)
@@ -426,11 +433,7 @@ def step_plain(object M, object Wn, object D, object E, object mu, object v, dou
     cdef mbdcp_int N = mbdcp_step_lcp_size(&p), i
     cdef MbdcpLemkeSettings s = _lemke_settings(0, 0.0)
     cdef Recorder R
-    memset(&R, 0, sizeof(Recorder))
-    R.check_every = max(1, <long>(1e7 / (4.0 * N * N + 1.0)))
-    R.signals = PyThread_get_thread_ident() == _MAIN
-    s.monitor.fn = _record
-    s.monitor.ctx = &R
+    s.monitor = _plain_monitor(&R, N)
     cdef size_t nbytes = mbdcp_step_workspace_size(&p)
     cdef cnp.ndarray work = _thread_workspace(nbytes + <size_t>N * (2 * sizeof(double) + sizeof(int)))
     cdef char *base = <char *>cnp.PyArray_DATA(work)

@@ -7,19 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "mbdcp/mbdcp.h"
-
-static int n_pass, n_fail;
-
-#define CHECK(cond)                                                                                                    \
-    do {                                                                                                               \
-        if (cond) {                                                                                                    \
-            n_pass++;                                                                                                  \
-        } else {                                                                                                       \
-            n_fail++;                                                                                                  \
-            printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);                                                     \
-        }                                                                                                              \
-    } while (0)
 
 static unsigned long long rng_state = 88172645463325252ULL;
 
@@ -307,6 +296,5 @@ int main(void)
     test_grid_fill();
     test_singular();
     test_errors();
-    printf("%d passed, %d failed\n", n_pass, n_fail);
-    return n_fail ? 1 : 0;
+    return report();
 }
