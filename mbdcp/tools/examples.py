@@ -72,6 +72,9 @@ def sphere_closed_form(t, v0=2.0, mu=0.2, g=9.81, r=1.0):
     ts = np.minimum(t, t_star)
     vx = v0 - mu * g * ts
     wy = 2.5 * mu * g * ts / r
+    if not (np.all(np.isfinite(vx)) and np.all(np.isfinite(wy))):
+        raise ValueError(f"the velocities overflow float64 with t up to {np.abs(t).max():.3g}, v0 = {v0:.3g}, mu = {mu:.3g}, "
+                         f"g = {g:.3g}, r = {r:.3g}: choose less extreme values (or change units)")
     return vx, wy
 
 
@@ -174,6 +177,9 @@ def euler_table(steps=3, F=1.0, m=1.0, h=1.0, q0=0.0, v0=0.0):
         vs.append(v_next)
         qs.append(qs[-1] + h * v_next)
     t = h * np.arange(steps + 1)
+    if not (np.all(np.isfinite(qe)) and np.all(np.isfinite(qs)) and np.all(np.isfinite(F / m * t * t))):
+        raise ValueError(f"the positions overflow float64 with steps = {steps}, F = {F:.3g}, m = {m:.3g}, h = {h:.3g}, "
+                         f"q0 = {q0:.3g}, v0 = {v0:.3g}: choose less extreme values (or change units)")
     return EulerTable(l=np.arange(steps + 1), t=t, q_explicit=np.array(qe), v_explicit=np.array(ve),
                       q_semi_implicit=np.array(qs), v_semi_implicit=np.array(vs),
                       q_exact=q0 + v0 * t + 0.5 * F / m * t * t, v_exact=v0 + F / m * t)
@@ -258,7 +264,12 @@ def parts_seating(p_ext, psi_n, Wn=SEATING_WN, h=1.0, tol=1e-9):
     psi_n = val.vector("psi_n", psi_n, n, symbol="n")
     h = val.positive_scalar("h", h)
     tol = val.positive_scalar("tol", tol)
-    WnT_inv_psi = np.linalg.solve(Wn.T, psi_n / h)
+    with np.errstate(over="ignore"):
+        rate = psi_n / h
+    if not np.all(np.isfinite(rate)):
+        raise ValueError(f"psi_n / h overflows float64 (psi_n up to {np.abs(psi_n).max():.3g}, h = {h:.3g}): "
+                         "choose a larger h (or change units)")
+    WnT_inv_psi = np.linalg.solve(Wn.T, rate)
     bound = -WnT_inv_psi
     required = -np.linalg.solve(Wn, p_ext + WnT_inv_psi)
     res = _solved("parts seating", dict(p_ext=p_ext, psi_n=psi_n, Wn=Wn, h=h),

@@ -468,5 +468,5 @@ def _basic_solutions(F, f, tol):
                 z[S] = np.linalg.solve(F[np.ix_(S, S)], -f[S])
             except np.linalg.LinAlgError:
                 continue
-        if z.min() >= -tol and (F @ z + f).min() >= -tol:
+        if np.all(np.isfinite(z)) and z.min() >= -tol and (F @ z + f).min() >= -tol:  # an overflowed z solves nothing
             yield np.maximum(z, 0.0)
