@@ -189,6 +189,8 @@ def disk_pile(n_disks, seed=None, radius=0.5, jitter=0.02, width=None, delta=0.0
     rng = _rng(seed)
     n_disks = _size("n_disks", n_disks, 1, lambda k: 8 * 9 * k * 4, "for the dense M and Jacobians")
     radius, h = val.positive_scalar("radius", radius), val.positive_scalar("h", h)
+    if not 1e-100 <= radius <= 1e100:  # the pile squares distances and masses grow as radius^2
+        raise ValueError(f"radius must be in [1e-100, 1e100] (its squares must stay within float64), got {radius:g}")
     jitter = val.scalar_in("jitter", jitter, 0.0, 1.0, high_open=True)
     delta, speed, mu = (val.nonnegative_scalar(k, x) for k, x in (("delta", delta), ("speed", speed), ("mu", mu)))
     width = None if width is None else val.integer("width", width, 1)
