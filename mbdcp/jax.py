@@ -53,6 +53,7 @@ except ModuleNotFoundError as exc:
 
 from mbdcp.derivatives import _layers as ad
 from mbdcp.derivatives._layers import CCPOutput, DegenerateWarning, SolveError, StepOutput
+from mbdcp.infrastructure import validate as val
 
 __all__ = ["CCPOutput", "DegenerateWarning", "SolveError", "StepOutput", "ccp", "lcp", "step"]
 
@@ -69,9 +70,12 @@ def _check_x64():
 def _call(problem, args, options, full):
     """The outputs of ``problem`` for inputs ``args`` (by name): all of them if ``full``, else the first."""
     _check_x64()
+    # what is not traced is checked as any array argument is (a tracer's values are checked on the host)
+    args = {n: x if isinstance(x, jax.core.Tracer) else val.as_array(n, np.asarray(x) if isinstance(x, jax.Array) else x)
+            for n, x in args.items()}
     if not any(isinstance(x, jax.core.Tracer) for x in args.values()):
         # no transformation to serve: solve directly (a failed solve raises SolveError as is)
-        outs, _ = ad.forward(problem, {n: np.asarray(x, dtype=np.float64) for n, x in args.items()}, options)
+        outs, _ = ad.forward(problem, args, options)
         return tuple(jnp.asarray(o) for o in (outs if full else outs[:1]))
     names = tuple(args)
     vals = [jnp.asarray(args[n], dtype=jnp.float64) for n in names]

@@ -46,19 +46,22 @@ except ModuleNotFoundError as exc:
 
 from mbdcp.derivatives import _layers as ad
 from mbdcp.derivatives._layers import CCPOutput, DegenerateWarning, SolveError, StepOutput
+from mbdcp.infrastructure import validate as val
 
 __all__ = ["CCPOutput", "DegenerateWarning", "SolveError", "StepOutput", "ccp", "lcp", "step"]
 
 
 def _input(name, x):
-    """A tensor checked (float64, CPU) and kept, or anything else as given (a constant)."""
-    if isinstance(x, torch.Tensor):
-        if x.dtype != torch.float64:
-            raise TypeError(f"{name} must be a float64 tensor (torch.float64), got {x.dtype}: mbdcp.torch "
-                            f"computes in float64 (use {name}.double())")
-        if x.device.type != "cpu":
-            raise ValueError(f"{name} must be a CPU tensor, got one on {x.device} (mbdcp solves on the CPU: "
-                             f"use {name}.cpu())")
+    """A tensor checked (float64, CPU) and kept, or anything else checked as any array argument is
+    (a constant)."""
+    if not isinstance(x, torch.Tensor):
+        return val.as_array(name, x)
+    if x.dtype != torch.float64:
+        raise TypeError(f"{name} must be a float64 tensor (torch.float64), got {x.dtype}: mbdcp.torch "
+                        f"computes in float64 (use {name}.double())")
+    if x.device.type != "cpu":
+        raise ValueError(f"{name} must be a CPU tensor, got one on {x.device} (mbdcp solves on the CPU: "
+                         f"use {name}.cpu())")
     return x
 
 
@@ -110,8 +113,7 @@ class _Layer(torch.autograd.Function):
 
 def _apply(problem, args, options, returned):
     """The outputs of ``problem`` for inputs ``args`` (by name): the first ``returned`` of them."""
-    for n, x in args.items():
-        _input(n, x)
+    args = {n: _input(n, x) for n, x in args.items()}
     anchor = args[problem.anchor]
     base = None
     if (anchor.dim() if isinstance(anchor, torch.Tensor) else np.ndim(anchor)) > 1:  # a batch

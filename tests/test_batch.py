@@ -162,7 +162,7 @@ def test_step_batch_sphere_over_time_steps_and_joints():
 def test_step_batch_rejects_bad_input():
     M, Wn, D, E, U = sphere_on_plane(mu=0.2)
     v = np.zeros((3, 6))
-    with pytest.raises(ValueError, match=r"Wns must have 3 dimensions with a leading batch axis of B = 3"):
+    with pytest.raises(ValueError, match=r"the inputs' batch axes disagree: Wns has 2, vs has 3 instances"):
         mbdcp.batch.step(M, np.stack([Wn] * 2), D, E, U, v, 0.1)
     with pytest.raises(ValueError, match=r"instance 0: vs must have shape \(n_v,\) = \(6,\), got \(5,\)"):
         mbdcp.batch.step(M, Wn, D, E, U, np.zeros((3, 5)), 0.1)

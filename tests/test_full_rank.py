@@ -183,7 +183,7 @@ def test_zero_contacts_and_bad_input():
         mbdcp.full_rank_step(M, Wn, Wt[:, :1], mu, v, h)
     with pytest.raises(ValueError, match="Wt must have full column rank"):
         mbdcp.full_rank_step(M, Wn, np.c_[Wt[:, 0], Wt[:, 0]], mu, v, h, compliance=0)
-    with pytest.raises(ValueError, match="compliance must be positive"):
+    with pytest.raises(ValueError, match="compliance must be nonnegative"):
         mbdcp.full_rank_step(M, Wn, Wt, mu, v, h, compliance=-1.0)
     with pytest.raises(ValueError, match="mu must be nonnegative"):
         mbdcp.full_rank_step(M, Wn, Wt, -0.1, v, h)

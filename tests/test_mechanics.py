@@ -105,7 +105,7 @@ def test_bad_scene_input():
         Body3D(1.0, [0, 0])
     with pytest.raises(ValueError, match="inertia must be"):
         Body3D(1.0, [0, 0, 0], inertia=[1, -1, 1])
-    with pytest.raises(ValueError, match="normal must be nonzero"):
+    with pytest.raises(ValueError, match="normal must be a nonzero 3-vector"):
         Plane([0, 0, 0], [0, 0, 0])
     with pytest.raises(ValueError, match="bodies must be all Body2D or all Body3D"):
         Scene([Body2D(1.0, [0, 0]), Body3D(1.0, [0, 0, 0])])

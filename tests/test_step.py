@@ -307,7 +307,7 @@ def _ok():
     (dict(v=[1.0, np.inf]), ValueError, "v must hold finite"),
     (dict(h=0.0), ValueError, "h must be positive"),
     (dict(h=-1.0), ValueError, "h must be positive"),
-    (dict(h="0.1"), TypeError, "h must be a real number"),
+    (dict(h="0.1"), TypeError, "h must be a positive real number"),
     (dict(v=["a", "b"]), TypeError, "v must hold real numbers"),
 ])
 def test_bad_input(change, exc, words):

@@ -23,7 +23,7 @@ def power(x, k):
 
 
 def sphere(mu, v0):
-    """The sliding sphere of Trinkle (2003) time-stepped by mbdcp.step; mu < 0 is rejected by step."""
+    """The sliding sphere of Trinkle (2003) time-stepped by mbdcp.step; mu < 0 is rejected."""
     t, v, p_n, _ = simulate_sphere(h=H, T=0.6, v0=v0, mu=mu, g=G)
     vx, wy = sphere_closed_form(t, v0=v0, mu=mu, g=G)
     return {"vx_end": v[-1, 0], "wy_end": v[-1, 4], "err": max(np.abs(v[:, 0] - vx).max(), np.abs(v[:, 4] - wy).max()),
@@ -51,7 +51,7 @@ def check_sphere_table(df):
     assert list(df.columns) == ["mu", "v0", "vx_end", "wy_end", "err", "p_n", "time", "error"]
     assert list(zip(df.mu, df.v0)) == list(itertools.product(*SPHERE_GRID.values()))
     bad = df.mu < 0
-    assert df.error[bad].str.startswith("ValueError: U must be nonnegative").all()
+    assert df.error[bad].str.startswith("ValueError: mu must be nonnegative").all()
     assert df.loc[bad, ["vx_end", "wy_end", "err"]].isna().all().all() and df.p_n[bad].isna().all()
     good = df[~bad]
     assert good.error.isna().all() and (good.time > 0).all()
@@ -170,7 +170,7 @@ def test_a_failing_case_keeps_the_others(backend):
     assert df.half[[0, 1, 4]].tolist() == [0.0, 0.5, 2.0]
     assert df.loc[[2, 3], ["sq", "half"]].isna().all().all()
     assert df.error[2] == "ValueError: x = 2 is not allowed"
-    assert df.error[3] == "TypeError: func must return a dict of results, got list"
+    assert df.error[3] == "TypeError: func must return a dict of results, got a list"
     assert df.error[[0, 1, 4]].isna().all()
 
 
@@ -318,7 +318,7 @@ def test_profile_repeat_keeps_the_fastest_and_residual_callable_overrides():
         study.profile({"a": 0}, {"s": 1})
     with pytest.raises(ValueError, match="problems must not be empty"):
         study.profile({}, {"s": slow_then_fast})
-    with pytest.raises(ValueError, match="tau must be"):
+    with pytest.raises(ValueError, match="tau must hold numbers"):
         prof.rho(math.nan)
 
 

@@ -94,33 +94,60 @@ MbdcpReturn mbdcp_step_problem_check(const MbdcpStepProblem *p)
     return rc;
 }
 
-/* L, X, Xb, Ls, Y (n_b x n_w), y, x2, G, g, scratch (n_v + n_b + n_w). */
+/* L, X, Xb, Ls, Y (n_b x n_w), y, x2, G, g, scratch (2 n_v + n_b + n_w). */
 size_t mbdcp_reduce_workspace_size(mbdcp_int n_v, mbdcp_int n_w, mbdcp_int n_b)
 {
     const size_t nv = (size_t)n_v, nw = (size_t)n_w, nb = (size_t)n_b;
-    return (nv * nv + nv * nw + nv * nb + nb * nb + nb * nw + nv + nb + nw * nw + nw + nv + nb + nw) *
+    return (nv * nv + nv * nw + nv * nb + nb * nb + nb * nw + nv + nb + nw * nw + nw + 2 * nv + nb + nw) *
            sizeof(mbdcp_float);
+}
+
+/* umag_i: the magnitude of the terms that make up u0_i, the free velocity in L-coordinates, for
+ * judging what is rounding in g = X^T u0 component by component. For y = L^-1 (M v + p_ext) it is
+ * the running bound of forward substitution, t_i = (|p_ext_i| + (|M||v|)_i + sum_{j<i} |L_ij| t_j)
+ * / L_ii (Higham 2002, section 8.1): a huge normal load beside a sliding speed of 2 leaves that
+ * speed, not a noise of eps times the load. Joints mix the components they couple: their
+ * correction Xb c adds |Xb| ||c||_inf (c: the n_b multipliers, NULL without joints). */
+static void term_magnitudes(const MbdcpReduceInput *p, const MbdcpReduced *red, const mbdcp_float *c,
+                            mbdcp_float *umag)
+{
+    const mbdcp_int nv = red->n_v, nb = red->n_b;
+    for (mbdcp_int i = 0; i < nv; ++i) {
+        const mbdcp_float *Mi = p->M + (size_t)i * nv;
+        mbdcp_float t = p->p_ext ? fabs(p->p_ext[i]) : 0.0;
+        for (mbdcp_int j = 0; j < nv; ++j) t += fabs(Mi[j]) * fabs(p->v[j]);
+        const mbdcp_float *Li = red->L + (size_t)i * nv;
+        for (mbdcp_int j = 0; j < i; ++j) t += fabs(Li[j]) * umag[j];
+        umag[i] = t / Li[i];
+    }
+    if (!c || nb == 0) return;
+    const mbdcp_float cmax = mbdcp_norm_inf((size_t)nb, c);
+    for (mbdcp_int i = 0; i < nv; ++i) {
+        const mbdcp_float *Xbi = red->Xb + (size_t)i * nb;
+        mbdcp_float s = 0.0;
+        for (mbdcp_int k = 0; k < nb; ++k) s += fabs(Xbi[k]);
+        umag[i] += s * cmax;
+    }
 }
 
 /* Entries of G and g below the rounding error of their own terms are set to zero: the products
  * of orthogonal friction directions (2e-16 beside 3.5) and the tangential speed of a rolling or
  * resting contact (1e-17 beside 1) are noise, and an LCP judged row by row at each row's own
  * scale would have to honour them (a sticking contact would have to slide at 1e-17). The bounds
- * are NOISE (n_v + 2) eps ||X_a||_2 ||X_b||_2 for G_ab and NOISE (n_v + 2) eps ||X_a||_1 ||u0||_inf
- * for g_a = X_a^T u0 (u0: the free velocity in L-coordinates, itself computed to about eps times
- * its largest entry); `mag` holds n_w scratch. */
-static void drop_noise(MbdcpReduced *red, const mbdcp_float *u0, mbdcp_float *mag)
+ * are NOISE (n_v + 2) eps ||X_a||_2 ||X_b||_2 for G_ab and NOISE (n_v + 2) eps |X_a|^T umag for
+ * g_a = X_a^T u0 (umag: the magnitudes of u0's terms, see term_magnitudes); `mag` holds n_w
+ * scratch. */
+static void drop_noise(MbdcpReduced *red, const mbdcp_float *umag, mbdcp_float *mag)
 {
     const mbdcp_int nv = red->n_v, nw = red->n_w;
     const mbdcp_float rel = NOISE * (mbdcp_float)(nv + 2) * DBL_EPSILON;
-    const mbdcp_float unorm = mbdcp_norm_inf((size_t)nv, u0);
     for (mbdcp_int a = 0; a < nw; ++a) mag[a] = 0.0;
     for (mbdcp_int i = 0; i < nv; ++i) {
         const mbdcp_float *Xi = red->X + (size_t)i * nw;
-        for (mbdcp_int a = 0; a < nw; ++a) mag[a] += fabs(Xi[a]);
+        for (mbdcp_int a = 0; a < nw; ++a) mag[a] += fabs(Xi[a]) * umag[i];
     }
     for (mbdcp_int a = 0; a < nw; ++a)
-        if (fabs(red->g[a]) <= rel * mag[a] * unorm) red->g[a] = 0.0;
+        if (fabs(red->g[a]) <= rel * mag[a]) red->g[a] = 0.0;
     for (mbdcp_int a = 0; a < nw; ++a) mag[a] = 0.0;
     for (mbdcp_int i = 0; i < nv; ++i) {
         const mbdcp_float *Xi = red->X + (size_t)i * nw;
@@ -189,8 +216,10 @@ MbdcpReturn mbdcp_reduce_blocks(const MbdcpReduceInput *p, MbdcpReduced *red, vo
 
     mbdcp_gram(nv, nw, red->X, red->G);
     mbdcp_gemv(nv, nw, 1.0, red->X, 1, red->y, 0.0, red->g);
+    mbdcp_float *umag = red->scratch + nv + nb + nw;
     if (nb == 0) {
-        drop_noise(red, red->y, red->scratch + nv);
+        term_magnitudes(p, red, NULL, umag);
+        drop_noise(red, umag, red->scratch + nv);
         return MBDCP_OK;
     }
 
@@ -221,7 +250,8 @@ MbdcpReturn mbdcp_reduce_blocks(const MbdcpReduceInput *p, MbdcpReduced *red, vo
     memcpy(u0, red->y, (size_t)nv * sizeof(mbdcp_float));
     mbdcp_gemv(nv, nb, -1.0, red->Xb, 0, t, 1.0, u0);
     mbdcp_gemv(nv, nw, 1.0, red->X, 1, u0, 0.0, red->g);
-    drop_noise(red, u0, red->scratch + nv + nb);
+    term_magnitudes(p, red, t, umag);
+    drop_noise(red, umag, red->scratch + nv + nb);
     return MBDCP_OK;
 }
 

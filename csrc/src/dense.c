@@ -9,11 +9,11 @@ MbdcpReturn mbdcp_cholesky(mbdcp_int n, mbdcp_float *A, mbdcp_float rel_tol)
 {
     if (n < 0) return MBDCP_ERR_DIMENSION;
     if (n > 0 && !A) return MBDCP_ERR_NULL;
-    mbdcp_float dmax = 0.0;
-    for (mbdcp_int i = 0; i < n; ++i) dmax = fmax(dmax, fabs(A[(size_t)i * n + i]));
-    const mbdcp_float floor_ = rel_tol * dmax;
     for (mbdcp_int i = 0; i < n; ++i) {
         mbdcp_float *Ai = A + (size_t)i * n;
+        /* each pivot against its own diagonal entry: invariant under D A D (a change of units), so a
+         * diagonal matrix of condition 1e20 factors while a dependent row still fails */
+        const mbdcp_float floor_ = rel_tol * fabs(Ai[i]);
         for (mbdcp_int j = 0; j <= i; ++j) {
             const mbdcp_float *Aj = A + (size_t)j * n;
             mbdcp_float s = Ai[j];

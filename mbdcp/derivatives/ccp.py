@@ -252,7 +252,7 @@ def _solution(pt, res):
     """Sets pt's v_next, gamma, p_b from res; raises unless res is a SOLVED CCPResult of pt's sizes."""
     n_v, n_c, n_b = pt.sizes
     if not isinstance(res, CCPResult):
-        raise TypeError(f"res must be the CCPResult of mbdcp.ccp with the same data, got {type(res).__name__}")
+        raise TypeError(f"res must be the CCPResult of mbdcp.ccp with the same data, got {val.describe(res)}")
     if res.status != Status.SOLVED:
         raise ValueError(f"res must be a SOLVED result of mbdcp.ccp, got status {res.status.name}: "
                          "an unsolved step has no solution to differentiate")

@@ -32,7 +32,7 @@ class LCPDerivative(_Repr):
     Fields: ``z``, ``w`` (the solution, w recomputed as M z + q); ``active`` (bool, True where z_i
     is free and w_i = 0 is kept); ``degenerate`` (indices with z_i = w_i = 0 within tolerance);
     ``margin`` (the smallest relative distance of a nondegenerate pair from degeneracy: data
-    changes well below it keep the active set).
+    changes well below it keep the active set; infinity when every pair is degenerate).
     """
 
     z: np.ndarray
@@ -74,6 +74,8 @@ class LCPDerivative(_Repr):
     def vjp(self, gz):
         """Gradients (M, q) of the loss <gz, z>: gq_a = -(M_aa)^-T gz_a, gM = gq z^T."""
         n = self.z.shape[0]
+        if gz is None:
+            raise TypeError("gz (the gradient of the loss with respect to z) is required, got None")
         gz = dense_tangent("gz", gz, (n,))
         gq = np.zeros(n)
         a = self._idx
@@ -133,7 +135,7 @@ def lcp(M, q, res, *, degenerate_tol=DEGENERATE_TOL):
     n = q.shape[0]
     M = val.matrix("M", M, (n, n))
     if not isinstance(res, LemkeResult):
-        raise TypeError(f"res must be the LemkeResult of mbdcp.lemke(M, q), got {type(res).__name__}")
+        raise TypeError(f"res must be the LemkeResult of mbdcp.lemke(M, q), got {val.describe(res)}")
     if res.status != Status.SOLVED:
         raise ValueError(f"res must be a SOLVED result of mbdcp.lemke(M, q), got status {res.status.name}: "
                          "an unsolved LCP has no solution to differentiate")

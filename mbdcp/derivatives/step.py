@@ -57,7 +57,7 @@ class StepDerivative(_Repr):
     ``res.lcp``, of the pairs at which the solution has a kink), ``degenerate_kind`` (one word
     per index: "grazing", "direction", "stick-slip", "sigma"), ``degenerate_contacts`` (contact
     indices involved), ``margin`` (smallest relative distance of a decided pair from
-    degeneracy) and ``indeterminate`` (True when dependent active constraints were dropped: the
+    degeneracy; infinity when no pair is decided) and ``indeterminate`` (True when dependent active constraints were dropped: the
     impulse derivatives are those of one of many impulse distributions).
     """
 
@@ -457,7 +457,7 @@ def _point(data, has_joint_friction, res, degenerate_tol, max_correction_speed, 
     p.psi_n, psi_chain = stab.differentiable("psi_n", p.psi_n, p.h, max_correction_speed, baumgarte)
     tol = val.positive_scalar("degenerate_tol", degenerate_tol)
     if not isinstance(res, StepResult):
-        raise TypeError(f"res must be the StepResult of mbdcp.step with the same data, got {type(res).__name__}")
+        raise TypeError(f"res must be the StepResult of mbdcp.step with the same data, got {val.describe(res)}")
     if res.status != Status.SOLVED:
         raise ValueError(f"res must be a SOLVED result of mbdcp.step, got status {res.status.name}: "
                          "an unsolved step has no solution to differentiate")

@@ -44,13 +44,7 @@ _STATUS = tuple(Status)
 def _sparse_or_dense(name, A, shape, symbols):
     """A scipy.sparse matrix (CSC, finite) or a validated dense array of the given shape."""
     if sp.issparse(A):
-        if (shape[0] is not None and A.shape[0] != shape[0]) or (shape[1] is not None and A.shape[1] != shape[1]):
-            want = "(" + ", ".join("any" if s is None else str(s) for s in shape) + ")"
-            raise ValueError(f"{name} must have shape ({', '.join(symbols)}) = {want}, got {A.shape}")
-        A = sp.csc_matrix(A, dtype=np.float64)
-        if not np.all(np.isfinite(A.data)):
-            raise ValueError(f"{name} must hold finite values (found NaN or infinity)")
-        return A
+        return val.sparse_matrix(name, A, shape, symbols, fmt="csc")
     return sp.csc_matrix(val.matrix(name, A, shape, symbols))
 
 
@@ -110,13 +104,10 @@ def mass_inverse(M):
     [0.5, 0.25, 1.0, 1.0]
     """
     if sp.issparse(M):
-        M = sp.coo_matrix(M, dtype=np.float64)
         n = M.shape[0]
         if M.shape != (n, n) or n == 0:
             raise ValueError(f"M must be a non-empty square matrix, got shape {M.shape}")
-        if not np.all(np.isfinite(M.data)):
-            raise ValueError("M must hold finite values (found NaN or infinity)")
-        M.sum_duplicates()
+        M = val.sparse_matrix("M", M).tocoo()
         bounds = _blocks(M)
         sizes = np.diff(bounds)
         block = np.searchsorted(bounds, M.row, side="right") - 1  # of every stored entry
@@ -154,9 +145,19 @@ def _inverse_times(Minv, x):
     return Minv @ x
 
 
-def cone_jacobian(Wn, Wt, Wb):
+def cone_jacobian(Wn, Wt, Wb=None):
     """P = [n_1 u_1 w_1 ... n_{n_c} u_{n_c} w_{n_c} | Wb] (CSC): per contact its normal and tangent
-    pair, then the joints — the columns the CCP's unknowns gamma_i = (n, u, w) multiply."""
+    pair, then the joints — the columns the CCP's unknowns gamma_i = (n, u, w) multiply. Wn
+    (n_v, n_c), Wt (n_v, 2 n_c) and Wb (n_v, n_b), optional, dense or scipy.sparse."""
+    Wn = _sparse_or_dense("Wn", Wn, (None, None), ("n_v", "n_c"))
+    n_v, n_c = Wn.shape
+    Wt = _sparse_or_dense("Wt", Wt, (n_v, 2 * n_c), ("n_v", "2 n_c"))
+    Wb = sp.csc_matrix((n_v, 0)) if Wb is None else _sparse_or_dense("Wb", Wb, (n_v, None), ("n_v", "n_b"))
+    return _cone_jacobian(Wn, Wt, Wb)
+
+
+def _cone_jacobian(Wn, Wt, Wb):
+    """cone_jacobian of validated CSC matrices."""
     n_c = Wn.shape[1]
     perm = np.empty(3 * n_c, dtype=np.intp)
     perm[0::3] = np.arange(n_c)
@@ -250,8 +251,7 @@ def ccp(M, Wn, Wt, mu, v, h, *, p_ext=None, psi_n=None, Wb=None, theta=None, dth
     >>> bool(res.success), res.v_next.round(5).tolist()
     (True, [0.76076, 0.0, 0.38038])
     """
-    if method not in _core.CCP_METHODS:
-        raise ValueError(f"method must be one of 'apgd', 'pjacobi', 'pgs', 'ipm', 'auto', got {method!r}")
+    method = val.choice("method", method, tuple(_core.CCP_METHODS))
     blocks = _diagonal_blocks(M)
     if blocks is not None:  # one k x k inverse per body, and Q = M^-1 P block by block, in C
         Minv = _invert_blocks(blocks)
@@ -283,7 +283,7 @@ def ccp(M, Wn, Wt, mu, v, h, *, p_ext=None, psi_n=None, Wb=None, theta=None, dth
     if omega >= 2:
         raise ValueError(f"omega must be in (0, 2), got {omega}")
 
-    P = cone_jacobian(Wn, Wt, Wb)
+    P = _cone_jacobian(Wn, Wt, Wb)
     v_free = v + (_inverse_times(Minv, p_ext) if p_ext.size else 0.0)
     p = P.T @ v_free
     if psi_n.size:

@@ -33,7 +33,7 @@ from mbdcp.formulations.lemke import lemke
 from mbdcp.formulations.registry import Formulation, register
 from mbdcp.infrastructure import _core
 from mbdcp.infrastructure import validate as val
-from mbdcp.infrastructure.problem import call_core, pair_data
+from mbdcp.infrastructure.problem import call_core, cholesky, finite_lcp, pair_data, schur_factor
 from mbdcp.infrastructure.results import FullRankResult, LCPData, _Result
 from mbdcp.infrastructure.status import Status
 
@@ -45,8 +45,19 @@ _STATUS = tuple(Status)
 def tangent_directions(n_d):
     """The n_d unit directions e_j = (cos(pi j/n_d), sin(pi j/n_d)) in a contact's (u, w) plane,
     as a (2, n_d) array (evenly spaced in [0, pi), the first along u)."""
+    n_d = val.positive_int("n_d", n_d, allow_none=False)
+    val.fits_in_memory("n_d", n_d, 16 * n_d, "for the (2, n_d) directions")
     ang = np.pi * np.arange(n_d) / n_d
     return np.vstack([np.cos(ang), np.sin(ang)])
+
+
+def _lcp_size(n_c, n_d, n_v):
+    """n_d checked against the memory the LCP of n_c (1 + 2 n_d) unknowns and its reduction take."""
+    n_d = val.positive_int("n_d", n_d, allow_none=False)
+    N = n_c * (1 + 2 * n_d)
+    val.fits_in_memory("n_d", n_d, 8 * (N * N + 4 * N * (n_v + 1)) + 16 * n_d,
+                       f"for the LCP of n_c (1 + 2 n_d) = {N} unknowns")
+    return n_d
 
 
 def full_rank_step(M, Wn, Wt, mu, v, h, *, n_d=2, rho=None, p_ext=None, psi_n=None, tol=None, max_iter=None,
@@ -111,18 +122,17 @@ def full_rank_step(M, Wn, Wt, mu, v, h, *, n_d=2, rho=None, p_ext=None, psi_n=No
     M, Wn, Wt, mu_a, v = pair_data(M, Wn, Wt, mu, v)
     n_v, n_c = Wn.shape
     h = val.positive_scalar("h", h)
-    n_d = val.positive_int("n_d", n_d, allow_none=False)
+    n_d = _lcp_size(n_c, n_d, n_v)
     rho = 0.0 if rho is None else val.positive_scalar("rho", rho)
-    if compliance is None:
-        compliance = -1.0  # automatic
-    elif compliance != 0:
-        compliance = val.positive_scalar("compliance", compliance)
+    # None: automatic (-1 for the C core)
+    compliance = -1.0 if compliance is None else val.nonnegative_scalar("compliance", compliance)
+    return_lcp = val.flag("return_lcp", return_lcp)
     p_ext = val.vector("p_ext", p_ext, n_v, optional=True, symbol="n_v")
     psi_n = val.vector("psi_n", psi_n, n_c, optional=True, symbol="n_c")
     max_iter, tol = val.lemke_settings(max_iter, tol)
     v_next, p_t, z, w, F, f, rho_used, status, pivots, residual, c_used = call_core(
         _core.full_rank_step, M, Wn, Wt, mu_a, v, h, n_d, rho, p_ext, psi_n, bool(return_lcp), float(compliance),
-        max_iter, tol, rank_deficient="Wt")
+        max_iter, tol, rank_deficient="Wt", named={"M": M, "Wn": Wn, "Wt": Wt, "p_ext": p_ext, "psi_n": psi_n, "h": h})
     status = _STATUS[status]
     K = n_c * n_d
     return FullRankResult(
@@ -222,7 +232,7 @@ def full_rank_acceleration(M, Wn, Wt, mu, v, k, *, n_d=2, rho=None, dWn_v=None, 
     M, Wn, Wt, mu_a, v = pair_data(M, Wn, Wt, mu, v)
     n_v, n_c = Wn.shape
     k = val.vector("k", k, n_v, symbol="n_v")
-    n_d = val.positive_int("n_d", n_d, allow_none=False)
+    n_d = _lcp_size(n_c, n_d, n_v)
     rho = None if rho is None else val.positive_scalar("rho", rho)
     dWn_v = np.zeros(n_c) if dWn_v is None else val.vector("dWn_v", dWn_v, n_c, symbol="n_c")
     if dWt_v is None:
@@ -233,13 +243,14 @@ def full_rank_acceleration(M, Wn, Wt, mu, v, k, *, n_d=2, rho=None, dWn_v=None, 
             raise ValueError(f"dWt_v must have shape (2 n_c,) = ({2 * n_c},) or (n_c, 2) = ({n_c}, 2), got {dWt_v.shape}")
         dWt_v = dWt_v.reshape(2 * n_c)
     slide_tol = val.positive_scalar("slide_tol", slide_tol)
-    try:
-        chol = sla.cho_factor(M)
-    except np.linalg.LinAlgError:
-        raise ValueError("M must be symmetric positive definite (its Cholesky factorization failed)") from None
-
-    u_t = (Wt.T @ v).reshape(n_c, 2)
-    speed = np.linalg.norm(u_t, axis=1)
+    return_lcp = val.flag("return_lcp", return_lcp)
+    chol = cholesky(M)
+    with np.errstate(over="ignore", invalid="ignore"):
+        u_t = (Wt.T @ v).reshape(n_c, 2)
+    if not np.all(np.isfinite(u_t)):
+        raise ValueError("Wt^T v overflows float64: Wt's entries (up to "
+                         f"{np.abs(Wt).max():.3g}) times v's; rescale the problem (change units)")
+    speed = np.hypot(u_t[:, 0], u_t[:, 1])  # no overflow of the squares
     sliding = speed > slide_tol
     Wf = Wn.copy()  # the direction each normal force acts along, kinetic friction included
     for i in np.flatnonzero(sliding):
@@ -253,10 +264,7 @@ def full_rank_acceleration(M, Wn, Wt, mu, v, k, *, n_d=2, rho=None, dWn_v=None, 
     Minv_k, Minv_Wf = sla.cho_solve(chol, k), sla.cho_solve(chol, Wf)
     if s:
         X = sla.cho_solve(chol, Wtr)
-        sv = np.linalg.svd(sla.solve_triangular(chol[0], Wtr, trans="T", lower=chol[1]), compute_uv=False)
-        if sv.min() <= 1e-10 * sv.max():
-            raise ValueError("Wt must have full column rank over the contacts at rest (Wt^T M^-1 Wt is singular)")
-        schol = sla.cho_factor(Wtr.T @ X)
+        schol = schur_factor(chol, Wtr, "Wt", 1e-10, " over the contacts at rest")
         Sinv_E = sla.cho_solve(schol, E)
         # c_t = L z + l0 and a = A z + a0 in z = (c_n, kappa_plus, kappa_minus)
         L = np.hstack([-sla.cho_solve(schol, X.T @ Wf), Sinv_E, -Sinv_E])
@@ -280,6 +288,7 @@ def full_rank_acceleration(M, Wn, Wt, mu, v, k, *, n_d=2, rho=None, dWn_v=None, 
     F[n_c + K:, :n_c] += Mu
     F[n_c + K:, n_c:n_c + K] += rho_used * np.eye(K)
     f = np.concatenate([Wn.T @ a0 + dWn_v, Etl0, -Etl0])
+    finite_lcp(F, f, {"M": M, "Wn": Wn, "Wt": Wt, "k": k})
     res = lemke(F, f, tol=tol, max_iter=max_iter)
     z = res.z
     a = A @ z + a0

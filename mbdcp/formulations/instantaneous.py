@@ -43,7 +43,7 @@ import scipy.linalg
 from mbdcp.formulations.lemke import lemke
 from mbdcp.formulations.registry import Formulation, register
 from mbdcp.infrastructure import validate as val
-from mbdcp.infrastructure.problem import _JOINT_RANK_TOL, contact_data, joint_friction_data
+from mbdcp.infrastructure.problem import _JOINT_RANK_TOL, cholesky, contact_data, finite_lcp, joint_friction_data, schur_factor
 from mbdcp.infrastructure.results import InstantaneousResult, LCPData
 
 __all__ = ["InstantaneousJointResult", "instantaneous"]
@@ -167,10 +167,8 @@ def instantaneous(M, Wn, D, E, U, v, k, *, dWn_v=None, dD_v=None, slide_tol=1e-9
     joints = Wb is not None or Dj is not None
     Wb, dWb_v, Dj, Ej, c_max, dDj_v = _joint_data(n_v, Wb, dWb_v, Dj, Ej, beta_max, dDj_v)
     n_b, m_j, n_j = Wb.shape[1], Dj.shape[1], Ej.shape[1]
-    try:
-        chol = scipy.linalg.cho_factor(M)
-    except np.linalg.LinAlgError:
-        raise ValueError("M must be symmetric positive definite (its Cholesky factorization failed)") from None
+    return_lcp = val.flag("return_lcp", return_lcp)
+    chol = cholesky(M)
 
     owner = E.argmax(axis=1) if m else np.zeros(0, dtype=int)
     sliding, opposed = _sliding(D.T @ v, owner, n_c, slide_tol)
@@ -198,11 +196,7 @@ def instantaneous(M, Wn, D, E, U, v, k, *, dWn_v=None, dD_v=None, slide_tol=1e-9
     if n_b:
         # joint forces eliminated: a = M^-1 (f + Wb c_b) with Wb^T a + k_b = 0 for every force f
         X = scipy.linalg.cho_solve(chol, Wb)
-        # singular values of U^-T Wb (M = U^T U), whose Gram matrix is S: exact to rounding, unlike S's factor
-        sv = np.linalg.svd(scipy.linalg.solve_triangular(chol[0], Wb, trans="T", lower=chol[1]), compute_uv=False)
-        if sv.min() <= _JOINT_RANK_TOL * sv.max():
-            raise ValueError("Wb must have full column rank (Wb^T M^-1 Wb is singular: redundant joints)")
-        schol = scipy.linalg.cho_factor(Wb.T @ X)
+        schol = schur_factor(chol, Wb, "Wb", _JOINT_RANK_TOL, " (redundant joints)")
         Minv_cols = Minv_cols - X @ scipy.linalg.cho_solve(schol, X.T @ cols)
         Minv_k = Minv_k - X @ scipy.linalg.cho_solve(schol, X.T @ k + dWb_v)
     A = rows.T @ Minv_cols
@@ -219,6 +213,7 @@ def instantaneous(M, Wn, D, E, U, v, k, *, dWn_v=None, dD_v=None, slide_tol=1e-9
     F[o3:o4, n_c:o2] = -Er.T
     F[o4:, o2:o3] = -Ejr.T
     f = np.concatenate([b, np.zeros(n_r), c_max[~sliding_j]])
+    finite_lcp(F, f, {"M": M, "Wn": Wn, "D": D, "Wb": Wb, "Dj": Dj, "k": k})
     res = lemke(F, f, tol=tol, max_iter=max_iter)
     z = res.z
     c_n, beta_r, beta_jr, sigma_r, sigma_jr = z[:n_c], z[n_c:o2], z[o2:o3], z[o3:o4], z[o4:]

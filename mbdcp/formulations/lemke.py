@@ -95,7 +95,7 @@ def lemke(M, q, *, max_iter=None, tol=None, trace=False, basis=None):
     >>> res.success, res.z.round(6).tolist(), res.trace
     (True, [1.333333, 2.333333], [('z0', 'w2'), ('z2', 'w1'), ('z1', 'z0')])
     """
-    if not trace and basis is None:
+    if trace is False and basis is None:
         fast = _core.lemke_plain(M, q, max_iter or 0, tol or 0.0) if _plain_settings(max_iter, tol) else None
         if fast is not None:
             return _plain_result(*fast)
@@ -104,14 +104,15 @@ def lemke(M, q, *, max_iter=None, tol=None, trace=False, basis=None):
     M = val.matrix("M", M, (n, n), ("n", "n"))
     q = val.vector("q", q, n, symbol="n")
     max_iter, tol = val.lemke_settings(max_iter, tol)
+    trace = val.flag("trace", trace)
     start = None
     if basis is not None:
         if isinstance(basis, LemkeResult):
             basis = basis.basis
-        start = np.asarray(basis)
-        if start.dtype != bool or start.shape != (n,):
+        start = np.asarray(basis) if isinstance(basis, (np.ndarray, list, tuple)) else None
+        if start is None or start.dtype != bool or start.shape != (n,):
             raise ValueError(f"basis must be a boolean array of shape (n,) = ({n},) (True where z_i is basic), "
-                             f"or a LemkeResult; got dtype {start.dtype} and shape {start.shape}")
+                             f"or a LemkeResult; got {val.describe(basis)}")
         start = start.astype(np.intc)
     z, w, status, pivots, residual, tr, basis_out, certificate, _, warm, worst = _core.lemke(
         M, q, max_iter, tol, bool(trace), start)

@@ -56,6 +56,7 @@ def _data(M, Wn, D, E, U, v, h, p_ext, psi_n, Wb, theta, dtheta):
 def _relaxed(which, M, Wn, D, E, U, v, h, data, name, p_ext, psi_n, Wb, theta, dtheta, return_lcp, tol, max_iter):
     d = _data(M, Wn, D, E, U, v, h, p_ext, psi_n, Wb, theta, dtheta)
     max_iter, tol = val.lemke_settings(max_iter, tol)
+    return_lcp = val.flag("return_lcp", return_lcp)
     _, n_c, m, *_ = d.sizes
     data = val.vector(name, data, n_c, symbol="n_c")
     if which == 2 and n_c and data.min() < 0:
@@ -182,13 +183,11 @@ def fixed_point(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, Wb=None, theta=
     """
     psi_n = stab.corrected("psi_n", psi_n, h, max_correction_speed, baumgarte)
     d = _data(M, Wn, D, E, U, v, h, p_ext, psi_n, Wb, theta, dtheta)
-    if algorithm not in (1, 2, 3) or isinstance(algorithm, bool):
-        raise ValueError(f"algorithm must be 1, 2 or 3, got {algorithm!r}")
+    algorithm = val.integer("algorithm", algorithm, 1, 3)
     tol = val.positive_scalar("tol", tol)
     max_iter = val.positive_int("max_iter", max_iter, allow_none=False)
     n_c, m = d.E.shape[1], d.E.shape[0]
-    if crash not in ("ccp", None):
-        raise ValueError(f"crash must be 'ccp' or None, got {crash!r}")
+    crash = val.choice("crash", crash, ("ccp",), allow_none=True)
     start_p1 = warm_start_flags(warm_start, 2 * n_c + m)
     start_p2 = warm_start_flags(getattr(warm_start, "basis_p2", None), n_c + m)
     if start_p1 is None and crash == "ccp":  # no hint of P1's size: guess one

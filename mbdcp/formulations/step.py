@@ -124,14 +124,15 @@ def step(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi_f=No
     (True, [0.0, 0.0], 0.981)
     """
     if (dpsi_n is None and dpsi_f is None and Wb is None and theta is None and dtheta is None and Dj is None and Ej is None
-            and beta_max is None and method == "lemke" and tol is None and max_iter is None and not return_lcp
-            and warm_start is None and max_correction_speed is None and baumgarte == 1.0 and type(h) is float):
+            and beta_max is None and type(method) is str and method == "lemke" and tol is None and max_iter is None
+            and return_lcp is False and warm_start is None and max_correction_speed is None
+            and type(baumgarte) is float and baumgarte == 1.0 and type(h) is float):
         fast = _core.step_plain(M, Wn, D, E, U, v, h, p_ext, psi_n)  # None: validate and name below
         if fast is not None:
             return _plain_result(*fast)
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    val.choice("method", method, METHODS)
     max_iter, tol = val.lemke_settings(max_iter, tol)
+    return_lcp = val.flag("return_lcp", return_lcp)
     psi_n = stab.corrected("psi_n", psi_n, h, max_correction_speed, baumgarte)
     data = step_data(M, Wn, D, E, U, v, h, p_ext, psi_n, dpsi_n, dpsi_f, Wb, theta, dtheta, Dj, Ej, beta_max)
     _, n_c, m, n_b, m_j, n_j = data.sizes
@@ -187,13 +188,10 @@ def friction_basis(normal, n_d):
            [ 0.,  1.,  0., -1.],
            [ 0.,  0.,  0.,  0.]])
     """
-    nrm = val.vector("normal", normal, 3)
-    length = np.linalg.norm(nrm)
-    if length == 0:
-        raise ValueError("normal must be a nonzero 3-vector")
-    if isinstance(n_d, (bool, np.bool_)) or not isinstance(n_d, (int, np.integer)) or n_d < 0:
-        raise ValueError(f"n_d must be a nonnegative integer, got {n_d!r}")
-    return _friction_basis(nrm / length, int(n_d))
+    n = val.unit_vector("normal", normal, 3)
+    n_d = val.integer("n_d", n_d, 0)
+    val.fits_in_memory("n_d", n_d, 48 * n_d, "for the (3, n_d) directions")
+    return _friction_basis(n, n_d)
 
 
 def _friction_basis(n, n_d):

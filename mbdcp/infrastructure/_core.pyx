@@ -412,7 +412,7 @@ cdef cnp.ndarray _copy(double *x, Py_ssize_t n):
 def step_plain(object M, object Wn, object D, object E, object mu, object v, double h, object p_ext, object psi_n):
     """(v_next, p_n, beta, sigma, cone_slack, status, pivots, residual, basis (bool)) of one time step
     without joints or moving surfaces, or None when an argument is not a plain float64 array of its
-    shape, or its values fail the C core's check (finite, M symmetric, E a grouping, mu >= 0): the
+    shape, or its values fail the C core's check (finite, M symmetric, E a grouping, mu >= 0, h > 0): the
     validating path then names the argument. p_ext, psi_n: None or arrays."""
     if not (_plain_array(M, 2) and _plain_array(Wn, 2) and _plain_array(D, 2) and _plain_array(E, 2)
             and _plain_array(mu, 1) and _plain_array(v, 1) and (p_ext is None or _plain_array(p_ext, 1))
@@ -449,7 +449,7 @@ def step_plain(object M, object Wn, object D, object E, object mu, object v, dou
     with nogil:
         rc = mbdcp_step_solve(&p, &s, NULL, &out, &info, base, nbytes)
     _recorded(&R)
-    if rc in (MBDCP_ERR_NONFINITE, MBDCP_ERR_DATA, MBDCP_ERR_NOT_POSDEF):
+    if rc in (MBDCP_ERR_NONFINITE, MBDCP_ERR_DATA, MBDCP_ERR_NOT_POSDEF, MBDCP_ERR_SETTING, MBDCP_ERR_DIMENSION):
         return None
     _check(rc)
     basis = _empty(N, cnp.NPY_BOOL)
@@ -801,9 +801,10 @@ cdef const int *_idata(cnp.ndarray a) except? NULL:
 
 def ccp(int n_v, int n_c, int n_b, cnp.ndarray P_ptr, cnp.ndarray P_ind, cnp.ndarray P_val,
         cnp.ndarray Q_ptr, cnp.ndarray Q_ind, cnp.ndarray Q_val, cnp.ndarray mu, cnp.ndarray p,
-        str method, double tol, int max_iter, double omega, cnp.ndarray nu0, tuple M=None):
+        method, double tol, int max_iter, double omega, cnp.ndarray nu0, tuple M=None):
     """(nu, u, history, status, iterations, residual, polished, finished, certificate); nu0 is None or the
-    warm start; M (ipm, auto): (indptr, indices, data) of M in CSC, both triangles, or None."""
+    warm start; method a key of CCP_METHODS (any str, np.str_ included); M (ipm, auto): (indptr,
+    indices, data) of M in CSC, both triangles, or None."""
     cdef MbdcpReturn rc
     if n_v < 1 or n_c < 0 or n_b < 0:
         raise ValueError(f"internal call: n_v = {n_v}, n_c = {n_c}, n_b = {n_b} out of range")
@@ -839,7 +840,7 @@ def ccp(int n_v, int n_c, int n_b, cnp.ndarray P_ptr, cnp.ndarray P_ind, cnp.nda
     cdef MbdcpCcpSettings s
     cdef const char *msg = NULL
     mbdcp_ccp_default_settings(&s)
-    s.method = CCP_METHODS[method]
+    s.method = CCP_METHODS[str(method)]
     s.tol = tol
     s.max_iter = max_iter
     s.omega = omega
@@ -1043,7 +1044,7 @@ cdef int _fc_factor_blocks(MbdcpFcProblem *pr, mbdcp_float *flops) except -2:
 
 
 def fc_solve(bint coulomb, int n_c, int d, cnp.ndarray W_ptr, cnp.ndarray W_ind, cnp.ndarray W_val, S,
-             cnp.ndarray q, cnp.ndarray mu, str method, str inner, double tol, int max_iter, int inner_max_iter, r0):
+             cnp.ndarray q, cnp.ndarray mu, method, inner, double tol, int max_iter, int inner_max_iter, r0):
     """(r, u, history, status, iterations, inner_iterations, residual, local_failures, finished method,
     certificate kind) of mbdcp_coulomb_solve (coulomb) or mbdcp_ccp_local_solve for spacedim d; W and S
     (None or a (ptr, ind, val) tuple) in CSR; r0 is None or the warm start."""
@@ -1052,8 +1053,11 @@ def fc_solve(bint coulomb, int n_c, int d, cnp.ndarray W_ptr, cnp.ndarray W_ind,
     cdef const char *msg = NULL
     cdef mbdcp_float flops = 0.0
     mbdcp_fc_default_settings(&s)
-    s.method = FC_METHODS[method]
-    s.inner = FC_METHODS[inner]
+    for name, x in (("method", method), ("inner", inner)):  # callers check them; a wrong one still gets a clear error
+        if not isinstance(x, str) or x not in FC_METHODS:
+            raise ValueError(f"{name} must be one of {', '.join(map(repr, FC_METHODS))}, got {x!r}")
+    s.method = FC_METHODS[str(method)]
+    s.inner = FC_METHODS[str(inner)]
     s.tol = tol
     s.max_iter = max_iter
     s.inner_max_iter = inner_max_iter

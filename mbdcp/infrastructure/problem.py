@@ -11,8 +11,8 @@ import scipy.linalg as sla
 from mbdcp.infrastructure import _core
 from mbdcp.infrastructure import validate as val
 
-__all__ = ["ContactData", "StepProblem", "friction_coefficients", "contact_data", "step_data", "call_core",
-           "solve_joints", "full_joint_impulse", "joint_friction_data", "pair_data", "warm_start_flags"]
+__all__ = ["ContactData", "StepProblem", "friction_coefficients", "contact_data", "step_data", "call_core", "overflow_error",
+           "cholesky", "finite_lcp", "schur_factor", "solve_joints", "full_joint_impulse", "joint_friction_data", "pair_data", "warm_start_flags"]
 
 _JOINT_RANK_TOL = 1e-10  # a pivot of the M-weighted joint Jacobian's QR below this fraction of the first: dependent
 _NO_COLUMNS = np.zeros((0, 0))  # an absent Jacobian (the C layer reads only its column count)
@@ -161,9 +161,11 @@ def joint_friction_data(n_v, Dj, Ej, beta_max):
     return Dj, Ej, beta_max
 
 
-def call_core(fn, *args, rank_deficient="Wb"):
+def call_core(fn, *args, rank_deficient="Wb", named=None):
     """Call a C wrapper, turning its argument errors into ValueErrors that name the argument
-    (``rank_deficient``: the Jacobian whose Schur complement the call factors)."""
+    (``rank_deficient``: the Jacobian whose Schur complement the call factors; ``named``: the
+    data by name, for saying what overflows when finite data overflow inside C; a StepProblem
+    among ``args`` serves when it is None)."""
     try:
         return fn(*args)
     except _core.CoreError as exc:
@@ -173,7 +175,81 @@ def call_core(fn, *args, rank_deficient="Wb"):
             J = rank_deficient
             raise ValueError(f"{J} must have full column rank ({J}^T M^-1 {J} is singular: redundant "
                              "constraints)") from None
+        if exc.code == _core.ERR_NONFINITE:
+            if named is None:
+                p = next((a for a in args if isinstance(a, StepProblem)), None)
+                named = {} if p is None else dict(p.arrays(), h=p.h)
+            raise overflow_error(named) from None
         raise
+
+
+def cholesky(M):
+    """scipy's cho_factor of a validated M, its failure a ValueError naming M."""
+    try:
+        return sla.cho_factor(M)
+    except np.linalg.LinAlgError:
+        raise ValueError("M must be symmetric positive definite (its Cholesky factorization failed)") from None
+
+
+def schur_factor(chol, J, name, rank_tol, what):
+    """The factor (R, lower=False) of S = J^T M^-1 J for scipy's cho_solve, from the QR of
+    B = U^-T J (M = U^T U, ``chol`` its cho_factor): S is never formed, so it neither overflows nor
+    underflows where B does not. A ValueError naming J when B overflows, or when J lacks full column
+    rank (a singular value of B below ``rank_tol`` times the largest; ``what`` says why it matters)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        B = sla.solve_triangular(chol[0], J, trans="T", lower=chol[1])
+    if not _core.all_finite(np.ascontiguousarray(B)):
+        raise ValueError(f"M^-1/2 {name} overflows float64: {name}'s entries (up to {np.abs(J).max():.3g}) are too "
+                         "large for M's; rescale the problem (change units)")
+    sv = np.linalg.svd(B, compute_uv=False)
+    if sv.min() <= rank_tol * sv.max():
+        raise ValueError(f"{name} must have full column rank{what} ({name}^T M^-1 {name} is singular)")
+    return np.linalg.qr(B, mode="r"), False
+
+
+def finite_lcp(F, f, named):
+    """Raise the overflow_error of the data ``named`` unless the LCP (F, f) they gave is finite."""
+    if not (_core.all_finite(np.ascontiguousarray(F, dtype=np.float64))
+            and _core.all_finite(np.ascontiguousarray(f, dtype=np.float64))):
+        raise overflow_error(named)
+
+
+_JACOBIANS = ("Wn", "D", "Wt", "Wb", "Dj")
+_LOADS = ("p_ext", "k")  # times M^-1
+_RATES = ("psi_n", "theta")  # divided by h
+
+
+def overflow_error(named):
+    """The ValueError for finite data whose products overflow float64 inside the C core: it names
+    the first product found to overflow (J^T M^-1 J for a Jacobian J, M^-1 p_ext, a gap over h,
+    J^T v) and says what to do."""
+    M, h = named.get("M"), named.get("h", 1.0)
+    fix = ("rescale the problem (change units) so that these products stay within the float64 range (about 1e308)")
+    with np.errstate(all="ignore"):
+        try:
+            L = np.linalg.cholesky(M)
+        except (np.linalg.LinAlgError, ValueError, TypeError):
+            L = None
+        inv = (lambda X: sla.solve_triangular(L, X, lower=True)) if L is not None else None
+        for name in _JACOBIANS:
+            J = named.get(name)
+            if J is not None and J.size and inv is not None:
+                X = inv(J)
+                if not (np.all(np.isfinite(X)) and np.all(np.isfinite(X.T @ X))):
+                    return ValueError(f"{name}^T M^-1 {name} overflows float64: {name}'s entries (up to "
+                                      f"{np.abs(J).max():.3g}) are too large for M's (diagonal down to "
+                                      f"{np.abs(np.diag(M)).min():.3g}); {fix}")
+        for name in _LOADS:
+            x = named.get(name)
+            if x is not None and x.size and inv is not None and not np.all(np.isfinite(inv(x))):
+                return ValueError(f"M^-1 {name} overflows float64: {name} (up to {np.abs(x).max():.3g}) is too "
+                                  f"large for M; {fix}")
+        for name in _RATES:
+            x = named.get(name)
+            if x is not None and x.size and not np.all(np.isfinite(x / h)):
+                return ValueError(f"{name} / h overflows float64 ({name} up to {np.abs(x).max():.3g}, h = {h:.3g}); {fix}")
+    given = ", ".join(k for k, x in named.items() if k != "h" and getattr(x, "size", 0))
+    return ValueError(f"the products of the data ({given or 'M'}) overflow float64 inside the solver; {fix}")
 
 
 def independent_joints(M, Wb, theta, dtheta, h):

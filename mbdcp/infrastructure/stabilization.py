@@ -11,7 +11,6 @@ the penetration per step. The gap used is then
 
 so that the correction velocity -Ψ̃_i/h is at most v_max.
 """
-import numbers
 from typing import NamedTuple
 
 import numpy as np
@@ -25,11 +24,7 @@ def settings(max_correction_speed, baumgarte):
     """Validated (v_max or None, b)."""
     if max_correction_speed is not None:
         max_correction_speed = val.positive_scalar("max_correction_speed", max_correction_speed)
-    if isinstance(baumgarte, (bool, np.bool_)) or not isinstance(baumgarte, numbers.Real):
-        raise TypeError(f"baumgarte must be a real number, got {type(baumgarte).__name__}")
-    if not 0.0 < float(baumgarte) <= 1.0:
-        raise ValueError(f"baumgarte must be in (0, 1], got {baumgarte}")
-    return max_correction_speed, float(baumgarte)
+    return max_correction_speed, val.scalar_in("baumgarte", baumgarte, 0.0, 1.0, low_open=True)
 
 
 def corrected(name, psi, h, max_correction_speed, baumgarte):
@@ -40,7 +35,7 @@ def corrected(name, psi, h, max_correction_speed, baumgarte):
 
 def differentiable(name, psi, h, max_correction_speed, baumgarte):
     """(Ψ̃, its :class:`Chain` or None when Ψ̃ is Ψ)."""
-    if max_correction_speed is None and baumgarte == 1.0:
+    if max_correction_speed is None and type(baumgarte) is float and baumgarte == 1.0:
         return psi, None  # the common case, checked first: nothing to validate or change
     v_max, b = settings(max_correction_speed, baumgarte)
     if psi is None or (v_max is None and b == 1.0):

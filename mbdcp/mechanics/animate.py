@@ -3,6 +3,7 @@ import functools
 
 import numpy as np
 
+from mbdcp.infrastructure import validate as val
 from mbdcp.infrastructure.contact_state import ContactState
 
 __all__ = ["plot_series", "plot_contact_states", "animate"]
@@ -24,7 +25,7 @@ def new_axes(ax=None):
 def plot_series(ax, t, series, ylabel):
     """Curves {label: values} against t into ``ax`` (a new figure when None), a legend when there
     are several; returns the Axes."""
-    ax = new_axes(ax)
+    ax = new_axes(val.axes("ax", ax))
     for label, y in series.items():
         ax.plot(t, y, label=label)
     ax.set_xlabel("t")
@@ -39,7 +40,7 @@ def plot_contact_states(tr, ax=None):
     from matplotlib.colors import ListedColormap
     from matplotlib.patches import Patch
 
-    ax = new_axes(ax)
+    ax = new_axes(val.axes("ax", ax))
     steps = len(tr.contact_states)
     rows = max((len(s) for s in tr.contact_states), default=0)
     grid = np.zeros((max(rows, 1), max(steps, 1)))
@@ -68,7 +69,7 @@ def _shapes(tr, scene):
 
     if scene is not None:
         if not isinstance(scene, Scene):
-            raise TypeError(f"scene must be a mbdcp.mechanics.Scene or None, got {type(scene).__name__}")
+            raise TypeError(f"scene must be a mbdcp.mechanics.Scene or None, got {val.describe(scene)}")
         shapes = Shapes.of(scene)
     elif tr.shapes is not None:
         shapes = tr.shapes
@@ -166,12 +167,17 @@ def animate(tr, scene=None, *, every=1, arrows=False, interval=None, figsize=(5.
     from matplotlib.patches import Circle, Polygon
 
     every = _check_every(every)
+    arrows = val.flag("arrows", arrows)
+    figsize = tuple(val.as_array("figsize", figsize, 1).tolist())
+    if len(figsize) != 2 or not all(x > 0 for x in figsize):
+        raise ValueError(f"figsize must be two positive numbers (inches), got {figsize}")
+    dpi = val.positive_scalar("dpi", dpi)
     shapes = _shapes(tr, scene)
     if interval is None:
         dt = float(tr.times[1] - tr.times[0]) if len(tr.times) > 1 else 0.05
         interval = max(20.0, 1000.0 * dt * every)
-    elif not (np.isscalar(interval) and np.isfinite(interval) and interval > 0):
-        raise ValueError(f"interval must be a positive number of milliseconds, got {interval!r}")
+    else:
+        interval = val.positive_scalar("interval", interval)
     frames = list(range(0, len(tr.times), every))
     n = len(shapes.radius)
     geometry = [_frame_geometry(shapes, tr.positions[k]) for k in frames]

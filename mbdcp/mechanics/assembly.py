@@ -12,14 +12,16 @@ two of the four 3-D directions, or :math:`(t, 0)` in 2-D.
 import numpy as np
 import scipy.sparse as sp
 
-from mbdcp.mechanics.bodies import quaternion_to_matrix
+from mbdcp.mechanics.bodies import rotation_matrix
 
-__all__ = ["world_inertia", "mass_blocks", "velocity", "applied_impulse", "kinetic_energy", "friction_directions", "assemble"]
+FORMS = ("dense", "sparse", "blocks")  # how assemble returns M and the Jacobians
+
+__all__ = ["FORMS", "world_inertia", "mass_blocks", "velocity", "applied_impulse", "kinetic_energy", "friction_directions", "assemble"]
 
 
 def world_inertia(fields):
     """World-frame inertias R J_B R^T, (n, 3, 3)."""
-    R = quaternion_to_matrix(fields["quaternion"])
+    R = rotation_matrix(fields["quaternion"])
     return R @ fields["inertia"] @ np.swapaxes(R, 1, 2)
 
 

@@ -6,14 +6,28 @@ its bodies' rows into arrays with one row per body and rebinds every body to its
 """
 import numpy as np
 
+from mbdcp.infrastructure import validate as val
 from mbdcp.mechanics import checks
 
-__all__ = ["quaternion_to_matrix", "B_matrix", "BodyRows", "Body2D", "Body3D", "box_corners"]
+__all__ = ["quaternion_to_matrix", "rotation_matrix", "B_matrix", "b_matrix", "BodyRows", "Body2D", "Body3D", "box_corners"]
+
+
+def _quaternions(name, e):
+    """e (..., 4) validated (finite, every quaternion nonzero) and normalised, each scaled by its
+    largest entry first so that no norm overflows (1e300) or underflows (denormals)."""
+    a = val.as_array(name, e)
+    if a.ndim == 0 or a.shape[-1] != 4:
+        raise ValueError(f"{name} must be a quaternion (4,) or an array of them (..., 4), got shape {a.shape}")
+    big = np.abs(a).max(axis=-1, keepdims=True)
+    if np.any(big == 0):
+        raise ValueError(f"{name} must hold nonzero quaternions (a rotation needs a direction), got a zero one")
+    a = a / big
+    return a / np.sqrt(np.einsum("...i,...i->...", a, a))[..., None]
 
 
 def quaternion_to_matrix(e):
-    """Rotation matrix of a unit quaternion e = (e0, e1, e2, e3); for an array of quaternions
-    (..., 4), the matrices (..., 3, 3).
+    """Rotation matrix of the quaternion e = (e0, e1, e2, e3), normalised first; for an array of
+    quaternions (..., 4), the matrices (..., 3, 3).
 
     >>> import numpy as np
     >>> quaternion_to_matrix([np.cos(np.pi / 4), 0, 0, np.sin(np.pi / 4)]).round(12) + 0.0
@@ -21,7 +35,11 @@ def quaternion_to_matrix(e):
            [ 1.,  0.,  0.],
            [ 0.,  0.,  1.]])
     """
-    e = np.asarray(e, dtype=float)
+    return rotation_matrix(_quaternions("e", e))
+
+
+def rotation_matrix(e):
+    """quaternion_to_matrix for unit quaternions already checked (the hot loops of a scene)."""
     e0, e1, e2, e3 = np.moveaxis(e, -1, 0)
     R = np.empty(e.shape[:-1] + (3, 3))
     R[..., 0, 0], R[..., 0, 1], R[..., 0, 2] = 1 - 2 * (e2 * e2 + e3 * e3), 2 * (e1 * e2 - e0 * e3), 2 * (e1 * e3 + e0 * e2)
@@ -32,8 +50,15 @@ def quaternion_to_matrix(e):
 
 def B_matrix(e):
     """B(e) with de/dt = B(e) omega for omega in the world frame (B^T B = I/4 for a unit e); for an
-    array of quaternions (..., 4), the matrices (..., 4, 3)."""
-    e = np.asarray(e, dtype=float)
+    array of quaternions (..., 4), the matrices (..., 4, 3). e is taken as given (finite, any norm)."""
+    a = val.as_array("e", e)
+    if a.ndim == 0 or a.shape[-1] != 4:
+        raise ValueError(f"e must be a quaternion (4,) or an array of them (..., 4), got shape {a.shape}")
+    return b_matrix(a)
+
+
+def b_matrix(e):
+    """B_matrix without the checks (the hot loops of a scene)."""
     e0, e1, e2, e3 = np.moveaxis(e, -1, 0)
     rows = [[-e1, -e2, -e3], [e0, e3, -e2], [-e3, e0, e1], [e2, -e1, e0]]
     return 0.5 * np.moveaxis(np.array(rows), (0, 1), (-2, -1))
@@ -110,6 +135,15 @@ class _Body:
         return np.r_[self.velocity, self.omega]
 
 
+def _default_inertia(body, J):
+    """The inertia of a uniform body, refused when its mass and size put it beyond the float64 range."""
+    if not np.all(np.isfinite(J)) or np.any(np.asarray(J) <= 0):
+        size = "half_extents" if getattr(body, "half_extents", None) is not None else "radius"
+        raise ValueError(f"the default inertia of mass = {body.mass:.3g} and {size} = {getattr(body, size)} is beyond "
+                         "the float64 range: give inertia, or rescale (change units)")
+    return J
+
+
 class Body2D(_Body):
     """A planar rigid body: a disk of ``radius`` (0: a particle) with mass and inertia J.
 
@@ -130,7 +164,9 @@ class Body2D(_Body):
         self._start()
         self.mass, self.radius = mass, radius
         if inertia is None:
-            inertia = 0.5 * self.mass * self.radius ** 2 if self.radius > 0 else 1.0
+            with np.errstate(over="ignore", under="ignore"):
+                J = 0.5 * np.float64(self.mass) * np.float64(self.radius) ** 2 if self.radius > 0 else 1.0
+            inertia = _default_inertia(self, J)
         self.inertia = inertia
         self.position, self.theta, self.velocity, self.omega = position, theta, velocity, omega
 
@@ -167,20 +203,22 @@ class Body3D(_Body):
         self.position, self.velocity, self.omega, self.quaternion = position, velocity, omega, quaternion
         self.radius, self.half_extents = radius, half_extents
         if inertia is None:
-            if self.half_extents is not None:
-                a, b, c = 2 * self.half_extents
-                inertia = self.mass / 12 * np.array([b * b + c * c, a * a + c * c, a * a + b * b])
-            elif self.radius > 0:
-                inertia = np.full(3, 0.4 * self.mass * self.radius ** 2)
-            else:
-                inertia = np.ones(3)
+            with np.errstate(over="ignore", under="ignore"):
+                if self.half_extents is not None:
+                    a, b, c = 2 * self.half_extents
+                    inertia = self.mass / 12 * np.array([b * b + c * c, a * a + c * c, a * a + b * b])
+                elif self.radius > 0:
+                    inertia = np.full(3, 0.4 * np.float64(self.mass) * np.float64(self.radius) ** 2)
+                else:
+                    inertia = np.ones(3)
+            inertia = _default_inertia(self, inertia)
         self.inertia = inertia
 
     def q(self):
         return np.r_[self.position, self.quaternion]
 
     def rotation(self):
-        return quaternion_to_matrix(self.quaternion)
+        return rotation_matrix(self.quaternion)
 
     def world_inertia(self):
         R = self.rotation()
@@ -204,5 +242,5 @@ _SIGNS = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-
 
 def box_corners(half_extents, quaternions):
     """Corners (n, 8, 3) of n boxes relative to their centres, in the world frame."""
-    R = quaternion_to_matrix(quaternions)
+    R = rotation_matrix(quaternions)
     return (_SIGNS * half_extents[:, None, :]) @ np.swapaxes(R, 1, 2)

@@ -9,8 +9,9 @@ W_b^T v^{l+1} + Θ/h = 0, so a drift Θ is removed in one step (stabilisation).
 import numpy as np
 import scipy.sparse as sp
 
+from mbdcp.infrastructure import validate as val
 from mbdcp.mechanics import checks
-from mbdcp.mechanics.bodies import Body2D, Body3D, quaternion_to_matrix
+from mbdcp.mechanics.bodies import Body2D, Body3D, rotation_matrix
 
 __all__ = ["Pin", "joint_rows"]
 
@@ -29,13 +30,15 @@ class Pin:
 
     def __init__(self, a, b=None, point=None):
         if not isinstance(a, (Body2D, Body3D)):
-            raise TypeError(f"a must be a Body2D or Body3D, got {type(a).__name__}")
+            raise TypeError(f"a must be a Body2D or Body3D, got {val.describe(a)}")
         if b is not None and type(b) is not type(a):
-            raise TypeError(f"b must be None (the world) or a body of the same kind as a, got {type(b).__name__}")
+            raise TypeError(f"b must be None (the world) or a body of the same kind as a, got {val.describe(b)}")
         if b is a:
             raise ValueError("a pin joins two different bodies (b is a)")
         dim = 2 if isinstance(a, Body2D) else 3
         self.a, self.b = a, b
+        if point is not None and np.ndim(point) == 1 and len(point) != dim:  # say which body fixes the dimension
+            raise ValueError(f"point must have shape ({dim},) since a is a {type(a).__name__}, got ({len(point)},)")
         point = checks.vector("point", a.position if point is None else point, dim)
         self.r_a = _to_body(a, point - a.position)
         self.r_b = point.copy() if b is None else _to_body(b, point - b.position)  # the world: a fixed point
@@ -48,7 +51,7 @@ def _rotation(planar, angle):
     if planar:
         c, s = np.cos(angle), np.sin(angle)
         return np.moveaxis(np.array([[c, -s], [s, c]]), (0, 1), (-2, -1))
-    return quaternion_to_matrix(angle)
+    return rotation_matrix(angle)
 
 
 def _to_body(body, r_world):

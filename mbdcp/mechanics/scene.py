@@ -1,9 +1,12 @@
 """A scene: bodies (their fields gathered into arrays), walls, gravity and contact parameters."""
+import collections.abc
+
 import numpy as np
 
+from mbdcp.infrastructure import validate as val
 from mbdcp.mechanics import assembly, checks
-from mbdcp.mechanics.bodies import B_matrix, Body2D, Body3D, BodyRows
-from mbdcp.mechanics.contacts import Contacts, find_contacts
+from mbdcp.mechanics.bodies import Body2D, Body3D, BodyRows, b_matrix
+from mbdcp.mechanics.contacts import Contact, Contacts, find_contacts
 from mbdcp.mechanics.joints import Pin, joint_rows
 from mbdcp.mechanics.walls import Line, Plane
 
@@ -52,7 +55,7 @@ class Scene:
         index = {id(b): k for k, b in enumerate(self.bodies)}
         for k, j in enumerate(joints):
             if not isinstance(j, Pin):
-                raise TypeError(f"joints[{k}] must be a Pin, got {type(j).__name__}")
+                raise TypeError(f"joints[{k}] must be a Pin, got {val.describe(j)}")
             if id(j.a) not in index or (j.b is not None and id(j.b) not in index):
                 raise ValueError(f"joints[{k}] joins a body that is not in this scene")
         self.joints, self._index = joints, index
@@ -87,8 +90,7 @@ class Scene:
 
     @n_d.setter
     def n_d(self, n_d):
-        if isinstance(n_d, (bool, np.bool_)) or not isinstance(n_d, (int, np.integer)):
-            raise TypeError(f"n_d must be an integer, got {n_d!r}")
+        n_d = val.integer("n_d", n_d, 0)
         if self.planar and n_d not in (0, 2):
             raise ValueError("n_d must be 0 or 2 for planar scenes (directions t and -t)")
         if not self.planar and (n_d < 0 or n_d % 2):
@@ -108,6 +110,7 @@ class Scene:
     def joint_jacobian(self, sparse=False):
         """(Wb, theta) of the scene's joints in the current configuration: Wb (n_v, n_b), one
         column per pin axis, and theta (n_b,) the joints' drift (zero when they hold)."""
+        sparse = val.flag("sparse", sparse)
         return joint_rows(self.fields(), self.planar, self._index, self.joints, dense=not sparse)
 
     def assemble(self, h, sparse=False, contacts=None, form=None, parts=("Wn", "D", "Wt")):
@@ -116,8 +119,10 @@ class Scene:
         M, Wn, D, E, Wt are scipy.sparse (M block diagonal) when ``sparse``. ``form="blocks"``
         gives M as its diagonal blocks (n_bodies, k, k) and sparse Jacobians."""
         h = checks.positive("h", h)
-        contacts = self.contacts() if contacts is None else Contacts.of(contacts, self.dim)
-        form = form or ("sparse" if sparse else "dense")
+        contacts = self.contacts() if contacts is None else _contacts(contacts, self.dim)
+        form = val.choice("form", form, assembly.FORMS, allow_none=True) or (
+            "sparse" if val.flag("sparse", sparse) else "dense")
+        parts = _parts(parts)
         out = assembly.assemble(self.fields(), self.planar, self.gravity, self.mu, self.n_d, h, contacts, form, parts)
         if self.joints:  # W_b and the drift theta of the joints (Trinkle 2003, eq. 28)
             out["Wb"], out["theta"] = self.joint_jacobian(sparse=form != "dense")
@@ -131,7 +136,7 @@ class Scene:
         return -float(np.sum(f["mass"] * (f["position"] @ self.gravity)))
 
     def max_penetration(self, contacts=None):
-        return (self.contacts() if contacts is None else Contacts.of(contacts, self.dim)).max_penetration()
+        return (self.contacts() if contacts is None else _contacts(contacts, self.dim)).max_penetration()
 
     def configuration(self):
         """q of every body, body after body: (x, y, theta) or (x, quaternion)."""
@@ -143,17 +148,74 @@ class Scene:
         """The fields changed by one step with velocity v (not applied): positions move by h v,
         the quaternions by h B(e) omega and are renormalised."""
         f = self.fields()
-        V = v.reshape(len(self.bodies), -1)
+        V = val.vector("v", v, self.n_v, symbol="n_v").reshape(len(self.bodies), -1)
+        h = checks.positive("h", h)
         vel, w = V[:, :self.dim].copy(), V[:, self.dim:].copy()
         with np.errstate(over="ignore", invalid="ignore"):  # a non-finite result is the caller's to detect
             new = dict(velocity=vel, position=f["position"] + h * vel)
             if self.planar:
                 new.update(omega=w[:, 0], theta=f["theta"] + h * w[:, 0])
             else:
-                e = f["quaternion"] + h * np.einsum("nij,nj->ni", B_matrix(f["quaternion"]), w)
+                e = f["quaternion"] + h * np.einsum("nij,nj->ni", b_matrix(f["quaternion"]), w)
                 new.update(omega=w, quaternion=e / np.linalg.norm(e, axis=1)[:, None])
         return new
 
     def update(self, new):
-        """Replace fields by new arrays (views held by the user keep the old values)."""
+        """Replace fields by new arrays (views held by the user keep the old values). Each is
+        checked as the bodies check it: a known field, its shape, finite values, mass and inertia
+        positive, radius and half extents nonnegative; quaternions are normalised."""
+        if not isinstance(new, collections.abc.Mapping):
+            raise TypeError(f"new must be a dict of field arrays, got {val.describe(new)}")
+        fields = self.fields()
+        checked = {}
+        for name, x in new.items():
+            if name not in fields:
+                raise ValueError(f"new has no field {name!r}: the fields are {', '.join(sorted(fields))}")
+            checked[name] = _field(f"new[{name!r}]", name, x, fields[name].shape)
+        fields.update(checked)
+
+    def replace(self, new):
+        """update without the checks, for fields a step computed (the simulation loop)."""
         self.fields().update(new)
+
+
+_POSITIVE, _NONNEGATIVE = ("mass",), ("radius", "half_extents")
+
+
+def _field(label, name, x, shape):
+    """A new value of a scene field, checked (see Scene.update)."""
+    a = np.array(val.as_array(label, x), dtype=np.float64)
+    if a.shape != shape:
+        raise ValueError(f"{label} must have shape {shape} (one row per body), got {a.shape}")
+    if name == "quaternion":
+        return np.array([val.unit_vector(f"{label}[{k}]", row, 4) for k, row in enumerate(a)])
+    if name in _POSITIVE and np.any(a <= 0):
+        raise ValueError(f"{label} must be positive, got {a.min()}")
+    if name in _NONNEGATIVE and np.any(a < 0):
+        raise ValueError(f"{label} must be nonnegative, got {a.min()}")
+    if name == "inertia" and a.ndim == 1 and np.any(a <= 0):
+        raise ValueError(f"{label} must be positive, got {a.min()}")
+    if name == "inertia" and a.ndim == 3:
+        for k, J in enumerate(a):
+            checks.inertia3(f"{label}[{k}]", J)
+    return a
+
+
+def _contacts(contacts, dim):
+    """Contacts, or a list of Contact, as Contacts."""
+    if isinstance(contacts, Contacts):
+        return contacts
+    if not isinstance(contacts, (list, tuple)) or not all(isinstance(c, Contact) for c in contacts):
+        raise TypeError(f"contacts must be the Contacts of Scene.contacts() or a list of Contact, got "
+                        f"{val.describe(contacts)}")
+    return Contacts.of(contacts, dim)
+
+
+def _parts(parts):
+    """The Jacobians to assemble: a sequence of names among Wn, D, Wt."""
+    if isinstance(parts, str) or not isinstance(parts, (list, tuple, set, frozenset)):
+        raise TypeError(f"parts must be a sequence of names among 'Wn', 'D', 'Wt', got {val.describe(parts)}")
+    bad = [p for p in parts if p not in ("Wn", "D", "Wt")]
+    if bad:
+        raise ValueError(f"parts must name Jacobians among 'Wn', 'D', 'Wt', got {bad}")
+    return tuple(parts)

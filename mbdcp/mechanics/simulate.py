@@ -9,6 +9,8 @@ import numpy as np
 
 import mbdcp
 from mbdcp.formulations import registry
+from mbdcp.infrastructure import stabilization as stab
+from mbdcp.infrastructure import validate as val
 from mbdcp.infrastructure.results import _Result
 from mbdcp.mechanics import assembly, checks
 from mbdcp.mechanics.contacts import CoincidentCentres
@@ -163,11 +165,12 @@ def default_penetration_tolerance(scene):
 
 
 def _deprecated_tolerances(method, tol, deprecated):
-    """tol, or the deprecated ccp_tol / fp_tol of that method (a DeprecationWarning each)."""
+    """tol, or the deprecated ccp_tol / fp_tol of that method (a DeprecationWarning each; each
+    checked under its own name, whichever method runs)."""
     for old, its_method in (("ccp_tol", "ccp"), ("fp_tol", "fixed_point")):
         if old in deprecated:
-            warnings.warn(f"simulate(): {old} is deprecated; use tol", DeprecationWarning, stacklevel=3)
-            value = deprecated.pop(old)
+            warnings.warn(f"simulate(): {old} is deprecated; use tol", DeprecationWarning, stacklevel=4)
+            value = val.positive_scalar(old, deprecated.pop(old))
             if method == its_method:
                 if tol is not None:
                     raise TypeError(f"simulate() got tol and its deprecated name {old}: pass tol only")
@@ -175,6 +178,34 @@ def _deprecated_tolerances(method, tol, deprecated):
     if deprecated:
         raise TypeError(f"simulate() got an unexpected keyword argument {next(iter(deprecated))!r}")
     return tol
+
+
+def _settings(scene, method, h, T, options, deprecated):
+    """Every option of simulate checked whichever method uses it (an option given is an option
+    checked): (h, steps, max_penetration, solver options)."""
+    if not isinstance(scene, Scene):
+        raise TypeError(f"scene must be a mbdcp.mechanics.Scene, got {val.describe(scene)}")
+    method = val.choice("method", method, _scene_methods())
+    h, T = checks.positive("h", h), checks.nonnegative("T", T)
+    if T < h:
+        raise ValueError(f"T must be at least h (the run takes round(T / h) steps), got T = {T} < h = {h}")
+    steps = val.step_count(h, T)
+    per_step = 8 * (scene.configuration().size + scene.n_v + 16) + 512  # the states and lists recorded per step
+    val.fits_in_memory("T / h", f"{steps} steps", steps * per_step, "to record the trajectory")
+    pen = options.pop("max_penetration")
+    pen = default_penetration_tolerance(scene) if pen is None else val.threshold("max_penetration", pen)
+    val.integer("algorithm", options["algorithm"], 1, 3)
+    tol = _deprecated_tolerances(method, options["tol"], deprecated)
+    if tol is not None:
+        tol = val.scalar_in("tol", tol, 0.0, 1.0, True, True) if method == "lcp" else val.positive_scalar("tol", tol)
+    options.update(tol=tol, max_iter=val.positive_int("max_iter", options["max_iter"]),
+                   warm_start=val.flag("warm_start", options["warm_start"]))
+    stab.settings(options["max_correction_speed"], options["baumgarte"])
+    for name, x in scene.fields().items():
+        if not np.all(np.isfinite(x)):
+            k = int(np.flatnonzero(~np.isfinite(x).reshape(len(x), -1).all(axis=1))[0])
+            raise ValueError(f"bodies[{k}].{name} must be finite, got {x[k]}")
+    return method, h, steps, pen, options
 
 
 def _lcp_stepper(scene, h, options, warm_start):
@@ -388,24 +419,12 @@ def simulate(scene, h, T, method="lcp", progress=True, algorithm=3, tol=None, ma
     >>> tr.success, tr.first_failure.message
     (False, 'the penetration 9.31 at step 1 exceeds max_penetration = 0.05')
     """
-    if method not in _scene_methods():
-        raise ValueError(f"method must be one of {_scene_methods()}, got {method!r}")
-    if not isinstance(scene, Scene):
-        raise TypeError(f"scene must be a mbdcp.mechanics.Scene, got {type(scene).__name__}")
-    h, T = checks.positive("h", h), checks.nonnegative("T", T)
-    if T < h:
-        raise ValueError(f"T must be at least h (the run takes round(T / h) steps), got T = {T} < h = {h}")
-    pen_tol = default_penetration_tolerance(scene) if max_penetration is None else float(max_penetration)
-    if not pen_tol >= 0:
-        raise ValueError(f"max_penetration must be nonnegative, got {max_penetration}")
-    for name, x in scene.fields().items():
-        if not np.all(np.isfinite(x)):
-            k = int(np.flatnonzero(~np.isfinite(x).reshape(len(x), -1).all(axis=1))[0])
-            raise ValueError(f"bodies[{k}].{name} must be finite, got {x[k]}")
-    tol = _deprecated_tolerances(method, tol, deprecated)
+    options = {"algorithm": algorithm, "tol": tol, "max_iter": max_iter, "max_penetration": max_penetration,
+               "warm_start": warm_start, "max_correction_speed": max_correction_speed, "baumgarte": baumgarte}
+    method, h, steps, pen_tol, o = _settings(scene, method, h, T, options, deprecated)
+    progress = val.flag("progress", progress)
     correction = dict(max_correction_speed=max_correction_speed, baumgarte=baumgarte)
-    form, parts, solve = _solver(scene, method, h, algorithm, tol, max_iter, warm_start, correction)
-    steps = int(round(T / h))
+    form, parts, solve = _solver(scene, method, h, algorithm, o["tol"], o["max_iter"], o["warm_start"], correction)
     iterator = range(1, steps + 1)
     if progress:
         from tqdm.auto import tqdm
@@ -440,13 +459,13 @@ def simulate(scene, h, T, method="lcp", progress=True, algorithm=3, tol=None, ma
             fail(k, "non-finite", f"step {k} gave a non-finite state (solver status {res.status.name}); the run stopped before it")
             break
         before = ({k: scene.fields()[k] for k in new}, [w.point for w in scene.walls])
-        scene.update(new)
+        scene.replace(new)
         for wall in scene.walls:  # prescribed motion of the walls
             wall.point = wall.point + h * wall.velocity
         try:
             contacts = scene.contacts()
         except CoincidentCentres as exc:  # e.g. two particles landing on one spot: no next step
-            scene.update(before[0])
+            scene.replace(before[0])
             for wall, point in zip(scene.walls, before[1]):
                 wall.point = point
             fail(k, "coincident", f"step {k}: {exc}; the run stopped before it")

@@ -16,7 +16,7 @@ import numpy as np
 from mbdcp.infrastructure import _core
 from mbdcp.infrastructure import validate as val
 from mbdcp.infrastructure.deprecated import renamed
-from mbdcp.infrastructure.problem import step_data
+from mbdcp.infrastructure.problem import StepProblem, overflow_error, step_data
 from mbdcp.infrastructure.results import LemkeResult, StepResult
 from mbdcp.infrastructure.status import Status
 
@@ -124,10 +124,19 @@ class BatchLemkeResult(_Batch):
 
     def __getitem__(self, i):
         """Instance i as a :class:`mbdcp.LemkeResult`."""
+        i = _instance(i, len(self.status))
         s = _STATUS[self.status[i]]
         return LemkeResult(success=s == Status.SOLVED, status=s, message=s.message, z=self.z[i].copy(),
                            w=self.w[i].copy(), pivots=int(self.pivots[i]), residual=float(self.residual[i]),
                            basis=self.basis[i].copy())
+
+
+def _instance(i, B):
+    """The index i of one of B instances (negative from the end), checked."""
+    i = val.integer("i", i)
+    if not -B <= i < B:
+        raise IndexError(f"instance index i = {i} is out of range for a batch of B = {B}")
+    return i % B
 
 
 @renamed(max_pivots="max_iter")
@@ -176,6 +185,8 @@ def lemke(Ms, qs, *, max_iter=None, tol=None, threads=None):
         raise ValueError(f"Ms must have shape (B, n, n) = ({B}, {n}, {n}) or (n, n) = ({n}, {n}) "
                          f"(qs is B x n), got {Ms.shape}")
     max_iter, tol = val.lemke_settings(max_iter, tol)
+    _threads(threads, B)
+    val.fits_in_memory("B", f"{B} instances (qs has B rows)", B * (21 * n + 16), "for the results")
     z, w = np.zeros((B, n)), np.zeros((B, n))
     basis = np.zeros((B, n), dtype=np.intc)
     status = np.full(B, int(Status.SOLVED), dtype=np.intc)  # n = 0: every instance is solved
@@ -230,6 +241,7 @@ class BatchStepResult(_Batch):
 
     def __getitem__(self, i):
         """Instance i as a :class:`mbdcp.StepResult`."""
+        i = _instance(i, len(self.status))
         s = _STATUS[self.status[i]]
         return StepResult(success=s == Status.SOLVED, status=s, message=s.message, v_next=self.v_next[i].copy(),
                           p_n=self.p_n[i].copy(), beta=self.beta[i].copy(), sigma=self.sigma[i].copy(),
@@ -305,42 +317,15 @@ def step(Ms, Wns, Ds, Es, Us, vs, h, *, p_ext=None, psi_n=None, dpsi_n=None, dps
     inputs = dict(Ms=(Ms, 2), Wns=(Wns, 2), Ds=(Ds, 2), Es=(Es, 2), Us=(Us, 1), vs=(vs, 1), p_ext=(p_ext, 1),
                   psi_n=(psi_n, 1), dpsi_n=(dpsi_n, 1), dpsi_f=(dpsi_f, 1), Wb=(Wb, 2), theta=(theta, 1),
                   dtheta=(dtheta, 1), Dj=(Dj, 2), Ej=(Ej, 2), beta_max=(beta_max, 1), h=(h, 0))
-    arrays = {k: (None if x is None else val.as_array(k, x)) for k, (x, _) in inputs.items()}
-    B = max([1] + [a.shape[0] for k, a in arrays.items() if a is not None and a.ndim == inputs[k][1] + 1])
-    if arrays["Us"].ndim == 0:
-        arrays["Us"] = np.full(np.shape(arrays["Wns"])[-1:], float(arrays["Us"]))
-    given = {k: (None if a is None else _batch_axis(k, a, B, inputs[k][1])) for k, a in arrays.items()}
-    hs = given.pop("h").reshape(-1)
-    if np.any(hs <= 0):
-        raise ValueError("h must be positive")
-    n_c = given["Wns"].shape[2]
-
-    # Instance 0 goes through step's validation (shapes, symmetry, E's structure, mu >= 0, joint
-    # data) and fixes the shape; the batch is then checked array-wise against it.
-    first = {k: (None if a is None else a[0]) for k, a in given.items()}
-    try:
-        d0 = step_data(first["Ms"], first["Wns"], first["Ds"], first["Es"], first["Us"], first["vs"], float(hs[0]),
-                        *(first[k] for k in ("p_ext", "psi_n", "dpsi_n", "dpsi_f", "Wb", "theta", "dtheta", "Dj",
-                                             "Ej", "beta_max")))
-    except ValueError as exc:  # name the batch's arguments, not step's
-        raise ValueError("instance 0: " + re.sub(r"\b(M|Wn|D|E|U|v)\b(?! is)", r"\1s", str(exc))) from None
-    shapes = dict(zip(_STEP_INPUTS, [np.shape(x) for x in d0.arrays().values()]))
-    arrays = []
-    for name in _STEP_INPUTS:
-        a = given[name]
-        if a is None:
-            arrays.append(np.zeros((1, 0)))
-            continue
-        if a.shape[1:] != shapes[name]:
-            raise ValueError(f"{name} must have instance shape {shapes[name]} (instance 0 fixes the shape), "
-                             f"got {a.shape[1:]}")
-        arrays.append(np.ascontiguousarray(a))
-    _check_batch(dict(zip(_STEP_INPUTS, arrays)), shapes)
-    n_v, m = shapes["Ms"][0], shapes["Ds"][1]
+    given, hs, B = _batch_inputs(inputs)
+    arrays, shapes = _instance_arrays(given, hs)
+    n_v, n_c, m = shapes["Ms"][0], shapes["Wns"][1], shapes["Ds"][1]
     n_b, m_j, n_j = shapes["Wb"][1], shapes["Dj"][1], shapes["Ej"][1]
     dims = (n_v, n_c, m, n_b, m_j, n_j)
     N = 2 * n_c + m + m_j + n_j
     max_iter, tol = val.lemke_settings(max_iter, tol)
+    _threads(threads, B)
+    val.fits_in_memory("B", f"{B} instances", B * (8 * (n_v + n_b + 2 * N) + 16), "for the results")
     v_next, p_b = np.zeros((B, n_v)), np.zeros((B, n_b))
     z, w = np.zeros((B, N)), np.zeros((B, N))
     status = np.zeros(B, dtype=np.intc)
@@ -354,17 +339,76 @@ def step(Ms, Wns, Ds, Es, Us, vs, h, *, p_ext=None, psi_n=None, dpsi_n=None, dps
 
     for failed in _run(part, B, threads):
         if failed is not None:
-            i, code = failed
-            if code == _core.ERR_NOT_POSDEF:
-                raise ValueError(f"Ms[{i}] must be symmetric positive definite (its Cholesky factorization failed)")
-            if code == _core.ERR_RANK_DEFICIENT:
-                raise ValueError(f"Wb of instance {i} must have full column rank (redundant joints: "
-                                 "mbdcp.step solves them on an independent subset)")
-            raise ValueError(f"instance {i}: the C core rejected its data (code {code})")
+            raise _instance_error(arrays, hs, *failed)
     o = (0, n_c, n_c + m, n_c + m + m_j, 2 * n_c + m + m_j, N)
     return BatchStepResult(v_next=v_next, p_n=z[:, o[0]:o[1]], beta=z[:, o[1]:o[2]], sigma=z[:, o[3]:o[4]], p_b=p_b,
                            beta_j=z[:, o[2]:o[3]], sigma_j=z[:, o[4]:o[5]], status=status,
                            success=status == int(Status.SOLVED), pivots=pivots, residual=residual, z=z, w=w)
+
+
+def _batch_names(message):
+    """A message of mbdcp.step's validation in the batch's names (M -> Ms, ..., v -> vs)."""
+    return re.sub(r"\b(M|Wn|D|E|U|v)\b(?! is)", r"\1s", message)
+
+
+def _batch_inputs(inputs):
+    """({name: array with a leading batch axis of 1 or B, or None}, h per instance, B) of the
+    inputs {name: (value, instance dimensions)}."""
+    arrays = {k: (None if x is None else val.as_array(k, x)) for k, (x, _) in inputs.items()}
+    for k in ("Ms", "Wns", "Ds", "Es", "Us", "vs", "h"):
+        if arrays[k] is None:
+            raise TypeError(f"{k} is required, got None")
+    batched = {k: a.shape[0] for k, a in arrays.items() if a is not None and a.ndim == inputs[k][1] + 1}
+    sizes = set(batched.values()) - {1}
+    if len(sizes) > 1:  # name every input with a batch axis: which one is wrong only the caller knows
+        raise ValueError("the inputs' batch axes disagree: " + ", ".join(f"{k} has {b}" for k, b in batched.items())
+                         + " instances (each input has a leading batch axis of B or 1, or none: shared)")
+    B = max([1, *sizes])
+    if arrays["Us"].ndim == 0:
+        arrays["Us"] = np.full(np.shape(arrays["Wns"])[-1:], float(arrays["Us"]))
+    given = {k: (None if a is None else _batch_axis(k, a, B, inputs[k][1])) for k, a in arrays.items()}
+    hs = given.pop("h").reshape(-1)
+    if np.any(hs <= 0):
+        raise ValueError("h must be positive")
+    return given, hs, B
+
+
+def _instance_arrays(given, hs):
+    """The inputs in the C problem's order, each (1 or B, instance shape...), and the instance
+    shapes. Instance 0 goes through mbdcp.step's validation (shapes, symmetry, E's structure,
+    mu >= 0, joint data), which fixes the shape; the batch is then checked array-wise against it."""
+    first = {k: (None if a is None else a[0]) for k, a in given.items()}
+    try:
+        d0 = step_data(first["Ms"], first["Wns"], first["Ds"], first["Es"], first["Us"], first["vs"], float(hs[0]),
+                       *(first[k] for k in ("p_ext", "psi_n", "dpsi_n", "dpsi_f", "Wb", "theta", "dtheta", "Dj",
+                                            "Ej", "beta_max")))
+    except ValueError as exc:  # name the batch's arguments, not step's
+        raise ValueError("instance 0: " + _batch_names(str(exc))) from None
+    shapes = dict(zip(_STEP_INPUTS, [np.shape(x) for x in d0.arrays().values()]))
+    arrays = []
+    for name in _STEP_INPUTS:
+        a = given[name]
+        if a is None:
+            arrays.append(np.zeros((1, 0)))
+            continue
+        if a.shape[1:] != shapes[name]:
+            raise ValueError(f"{name} must have instance shape {shapes[name]} (instance 0 fixes the shape), "
+                             f"got {a.shape[1:]}")
+        arrays.append(np.ascontiguousarray(a))
+    _check_batch(dict(zip(_STEP_INPUTS, arrays)), shapes)
+    return arrays, shapes
+
+
+def _instance_error(arrays, hs, i, code):
+    """The ValueError for instance i, which the C core refused with ``code``."""
+    if code == _core.ERR_NOT_POSDEF:
+        return ValueError(f"Ms[{i}] must be symmetric positive definite (its Cholesky factorization failed)")
+    if code == _core.ERR_RANK_DEFICIENT:
+        return ValueError(f"Wb of instance {i} must have full column rank (redundant joints: "
+                          "mbdcp.step solves them on an independent subset)")
+    one = {name: a[min(i, len(a) - 1)] for name, a in zip(StepProblem.ARRAYS, arrays)}
+    one["h"] = float(hs[min(i, len(hs) - 1)])
+    return ValueError(f"instance {i}: " + _batch_names(str(overflow_error(one))))
 
 
 def _check_batch(a, shapes):

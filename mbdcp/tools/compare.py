@@ -1,4 +1,5 @@
 r"""One time step with every formulation, side by side (:func:`compare`)."""
+import collections.abc
 import html
 import time
 
@@ -83,6 +84,23 @@ def tangent_pairs(D, E):
     return Wt, n_d, ""
 
 
+def _energy(M, v, start):
+    """1/2 v^T M v, or with ``start`` = (v0, p_ext) that minus the work 1/2 p_ext^T (v0 + v), computed
+    on data scaled by their largest entry so that no intermediate overflows; a ValueError naming
+    the data when the value itself is beyond the float64 range."""
+    vs = [v] if start is None else [v, *start]
+    s = max(float(np.abs(x).max(initial=0.0)) for x in vs) or 1.0
+    e = 0.5 * float((v / s) @ M @ (v / s))
+    if start is not None and start[1].size:
+        e -= 0.5 * float((start[1] / s) @ ((start[0] + v) / s))
+    with np.errstate(over="ignore"):
+        e *= s * s
+    if not np.isfinite(e):
+        raise ValueError(f"the kinetic energies of this step overflow float64 (M up to {np.abs(M).max():.3g}, v, "
+                         f"v_next or p_ext up to {s:.3g}); compare reports them: rescale the data (change units)")
+    return e
+
+
 class Comparison(list):
     """The records of :func:`compare` (a list of dicts, one per formulation) when pandas is not
     installed; shows as an HTML table in Jupyter."""
@@ -109,19 +127,25 @@ def _check_formulations(names):
         names = tuple(names)
     except TypeError:
         raise TypeError(f"formulations must be a name or a sequence of names among {known}, "
-                        f"got {type(names).__name__}") from None
-    bad = [f for f in names if f not in known]
+                        f"got {val.describe(names)}") from None
+    bad = [f for f in names if not isinstance(f, str) or f not in known]
     if bad or not names:
         raise ValueError(f"formulations must be a non-empty selection of {known}, got {names!r}")
     return names
 
 
 def _check_options(options):
-    options = {} if options is None else dict(options)
+    if options is None:
+        return {}
+    if not isinstance(options, collections.abc.Mapping):
+        raise TypeError(f"options must be a dict of dicts keyed by formulation family, got {val.describe(options)}")
+    options = dict(options)
     families = {f.name: f.options for f in registry.formulations() if f.pose}
     for family, opts in options.items():
-        if family not in families:
+        if not isinstance(family, str) or family not in families:
             raise ValueError(f"options keys must be among {sorted(families)}, got {family!r}")
+        if not isinstance(opts, collections.abc.Mapping):
+            raise TypeError(f"options[{family!r}] must be a dict of solver settings, got {val.describe(opts)}")
         extra = set(opts) - families[family]
         if extra:
             raise ValueError(f"options[{family!r}] accepts {sorted(families[family])}, got {sorted(extra)}")
@@ -212,10 +236,15 @@ def compare(M, Wn, D, E, U, v, h, *, formulations=None, options=None, **keywords
         if call is None:
             return None, float("nan"), note
         t0 = time.perf_counter()
-        res = call()
+        try:
+            res = call()
+        except ValueError as exc:  # data derived for this formulation (Wt from D) it cannot take: its row says why
+            if name == "lcp":
+                raise
+            return None, float("nan"), f"not solved: {exc}"
         return res, time.perf_counter() - t0, ""
 
-    energy0 = 0.5 * float(v @ M @ v)
+    energy0 = _energy(M, v, None)
     rows, reference = [], None
     for name in ("lcp",) + tuple(f for f in names if f != "lcp"):
         res, seconds, note = run(name)
@@ -226,12 +255,11 @@ def compare(M, Wn, D, E, U, v, h, *, formulations=None, options=None, **keywords
             vn = res.v_next
             if name == "lcp" and res.success:
                 reference = vn
-            work = 0.5 * float(p_ext @ (v + vn)) if p_ext.size else 0.0
             normal = Wn.T @ vn + (dpsi_n if dpsi_n.size else 0.0)
             row.update(status=res.status.name, success=bool(res.success),
                        v_next_diff=float(np.abs(vn - reference).max(initial=0.0)) if reference is not None else np.nan,
                        p_n=res.gamma[:, 0].copy() if name == "ccp" else res.p_n.copy(), contact_state=res.contact_state,
-                       dissipated_energy=energy0 - 0.5 * float(vn @ M @ vn) + work,
+                       dissipated_energy=energy0 - _energy(M, vn, (v, p_ext)),
                        lift_off_speed=float(normal.max()) if n_c else np.nan,
                        iterations=int(getattr(res, "iterations", getattr(res, "pivots", 0))), v_next=vn)
         if name == "lcp" and "lcp" not in names:

@@ -42,7 +42,10 @@ def sphere_on_plane(mu=0.2, m=1.0, r=1.0):
     along +x, -x, +y, -y at the contact point (0, 0, -r) relative to the centre (the
     D printed in Trinkle (2003), section 4, before eq. 48).
     """
+    mu, m, r = val.nonnegative_scalar("mu", mu), val.positive_scalar("m", m), val.positive_scalar("r", r)
     inertia = 0.4 * m * r * r
+    if not np.isfinite(inertia) or inertia == 0:
+        raise ValueError(f"m r^2 = {m * r * r:.3g} is beyond the float64 range: rescale m or r (change units)")
     M = np.diag([m, m, m, inertia, inertia, inertia])
     Wn = np.array([[0.0, 0.0, 1.0, 0.0, 0.0, 0.0]]).T
     D = np.array([
@@ -60,11 +63,18 @@ def sphere_on_plane(mu=0.2, m=1.0, r=1.0):
 def sphere_closed_form(t, v0=2.0, mu=0.2, g=9.81, r=1.0):
     """Exact (v_x, w_y) of the sphere released sliding at v0 along x (Trinkle 2003, section 4):
     it slides until t* = 2 v0 / (7 mu g), then rolls with v_x = r w_y = 5/7 v0."""
-    t = np.asarray(t, dtype=float)
+    t = val.as_array("t", t)
+    if np.any(t < 0):
+        raise ValueError(f"t must hold times after the release (t >= 0), got a minimum of {t.min():g}")
+    v0, mu, g, r = val.real_scalar("v0", v0), val.positive_scalar("mu", mu), val.positive_scalar("g", g), \
+        val.positive_scalar("r", r)
     t_star = 2.0 * v0 / (7.0 * mu * g)
     ts = np.minimum(t, t_star)
     vx = v0 - mu * g * ts
     wy = 2.5 * mu * g * ts / r
+    if not (np.all(np.isfinite(vx)) and np.all(np.isfinite(wy))):
+        raise ValueError(f"the velocities overflow float64 with t up to {np.abs(t).max():.3g}, v0 = {v0:.3g}, mu = {mu:.3g}, "
+                         f"g = {g:.3g}, r = {r:.3g}: choose less extreme values (or change units)")
     return vx, wy
 
 
@@ -72,15 +82,14 @@ def simulate_sphere(h=0.12, T=0.6, v0=2.0, mu=0.2, g=9.81):
     """Time-step the sphere with :func:`mbdcp.step`: returns times, velocities (steps+1, 6),
     normal impulses and friction impulses (steps, 4)."""
     M, Wn, D, E, U = sphere_on_plane(mu)
-    steps = int(round(T / h))
+    steps = _steps(h, T, 12)
+    v0, g = val.real_scalar("v0", v0), val.real_scalar("g", g)
     v = np.array([v0, 0.0, 0.0, 0.0, 0.0, 0.0])
     z = 1.0  # height of the centre: the gap is z - r
     p_ext = np.array([0.0, 0.0, -g * h, 0.0, 0.0, 0.0])
     vs, pn, beta = [v], [], []
     for _ in range(steps):
-        res = mbdcp.step(M, Wn, D, E, U, v, h, p_ext=p_ext, psi_n=[z - 1.0])
-        if not res.success:
-            raise RuntimeError(f"sphere step failed: {res.message}")
+        res = _solved("sphere", dict(h=h, v0=v0, mu=mu, g=g), M, Wn, D, E, U, v, h, p_ext=p_ext, psi_n=[z - 1.0])
         v = res.v_next
         z += h * v[2]
         vs.append(v)
@@ -95,12 +104,18 @@ def particle_above_wall(steps=6, v0=-4.0, gap=1.0, wall_speed=0.0, m=1.0, h=1.0,
     The wall moves up at ``wall_speed``, so the gap's time derivative from the wall is
     dpsi_n = -wall_speed. Returns arrays p_n (steps,) and v (steps,) of the end velocities.
     """
+    steps = val.integer("steps", steps, 0)
+    val.fits_in_memory("steps", steps, 16 * steps, "for the impulses and velocities")
+    v0, gap, wall_speed, g = (val.real_scalar(n, x) for n, x in (("v0", v0), ("gap", gap), ("wall_speed", wall_speed),
+                                                                 ("g", g)))
+    m, h = val.positive_scalar("m", m), val.positive_scalar("h", h)
     M, Wn = np.array([[m]]), np.array([[1.0]])
     D, E = np.zeros((1, 0)), np.zeros((0, 1))
     v, psi = np.array([v0]), gap
     pns, vs = [], []
     for _ in range(steps):
-        res = mbdcp.step(M, Wn, D, E, [0.0], v, h, p_ext=[-m * g * h], psi_n=[psi], dpsi_n=[-wall_speed])
+        res = _solved("particle", dict(v0=v0, gap=gap, wall_speed=wall_speed, m=m, h=h, g=g),
+                      M, Wn, D, E, [0.0], v, h, p_ext=[-m * g * h], psi_n=[psi], dpsi_n=[-wall_speed])
         v = res.v_next
         psi += h * (v[0] - wall_speed)
         pns.append(res.p_n[0])
@@ -146,6 +161,7 @@ def euler_table(steps=3, F=1.0, m=1.0, h=1.0, q0=0.0, v0=0.0):
     ([0.0, 0.0, 1.0, 3.0], [0.0, 1.0, 3.0, 6.0], [0.0, 1.0, 2.0, 3.0])
     """
     steps = val.positive_int("steps", steps, allow_none=False)
+    val.fits_in_memory("steps", steps, 64 * steps, "for the table")
     F = val.real_scalar("F", F)
     m = val.positive_scalar("m", m)
     h = val.positive_scalar("h", h)
@@ -156,10 +172,14 @@ def euler_table(steps=3, F=1.0, m=1.0, h=1.0, q0=0.0, v0=0.0):
     for _ in range(steps):
         qe.append(qe[-1] + h * ve[-1])
         ve.append(ve[-1] + h * F / m)
-        v_next = mbdcp.step([[m]], *no_contacts, [vs[-1]], h, p_ext=[h * F]).v_next[0]
+        v_next = _solved("particle", dict(F=F, m=m, h=h, q0=q0, v0=v0),
+                         [[m]], *no_contacts, [vs[-1]], h, p_ext=[h * F]).v_next[0]
         vs.append(v_next)
         qs.append(qs[-1] + h * v_next)
     t = h * np.arange(steps + 1)
+    if not (np.all(np.isfinite(qe)) and np.all(np.isfinite(qs)) and np.all(np.isfinite(F / m * t * t))):
+        raise ValueError(f"the positions overflow float64 with steps = {steps}, F = {F:.3g}, m = {m:.3g}, h = {h:.3g}, "
+                         f"q0 = {q0:.3g}, v0 = {v0:.3g}: choose less extreme values (or change units)")
     return EulerTable(l=np.arange(steps + 1), t=t, q_explicit=np.array(qe), v_explicit=np.array(ve),
                       q_semi_implicit=np.array(qs), v_semi_implicit=np.array(vs),
                       q_exact=q0 + v0 * t + 0.5 * F / m * t * t, v_exact=v0 + F / m * t)
@@ -244,13 +264,16 @@ def parts_seating(p_ext, psi_n, Wn=SEATING_WN, h=1.0, tol=1e-9):
     psi_n = val.vector("psi_n", psi_n, n, symbol="n")
     h = val.positive_scalar("h", h)
     tol = val.positive_scalar("tol", tol)
-    WnT_inv_psi = np.linalg.solve(Wn.T, psi_n / h)
+    with np.errstate(over="ignore"):
+        rate = psi_n / h
+    if not np.all(np.isfinite(rate)):
+        raise ValueError(f"psi_n / h overflows float64 (psi_n up to {np.abs(psi_n).max():.3g}, h = {h:.3g}): "
+                         "choose a larger h (or change units)")
+    WnT_inv_psi = np.linalg.solve(Wn.T, rate)
     bound = -WnT_inv_psi
     required = -np.linalg.solve(Wn, p_ext + WnT_inv_psi)
-    res = mbdcp.step(np.eye(n), Wn, np.zeros((n, 0)), np.zeros((0, n)), np.zeros(n), np.zeros(n), h,
-                     p_ext=p_ext, psi_n=psi_n)
-    if not res.success:
-        raise RuntimeError(f"parts seating step failed: {res.message}")
+    res = _solved("parts seating", dict(p_ext=p_ext, psi_n=psi_n, Wn=Wn, h=h),
+                  np.eye(n), Wn, np.zeros((n, 0)), np.zeros((0, n)), np.zeros(n), np.zeros(n), h, p_ext=p_ext, psi_n=psi_n)
     gaps = psi_n + h * (Wn.T @ res.v_next)
     return SeatingResult(
         seed_bound=bound, seed_inequality=bool(np.all(p_ext <= bound + tol)), p_n_required=required,
@@ -270,14 +293,47 @@ class Trajectory(_Result):
     impulses: np.ndarray
 
 
-def _march(step, q, v, steps, h, what):
+def _steps(h, T, per_step):
+    """round(T / h) for valid h and T, refused when the ``per_step`` numbers recorded per step would
+    not fit in memory."""
+    h, T = val.positive_scalar("h", h), val.positive_scalar("T", T)
+    steps = val.step_count(h, T)
+    val.fits_in_memory("T / h", steps, 8 * per_step * steps + 64 * steps, "for the recorded steps")
+    return steps
+
+
+def _unsolved(what, params, reason):
+    """The ValueError for parameters (valid one by one) whose step the solver refuses or does not
+    solve: which of them is to blame only their combination says, so it names them all."""
+    given = ", ".join(f"{k} = {v:.3g}" if np.ndim(v) == 0 else f"{k} up to {np.abs(v).max(initial=0.0):.3g}"
+                      for k, v in params.items())
+    return ValueError(f"the {what} with {given} gives a step the solver cannot take ({reason}): "
+                      "choose less extreme values (or change units)")
+
+
+def _solved(what, params, *args, **kwargs):
+    """mbdcp.step(*args, **kwargs), or the _unsolved error of ``params`` when it raises a
+    ValueError or is not SOLVED."""
+    try:
+        res = mbdcp.step(*args, **kwargs)
+    except ValueError as exc:
+        raise _unsolved(what, params, str(exc)) from None
+    if not res.success:
+        raise _unsolved(what, params, res.message)
+    return res
+
+
+def _march(step, q, v, steps, h, what, params):
     """``steps`` semi-implicit Euler steps: ``step(q, v) -> (StepResult, impulses)`` gives v_next,
-    then q += h v_next. A step that is not SOLVED raises."""
+    then q += h v_next. A step that is not SOLVED raises the _unsolved error of ``params``."""
     qs, vs, imp = [q], [v], []
     for _ in range(steps):
-        res, impulses = step(q, v)
+        try:
+            res, impulses = step(q, v)
+        except ValueError as exc:  # finite parameters whose products overflow, or a singular joint
+            raise _unsolved(what, params, str(exc)) from None
         if not res.success:
-            raise RuntimeError(f"{what} step failed: {res.message}")
+            raise _unsolved(what, params, res.message)
         v = res.v_next
         q = q + h * v
         qs.append(q)
@@ -297,7 +353,7 @@ def bead_on_wire(theta0=0.5, length=1.0, h=1e-3, T=2.0, m=1.0, g=9.81):
     theta0 = val.real_scalar("theta0", theta0)
     length, h, T, m = (val.positive_scalar(n, x) for n, x in (("length", length), ("h", h), ("T", T), ("m", m)))
     g = val.real_scalar("g", g)
-    steps = round(T / h)
+    steps = _steps(h, T, 6)
     q = length * np.array([np.sin(theta0), -np.cos(theta0)])
     v = np.zeros(2)
     M, p_ext = m * np.eye(2), np.array([0.0, -m * g * h])
@@ -308,7 +364,7 @@ def bead_on_wire(theta0=0.5, length=1.0, h=1e-3, T=2.0, m=1.0, g=9.81):
         res = mbdcp.step(M, *no_contacts, v, h, p_ext=p_ext, Wb=(q / r)[:, None], theta=[r - length])
         return res, res.p_b
 
-    return _march(step, q, v, steps, h, "bead")
+    return _march(step, q, v, steps, h, "bead", dict(theta0=theta0, length=length, h=h, m=m, g=g))
 
 
 def slider_with_joint_friction(force, c_max, v0=0.0, h=1e-2, T=1.0, m=1.0):
@@ -324,7 +380,7 @@ def slider_with_joint_friction(force, c_max, v0=0.0, h=1e-2, T=1.0, m=1.0):
     c_max = val.nonnegative_scalar("c_max", c_max)
     v0 = val.real_scalar("v0", v0)
     h, T, m = (val.positive_scalar(n, x) for n, x in (("h", h), ("T", T), ("m", m)))
-    steps = round(T / h)
+    steps = _steps(h, T, 7)
     M = m * np.eye(2)
     Wb, Dj, Ej = np.array([[0.0], [1.0]]), np.array([[1.0, -1.0], [0.0, 0.0]]), np.ones((2, 1))
     no_contacts = (np.zeros((2, 0)), np.zeros((2, 0)), np.zeros((0, 0)), np.zeros(0))
@@ -334,7 +390,7 @@ def slider_with_joint_friction(force, c_max, v0=0.0, h=1e-2, T=1.0, m=1.0):
         res = mbdcp.step(M, *no_contacts, v, h, p_ext=[h * force, 0.0], Wb=Wb, Dj=Dj, Ej=Ej, beta_max=[h * c_max])
         return res, np.concatenate([res.beta_j, res.p_b])
 
-    return _march(step, q, v, steps, h, "slider")
+    return _march(step, q, v, steps, h, "slider", dict(force=force, c_max=c_max, v0=v0, h=h, m=m))
 
 
 def box_on_belt(belt_speed=1.0, mu=0.3, v0=0.0, h=1e-2, T=1.0, m=1.0, g=9.81):
@@ -351,7 +407,7 @@ def box_on_belt(belt_speed=1.0, mu=0.3, v0=0.0, h=1e-2, T=1.0, m=1.0, g=9.81):
     v0 = val.real_scalar("v0", v0)
     h, T, m = (val.positive_scalar(n, x) for n, x in (("h", h), ("T", T), ("m", m)))
     g = val.real_scalar("g", g)
-    steps = round(T / h)
+    steps = _steps(h, T, 7)
     M, Wn = m * np.eye(2), np.array([[0.0], [1.0]])
     D, E = np.array([[1.0, -1.0], [0.0, 0.0]]), np.ones((2, 1))
     dpsi_f = -D.T @ np.array([V, 0.0])
@@ -361,4 +417,4 @@ def box_on_belt(belt_speed=1.0, mu=0.3, v0=0.0, h=1e-2, T=1.0, m=1.0, g=9.81):
         res = mbdcp.step(M, Wn, D, E, [mu], v, h, p_ext=[0.0, -m * g * h], psi_n=[q[1]], dpsi_f=dpsi_f)
         return res, np.concatenate([res.p_n, res.beta])
 
-    return _march(step, q, v, steps, h, "belt")
+    return _march(step, q, v, steps, h, "belt", dict(belt_speed=V, mu=mu, v0=v0, h=h, m=m, g=g))

@@ -22,6 +22,8 @@ from functools import partial
 
 import numpy as np
 
+from mbdcp.infrastructure import validate as val
+
 __all__ = ["Profile", "profile", "run"]
 
 _RESERVED = ("time", "error")
@@ -67,27 +69,48 @@ def _cases(grid):
     if isinstance(grid, collections.abc.Mapping):
         names = list(grid)
         _check_names(names)
-        values = []
-        for name in names:
-            v = grid[name]
-            if isinstance(v, (str, bytes, collections.abc.Mapping, collections.abc.Set)) or not isinstance(
-                    v, collections.abc.Iterable) or (isinstance(v, np.ndarray) and v.ndim == 0):
-                raise TypeError(f"grid[{name!r}] must be a list of values (the Cartesian product is taken), "
-                                f"got {type(v).__name__}")
-            values.append(list(v))
+        values = [_values(name, grid[name]) for name in names]
         if not names:
             return [], []
+        cases = math.prod(len(v) for v in values)
+        val.fits_in_memory("grid", f"{' x '.join(str(len(v)) for v in values)} = {cases} cases",
+                           cases * (_CASE_BYTES + 100 * len(names)), "for the cases and their results")
         return [dict(zip(names, combo)) for combo in itertools.product(*values)], names
     if isinstance(grid, (list, tuple)):
         names = {}
         for k, case in enumerate(grid):
             if not isinstance(case, collections.abc.Mapping):
-                raise TypeError(f"grid[{k}] must be a dict of parameters, got {type(case).__name__}")
+                raise TypeError(f"grid[{k}] must be a dict of parameters, got {val.describe(case)}")
             names.update(dict.fromkeys(case))
         _check_names(names)
         return [dict(case) for case in grid], list(names)
     raise TypeError("grid must be a dict of lists (Cartesian product), a list of dicts or a pandas DataFrame, "
-                    f"got {type(grid).__name__}")
+                    f"got {val.describe(grid)}")
+
+
+_CASE_BYTES = 1024  # a case's dict, its row of results and its future, at the least
+_MAX_VALUES = 10 ** 7  # values taken from an iterator without a length before it counts as endless
+
+
+def _values(name, v):
+    """The values of one grid parameter as a list: sized collections are checked against memory
+    before they are listed, iterators without a length are read up to a bound (an endless one is
+    an error, not a hang)."""
+    if isinstance(v, (str, bytes, collections.abc.Mapping, collections.abc.Set)) or not isinstance(
+            v, collections.abc.Iterable) or (isinstance(v, np.ndarray) and v.ndim == 0):
+        raise TypeError(f"grid[{name!r}] must be a list of values (the Cartesian product is taken), got {val.describe(v)}")
+    if isinstance(v, collections.abc.Sized):
+        try:
+            n = len(v)
+        except OverflowError:
+            n = sys.maxsize
+        val.fits_in_memory(f"grid[{name!r}]", f"{n} values", n * _CASE_BYTES, "for the cases")
+        return list(v)
+    bound = min(_MAX_VALUES, val.memory_bytes() // _CASE_BYTES)
+    out = list(itertools.islice(v, bound + 1))
+    if len(out) > bound:
+        raise ValueError(f"grid[{name!r}] yields more than {bound} values (an endless iterator?): pass a list")
+    return out
 
 
 # ----------------------------------------------------------------------------------- one case
@@ -108,7 +131,7 @@ def _call_case(func, params):
         return None, _describe(exc), time.perf_counter() - t0
     seconds = time.perf_counter() - t0
     if not isinstance(out, collections.abc.Mapping):
-        return None, f"TypeError: func must return a dict of results, got {type(out).__name__}", seconds
+        return None, f"TypeError: func must return a dict of results, got {val.describe(out)}", seconds
     out = dict(out)
     bad = [k for k in out if not isinstance(k, str)]
     if bad:
@@ -316,28 +339,19 @@ def run(func, grid, *, client=None, progress=True, n_workers=None, processes=Tru
     'ZeroDivisionError: float division by zero'
     """
     pd = _require("pandas")
-    if not callable(func):
-        raise TypeError(f"func must be callable, got {type(func).__name__}")
-    if not isinstance(progress, (bool, np.bool_)):
-        raise TypeError(f"progress must be True or False, got {type(progress).__name__}")
-    if not isinstance(processes, (bool, np.bool_)):
-        raise TypeError(f"processes must be True or False, got {type(processes).__name__}")
+    val.callable_("func", func)
+    progress, processes = val.flag("progress", progress), val.flag("processes", processes)
     if n_workers is None:
         n_workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    elif isinstance(n_workers, (bool, np.bool_)) or not isinstance(n_workers, numbers.Integral):
-        raise TypeError(f"n_workers must be an integer, got {type(n_workers).__name__}")
-    elif n_workers < 1:
-        raise ValueError(f"n_workers must be at least 1, got {n_workers}")
-    n_workers = int(n_workers)
+    n_workers = val.integer("n_workers", n_workers, 1)
     if client is not None and not (hasattr(client, "map") and hasattr(client, "cancel")):
-        raise TypeError(f"client must be a dask.distributed.Client, got {type(client).__name__}")
+        raise TypeError(f"client must be a dask.distributed.Client, got {val.describe(client)}")
     if start_method is None:
         start_method = _default_start_method()
     else:
         import multiprocessing as mp
 
-        if start_method not in mp.get_all_start_methods():
-            raise ValueError(f"start_method must be one of {mp.get_all_start_methods()}, got {start_method!r}")
+        start_method = val.choice("start_method", start_method, tuple(mp.get_all_start_methods()))
     params, names = _cases(grid)
 
     outcomes = [None] * len(params)
@@ -439,9 +453,9 @@ class Profile:
         count).
         """
         pd = _require("pandas")
-        t = np.asarray(tau, dtype=float)
-        if t.ndim > 1 or np.isnan(t).any():
-            raise ValueError(f"tau must be a number or a 1-D array of numbers (not NaN), got {tau!r}")
+        t = val.as_array("tau", tau, finite=False)  # infinity is meaningful: rho(inf) is the share solved
+        if t.ndim > 1:
+            raise ValueError(f"tau must be a number or a 1-D array of numbers, got shape {t.shape}")
         r = self.ratios.to_numpy()
         # a failure (r = inf) never counts, so rho(inf) is the share solved: the paper's limit
         # of rho_s(tau) as tau -> r_M from below
@@ -453,14 +467,13 @@ class Profile:
     def plot(self, ax=None, tau_max=None):
         """Draw :math:`\\rho_s(\\tau)` of every solver as a step function over a log2 ``tau`` axis
         (from 1 to ``tau_max``, default twice the largest finite ratio); returns the Axes."""
-        if ax is None:
+        if val.axes("ax", ax) is None:
             import matplotlib.pyplot as plt
 
             _, ax = plt.subplots()
         finite = self.ratios.to_numpy()[np.isfinite(self.ratios.to_numpy())]
-        top = float(tau_max) if tau_max is not None else 2.0 * max(finite.max(initial=1.0), 1.0)
-        if not top > 1.0:
-            raise ValueError(f"tau_max must be greater than 1, got {tau_max}")
+        top = 2.0 * max(finite.max(initial=1.0), 1.0) if tau_max is None else \
+            val.scalar_in("tau_max", tau_max, 1.0, np.inf, low_open=True, high_open=True)
         taus = np.unique(np.concatenate([[1.0, top], finite[(finite >= 1.0) & (finite <= top)]]))
         rho = self.rho(taus)
         for solver in rho.columns:
@@ -484,6 +497,30 @@ def _field(out, name):
     if isinstance(out, collections.abc.Mapping):
         return out.get(name)
     return getattr(out, name, None)
+
+
+MAX_REPEAT = 10 ** 6  # more runs per (problem, solver) than any timing needs
+
+
+def _profile_inputs(problems, solvers, tol, residual, repeat, timer):
+    """profile's arguments checked: (problems as a dict, solvers, tol, repeat, timer)."""
+    if isinstance(problems, collections.abc.Mapping):
+        problems = dict(problems)
+    elif isinstance(problems, (list, tuple)):
+        problems = dict(enumerate(problems))
+    else:
+        raise TypeError(f"problems must be a dict (name -> problem) or a list, got {val.describe(problems)}")
+    if not problems:
+        raise ValueError("problems must not be empty")
+    if not isinstance(solvers, collections.abc.Mapping) or not solvers:
+        raise TypeError(f"solvers must be a non-empty dict (name -> callable), got {val.describe(solvers)}")
+    for name, s in solvers.items():
+        val.callable_(f"solvers[{name!r}]", s)
+    if residual is not None:
+        val.callable_("residual", residual)
+    timer = time.perf_counter if timer is None else val.callable_("timer", timer)
+    return (problems, dict(solvers), val.nonnegative_scalar("tol", tol), val.integer("repeat", repeat, 1, MAX_REPEAT),
+            timer)
 
 
 def profile(problems, solvers, tol=1e-6, *, residual=None, repeat=1, timer=None, progress=True):
@@ -535,29 +572,8 @@ def profile(problems, solvers, tol=1e-6, *, residual=None, repeat=1, timer=None,
     [1.0]
     """
     pd = _require("pandas")
-    if isinstance(problems, collections.abc.Mapping):
-        problems = dict(problems)
-    elif isinstance(problems, (list, tuple)):
-        problems = dict(enumerate(problems))
-    else:
-        raise TypeError(f"problems must be a dict (name -> problem) or a list, got {type(problems).__name__}")
-    if not problems:
-        raise ValueError("problems must not be empty")
-    if not isinstance(solvers, collections.abc.Mapping) or not solvers:
-        raise TypeError(f"solvers must be a non-empty dict (name -> callable), got {solvers!r}")
-    for name, s in solvers.items():
-        if not callable(s):
-            raise TypeError(f"solvers[{name!r}] must be callable, got {type(s).__name__}")
-    if isinstance(tol, (bool, np.bool_)) or not isinstance(tol, numbers.Real) or not (0 <= tol < math.inf):
-        raise ValueError(f"tol must be a nonnegative finite number, got {tol!r}")
-    if residual is not None and not callable(residual):
-        raise TypeError(f"residual must be callable, got {type(residual).__name__}")
-    if isinstance(repeat, (bool, np.bool_)) or not isinstance(repeat, numbers.Integral) or repeat < 1:
-        raise ValueError(f"repeat must be a positive integer, got {repeat!r}")
-    if timer is None:
-        timer = time.perf_counter
-    elif not callable(timer):
-        raise TypeError(f"timer must be callable, got {type(timer).__name__}")
+    problems, solvers, tol, repeat, timer = _profile_inputs(problems, solvers, tol, residual, repeat, timer)
+    progress = val.flag("progress", progress)
 
     P, S = list(problems), list(solvers)
     times = np.full((len(P), len(S)), math.inf)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mbdcp.formulations.step import friction_basis
+from mbdcp.infrastructure import validate as val
 
 __all__ = ["random_spd", "lcp_with_solution", "Scene", "random_scene", "stewart_trinkle_lcp", "LCP_CLASSES",
            "lcp_problem", "infeasible_lcp", "scaled_lcp", "solves_lcp", "certifies_infeasibility", "spread_lcp",
@@ -15,12 +16,37 @@ __all__ = ["random_spd", "lcp_with_solution", "Scene", "random_scene", "stewart_
 
 
 def _rng(seed):
-    return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    """A Generator from a Generator, None or a nonnegative integer seed."""
+    if isinstance(seed, np.random.Generator):
+        return seed
+    return np.random.default_rng(val.integer("seed", seed, 0, allow_none=True))
+
+
+def _size(name, n, low, per_item, what):
+    """A count checked: an integer >= low whose ``per_item`` bytes each (a function of the count
+    when they grow with it) fit in memory."""
+    n = val.integer(name, n, low)
+    val.fits_in_memory(name, n, (per_item(n) if callable(per_item) else per_item) * n, what)
+    return n
+
+
+def _pair(name, x, low, domain=None):
+    """A (low, high) range of two finite numbers with low <= high (nonnegative when ``domain``)."""
+    a = val.vector(name, x, 2)
+    if a[0] > a[1] or a[0] < low:
+        raise ValueError(f"{name} must be a range (low, high) with {low} <= low <= high, got {a.tolist()}")
+    return a
+
+
+COND_MAX = 1e15  # beyond it the rounding of Q diag(eig) Q^T can leave the matrix indefinite
 
 
 def random_spd(n, seed=None, cond=100.0):
-    """A random symmetric positive definite n x n matrix with condition number ``cond``."""
+    """A random symmetric positive definite n x n matrix with condition number ``cond`` (at most
+    COND_MAX = 1e15: the rounding of a larger one may make it indefinite)."""
     rng = _rng(seed)
+    n = _size("n", n, 1, lambda k: 32 * k, "for an n x n matrix and its factors")  # n^2 entries: checked as n * (8 n)
+    cond = val.scalar_in("cond", cond, 1.0, COND_MAX)
     Q, _ = np.linalg.qr(rng.standard_normal((n, n)))
     eig = np.geomspace(1.0, cond, n) if n > 1 else np.ones(1)
     A = (Q * eig) @ Q.T
@@ -31,7 +57,10 @@ def lcp_with_solution(M, seed=None, frac_active=0.5):
     """q and the solution (z, w) of LCP(M, q) built around a chosen point:
     pick r, z = max(r, 0), w = max(-r, 0), q = w - M z."""
     rng = _rng(seed)
+    M = val.as_array("M", M, 2)
     n = M.shape[0]
+    M = val.matrix("M", M, (n, n), ("n", "n"))
+    frac_active = val.scalar_in("frac_active", frac_active, 0.0, 1.0)
     r = rng.standard_normal(n) + (frac_active - 0.5) * 2.0
     z, w = np.maximum(r, 0.0), np.maximum(-r, 0.0)
     return w - M @ z, z, w
@@ -71,6 +100,16 @@ def random_scene(n_bodies, n_contacts, seed=None, n_d=(2, 8), mu=(0.0, 1.0), gro
     from ``mu``, gaps from ``gap`` (nonnegative: a solution then always exists).
     """
     rng = _rng(seed)
+    n_bodies = _size("n_bodies", n_bodies, 1, lambda k: 6 * 8 * 6 * k, "for M (6 n_bodies)^2")
+    n_contacts = _size("n_contacts", n_contacts, 0, 8 * 6 * n_bodies * 12, "for the Jacobians")
+    lo, hi = (int(k) for k in _pair("n_d", n_d, 0))
+    if hi > 2 ** 31 - 1:
+        raise ValueError(f"n_d must be a range of counts of friction directions (at most 2**31 - 1), got {n_d!r}")
+    if lo % 2 or hi % 2 or hi < max(lo, 2):
+        raise ValueError(f"n_d must be a range of even numbers (low, high) with high >= 2, got {n_d}")
+    mu, gap = _pair("mu", mu, 0.0), _pair("gap", gap, 0.0)
+    ground_fraction = val.scalar_in("ground_fraction", ground_fraction, 0.0, 1.0)
+    h = val.positive_scalar("h", h)
     n_v = 6 * n_bodies
     M = np.zeros((n_v, n_v))
     for b in range(n_bodies):
@@ -89,8 +128,7 @@ def random_scene(n_bodies, n_contacts, seed=None, n_d=(2, 8), mu=(0.0, 1.0), gro
             a, b = rng.choice(n_bodies, 2, replace=False)
         normal /= np.linalg.norm(normal)
         ra, rb = rng.uniform(-1, 1, 3), rng.uniform(-1, 1, 3)
-        lo, hi = n_d
-        nd = int(rng.integers(lo // 2, hi // 2 + 1)) * 2
+        nd = int(rng.integers(max(lo, 2) // 2, hi // 2 + 1)) * 2
         dirs = friction_basis(normal, nd)
         pair = friction_basis(normal, 4)[:, :2]
         for vec, col in [(normal, None)] + [(dirs[:, k], k) for k in range(nd)] + [(pair[:, 0], "u"), (pair[:, 1], "w")]:
@@ -149,6 +187,13 @@ def disk_pile(n_disks, seed=None, radius=0.5, jitter=0.02, width=None, delta=0.0
     random with magnitude ``speed``; gravity acts along -y. Gaps are >= 0.
     """
     rng = _rng(seed)
+    n_disks = _size("n_disks", n_disks, 1, lambda k: 8 * 9 * k * 4, "for the dense M and Jacobians")
+    radius, h = val.positive_scalar("radius", radius), val.positive_scalar("h", h)
+    if not 1e-100 <= radius <= 1e100:  # the pile squares distances and masses grow as radius^2
+        raise ValueError(f"radius must be in [1e-100, 1e100] (its squares must stay within float64), got {radius:g}")
+    jitter = val.scalar_in("jitter", jitter, 0.0, 1.0, high_open=True)
+    delta, speed, mu = (val.nonnegative_scalar(k, x) for k, x in (("delta", delta), ("speed", speed), ("mu", mu)))
+    width = None if width is None else val.integer("width", width, 1)
     per_row = width or max(2, int(np.ceil(np.sqrt(n_disks))))
     r = radius * (1.0 - jitter * rng.uniform(size=n_disks))
     centres = []
@@ -204,11 +249,13 @@ def granular_pile(n_bodies, n_contacts, seed=None, mu=(0.1, 0.6), h=0.01, sparse
     neighbours by index (``pairs="neighbours"``: a banded contact graph) or any two bodies
     (``pairs="random"``: an expander-like graph, hard for iterative solvers). Returns a dict of
     the arguments of :func:`mbdcp.ccp` (M, Wn, Wt as scipy.sparse when ``sparse``)."""
-    if pairs not in ("neighbours", "random"):
-        raise ValueError(f"pairs must be 'neighbours' or 'random', got {pairs!r}")
+    pairs = val.choice("pairs", pairs, ("neighbours", "random"))
     import scipy.sparse as sp
 
     rng = _rng(seed)
+    n_bodies = _size("n_bodies", n_bodies, 1, 8 * 6 * 4, "for M")
+    n_contacts = _size("n_contacts", n_contacts, 0, 8 * 3 * 12 * 4, "for the Jacobians")
+    mu, h, sparse = _pair("mu", mu, 0.0), val.positive_scalar("h", h), val.flag("sparse", sparse)
     n_v = 6 * n_bodies
     radius = rng.uniform(0.4, 0.6, n_bodies)
     mass = rng.uniform(0.5, 2.0, n_bodies)
@@ -261,6 +308,8 @@ def solves_lcp(M, q, z, tol=1e-8):
     :math:`z_i = 0` or :math:`w_i \le \mathrm{tol}\, s_i`, for every row i, with no floor:
     invariant under any positive scaling of rows and columns (a change of units).
     """
+    M, q, z = _lcp_arrays(M, q, z=z)
+    tol = val.nonnegative_scalar("tol", tol)
     M, q, z = (np.asarray(x, dtype=np.longdouble) for x in (M, q, z))
     if z.shape != q.shape or M.shape != q.shape * 2 or not np.all(np.isfinite(z)) or np.any(z < 0):
         return False
@@ -274,8 +323,20 @@ def certifies_infeasibility(M, q, y, tol=1e-8):
     column and q^T y at its own scale (np.longdouble): then no z >= 0 has M z + q >= 0."""
     if y is None:
         return False
+    M, q, y = _lcp_arrays(M, q, y=y)
+    tol = val.nonnegative_scalar("tol", tol)
     M, q, y = (np.asarray(x, dtype=np.longdouble) for x in (M, q, y))
     return bool(np.all(y >= 0) and np.all(M.T @ y <= tol * (np.abs(M).T @ y)) and q @ y < -tol * (np.abs(q) @ y))
+
+
+def _lcp_arrays(M, q, names=("M", "q"), **vectors):
+    """M (n, n), q (n,) and further n-vectors (by name), validated (``names``: those of M and q)."""
+    M = val.as_array(names[0], M, 2)
+    n = M.shape[0]
+    where = {"n": f"{names[0]} is n x n"}
+    M = val.matrix(names[0], M, (n, n), ("n", "n"), where)
+    return (M, val.vector(names[1], q, n, symbol="n", where=where)) + tuple(val.vector(k, x, n, symbol="n", where=where)
+                                                                            for k, x in vectors.items())
 
 
 def _planted_q(rng, M, integer=False):
@@ -323,6 +384,8 @@ LCP_CLASSES = {
 def lcp_problem(kind, n, seed=None):
     """A solvable LCP(M, q) of class ``kind`` (see LCP_CLASSES) and size about n, built around a
     planted solution (the frictional class is solvable by Stewart and Trinkle's theorem)."""
+    kind = val.choice("kind", kind, tuple(LCP_CLASSES))
+    n = _size("n", n, 1, lambda k: 64 * k, "for an n x n matrix and its factors")
     rng = _rng(seed)
     if kind == "frictional":
         return stewart_trinkle_lcp(int(1 + n // 12), max(1, n // 6), seed=rng, n_d=(2, 4))
@@ -334,6 +397,7 @@ def lcp_problem(kind, n, seed=None):
 def infeasible_lcp(n, seed=None):
     """An infeasible monotone LCP: M = B B^T with B^T y = 0 for some y >= 0, and q^T y < 0, so
     that y proves infeasibility (Farkas)."""
+    n = _size("n", n, 2, lambda k: 32 * k, "for an n x n matrix")
     rng = _rng(seed)
     y = np.where(rng.uniform(size=n) < 0.5, rng.uniform(0, 1, n), 0.0)
     y[rng.integers(n)] = 1.0
@@ -348,6 +412,8 @@ def scaled_lcp(M, q, how, seed=None):
     """LCP(M, q) rescaled without changing its solutions (up to the column scaling of z):
     "diagonal" (rows and columns by 1e-8..1e8), "symmetric" (D M D, D q: keeps PSD and
     copositivity), "global" (both by one factor 1e-12..1e12) or "none"."""
+    how = val.choice("how", how, ("none", "diagonal", "symmetric", "global"))
+    M, q = _lcp_arrays(M, q)
     rng = _rng(seed)
     n = len(q)
     if how == "diagonal":
@@ -359,8 +425,6 @@ def scaled_lcp(M, q, how, seed=None):
     if how == "global":
         a = 10 ** rng.uniform(-12, 12)
         return a * M, a * q
-    if how != "none":
-        raise ValueError(f"how must be 'none', 'diagonal', 'symmetric' or 'global', got {how!r}")
     return M, q
 
 
@@ -368,6 +432,8 @@ def spread_lcp(n, seed=None, rows=10, values=12):
     """A P-matrix LCP whose rows, columns and planted solution span many orders of magnitude: an
     SPD matrix (condition up to 1e4) with rows and columns scaled by 10^(-rows..rows), and a
     planted z, w with entries 10^(-values..values) (half of them zero). One solution."""
+    n = _size("n", n, 1, lambda k: 32 * k, "for an n x n matrix")
+    rows, values = val.integer("rows", rows, 0, 300), val.integer("values", values, 0, 300)
     rng = _rng(seed)
     M = random_spd(n, rng, cond=10 ** rng.uniform(0, 4))
     r, c = 10 ** rng.uniform(-rows, rows, n), 10 ** rng.uniform(-rows, rows, n)
@@ -381,9 +447,20 @@ def basic_solutions(F, f, tol=1e-10):
     """Every complementary basic solution of a small LCP(F, f) by enumeration of the 2^n choices of
     basic z (F_SS z_S = -f_S, z = 0 elsewhere), kept when z >= -tol and F z + f >= -tol: a check of
     uniqueness, or the list of solutions, for teaching (exponential in n)."""
+    F, f = _lcp_arrays(F, f, names=("F", "f"))
+    tol = val.nonnegative_scalar("tol", tol)
+    if len(f) > BASIC_SOLUTIONS_MAX:
+        raise ValueError(f"F of size n = {len(f)} has 2^n = {2.0 ** len(f):.3g} bases to enumerate: basic_solutions "
+                         f"is for small teaching problems (n <= {BASIC_SOLUTIONS_MAX})")
+    return _basic_solutions(F, f, tol)
+
+
+BASIC_SOLUTIONS_MAX = 20  # 2^20 small solves: an enumeration that still ends while one waits
+
+
+def _basic_solutions(F, f, tol):
     import itertools
 
-    F, f = np.asarray(F, dtype=float), np.asarray(f, dtype=float)
     n = len(f)
     for mask in itertools.product([False, True], repeat=n):
         S = np.flatnonzero(mask)
@@ -393,5 +470,5 @@ def basic_solutions(F, f, tol=1e-10):
                 z[S] = np.linalg.solve(F[np.ix_(S, S)], -f[S])
             except np.linalg.LinAlgError:
                 continue
-        if z.min() >= -tol and (F @ z + f).min() >= -tol:
+        if np.all(np.isfinite(z)) and z.min() >= -tol and (F @ z + f).min() >= -tol:  # an overflowed z solves nothing
             yield np.maximum(z, 0.0)

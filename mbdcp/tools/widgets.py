@@ -20,6 +20,7 @@ import os
 import numpy as np
 
 import mbdcp
+from mbdcp.infrastructure import validate as val
 from mbdcp.infrastructure.contact_state import ContactState
 from mbdcp.tools.examples import particle_above_wall, sphere_closed_form
 
@@ -34,9 +35,7 @@ def interactive(static=None):
     """Whether the explorers use widgets: ``static`` (a bool) decides when given; otherwise True
     when ipywidgets imports, an IPython kernel runs and ``MBDCP_WIDGETS`` is not "static"."""
     if static is not None:
-        if not isinstance(static, (bool, np.bool_)):
-            raise TypeError(f"static must be None, True or False, got {static!r}")
-        return not static
+        return not val.flag("static", static)
     if os.environ.get("MBDCP_WIDGETS", "").strip().lower() in ("static", "0", "off", "no"):
         return False
     try:
@@ -86,8 +85,8 @@ class Explorer:
                 labels = [o[1] if isinstance(o, tuple) else o for o in options]
                 if value not in labels:
                     raise ValueError(f"{name} must be one of {labels}, got {value!r}")
-            elif not (c.min <= value <= c.max):
-                raise ValueError(f"{name} must be in [{c.min}, {c.max}], got {value!r}")
+            else:
+                val.scalar_in(name, value, c.min, c.max)
         self._busy = True  # one redraw for all the values, not one per control
         try:
             for name, value in values.items():
@@ -131,9 +130,7 @@ def _slider(kind, value, lo, hi, step, description):
 
 
 def _in_range(name, x, lo, hi):
-    if isinstance(x, (bool, np.bool_)) or not np.isscalar(x) or not np.isfinite(x) or not (lo <= x <= hi):
-        raise ValueError(f"{name} must be a number in [{lo}, {hi}], got {x!r}")
-    return x
+    return val.scalar_in(name, x, lo, hi)
 
 
 # ---- the sphere of Trinkle (2003), section 4
@@ -200,12 +197,10 @@ def sphere(mu=0.2, h=0.05, v0=2.0, n_d=4, *, static=None):
         The result (``explorer.result``) is a dict: ``t``, ``v`` (steps + 1, 6), ``contact_state``
         per step, ``t_star``.
     """
-    _in_range("mu", mu, 0.05, 1.0)
-    _in_range("h", h, 0.005, 0.2)
-    _in_range("v0", v0, 0.1, 5.0)
-    if n_d not in (4, 8, 12, 16):
+    values = {"mu": _in_range("mu", mu, 0.05, 1.0), "h": _in_range("h", h, 0.005, 0.2),
+              "v0": _in_range("v0", v0, 0.1, 5.0), "n_d": val.integer("n_d", n_d, 4, 16)}
+    if values["n_d"] % 4:
         raise ValueError(f"n_d must be 4, 8, 12 or 16, got {n_d!r}")
-    values = {"mu": mu, "h": h, "v0": v0, "n_d": n_d}
     if not interactive(static):
         return _static(_sphere_draw, values)
     import ipywidgets as w
@@ -416,13 +411,11 @@ def lemke_tableaux(M, q):
     >>> t["tableaux"][-1][:, -1].round(6).tolist()       # z2 = 7/3, z1 = 4/3 = M^-1 (5, 6)
     [2.333333, 1.333333]
     """
-    M = np.asarray(M, dtype=float)
-    q = np.asarray(q, dtype=float)
-    if M.ndim != 2 or M.shape[0] != M.shape[1] or M.shape[0] == 0:
-        raise ValueError(f"M must be a non-empty square matrix, got shape {M.shape}")
+    M = val.as_array("M", M, 2)
     n = M.shape[0]
-    if q.shape != (n,):
-        raise ValueError(f"q must have shape (n,) = ({n},), got {q.shape}")
+    if M.shape != (n, n) or n == 0:
+        raise ValueError(f"M must be a non-empty square matrix, got shape {M.shape}")
+    q = val.vector("q", q, n, symbol="n")
     res = mbdcp.lemke(M, q, trace=True)
     columns = [f"w{i + 1}" for i in range(n)] + [f"z{i + 1}" for i in range(n)] + ["z0", "q"]
     T = np.hstack([np.eye(n), -M, -np.ones((n, 1)), q[:, None]])
@@ -481,8 +474,7 @@ def lemke_stepper(M=None, q=None, *, pivot=0, static=None):
         raise ValueError("M and q must be given together (or neither, for Murty's example)")
     data = lemke_tableaux(*((M, q) if M is not None else _MURTY))
     k_max = len(data["tableaux"]) - 1
-    if isinstance(pivot, (bool, np.bool_)) or not isinstance(pivot, (int, np.integer)) or not 0 <= pivot <= k_max:
-        raise ValueError(f"pivot must be an integer in [0, {k_max}], got {pivot!r}")
+    pivot = val.integer("pivot", pivot, 0, k_max)
     n = data["tableaux"][0].shape[0]
     height = 0.35 * (n + 2)
 

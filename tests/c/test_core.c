@@ -463,8 +463,12 @@ static void test_blocks(void)
     const mbdcp_float asym[8] = {4, 2, 2, 3, 1, 0, 1, 2}, indef[8] = {4, 2, 2, 3, 1, 0, 0, -2};
     CHECK(mbdcp_block_spd_inverse(2, 2, asym, inv, scratch, &bad) == MBDCP_ERR_DATA && bad == 1);
     CHECK(mbdcp_block_spd_inverse(2, 2, indef, inv, scratch, &bad) == MBDCP_ERR_NOT_POSDEF && bad == 1);
-    const mbdcp_float near_singular[4] = {1, 0, 0, 1e-17}; /* positive, but singular in double */
-    CHECK(mbdcp_block_spd_inverse(1, 2, near_singular, inv, scratch, &bad) == MBDCP_ERR_NOT_POSDEF && bad == 0);
+    /* each pivot is judged against its own diagonal entry: a diagonal block of condition 1e17 is
+     * SPD in any units, a dependent row is not */
+    const mbdcp_float wide[4] = {1, 0, 0, 1e-17}, dependent[4] = {1, 1, 1, 1};
+    CHECK(mbdcp_block_spd_inverse(1, 2, wide, inv, scratch, &bad) == MBDCP_OK && bad == -1);
+    CHECK(near(inv[0], 1.0, 1e-15) && near(inv[3] * 1e-17, 1.0, 1e-15));
+    CHECK(mbdcp_block_spd_inverse(1, 2, dependent, inv, scratch, &bad) == MBDCP_ERR_NOT_POSDEF && bad == 0);
     const mbdcp_float nan_[8] = {4, 2, 2, NAN, 1, 0, 0, 2};
     CHECK(mbdcp_block_spd_inverse(2, 2, nan_, inv, scratch, &bad) == MBDCP_ERR_NONFINITE);
     CHECK(mbdcp_block_spd_inverse(2, 2, M, inv, scratch, NULL) == MBDCP_ERR_NULL);

@@ -58,7 +58,7 @@ typedef struct {
     mbdcp_float *x2;              /* n_b, theta/h + dtheta */
     mbdcp_float *G;               /* n_w x n_w, W^T A W */
     mbdcp_float *g;               /* n_w, W^T v_free */
-    mbdcp_float *scratch;         /* n_v + n_b + n_w */
+    mbdcp_float *scratch;         /* 2 n_v + n_b + n_w */
 } MbdcpReduced;
 
 /* Checks dimensions, pointers, h and finiteness of every input of p. */

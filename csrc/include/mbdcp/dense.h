@@ -9,7 +9,7 @@
 /* Cholesky factor A = L L^T of an n x n symmetric matrix, in place: on
  * return the lower triangle of A holds L, the strict upper triangle is zeroed.
  * Only the lower triangle of A is read. Returns MBDCP_ERR_NOT_POSDEF when a
- * pivot is not larger than rel_tol times the largest diagonal entry (use
+ * pivot is not larger than rel_tol times its own diagonal entry of A (use
  * rel_tol around 1e-14 for an SPD test, larger to detect rank deficiency). */
 MbdcpReturn mbdcp_cholesky(mbdcp_int n, mbdcp_float *A, mbdcp_float rel_tol);
 

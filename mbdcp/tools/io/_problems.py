@@ -28,7 +28,7 @@ class SymmetryWarning(UserWarning):
 
 
 def _frozen_vector(name, x, n, symbol=None, nonnegative=False):
-    a = np.array(val.vector(name, x, n, symbol=symbol), dtype=np.float64, copy=True)
+    a = np.array(val.vector(name, x, n, symbol=symbol, where=_SIZES), dtype=np.float64, copy=True)
     if nonnegative and a.size and a.min() < 0:
         raise ValueError(f"{name} must be nonnegative, got {a.min()}")
     a.setflags(write=False)
@@ -39,38 +39,32 @@ def _sparse(name, A, shape=(None, None), symbols=("any", "any")):
     """A canonical CSR (kept when given CSR) or CSC copy of A with finite float64 values. A sparse
     A's declared shape is checked against ``shape`` (None: any) before anything is allocated."""
     if sp.issparse(A):
-        if any(want is not None and got != want for got, want in zip(A.shape, shape)):
-            raise ValueError(f"{name} must have shape ({', '.join(symbols)}) = "
-                             f"({', '.join('any' if x is None else str(x) for x in shape)}), got {A.shape}")
-        if not (np.issubdtype(A.dtype, np.floating) or np.issubdtype(A.dtype, np.integer) or A.dtype == bool):
-            raise TypeError(f"{name} must hold real numbers, got dtype {A.dtype}")
-        A = A.tocsr(copy=True) if A.format == "csr" else A.tocsc(copy=True)
-        A = A.astype(np.float64, copy=False)
-        A.sum_duplicates()
-        if not np.all(np.isfinite(A.data)):
-            raise ValueError(f"{name} must hold finite values (found NaN or infinity)")
-        return A
+        return val.sparse_matrix(name, A, shape, symbols, where=_SIZES)
     return sp.csc_matrix(val.matrix(name, A, (None, None)))
 
 
+# where io's sizes come from (for messages): a matrix's declared shape, or a vector's length
+_SIZES = {"n": "M is n x n, f has n entries", "m": "W is m x m, or H has m columns", "p": "G has p columns",
+          "n_c": "m = spacedim n_c"}
+
+
 def _spacedim(value, allowed):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"spacedim must be an integer, got {type(value).__name__}")
-    if int(value) not in allowed:
+    value = val.integer("spacedim", value)
+    if value not in allowed:
         raise ValueError(f"spacedim must be one of {allowed}, got {value}")
-    return int(value)
+    return value
 
 
 def _info(info):
     if info is None:
         return None
     if not isinstance(info, dict):
-        raise TypeError(f"info must be a dict or None, got {type(info).__name__}")
+        raise TypeError(f"info must be a dict or None, got {val.describe(info)}")
     for key, value in info.items():
         if not isinstance(key, str) or not key or "/" in key:
             raise ValueError(f"info keys must be non-empty strings without '/', got {key!r}")
         if not (isinstance(value, (str, numbers.Real)) or (isinstance(value, np.ndarray) and value.dtype.kind in "biuf")):
-            raise TypeError(f"info[{key!r}] must be a str, a number or a numeric ndarray, got {type(value).__name__}")
+            raise TypeError(f"info[{key!r}] must be a str, a number or a numeric ndarray, got {val.describe(value)}")
     return dict(info)
 
 

@@ -5,6 +5,7 @@ import os
 import numpy as np
 import scipy.sparse as sp
 
+from mbdcp.infrastructure import validate as val
 from mbdcp.tools.io._problems import _INT32_MAX, FclibFile, FormatError, GlobalProblem, LocalProblem, Solution, _symmetry
 
 __all__ = ["read_fclib", "write_fclib"]
@@ -197,7 +198,8 @@ def read_fclib(path):
     ('csr', 1, array([0.3]), None)
     """
     h5py = _h5py()
-    fname = os.path.basename(os.fspath(path))
+    path = val.path("path", path)
+    fname = os.path.basename(path)
     try:
         h5 = h5py.File(path, "r")
     except FileNotFoundError:
@@ -333,7 +335,7 @@ def _check_solution(name, s, sizes):
     if s is None:
         return
     if not isinstance(s, Solution):
-        raise TypeError(f"{name} must be a Solution, got {type(s).__name__}")
+        raise TypeError(f"{name} must be a Solution, got {val.describe(s)}")
     for key, n in sizes.items():
         x = getattr(s, key)
         if x is not None and x.shape[0] != n:
@@ -363,8 +365,8 @@ def write_fclib(path, problem, solution=None, guesses=None, *, storage=None):
     See :func:`read_fclib`.
     """
     h5py = _h5py()
-    if storage not in (None, "csc", "csr", "triplet"):
-        raise ValueError(f"storage must be None, 'csc', 'csr' or 'triplet', got {storage!r}")
+    path = val.path("path", path)
+    storage = val.choice("storage", storage, ("csc", "csr", "triplet"), allow_none=True)
     if isinstance(problem, LocalProblem):
         m = problem.W.shape[0]
         sizes = {"v": 0, "u": m, "r": m, "l": 0}
@@ -374,7 +376,9 @@ def write_fclib(path, problem, solution=None, guesses=None, *, storage=None):
         sizes = {"v": problem.M.shape[0], "u": m, "r": m, "l": 0 if problem.G is None else problem.G.shape[1]}
         root = "fclib_global" if problem.mu_r is None else "fclib_global_rolling"
     else:
-        raise TypeError(f"problem must be a LocalProblem or a GlobalProblem, got {type(problem).__name__}")
+        raise TypeError(f"problem must be a LocalProblem or a GlobalProblem, got {val.describe(problem)}")
+    if guesses is not None and not isinstance(guesses, (list, tuple)):
+        raise TypeError(f"guesses must be a list of Solution, got {val.describe(guesses)}")
     guesses = () if guesses is None else tuple(guesses)
     _check_solution("solution", solution, sizes)
     for k, g in enumerate(guesses):

@@ -5,6 +5,7 @@ import os
 import numpy as np
 import scipy.sparse as sp
 
+from mbdcp.infrastructure import validate as val
 from mbdcp.tools.io._problems import FormatError, GlobalProblem, LCPProblem, LocalProblem, MLCPProblem, _symmetry
 
 __all__ = ["read_siconos_fc", "read_siconos_lcp", "read_siconos_mlcp"]
@@ -16,7 +17,8 @@ class _Tokens:
     """Whitespace-separated tokens of a text file, consumed in order; errors name file and field."""
 
     def __init__(self, path):
-        self.fname = os.path.basename(os.fspath(path))
+        path = val.path("path", path)
+        self.fname = os.path.basename(path)
         with open(path, "rb") as fh:
             self.toks = fh.read().decode("latin-1").split()
         self.pos = 0
@@ -271,8 +273,7 @@ def read_siconos_fc(path, kind=None):
     SymmetryWarning
         W (local) or M (global) not symmetric.
     """
-    if kind not in (None, "local", "global"):
-        raise ValueError(f"kind must be None, 'local' or 'global', got {kind!r}")
+    kind = val.choice("kind", kind, ("local", "global"), allow_none=True)
     tok = _Tokens(path)
     d = tok.int("d")
     if d not in (2, 3):

@@ -1,0 +1,99 @@
+"""Bad and extreme input to the public surface, classified as benchmarks/sweep_inputs.py does
+(tests/surface.py): every call must return a result that passes its check by definition ("ok") or
+raise a ValueError/TypeError naming the argument in our words ("clear"); never another exception,
+a message that names another argument or leaks NumPy's words, a valid value refused, a result
+that fails its check, a crash or a hang. Each case runs in its own forked child with a memory cap,
+so a size declared but not held cannot take the machine down.
+
+Two sets: the cases of each kind of failure found by the first sweep (one test per kind), and a
+fixed sample of the whole sweep (every STRIDE-th case of the callables that are quick in-process).
+"""
+import pytest
+import surface
+import surface_targets
+
+GOOD = ("ok", "clear")
+MEMORY = 4 << 30  # bytes of address space per child
+TIMEOUT = 60.0
+pytestmark = pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")  # the np.matrix cases
+STRIDE = 9  # the sample: one case in STRIDE, all callables but the slow ones (simulate, plots...)
+
+# (callable, argument or None for any, value label): the cases of each kind of failure the first
+# sweep found, named as tests/surface.py and tests/surface_targets.py label them.
+KINDS = {
+    "complex input truncated": [("mbdcp.ccp", "M", "complex sparse"), ("mbdcp.ccp", "Wn", "complex sparse"),
+                                ("mbdcp.ccp", "Wt", "complex sparse"), ("mbdcp.step", "M", "complex dtype"),
+                                ("mbdcp.lemke", "q", "complex")],
+    "overflow and underflow in helpers": [("mbdcp.friction_basis", "normal", "[1e300]*3"),
+                                          ("mbdcp.friction_basis", "normal", "[1e-300]*3"),
+                                          ("mechanics.Body3D", "quaternion", "[1e300, 1e300, 0, 0]"),
+                                          ("mechanics.Body3D", "quaternion", "[1e-300, 0, 0, 0]"),
+                                          ("mechanics.Plane", "normal", "x 1e300"),
+                                          ("mbdcp.full_rank_acceleration", "Wt", "x 1e300")],
+    "unchecked helpers and objects": [("mechanics.quaternion_to_matrix", None, "nan entry"),
+                                      ("mechanics.quaternion_to_matrix", None, "[2, 0, 0, 0]"),
+                                      ("Scene.update", None, "position 'abc'"), ("Scene.update", None, "NaN position"),
+                                      ("Scene.update", None, "unknown key"), ("Scene.update", None, "negative mass"),
+                                      ("Scene.assemble", "form", "'bogus'"),
+                                      ("mbdcp.derivatives.lcp", "res", "a StepResult")],
+    "options checked when given": [("mbdcp.step", "baumgarte", "bool True"), ("mbdcp.step", "max_iter", "0"),
+                                   ("mbdcp.step", "return_lcp", "'no'"), ("mbdcp.ccp", "method", "array of the name"),
+                                   ("mbdcp.fixed_point", "algorithm", "10000000000")],
+    "sizes declared but not held": [("mbdcp.friction_basis", "n_d", "1000000000000"),
+                                    ("mbdcp.full_rank_step", "n_d", "1000000000000"),
+                                    ("mbdcp.io.LocalProblem", "W", "empty sparse 1e10"),
+                                    ("mbdcp.study.run", None, "range(10**12)"), ("mbdcp.study.run", None, "endless")],
+    "finite data overflowing inside C": [("mbdcp.step", "Wn", "x 1e300"), ("mbdcp.step", "D", "x 1e300"),
+                                         ("mbdcp.fixed_point", "Wn", "x 1e300"),
+                                         ("mbdcp.full_rank_step", "Wn", "x 1e300"),
+                                         ("mbdcp.batch.step", "Wns", "x 1e300"), ("mbdcp.ccp", "M", "denormal")],
+    "missing type checks": [("mechanics.Scene", None, "None"), ("mechanics.Scene", None, "a body"),
+                            ("mbdcp.compare", "formulations", "5"), ("Profile.plot", "ax", "str 'abc'")],
+    "the argument named in our words": [("mbdcp.batch.step", "vs", "extra column"),
+                                        ("mbdcp.derivatives.lcp", "q", "one less"),
+                                        ("mbdcp.instantaneous", "Wn", "x 1e300"), ("mbdcp.step", "M", "strings"),
+                                        ("mbdcp.step", "M", "ragged")],
+    "valid input accepted": [("mbdcp.step", "M", "np.matrix"), ("mbdcp.lemke", "M", "np.matrix"),
+                             ("mbdcp.step", "M", "condition 1e20"), ("mbdcp.step", "M", "mass ratio 1e30"),
+                             ("mbdcp.ccp", "M", "condition 1e16")],
+    "widgets": [("widgets.sphere", None, "str 'abc'"), ("widgets.sphere", None, "complex"),
+                ("widgets.sphere", None, "Decimal"), ("widgets.painleve_rod", None, "Decimal")],
+}
+
+
+@pytest.fixture(scope="module")
+def all_cases(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("surface")
+    return str(tmp), list(surface.cases(surface_targets.targets(str(tmp))))
+
+
+def _run(cases, tmp, monkeypatch):
+    monkeypatch.chdir(tmp)  # a call given a relative path writes there
+    return surface.run_forked(cases, 2, TIMEOUT, MEMORY, progress=False)
+
+
+def _failures(results):
+    return [f"[{g}] {t.name}({arg.name if arg else ''} = {label}): {detail}"
+            for (t, arg, label, _, _), g, detail, _ in results if g not in GOOD]
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_each_kind_of_failure_found_by_the_sweep(kind, all_cases, monkeypatch):
+    tmp, cases = all_cases
+    chosen = []
+    for name, arg, label in KINDS[kind]:
+        found = [c for c in cases if c[0].name == name and c[2] == label and (arg is None or (c[1] and c[1].name == arg))]
+        assert found, f"no case {name}({arg} = {label}) in the surface"
+        chosen += found
+    results = _run(chosen, tmp, monkeypatch)
+    assert not _failures(results), "\n".join(_failures(results))
+
+
+def test_a_sample_of_the_sweep(all_cases, monkeypatch):
+    tmp, cases = all_cases
+    quick = [c for c in cases if not c[0].slow]
+    sample = quick[::STRIDE]
+    results = _run(sample, tmp, monkeypatch)
+    groups = {g for _, g, _, _ in results}
+    assert "clear" in groups and "ok" in groups  # the sample holds both valid and bad calls
+    assert not _failures(results), "\n".join(_failures(results))
