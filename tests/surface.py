@@ -486,8 +486,14 @@ def check_step(kw, res, tol=TOL):
     vn, pn, beta, sigma = A(res.v_next), A(res.p_n), A(res.beta), A(res.sigma)
     pb, bj, sj = A(res.p_b), A(res.beta_j), A(res.sigma_j)
     p_ext = opt(kw, "p_ext", n_v)
-    # vn carries rounding relative to the largest velocity: M vn and J^T vn are judged at that scale
-    vel = np.full(n_v, max(float(np.abs(vn).max(initial=0)), float(np.abs(v).max(initial=0))), dtype=np.longdouble)
+    # vn carries rounding relative to the largest velocity and to the velocity changes it sums
+    # (M^-1 times each impulse: a body at rest under gravity ends at 1e-17, not 0): M vn and J^T vn
+    # are judged at that scale
+    with np.errstate(all="ignore"):
+        parts = [M @ v, p_ext, Wn @ pn, D @ beta, Wb @ pb, Dj @ bj]
+        change = np.abs(np.linalg.inv(np.asarray(M, dtype=float))) @ sum(np.abs(np.asarray(x, dtype=float)) for x in parts)
+    vel = np.full(n_v, max(float(np.abs(vn).max(initial=0)), float(np.abs(v).max(initial=0)),
+                           float(np.nan_to_num(change, posinf=0.0).max(initial=0))), dtype=np.longdouble)
     if not momentum_ok(M, vn, v, [p_ext, Wn @ pn, D @ beta, Wb @ pb, Dj @ bj], tol):
         return "SOLVED but the momentum balance fails"
     psi = corrected_gap(kw, opt(kw, "psi_n", n_c), h) / h

@@ -97,3 +97,54 @@ def test_a_sample_of_the_sweep(all_cases, monkeypatch):
     groups = {g for _, g, _, _ in results}
     assert "clear" in groups and "ok" in groups  # the sample holds both valid and bad calls
     assert not _failures(results), "\n".join(_failures(results))
+
+
+# ---------------------------------------------------------------- property-based: drawn values
+
+hypothesis = pytest.importorskip("hypothesis")
+st = hypothesis.strategies
+np = pytest.importorskip("numpy")
+
+
+def _array_arguments(tmp):
+    """(target, arg) of the quick callables whose argument is an array with a valid ndarray value."""
+    out = []
+    for t in surface_targets.targets(tmp):
+        for a in t.args:
+            if not t.slow and a.kind == "array" and isinstance(surface.realize(a.valid), np.ndarray):
+                out.append((t, a))
+    return out
+
+
+@st.composite
+def _drawn_value(draw, valid):
+    """A value drawn around a valid array: entries rescaled over the whole float64 range, one entry
+    replaced by any float (NaN, infinities, subnormals), a row more or less, or another dtype."""
+    x = np.array(valid, dtype=float, copy=True)
+    how = draw(st.sampled_from(["rescale", "entry", "shape", "dtype"]))
+    if how == "rescale" and x.size:
+        e = draw(st.lists(st.integers(-320, 320), min_size=x.size, max_size=x.size))
+        with np.errstate(over="ignore", under="ignore"):
+            return x * 10.0 ** np.reshape(np.array(e, dtype=float), x.shape)
+    if how == "entry" and x.size:
+        i = draw(st.integers(0, x.size - 1))
+        x.flat[i] = draw(st.floats(allow_nan=True, allow_infinity=True, allow_subnormal=True))
+        return x
+    if how == "shape" and x.ndim:
+        return x[:-1] if draw(st.booleans()) and x.shape[0] > 1 else np.concatenate([x, x[:1]])
+    dtype = draw(st.sampled_from([np.int64, np.float32, np.complex128, np.bool_, object]))
+    return x.astype(dtype)
+
+
+@hypothesis.settings(max_examples=100, deadline=None, derandomize=True,
+                     suppress_health_check=list(hypothesis.HealthCheck))
+@hypothesis.given(data=st.data())
+def test_drawn_values_give_a_verified_result_or_a_clear_error(data, tmp_path_factory):
+    # every call either returns a result that passes its check by definition or raises a
+    # ValueError/TypeError naming the argument; never anything else (each call in a forked child)
+    tmp = str(tmp_path_factory.getbasetemp())
+    target, arg = data.draw(st.sampled_from(_array_arguments(tmp)), label="argument")
+    value = data.draw(_drawn_value(surface.realize(arg.valid)), label="value")
+    [(_, group, detail, _)] = surface.run_forked([(target, arg, "drawn", value, "either")], 1, TIMEOUT, MEMORY,
+                                                 progress=False)
+    assert group in GOOD, f"[{group}] {target.name}({arg.name} = {value!r}): {detail}"

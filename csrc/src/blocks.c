@@ -28,7 +28,7 @@ MbdcpReturn mbdcp_block_spd_inverse(mbdcp_int nb, mbdcp_int k, const mbdcp_float
         *bad = b;
         if (asym > 1e-10 * amax) return MBDCP_ERR_DATA;
         memcpy(scratch, Mb, kk * sizeof(mbdcp_float));
-        /* the SPD test; a pivot below 64 eps of the largest diagonal entry is singular in double */
+        /* the SPD test; a pivot below 64 eps of its own diagonal entry is singular in double */
         if (mbdcp_cholesky(k, scratch, 64.0 * DBL_EPSILON) != MBDCP_OK) return MBDCP_ERR_NOT_POSDEF;
         /* Gauss-Jordan in place, diagonal pivots (positive for SPD): exact on diagonal blocks */
         memcpy(X, Mb, kk * sizeof(mbdcp_float));
@@ -45,6 +45,8 @@ MbdcpReturn mbdcp_block_spd_inverse(mbdcp_int nb, mbdcp_int k, const mbdcp_float
                 for (mbdcp_int j = 0; j < k; ++j) Xr[j] -= f * Xc[j];
             }
         }
+        /* an SPD block whose inverse does not fit in double (a pivot near the smallest floats) */
+        if (!mbdcp_all_finite(kk, X)) return MBDCP_ERR_NONFINITE;
     }
     *bad = -1;
     return MBDCP_OK;

@@ -1380,7 +1380,17 @@ static void finish(Lemke *L, MbdcpLemkeInfo *info)
         st = MBDCP_RAY_TERMINATION;
     else if (st == MBDCP_SOLVED && !L->verified)
         st = MBDCP_NUMERICAL_ERROR;
-    if (st != MBDCP_SOLVED) extract(L); /* the last basic point */
+    if (st != MBDCP_SOLVED) {
+        extract(L); /* the last basic point */
+        if (!mbdcp_all_finite((size_t)n, L->out->z) || !mbdcp_all_finite((size_t)n, L->out->w)) {
+            /* it overflowed (a solution beyond the double range): report z = 0, w = q instead */
+            for (mbdcp_int i = 0; i < n; ++i) {
+                L->out->z[i] = 0.0;
+                L->out->w[i] = L->q[i];
+                L->res[i] = fabs(L->q[i]);
+            }
+        }
+    }
     /* every strategy leaves out->w and s (L->res) of out->z, from its last verification */
     info->residual = mbdcp_lcp_row_ratio(n, L->out->z, L->out->w, L->res, &info->worst_row);
     if (st == MBDCP_SOLVED && certify_answer(L)) st = MBDCP_RAY_TERMINATION;

@@ -34,6 +34,18 @@ def check_keys(given, allowed, what):
             raise TypeError(f"unknown {what} {key!r}; expected one of {', '.join(allowed)}")
 
 
+def finite_result(out, given):
+    """``out`` (a dict of arrays or floats, or an array), or a ValueError naming the arguments in
+    ``given`` when the finite data they hold gave an infinite or NaN result: a derivative is linear,
+    so tangents or output gradients near the largest float64 overflow it."""
+    values = out.values() if isinstance(out, dict) else [out]
+    if all(np.all(np.isfinite(x.data if sp.issparse(x) else x)) for x in values if x is not None):
+        return out
+    names = ", ".join(given) or "the tangents"
+    raise ValueError(f"{names}: the derivative overflows float64 for values this large (it is linear in them: "
+                     "scale them down and the result up)")
+
+
 def dense_tangent(name, x, shape):
     """A tangent (or output gradient) of the given shape as a float64 array; None gives None."""
     if x is None:

@@ -5,7 +5,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from mbdcp.derivatives._common import DEGENERATE_TOL, _Repr, check_keys, dense_tangent, momentum_change, tangents_of
+from mbdcp.derivatives._common import DEGENERATE_TOL, _Repr, check_keys, dense_tangent, finite_result, momentum_change, tangents_of
 from mbdcp.formulations.ccp import cone_jacobian
 from mbdcp.infrastructure import stabilization as stab
 from mbdcp.infrastructure import validate as val
@@ -96,7 +96,8 @@ class CCPDerivative(_Repr):
         if t["mu"] is not None:
             rhs_c += t["mu"][:, None] * d["extra"]
         y = d["lu"].solve(np.concatenate([r_v, rhs_c.ravel(), -e_b]))
-        return {"v_next": y[:n_v], "gamma": y[n_v:n_v + 3 * n_c].reshape(n_c, 3), "p_b": y[n_v + 3 * n_c:]}
+        return finite_result({"v_next": y[:n_v], "gamma": y[n_v:n_v + 3 * n_c].reshape(n_c, 3),
+                              "p_b": y[n_v + 3 * n_c:]}, list(tangents))
 
     def vjp(self, v_next=None, gamma=None, p_b=None):
         """Gradients keyed by input name of <g_v, v_next> + <g_gamma, gamma> + <g_b, p_b>. Sparse
@@ -141,7 +142,7 @@ class CCPDerivative(_Repr):
             out["dtheta"] = -mu_b
         if d["psi_chain"] is not None:  # psi_n entered as the corrected gap
             out["psi_n"], out["h"] = d["psi_chain"].pullback(out["psi_n"], out["h"])
-        return out
+        return finite_result(out, [n for n, x in (("v_next", v_next), ("gamma", gamma), ("p_b", p_b)) if x is not None])
 
 
 def _surface_velocity(name, x, n_c):

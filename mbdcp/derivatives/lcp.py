@@ -6,7 +6,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.linalg as la
 
-from mbdcp.derivatives._common import DEGENERATE_TOL, _Repr, dense_tangent
+from mbdcp.derivatives._common import DEGENERATE_TOL, _Repr, dense_tangent, finite_result
 from mbdcp.formulations.lemke import lcp_residual
 from mbdcp.infrastructure import validate as val
 from mbdcp.infrastructure.results import LemkeResult
@@ -69,7 +69,7 @@ class LCPDerivative(_Repr):
         if dM is not None:
             rhs += dM[a][:, a] @ self.z[a]
         dz[a] = -la.lu_solve(self._lu, rhs)
-        return dz
+        return finite_result(dz, [k for k, x in (("dM", dM), ("dq", dq)) if x is not None])
 
     def vjp(self, gz):
         """Gradients (M, q) of the loss <gz, z>: gq_a = -(M_aa)^-T gz_a, gM = gq z^T."""
@@ -81,7 +81,9 @@ class LCPDerivative(_Repr):
         a = self._idx
         if a.size:
             gq[a] = -la.lu_solve(self._lu, gz[a], trans=1)
-        return LCPGradient(M=np.outer(gq, self.z), q=gq)
+        gM = np.outer(gq, self.z)
+        finite_result({"M": gM, "q": gq}, ["gz"])
+        return LCPGradient(M=gM, q=gq)
 
 
 def lcp(M, q, res, *, degenerate_tol=DEGENERATE_TOL):

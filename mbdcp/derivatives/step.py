@@ -17,6 +17,7 @@ from mbdcp.derivatives._common import (
     check_keys,
     cholesky_lower,
     dense_tangent,
+    finite_result,
     lu_factor,
     lu_solve,
     momentum_change,
@@ -89,7 +90,7 @@ class StepDerivative(_Repr):
             dv_scale = max(np.abs(dv).max(), np.abs(tri_solve(d["L"], u, trans=1)).max(),
                            np.abs(r_rows).max(initial=0.0))
             self._check_dropped(t, dv, dv_scale)
-        return out
+        return finite_result(out, list(tangents))
 
     def _rhs(self, t):
         """The known sides of the linearised system for tangents t: the momentum row, the rows
@@ -249,7 +250,8 @@ class StepDerivative(_Repr):
             del grad["Dj"]
         if d["psi_chain"] is not None:  # psi_n entered as the corrected gap
             grad["psi_n"], grad["h"] = d["psi_chain"].pullback(grad["psi_n"], grad["h"])
-        return grad
+        given = [n for n, x in zip(OUTPUTS, (v_next, p_n, beta, sigma, p_b, beta_j, sigma_j)) if x is not None]
+        return finite_result(grad, given)
 
     def jacobian(self, of, wrt):
         """Dense Jacobian d(of)/d(wrt), shape of.shape + wrt.shape, for an output name ``of`` and an

@@ -59,12 +59,17 @@ def _blocks(S):
     return np.concatenate([[0], ends + 1])
 
 
+_OVERFLOW = "M's inverse overflows float64 ({where}): express M in larger units"
+
+
 def _invert_blocks(stack):
     """Inverses of a stack of diagonal blocks (n, k, k) of M (in C); ValueError naming
     M unless each is symmetric positive definite."""
     inv, rc, bad = _core.block_spd_inverse(np.ascontiguousarray(stack, dtype=np.float64))
     if rc == _core.ERR_DATA:
         raise ValueError(f"M must be symmetric (diagonal block {bad} is not)")
+    if rc == _core.ERR_NONFINITE:
+        raise ValueError(_OVERFLOW.format(where=f"diagonal block {bad} has entries near the smallest floats"))
     if rc:
         raise ValueError(f"M must be symmetric positive definite (diagonal block {bad} is not)")
     return inv
@@ -134,8 +139,12 @@ def mass_inverse(M):
         L = np.linalg.cholesky(M)
     except np.linalg.LinAlgError:
         raise ValueError("M must be symmetric positive definite (its Cholesky factorization failed)") from None
-    Linv = np.linalg.solve(L, np.eye(n))
-    return sp.csr_matrix(Linv.T @ Linv)
+    with np.errstate(over="ignore", invalid="ignore"):
+        Minv = np.linalg.solve(L, np.eye(n))
+        Minv = Minv.T @ Minv
+    if not np.all(np.isfinite(Minv)):
+        raise ValueError(_OVERFLOW.format(where="an entry near the smallest floats"))
+    return sp.csr_matrix(Minv)
 
 
 def _inverse_times(Minv, x):

@@ -291,12 +291,14 @@ def full_rank_acceleration(M, Wn, Wt, mu, v, k, *, n_d=2, rho=None, dWn_v=None, 
     finite_lcp(F, f, {"M": M, "Wn": Wn, "Wt": Wt, "k": k})
     res = lemke(F, f, tol=tol, max_iter=max_iter)
     z = res.z
-    a = A @ z + a0
     c_n = z[:n_c]
     c_t = np.zeros((n_c, 2))
     if s:
         c_t[rest] = (L @ z + l0).reshape(s, 2)
     c_t[sliding] = -(mu_a[sliding] * c_n[sliding])[:, None] * u_t[sliding] / speed[sliding][:, None]
+    # a from the forces themselves (not A z + a0): M a = k + Wn c_n + Wt c_t then holds row by row at
+    # each row's own scale, also beside a row of k many orders larger
+    a = sla.cho_solve(chol, k + Wn @ c_n + Wt @ c_t.ravel())
     kp, km = np.zeros((n_c, n_d)), np.zeros((n_c, n_d))
     kp[rest], km[rest] = z[n_c:n_c + K].reshape(s, n_d), z[n_c + K:].reshape(s, n_d)
     return FullRankAccelerationResult(

@@ -878,7 +878,8 @@ def ccp(int n_v, int n_c, int n_b, cnp.ndarray P_ptr, cnp.ndarray P_ind, cnp.nda
 
 def block_spd_inverse(cnp.ndarray M):
     """(Minv, rc, bad) for a C-contiguous float64 stack (nb, k, k): rc is 0, or the return code
-    (MBDCP_ERR_DATA: block `bad` not symmetric; MBDCP_ERR_NOT_POSDEF: not positive definite)."""
+    (MBDCP_ERR_DATA: block `bad` not symmetric; MBDCP_ERR_NOT_POSDEF: not positive definite;
+    MBDCP_ERR_NONFINITE: its inverse overflows)."""
     _f(M, "M", (-1, -1, -1))
     if M.shape[1] != M.shape[2]:
         raise ValueError(f"internal call: M must be a stack of square blocks, got shape {np.shape(M)}")
@@ -891,7 +892,7 @@ def block_spd_inverse(cnp.ndarray M):
     cdef MbdcpReturn rc
     with nogil:
         rc = mbdcp_block_spd_inverse(nb, k, mp, ip, sp_, &bad)
-    if rc not in (MBDCP_OK, MBDCP_ERR_DATA, MBDCP_ERR_NOT_POSDEF):
+    if rc not in (MBDCP_OK, MBDCP_ERR_DATA, MBDCP_ERR_NOT_POSDEF, MBDCP_ERR_NONFINITE):
         _check(rc)
     return Minv, <int>rc, bad
 

@@ -94,9 +94,15 @@ def _per_contact_max(x, n_c):
     return x.max(axis=1) if x.shape[1] else np.zeros(n_c)
 
 
+_BIG = float(np.finfo(np.float64).max)
+
+
 def _sliding_rule(p_n, slip, slack, p_tol, v_tol):
     """classify, with SLIDING only where the friction is also on the cone boundary (slack <= p_tol):
-    a slip of rounding size at a contact well inside the cone is no slip."""
+    a slip of rounding size at a contact well inside the cone is no slip. Tolerances that overflow
+    (a result of huge data, or an unsolved one with an infinite residual) are held at the largest
+    float."""
+    p_tol, v_tol = (min(float(t), _BIG) for t in (p_tol, v_tol))
     states = classify(p_n, slip, p_tol=p_tol, slip_tol=v_tol)
     if slack is not None:
         inside = np.asarray(slack) > p_tol
@@ -130,4 +136,4 @@ def ccp_states(res):
     slip = np.hypot(res.contact_velocity[:, 1], res.contact_velocity[:, 2])
     rel = RTOL + 10.0 * res.residual  # the residual is relative to ||p||_inf (velocities)
     scale_v = res.velocity_scale if res.velocity_scale is not None else _inf_norm(res.v_next, res.contact_velocity)
-    return classify(gamma[:, 0], slip, p_tol=rel * _inf_norm(gamma), slip_tol=rel * scale_v)
+    return classify(gamma[:, 0], slip, p_tol=min(rel * _inf_norm(gamma), _BIG), slip_tol=min(rel * scale_v, _BIG))

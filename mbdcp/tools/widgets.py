@@ -402,7 +402,9 @@ def lemke_tableaux(M, q):
     Returns
     -------
     dict with ``tableaux`` (list of (n, 2n + 2) arrays), ``basis`` (list of the row labels per
-    tableau), ``columns`` (labels), ``trace`` and ``result`` (the :class:`~mbdcp.LemkeResult`).
+    tableau), ``columns`` (labels), ``trace`` (the pivots replayed: Lemke's last path, where it
+    retried on another covering vector, up to a pivot whose unscaled tableau overflows) and
+    ``result`` (the :class:`~mbdcp.LemkeResult`).
 
     >>> import numpy as np
     >>> t = lemke_tableaux(np.array([[2.0, 1.0], [1.0, 2.0]]), np.array([-5.0, -6.0]))
@@ -421,16 +423,29 @@ def lemke_tableaux(M, q):
     T = np.hstack([np.eye(n), -M, -np.ones((n, 1)), q[:, None]])
     basis = [f"w{i + 1}" for i in range(n)]
     tableaux, bases = [T.copy()], [list(basis)]
-    for enter, leave in res.trace or []:
+    # the last path Lemke took (z0 entering starts one: a retry on badly scaled or degenerate data),
+    # up to a repair from another basis, which a tableau from the start cannot replay
+    trace = list(res.trace or [])
+    starts = [k for k, (enter, _) in enumerate(trace) if enter == "z0"]
+    trace = trace[starts[-1] if starts else 0:]
+    for k, (enter, leave) in enumerate(trace):
+        if leave not in basis:
+            trace = trace[:k]
+            break
         r, c = basis.index(leave), columns.index(enter)
-        T[r] /= T[r, c]
-        for i in range(n):
-            if i != r:
-                T[i] -= T[i, c] * T[r]
+        T = T.copy()
+        with np.errstate(all="ignore"):
+            T[r] /= T[r, c]
+            for i in range(n):
+                if i != r:
+                    T[i] -= T[i, c] * T[r]
+        if not np.all(np.isfinite(T)):  # the plain elimination overflowed where Lemke's scaled one did not
+            trace = trace[:k]
+            break
         basis[r] = enter
         tableaux.append(T.copy())
         bases.append(list(basis))
-    return {"tableaux": tableaux, "basis": bases, "columns": columns, "trace": list(res.trace or []), "result": res}
+    return {"tableaux": tableaux, "basis": bases, "columns": columns, "trace": trace, "result": res}
 
 
 def _lemke_draw_one(ax, data, k):

@@ -10,9 +10,10 @@
 
 /* Minv_b = M_b^-1 for nb consecutive k x k row-major blocks (M and Minv: nb k^2 each; scratch:
  * k^2). Each block must be symmetric (to 1e-10 of its largest entry) and positive definite (a
- * Cholesky pivot above 64 eps times the largest diagonal entry, so that it is so in double):
+ * Cholesky pivot above 64 eps times its own diagonal entry, so that it is so in double):
  * otherwise *bad is the first block that is not and the return is MBDCP_ERR_DATA (not symmetric)
- * or MBDCP_ERR_NOT_POSDEF; *bad = -1 on success. MBDCP_ERR_NONFINITE for NaN or infinity. */
+ * or MBDCP_ERR_NOT_POSDEF; *bad = -1 on success. MBDCP_ERR_NONFINITE for NaN or infinity in M
+ * (*bad = -1), or for block *bad whose inverse overflows double. */
 MbdcpReturn mbdcp_block_spd_inverse(mbdcp_int nb, mbdcp_int k, const mbdcp_float *M, mbdcp_float *Minv,
                                     mbdcp_float *scratch, mbdcp_int *bad);
 

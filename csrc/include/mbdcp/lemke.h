@@ -62,7 +62,8 @@ typedef struct {
 } MbdcpLemkeInfo;
 
 /* Caller-provided outputs. z and w are required (n each); on a status other than SOLVED
- * they hold the last basic point reached (w = M z + q). */
+ * they hold the last basic point reached (w = M z + q), or z = 0, w = q when that point
+ * overflows double (a solution beyond its range). */
 typedef struct {
     mbdcp_float *z;
     mbdcp_float *w;
