@@ -46,6 +46,13 @@
 #define PROBE_ITER 2
 #define PROBE_WORTH 2.0
 #define PROBE_GAIN 1e-2
+/* AUTO: before its first hand-over to Newton, Gauss-Seidel spends at least the time of GS_FIRST Newton
+ * iterations: Gauss-Seidel's rate is a poor guide while contacts change state (it then often drops by
+ * orders of magnitude in a sweep), and this delays Newton by at most GS_FIRST of its iterations. That
+ * time counts the factorisation's flops FACTOR_SPEED times cheaper than a sweep's (dense 3 x 3 block
+ * updates against scattered row products). */
+#define GS_FIRST 4.5
+#define FACTOR_SPEED 4.0
 /* NEWTON: iterations without halving the best residual before it gives up */
 #define NEWTON_STALL 25
 #define AUTO_STALL 10
@@ -1001,6 +1008,8 @@ static Run auto_gauss_seidel(const FcCtx *c, const MbdcpFcSettings *s, const Wor
                 break;
             }
         }
+        const mbdcp_float iteration_time = au->nw.iteration_cost - (1.0 - 1.0 / FACTOR_SPEED) * au->nw.f.flops;
+        if (au->newton_cost == 0.0 && au->gs_cost < GS_FIRST * iteration_time) continue;
         if (au->predicted > NEWTON_EXPECTED * au->nw.iteration_cost) break;
     }
     return run;
@@ -1114,8 +1123,8 @@ static Run auto_last(const FcCtx *c, const Csr *S, const MbdcpFcSettings *s, con
     return convex_route(c, &sym, method, &last, r, u, w, info, rc);
 }
 
-/* Gauss-Seidel (at its first test, perhaps a Newton probe from its point: PROBE_ITER); once it is
- * predicted slow, Newton from r = 0; then Gauss-Seidel and Newton alternately
+/* Gauss-Seidel (at its first test, perhaps a Newton probe from its point: PROBE_ITER; before the first
+ * hand-over, at least GS_FIRST Newton iterations' time); once it is predicted slow, Newton from r = 0; then Gauss-Seidel and Newton alternately
  * (each Gauss-Seidel phase at least as long as all before it; Newton from the better of its own best
  * point and Gauss-Seidel's); once Gauss-Seidel has used max_iter sweeps, the fixed point or APGD from
  * the best point. info->finished says which method ended. */
