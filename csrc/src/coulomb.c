@@ -49,8 +49,8 @@
 /* AUTO: before its first hand-over to Newton, Gauss-Seidel spends at least the time of GS_FIRST Newton
  * iterations: Gauss-Seidel's rate is a poor guide while contacts change state (it then often drops by
  * orders of magnitude in a sweep), and this delays Newton by at most GS_FIRST of its iterations. That
- * time counts the factorisation's flops FACTOR_SPEED times cheaper than a sweep's (dense 3 x 3 block
- * updates against scattered row products). */
+ * time, and Newton's in the NEWTON_EXPECTED test, counts the factorisation's flops FACTOR_SPEED times
+ * cheaper than a sweep's (dense 3 x 3 block updates against scattered row products). */
 #define GS_FIRST 4.5
 #define FACTOR_SPEED 4.0
 /* NEWTON: iterations without halving the best residual before it gives up */
@@ -959,9 +959,10 @@ typedef struct {
     mbdcp_int phase_sweeps;           /* sweeps of the current Gauss-Seidel phase */
 } Auto;
 
-/* Gauss-Seidel from r, at least min_sweeps sweeps, then until solved or until its rate over the last
- * RATE_WINDOW sweeps predicts more work to tol than NEWTON_EXPECTED Newton iterations (MAX_ITERATIONS;
- * Newton is set up at the first such test). */
+/* Gauss-Seidel from r, at least min_sweeps sweeps (and GS_FIRST's time before any Newton), then until
+ * solved or until its rate over the last RATE_WINDOW sweeps predicts more work to tol than
+ * NEWTON_EXPECTED Newton iterations (MAX_ITERATIONS; Newton is set up at the first such test, where
+ * a probe may be asked for: Auto.probe). */
 static Run auto_gauss_seidel(const FcCtx *c, const MbdcpFcSettings *s, const Work *w, Auto *au, mbdcp_int min_sweeps,
                              mbdcp_float *r, mbdcp_float *u, MbdcpFcInfo *info, MbdcpReturn *rc)
 {
@@ -1010,7 +1011,7 @@ static Run auto_gauss_seidel(const FcCtx *c, const MbdcpFcSettings *s, const Wor
         }
         const mbdcp_float iteration_time = au->nw.iteration_cost - (1.0 - 1.0 / FACTOR_SPEED) * au->nw.f.flops;
         if (au->newton_cost == 0.0 && au->gs_cost < GS_FIRST * iteration_time) continue;
-        if (au->predicted > NEWTON_EXPECTED * au->nw.iteration_cost) break;
+        if (au->predicted > NEWTON_EXPECTED * iteration_time) break;
     }
     return run;
 }
