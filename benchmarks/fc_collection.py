@@ -72,7 +72,7 @@ def local_problem(M, Wn, Wt, mu, v, h, p_ext, phi):
 
 def _pile(n_b, n_c, pairs, mu, seed, kind):
     g = testing.granular_pile(n_b, n_c, seed=seed, mu=mu, pairs=pairs)
-    v, phi = g["v"], g["phi"]
+    v, phi = g["v"], g["psi_n"]  # the gap
     if kind != "pile":
         rng = np.random.default_rng(seed)
         phi = 0.0 * phi

@@ -38,6 +38,21 @@
 #define AUTO_NEWTON_MIN 10
 /* AUTO: the fixed point's (or APGD's) iteration limit in its last phase */
 #define AUTO_LAST_ITER 200
+/* AUTO: at its first test, when Gauss-Seidel's predicted work exceeds PROBE_WORTH times PROBE_ITER
+ * Newton iterations, a probe of PROBE_ITER Newton iterations from Gauss-Seidel's point: once the
+ * contact states are right Newton converges superlinearly from there, in fewer iterations than from
+ * r = 0 (a failed probe costs at most half of Gauss-Seidel's predicted work); Newton goes on when the
+ * probe divided the residual by 1 / PROBE_GAIN, else Gauss-Seidel resumes. */
+#define PROBE_ITER 2
+#define PROBE_WORTH 2.0
+#define PROBE_GAIN 1e-2
+/* AUTO: before its first hand-over to Newton, Gauss-Seidel spends at least the time of GS_FIRST Newton
+ * iterations: Gauss-Seidel's rate is a poor guide while contacts change state (it then often drops by
+ * orders of magnitude in a sweep), and this delays Newton by at most GS_FIRST of its iterations. That
+ * time, and Newton's in the NEWTON_EXPECTED test, counts the factorisation's flops FACTOR_SPEED times
+ * cheaper than a sweep's (dense 3 x 3 block updates against scattered row products). */
+#define GS_FIRST 4.5
+#define FACTOR_SPEED 4.0
 /* NEWTON: iterations without halving the best residual before it gives up */
 #define NEWTON_STALL 25
 #define AUTO_STALL 10
@@ -939,18 +954,26 @@ typedef struct {
     mbdcp_int sweeps, iterations;     /* Gauss-Seidel sweeps; all outer iterations */
     mbdcp_float predicted;            /* Gauss-Seidel's predicted cost to tol at its last test */
     mbdcp_float newton_best;          /* the residual of Newton's best point so far (in Work.qk) */
+    int probe;                        /* 0: not decided; 1: probe now; 2: decided; 3: resume after it */
+    mbdcp_float hist[RATE_WINDOW];    /* Gauss-Seidel's last residuals */
+    mbdcp_int phase_sweeps;           /* sweeps of the current Gauss-Seidel phase */
 } Auto;
 
-/* Gauss-Seidel from r, at least min_sweeps sweeps, then until solved or until its rate over the last
- * RATE_WINDOW sweeps predicts more work to tol than NEWTON_EXPECTED Newton iterations (MAX_ITERATIONS;
- * Newton is set up at the first such test). */
+/* Gauss-Seidel from r, at least min_sweeps sweeps (and GS_FIRST's time before any Newton), then until
+ * solved or until its rate over the last RATE_WINDOW sweeps predicts more work to tol than
+ * NEWTON_EXPECTED Newton iterations (MAX_ITERATIONS; Newton is set up at the first such test, where
+ * a probe may be asked for: Auto.probe). */
 static Run auto_gauss_seidel(const FcCtx *c, const MbdcpFcSettings *s, const Work *w, Auto *au, mbdcp_int min_sweeps,
                              mbdcp_float *r, mbdcp_float *u, MbdcpFcInfo *info, MbdcpReturn *rc)
 {
     const mbdcp_int m = 3 * c->n_c;
     const Sub sb = {&c->W, c->q, c->coulomb, c->tol, s->max_iter, -1, c};
-    mbdcp_float hist[RATE_WINDOW];
+    mbdcp_float *hist = au->hist;
     Run run = {MBDCP_MAX_ITERATIONS, 0, residual_of(&c->W, c->n_c, c->q, c->mu, c->coulomb, r, u, c->qnorm)};
+    if (au->probe == 3) { /* after a failed probe: the phase goes on as if there had been none */
+        run.iterations = au->phase_sweeps;
+        au->probe = 2;
+    }
     if (finished(&sb, r, &run)) return run;
     while (au->sweeps < s->max_iter) {
         hist[run.iterations % RATE_WINDOW] = run.residual;
@@ -979,32 +1002,43 @@ static Run auto_gauss_seidel(const FcCtx *c, const MbdcpFcSettings *s, const Wor
         }
         const mbdcp_float rate = pow(run.residual / hist[run.iterations % RATE_WINDOW], 1.0 / RATE_WINDOW);
         au->predicted = (rate < 1.0 ? log(c->tol / run.residual) / log(rate) : INFINITY) * cost;
-        if (au->predicted > NEWTON_EXPECTED * au->nw.iteration_cost) break;
+        if (!au->probe) {
+            au->probe = au->predicted > PROBE_WORTH * PROBE_ITER * au->nw.iteration_cost ? 1 : 2;
+            if (au->probe == 1) {
+                au->phase_sweeps = run.iterations;
+                break;
+            }
+        }
+        const mbdcp_float iteration_time = au->nw.iteration_cost - (1.0 - 1.0 / FACTOR_SPEED) * au->nw.f.flops;
+        if (au->newton_cost == 0.0 && au->gs_cost < GS_FIRST * iteration_time) continue;
+        if (au->predicted > NEWTON_EXPECTED * iteration_time) break;
     }
     return run;
 }
 
-/* Where a Newton attempt of AUTO starts. */
-enum { FROM_ZERO, FROM_GS, FROM_BEST };
+/* Where a Newton attempt of AUTO starts (FROM_PROBE: at r, going on after a probe, while it keeps
+ * halving the residual). */
+enum { FROM_ZERO, FROM_GS, FROM_BEST, FROM_PROBE };
 
 /* One Newton attempt from r = 0, from Gauss-Seidel's point r, or from Newton's best point so far (kept
- * in w->qk). The first runs within Newton's own limits; the others within a budget of half the
+ * in w->qk), within limit iterations when limit > 0. Else the first runs within Newton's own limits; the others within a budget of half the
  * Gauss-Seidel work so far or Gauss-Seidel's predicted work, whichever is larger (so that alternating
  * never costs much more than Gauss-Seidel alone). Unless solved, r is left at the better of
  * Gauss-Seidel's point and Newton's best. */
-static Run auto_newton(const FcCtx *c, const Work *w, Auto *au, Run gs, int from, mbdcp_float *r, mbdcp_float *u,
-                       MbdcpFcInfo *info, MbdcpReturn *rc)
+static Run auto_newton(const FcCtx *c, const Work *w, Auto *au, Run gs, int from, mbdcp_int limit, mbdcp_float *r,
+                       mbdcp_float *u, MbdcpFcInfo *info, MbdcpReturn *rc)
 {
     const mbdcp_int m = 3 * c->n_c;
-    FcNewtonRun opt = {AUTO_NEWTON_ITER, from == FROM_ZERO ? NEWTON_STALL : AUTO_STALL, 0, 0};
-    if (from != FROM_ZERO) {
+    FcNewtonRun opt = {limit > 0 ? limit : AUTO_NEWTON_ITER,
+                       from == FROM_ZERO ? NEWTON_STALL : from == FROM_PROBE ? PROBE_ITER : AUTO_STALL, 0, 0};
+    if ((from == FROM_GS || from == FROM_BEST) && limit <= 0) {
         const mbdcp_float iters = fmax(0.5 * au->gs_cost - au->newton_cost, au->predicted) / au->nw.iteration_cost;
         if (iters < opt.max_iter) opt.max_iter = iters < AUTO_NEWTON_MIN ? AUTO_NEWTON_MIN : (mbdcp_int)iters;
     }
     memcpy(w->prev, r, (size_t)m * sizeof(mbdcp_float));
     if (from == FROM_ZERO) memset(r, 0, (size_t)m * sizeof(mbdcp_float));
     if (from == FROM_BEST) memcpy(r, w->qk, (size_t)m * sizeof(mbdcp_float));
-    if (from != FROM_GS) fc_matvec(&c->W, m, r, c->q, u);
+    if (from == FROM_ZERO || from == FROM_BEST) fc_matvec(&c->W, m, r, c->q, u);
     Run run = mbdcp_fc_newton_run(c, &au->nw, &opt, r, u, rc);
     info->inner_iterations += opt.sweeps;
     au->iterations += run.iterations;
@@ -1090,7 +1124,8 @@ static Run auto_last(const FcCtx *c, const Csr *S, const MbdcpFcSettings *s, con
     return convex_route(c, &sym, method, &last, r, u, w, info, rc);
 }
 
-/* Gauss-Seidel; once it is predicted slow, Newton from r = 0; then Gauss-Seidel and Newton alternately
+/* Gauss-Seidel (at its first test, perhaps a Newton probe from its point: PROBE_ITER; before the first
+ * hand-over, at least GS_FIRST Newton iterations' time); once it is predicted slow, Newton from r = 0; then Gauss-Seidel and Newton alternately
  * (each Gauss-Seidel phase at least as long as all before it; Newton from the better of its own best
  * point and Gauss-Seidel's); once Gauss-Seidel has used max_iter sweeps, the fixed point or APGD from
  * the best point. info->finished says which method ended. */
@@ -1101,9 +1136,9 @@ static Run auto_solve(const FcCtx *c, const Csr *S, const MbdcpFcSettings *s, co
     memset(&au, 0, sizeof au);
     au.newton_best = INFINITY;
     Run run = {MBDCP_MAX_ITERATIONS, 0, INFINITY};
-    for (int round = 0; au.sweeps < s->max_iter; ++round) {
+    for (int round = 0; au.sweeps < s->max_iter;) {
         info->finished = c->coulomb ? MBDCP_FC_NSGS : MBDCP_FC_PGS;
-        run = auto_gauss_seidel(c, s, w, &au, au.sweeps, r, u, info, rc);
+        run = auto_gauss_seidel(c, s, w, &au, au.probe == 3 ? 0 : au.sweeps, r, u, info, rc);
         run.iterations = au.iterations;
         if (*rc != MBDCP_OK || run.status != MBDCP_MAX_ITERATIONS) return run;
         mbdcp_int contact;
@@ -1119,9 +1154,25 @@ static Run auto_solve(const FcCtx *c, const Csr *S, const MbdcpFcSettings *s, co
             au.predicted = INFINITY; /* Gauss-Seidel is stuck */
         }
         info->finished = MBDCP_FC_NEWTON;
-        const int from = round == 0 ? FROM_ZERO : au.newton_best < run.residual ? FROM_BEST : FROM_GS;
-        run = auto_newton(c, w, &au, run, from, r, u, info, rc);
+        int from = round++ == 0 ? FROM_ZERO : au.newton_best < run.residual ? FROM_BEST : FROM_GS;
+        if (au.probe == 1) {
+            au.probe = 2;
+            const mbdcp_float gs_residual = run.residual, newton_cost = au.newton_cost;
+            run = auto_newton(c, w, &au, run, FROM_GS, PROBE_ITER, r, u, info, rc);
+            if (*rc != MBDCP_OK || run.status != MBDCP_MAX_ITERATIONS) return run;
+            if (!(run.residual <= PROBE_GAIN * gs_residual)) { /* Gauss-Seidel resumes where it was */
+                memcpy(r, w->prev, 3 * (size_t)c->n_c * sizeof(mbdcp_float));
+                au.newton_best = INFINITY;
+                au.newton_cost = newton_cost; /* the later attempts' budgets as without the probe */
+                au.probe = 3;
+                round = 0;
+                continue;
+            }
+            from = FROM_PROBE;
+        }
+        run = auto_newton(c, w, &au, run, from, 0, r, u, info, rc);
         if (*rc != MBDCP_OK || run.status != MBDCP_MAX_ITERATIONS) return run;
+        if (from == FROM_PROBE) round = 0; /* the probe's lead is lost: as if it had failed */
         au.predicted = 0.0;
     }
     run = auto_last(c, S, s, w, r, u, info, rc);

@@ -50,7 +50,11 @@ Methods (the C core, ``coulomb.h``):
   than from Gauss–Seidel's points; it can stall on piles with a rank-deficient W (then the status says
   so).
 - ``"auto"`` (both; the default of :func:`coulomb`): Gauss–Seidel while its observed rate promises
-  less work to ``tol`` than about a dozen Newton iterations; then Newton from r = 0; then Gauss–Seidel
+  less work to ``tol`` than about a dozen Newton iterations (at its first test, when that promise is
+  worse than four Newton iterations, a probe of two Newton iterations from Gauss–Seidel's point, kept
+  while it divides the residual by 100, else Gauss–Seidel resumes where it was), and in any case for
+  the time of about four Newton iterations (its rate misleads while contacts change state: it then
+  often drops by orders of magnitude in a sweep); then Newton from r = 0; then Gauss–Seidel
   and Newton (from Gauss–Seidel's points) alternately, each Newton attempt within half the
   Gauss–Seidel work so far; and, once Gauss–Seidel has used ``max_iter`` sweeps, the fixed point
   (Coulomb) or APGD (CCP). The result's ``method`` names the phase that finished.
