@@ -30,11 +30,13 @@ import mbdcp
 from mbdcp.examples import sphere_on_plane
 
 
-def median_pair(f, g, repeat, inner):
-    """Median per-call seconds of f and of g, timed alternately (`inner` calls per sample)."""
+def median_pair(f, g, repeat, inner, settle=0.0):
+    """Median per-call seconds of f and of g, timed alternately (`inner` calls per sample), with
+    `settle` seconds of pause before each sample (threads of the other side may still be spinning)."""
     tf, tg = [], []
     for _ in range(repeat):
         for fn, out in ((f, tf), (g, tg)):
+            time.sleep(settle)
             t0 = time.perf_counter()
             for _ in range(inner):
                 fn()
@@ -108,8 +110,10 @@ def per_batch(qe, quick):
         t0 = time.perf_counter()
         loop(Ms[:2], qs[:2], Z[:2], ok[:2])
         compile_s = time.perf_counter() - t0
+        # numba's worker threads spin for a while after a parallel loop and take the cores from whatever
+        # runs next: a pause before each sample, and samples of 5 calls in a row (steady state)
         tm, tq = median_pair(lambda: mbdcp.batch.lemke(Ms, qs, threads=threads), lambda: loop(Ms, qs, Z, ok),
-                             3 if quick else 7, 1)
+                             3 if quick else 7, 5, settle=0.5)
         r = mbdcp.batch.lemke(Ms, qs, threads=threads)
         same = r.success.all() and ok.all() and np.abs(r.z - Z).max() <= 1e-10 * max(1.0, np.abs(Z).max())
         rows.append([n, B, threads, f"{tm / B * 1e6:.2f}", f"{tq / B * 1e6:.2f}", f"{tm / tq:.2f}",
