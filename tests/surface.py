@@ -14,6 +14,7 @@ Outcomes (``classify``):
   value that is invalid by the documented contract accepted silently, or complex input truncated.
 """
 import collections
+import functools
 import json
 import math
 import os
@@ -533,6 +534,16 @@ def check_success_finite(kw, res):
     return None
 
 
+def solved_check(check):
+    """A check of a solver's result by definition, run only on a success (after
+    check_success_finite: any result with success must be finite; an unsuccessful one says why)."""
+    @functools.wraps(check)
+    def run(kw, res, *args):
+        bad = check_success_finite(kw, res)
+        return bad if bad or not res.success else check(kw, res, *args)
+    return run
+
+
 def check_finite(kw, res):
     bad = nonfinite(res)
     return f"non-finite {bad}" if bad else None
@@ -550,11 +561,9 @@ def dense_mass(M):
     return a
 
 
+@solved_check
 def check_ccp(kw, res, tol=1e-5):
     """A SOLVED CCPResult: finite, impulses in the cone, momentum balanced."""
-    bad = check_success_finite(kw, res)
-    if bad or not res.success:
-        return bad
     g = A(res.gamma)
     mu = mu_of(kw["mu"], g.shape[0])
     scale = max(float(np.abs(g).max(initial=0.0)), TINY)

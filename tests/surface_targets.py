@@ -23,6 +23,7 @@ from surface import (
     nonfinite,
     opt,
     pairs_ok,
+    solved_check,
 )
 
 import mbdcp
@@ -120,11 +121,9 @@ def check_lemke(kw, res):
     return check_lcp(kw["M"], kw["q"], res.z)
 
 
+@solved_check
 def check_fixed_point(kw, res):
     """A converged fixed point: finite, p_n >= 0, momentum balanced (no joint friction)."""
-    bad = check_success_finite(kw, res)
-    if bad or not res.success:
-        return bad
     M, Wn, D, v = A(kw["M"]), A(kw["Wn"]), A(kw["D"]), A(kw["v"])
     n_v = M.shape[0]
     Wb, p_ext = jacobian(kw, "Wb", n_v), opt(kw, "p_ext", n_v)
@@ -135,10 +134,8 @@ def check_fixed_point(kw, res):
     return None
 
 
+@solved_check
 def check_full_rank(kw, res):
-    bad = check_success_finite(kw, res)
-    if bad or not res.success:
-        return bad
     M, Wn, Wt, v, h = A(kw["M"]), A(kw["Wn"]), A(kw["Wt"]), A(kw["v"]), float(kw["h"])
     n_v, n_c = Wn.shape
     p_ext, psi = opt(kw, "p_ext", n_v), opt(kw, "psi_n", n_c)
@@ -151,20 +148,16 @@ def check_full_rank(kw, res):
     return None
 
 
+@solved_check
 def check_full_rank_acceleration(kw, res):
-    bad = check_success_finite(kw, res)
-    if bad or not res.success:
-        return bad
     M, Wn, Wt, k = A(kw["M"]), A(kw["Wn"]), A(kw["Wt"]), A(kw["k"])
     if not balance_ok([M @ A(res.a), -k, -Wn @ A(res.c_n), -Wt @ A(res.c_t).ravel()], 1e-5):
         return "SOLVED but M a = k + Wn c_n + Wt c_t fails"
     return None
 
 
+@solved_check
 def check_instantaneous(kw, res):
-    bad = check_success_finite(kw, res)
-    if bad or not res.success:
-        return bad
     c_n = A(res.c_n)
     if np.any(c_n < -TOL * max(float(np.abs(c_n).max(initial=0)), TINY)):
         return "SOLVED with a negative normal force"

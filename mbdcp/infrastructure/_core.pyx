@@ -380,14 +380,8 @@ def lemke_plain(object M, object q, int max_pivots, double tol):
     if rc == MBDCP_ERR_NONFINITE:
         return None
     _check(rc)
-    basis = _empty(n, cnp.NPY_BOOL)
-    cdef char *bp = <char *>cnp.PyArray_DATA(basis)
-    for i in range(n):
-        bp[i] = out.basis[i] != 0
-    ray = None
-    if info.certified:
-        ray = np.empty(n)
-        memcpy(cnp.PyArray_DATA(ray), out.ray, n * sizeof(double))
+    basis = _bool_basis(out.basis, n)
+    ray = _copy(out.ray, n) if info.certified else None
     return z, w, <int>info.status, info.pivots, info.residual, basis, ray, info.worst_row
 
 
@@ -400,6 +394,16 @@ cdef inline cnp.ndarray _empty(Py_ssize_t n, int typenum):
     keywords: the small solves' outputs)."""
     cdef cnp.npy_intp dims = n
     return cnp.PyArray_EMPTY(1, &dims, typenum, 0)
+
+
+cdef cnp.ndarray _bool_basis(const int *flags, Py_ssize_t n):
+    """Lemke's final basis (1: z_i basic) as a bool array."""
+    cdef cnp.ndarray basis = _empty(n, cnp.NPY_BOOL)
+    cdef char *bp = <char *>cnp.PyArray_DATA(basis)
+    cdef Py_ssize_t i
+    for i in range(n):
+        bp[i] = flags[i] != 0
+    return basis
 
 
 cdef cnp.ndarray _copy(double *x, Py_ssize_t n):
@@ -452,10 +456,7 @@ def step_plain(object M, object Wn, object D, object E, object mu, object v, dou
     if rc in (MBDCP_ERR_NONFINITE, MBDCP_ERR_DATA, MBDCP_ERR_NOT_POSDEF, MBDCP_ERR_SETTING, MBDCP_ERR_DIMENSION):
         return None
     _check(rc)
-    basis = _empty(N, cnp.NPY_BOOL)
-    cdef char *bp = <char *>cnp.PyArray_DATA(basis)
-    for i in range(N):
-        bp[i] = out.basis[i] != 0
+    basis = _bool_basis(out.basis, N)
     cdef Py_ssize_t nc = p.n_c, m = p.m
     return (v_next, _copy(out.z, nc), _copy(out.z + nc, m), _copy(out.z + nc + m, nc), _copy(out.w + nc + m, nc),
             <int>info.status, info.pivots, info.residual, basis)
