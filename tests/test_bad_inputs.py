@@ -18,47 +18,88 @@ TIMEOUT = 60.0
 pytestmark = pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")  # the np.matrix cases
 STRIDE = 9  # the sample: one case in STRIDE, all callables but the slow ones (simulate, plots...)
 
-# (callable, argument or None for any, value label): the cases of each kind of failure the first
-# sweep found, named as tests/surface.py and tests/surface_targets.py label them.
-KINDS = {
-    "complex input truncated": [("mbdcp.ccp", "M", "complex sparse"), ("mbdcp.ccp", "Wn", "complex sparse"),
-                                ("mbdcp.ccp", "Wt", "complex sparse"), ("mbdcp.step", "M", "complex dtype"),
-                                ("mbdcp.lemke", "q", "complex")],
-    "overflow and underflow in helpers": [("mbdcp.friction_basis", "normal", "[1e300]*3"),
-                                          ("mbdcp.friction_basis", "normal", "[1e-300]*3"),
-                                          ("mechanics.Body3D", "quaternion", "[1e300, 1e300, 0, 0]"),
-                                          ("mechanics.Body3D", "quaternion", "[1e-300, 0, 0, 0]"),
-                                          ("mechanics.Plane", "normal", "x 1e300"),
-                                          ("mbdcp.full_rank_acceleration", "Wt", "x 1e300")],
-    "unchecked helpers and objects": [("mechanics.quaternion_to_matrix", None, "nan entry"),
-                                      ("mechanics.quaternion_to_matrix", None, "[2, 0, 0, 0]"),
-                                      ("Scene.update", None, "position 'abc'"), ("Scene.update", None, "NaN position"),
-                                      ("Scene.update", None, "unknown key"), ("Scene.update", None, "negative mass"),
-                                      ("Scene.assemble", "form", "'bogus'"),
-                                      ("mbdcp.derivatives.lcp", "res", "a StepResult")],
-    "options checked when given": [("mbdcp.step", "baumgarte", "bool True"), ("mbdcp.step", "max_iter", "0"),
-                                   ("mbdcp.step", "return_lcp", "'no'"), ("mbdcp.ccp", "method", "array of the name"),
-                                   ("mbdcp.fixed_point", "algorithm", "10000000000")],
-    "sizes declared but not held": [("mbdcp.friction_basis", "n_d", "1000000000000"),
-                                    ("mbdcp.full_rank_step", "n_d", "1000000000000"),
-                                    ("mbdcp.io.LocalProblem", "W", "empty sparse 1e10"),
-                                    ("mbdcp.study.run", None, "range(10**12)"), ("mbdcp.study.run", None, "endless")],
-    "finite data overflowing inside C": [("mbdcp.step", "Wn", "x 1e300"), ("mbdcp.step", "D", "x 1e300"),
-                                         ("mbdcp.fixed_point", "Wn", "x 1e300"),
-                                         ("mbdcp.full_rank_step", "Wn", "x 1e300"),
-                                         ("mbdcp.batch.step", "Wns", "x 1e300"), ("mbdcp.ccp", "M", "denormal")],
-    "missing type checks": [("mechanics.Scene", None, "None"), ("mechanics.Scene", None, "a body"),
-                            ("mbdcp.compare", "formulations", "5"), ("Profile.plot", "ax", "str 'abc'")],
-    "the argument named in our words": [("mbdcp.batch.step", "vs", "extra column"),
-                                        ("mbdcp.derivatives.lcp", "q", "one less"),
-                                        ("mbdcp.instantaneous", "Wn", "x 1e300"), ("mbdcp.step", "M", "strings"),
-                                        ("mbdcp.step", "M", "ragged")],
-    "valid input accepted": [("mbdcp.step", "M", "np.matrix"), ("mbdcp.lemke", "M", "np.matrix"),
-                             ("mbdcp.step", "M", "condition 1e20"), ("mbdcp.step", "M", "mass ratio 1e30"),
-                             ("mbdcp.ccp", "M", "condition 1e16")],
-    "widgets": [("widgets.sphere", None, "str 'abc'"), ("widgets.sphere", None, "complex"),
-                ("widgets.sphere", None, "Decimal"), ("widgets.painleve_rod", None, "Decimal")],
-}
+# The cases of each kind of failure the first sweep found, named as tests/surface.py and
+# tests/surface_targets.py label them: "callable | argument (* for any) | value label" under each kind.
+_KINDS_TABLE = """
+complex input truncated:
+    mbdcp.ccp | M | complex sparse
+    mbdcp.ccp | Wn | complex sparse
+    mbdcp.ccp | Wt | complex sparse
+    mbdcp.step | M | complex dtype
+    mbdcp.lemke | q | complex
+overflow and underflow in helpers:
+    mbdcp.friction_basis | normal | [1e300]*3
+    mbdcp.friction_basis | normal | [1e-300]*3
+    mechanics.Body3D | quaternion | [1e300, 1e300, 0, 0]
+    mechanics.Body3D | quaternion | [1e-300, 0, 0, 0]
+    mechanics.Plane | normal | x 1e300
+    mbdcp.full_rank_acceleration | Wt | x 1e300
+unchecked helpers and objects:
+    mechanics.quaternion_to_matrix | * | nan entry
+    mechanics.quaternion_to_matrix | * | [2, 0, 0, 0]
+    Scene.update | * | position 'abc'
+    Scene.update | * | NaN position
+    Scene.update | * | unknown key
+    Scene.update | * | negative mass
+    Scene.assemble | form | 'bogus'
+    mbdcp.derivatives.lcp | res | a StepResult
+options checked when given:
+    mbdcp.step | baumgarte | bool True
+    mbdcp.step | max_iter | 0
+    mbdcp.step | return_lcp | 'no'
+    mbdcp.ccp | method | array of the name
+    mbdcp.fixed_point | algorithm | 10000000000
+sizes declared but not held:
+    mbdcp.friction_basis | n_d | 1000000000000
+    mbdcp.full_rank_step | n_d | 1000000000000
+    mbdcp.io.LocalProblem | W | empty sparse 1e10
+    mbdcp.study.run | * | range(10**12)
+    mbdcp.study.run | * | endless
+finite data overflowing inside C:
+    mbdcp.step | Wn | x 1e300
+    mbdcp.step | D | x 1e300
+    mbdcp.fixed_point | Wn | x 1e300
+    mbdcp.full_rank_step | Wn | x 1e300
+    mbdcp.batch.step | Wns | x 1e300
+    mbdcp.ccp | M | denormal
+missing type checks:
+    mechanics.Scene | * | None
+    mechanics.Scene | * | a body
+    mbdcp.compare | formulations | 5
+    Profile.plot | ax | str 'abc'
+the argument named in our words:
+    mbdcp.batch.step | vs | extra column
+    mbdcp.derivatives.lcp | q | one less
+    mbdcp.instantaneous | Wn | x 1e300
+    mbdcp.step | M | strings
+    mbdcp.step | M | ragged
+valid input accepted:
+    mbdcp.step | M | np.matrix
+    mbdcp.lemke | M | np.matrix
+    mbdcp.step | M | condition 1e20
+    mbdcp.step | M | mass ratio 1e30
+    mbdcp.ccp | M | condition 1e16
+widgets:
+    widgets.sphere | * | str 'abc'
+    widgets.sphere | * | complex
+    widgets.sphere | * | Decimal
+    widgets.painleve_rod | * | Decimal
+"""
+
+
+def _kinds(table):
+    kinds, kind = {}, None
+    for line in table.strip().splitlines():
+        if not line.startswith(" "):
+            kind = line.rstrip(":")
+            kinds[kind] = []
+        else:
+            name, arg, label = (part.strip() for part in line.split(" | "))
+            kinds[kind].append((name, None if arg == "*" else arg, label))
+    return kinds
+
+
+KINDS = _kinds(_KINDS_TABLE)
 
 
 @pytest.fixture(scope="module")
