@@ -196,10 +196,12 @@ def instantaneous(M, Wn, D, E, U, v, k, *, dWn_v=None, dD_v=None, slide_tol=1e-9
     if n_b:
         # joint forces eliminated: a = M^-1 (f + Wb c_b) with Wb^T a + k_b = 0 for every force f
         X = scipy.linalg.cho_solve(chol, Wb)
-        finite_lcp(np.hstack([X, Minv_cols]), Minv_k, {"M": M, "Wn": Wn, "D": D, "Wb": Wb, "Dj": Dj, "k": k})
+        Xt_cols, Xt_k = X.T @ cols, X.T @ k + dWb_v
+        # the right-hand sides checked before the Schur solves (an overflow named, not scipy's words)
+        finite_lcp(Xt_cols, Xt_k, {"M": M, "Wn": Wn, "D": D, "Wb": Wb, "Dj": Dj, "k": k})
         schol = schur_factor(chol, Wb, "Wb", _JOINT_RANK_TOL, " (redundant joints)")
-        Minv_cols = Minv_cols - X @ scipy.linalg.cho_solve(schol, X.T @ cols)
-        Minv_k = Minv_k - X @ scipy.linalg.cho_solve(schol, X.T @ k + dWb_v)
+        Minv_cols = Minv_cols - X @ scipy.linalg.cho_solve(schol, Xt_cols)
+        Minv_k = Minv_k - X @ scipy.linalg.cho_solve(schol, Xt_k)
     A = rows.T @ Minv_cols
     b = rows.T @ Minv_k + np.concatenate([dWn_v, dD_v[rolling_dirs], dDj_v[resting_dirs]])
     o2 = n_c + m_r

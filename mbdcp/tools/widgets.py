@@ -443,7 +443,7 @@ def lemke_tableaux(M, q):
             trace = trace[:k]
             break
         basis[r] = enter
-        tableaux.append(T.copy())
+        tableaux.append(T)  # T is a fresh copy for each pivot
         bases.append(list(basis))
     return {"tableaux": tableaux, "basis": bases, "columns": columns, "trace": trace, "result": res}
 
