@@ -33,7 +33,7 @@ core = Extension(
     sources=["mbdcp/infrastructure/_core.pyx", *sorted(glob("csrc/src/*.c"))],
     include_dirs=["csrc/include", numpy.get_include()],
     define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-    extra_compile_args=["-std=c99", "-O3", "-fno-math-errno"],
+    extra_compile_args=["-std=c99", "-O3", "-fno-math-errno", "-fvisibility=hidden"],
 )
 
 setup(

@@ -12,8 +12,9 @@
 3. Time per iteration of APGD and PGS at 10^3, 10^4, 10^5 contacts.
 4. (--settling) Settling sphere piles (mbdcp.mechanics.sphere_pile_scene, 100 to 500 spheres,
    h = 0.01 s, 100 steps): every step's CCP of a simulate(method="ccp") run recorded, then solved
-   again by APGD, the interior-point method and auto from the same warm start (iterations and time
-   per step, SOLVED count); MuJoCo (optional import) on the same spheres, walls, masses, friction
+   again by APGD, the semismooth Newton method, the interior-point method and auto from the same
+   warm start (iterations and time per step, SOLVED count), and the whole run once more with
+   algorithm="newton"; MuJoCo (optional import) on the same spheres, walls, masses, friction
    and time step (Newton solver, its default pyramidal cones and soft contacts): time per step,
    deepest penetration, final mean height.
 
@@ -152,7 +153,9 @@ def mujoco_pile(n_spheres, h, steps):
 
 
 def settling(sizes, h=0.01, steps=100):
-    """Section 4: apgd, ipm and auto on every recorded step of settling piles; MuJoCo alongside."""
+    """Section 4: apgd, newton, ipm and auto on every recorded step of settling piles; MuJoCo alongside."""
+    from mbdcp.mechanics import simulate, sphere_pile_scene
+
     for n_spheres in sizes:
         calls, tr, sim_seconds = recorded_steps(n_spheres, h, steps)
         heights = tr.positions[-1].reshape(-1, 7)[:, 2]
@@ -161,8 +164,8 @@ def settling(sizes, h=0.01, steps=100):
               f"{tr.max_penetration.max():.2e} m, final mean height {heights.mean():.4f} m, contacts per step "
               f"{int(np.median(tr.contacts))} (median)")
         rows = []
-        for method in ("apgd", "ipm", "auto"):
-            its, secs, solved, finished_ipm = [], 0.0, 0, 0
+        for method in ("apgd", "newton", "ipm", "auto"):
+            its, secs, solved, finished_second = [], 0.0, 0, 0
             for a, kw in calls:
                 kw = dict(kw, method=method)
                 t0 = time.perf_counter()
@@ -170,18 +173,23 @@ def settling(sizes, h=0.01, steps=100):
                 secs += time.perf_counter() - t0
                 its.append(r.iterations)
                 solved += r.success
-                finished_ipm += r.finished == "ipm"
+                finished_second += r.finished in ("ipm", "newton")
             its = np.array(its)
             rows.append([method, f"{secs / len(calls) * 1e3:.2f}", f"{np.median(its):.0f}", int(its.max()),
-                         f"{its.max() / max(np.median(its), 1):.1f}", f"{solved}/{len(calls)}", finished_ipm])
-        print_table(["method", "ms/step", "median it", "max it", "max/median", "SOLVED", "ended by ipm"], rows)
+                         f"{its.max() / max(np.median(its), 1):.1f}", f"{solved}/{len(calls)}", finished_second])
+        print_table(["method", "ms/step", "median it", "max it", "max/median", "SOLVED", "ended by ipm/newton"], rows)
+        t0 = time.perf_counter()
+        tr_newton = simulate(sphere_pile_scene(n_spheres), h, steps * h, method="ccp", algorithm="newton", progress=False)
+        newton_seconds = time.perf_counter() - t0
+        print(f"simulate(method='ccp', algorithm='newton'): {newton_seconds:.2f} s, every step SOLVED: "
+              f"{tr_newton.success}, deepest penetration {tr_newton.max_penetration.max():.2e} m")
         mj = mujoco_pile(n_spheres, h, steps)
         if mj is None:
             print("MuJoCo: not installed")
         else:
             print(f"MuJoCo (Newton): {mj[0]:.3f} s for {steps} steps ({mj[0] / steps * 1e3:.2f} ms/step), deepest "
                   f"penetration {mj[1]:.2e} m, final mean height {mj[2]:.4f} m; simulate / MuJoCo time "
-                  f"{sim_seconds / mj[0]:.1f}x")
+                  f"{sim_seconds / mj[0]:.1f}x (apgd), {newton_seconds / mj[0]:.1f}x (newton)")
 
 
 def main():

@@ -149,7 +149,7 @@ def test_zero_contacts():
 
 @pytest.mark.parametrize("change, words", [
     (dict(mu=-0.1), "mu must be nonnegative"),
-    (dict(method="newton"), "method must be one of"),
+    (dict(method="lemke"), "method must be one of"),
     (dict(method="IPM"), "method must be one of"),
     (dict(h=0.0), "h must be positive"),
     (dict(Wt=np.zeros((6, 1))), "Wt must have shape (n_v, 2 n_c) = (6, 2)"),
@@ -383,3 +383,41 @@ def test_a_solvable_squeeze_is_solved_not_certified():
     res = mbdcp.ccp(**_squeezed(gaps=(0.01, 0.02)), method="ipm", tol=1e-10)
     assert res.success and res.certificate is None
     np.testing.assert_allclose(res.gamma, 0.0, atol=1e-10)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_newton_is_optimal_by_definition_and_agrees_with_apgd(seed):
+    d = granular_pile(12, 24, seed=seed)
+    res = mbdcp.ccp(**d, method="newton", tol=1e-9)
+    assert res.success and res.residual <= 1e-9 and res.method == "newton"
+    assert res.finished in ("newton", "apgd", "ipm")
+    check_optimal(res, d)
+    ref = mbdcp.ccp(**d, method="apgd", tol=1e-11, max_iter=500_000)
+    np.testing.assert_allclose(res.v_next, ref.v_next, atol=1e-6 * max(1.0, np.abs(ref.v_next).max()))
+
+
+def test_newton_on_a_settled_pile_takes_few_iterations():
+    """The 150-sphere pile at rest where APGD's residual sat still: Newton's iterations stay few,
+    from cold and from the answer (the warm start a simulation gives it)."""
+    import os
+
+    z = np.load(os.path.join(os.path.dirname(__file__), "data", "settled150_ccp.npz"))
+    W = {k: sp.csc_matrix((z[f"{k}_data"], z[f"{k}_indices"], z[f"{k}_indptr"]), shape=z[f"{k}_shape"])
+         for k in ("Wn", "Wt")}
+    d = dict(M=z["M_blocks"], Wn=W["Wn"], Wt=W["Wt"], mu=z["mu"], v=z["v"], h=float(z["h"]), p_ext=z["p_ext"],
+             psi_n=z["phi"])
+    res = mbdcp.ccp(**d, method="newton", tol=1e-10)
+    assert res.success and res.finished == "newton" and res.iterations <= 30
+    check_optimal(res, dict(d, M=sp.block_diag(list(z["M_blocks"])).toarray()))
+    warm = mbdcp.ccp(**d, method="newton", tol=1e-10, warm_start=res)
+    assert warm.success and warm.iterations <= 2
+
+
+def test_newton_with_joints_or_without_a_solution_hands_over():
+    d = granular_pile(10, 20, seed=3)
+    Wb = np.zeros((d["M"].shape[0], 1))
+    Wb[0, 0] = 1.0
+    res = mbdcp.ccp(**d, Wb=Wb, method="newton", tol=1e-9, max_iter=200_000)
+    assert res.success and res.finished in ("apgd", "ipm") and abs((Wb.T @ res.v_next)[0]) <= 1e-8
+    res = mbdcp.ccp(**_squeezed(), method="newton", tol=1e-9)
+    assert res.status == Status.RAY_TERMINATION and res.certificate is not None and not res.success

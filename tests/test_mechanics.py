@@ -128,3 +128,18 @@ def test_136_disk_pile_settles_with_algorithm_3():
     ke = tr.kinetic_energy
     assert ke[-1] < 1e-2 * ke.max()                          # settled
     assert ke[-20:].mean() < ke[-40:-20].mean()              # and still decaying
+
+
+def test_simulate_ccp_takes_the_solver_as_algorithm():
+    from mbdcp.mechanics import simulate, sphere_pile_scene
+
+    runs = {alg: simulate(sphere_pile_scene(12, width=3, seed=1), 0.01, 0.2, method="ccp", algorithm=alg,
+                          progress=False, tol=1e-9) for alg in ("apgd", "newton")}
+    for tr in runs.values():
+        assert tr.success and all(s == Status.SOLVED for s in tr.statuses)
+        assert tr.max_penetration.max() <= 1e-6
+    np.testing.assert_allclose(runs["newton"].positions[-1], runs["apgd"].positions[-1], atol=1e-6)
+    with pytest.raises(ValueError, match="algorithm must be 1, 2 or 3"):
+        simulate(sphere_pile_scene(2, width=2), 0.01, 0.01, method="fixed_point", algorithm="newton", progress=False)
+    with pytest.raises(TypeError, match="algorithm must be one of 'apgd'"):
+        simulate(sphere_pile_scene(2, width=2), 0.01, 0.01, method="ccp", algorithm=3, progress=False)

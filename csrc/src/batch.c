@@ -3,6 +3,18 @@
 
 #include <stddef.h>
 
+/* Flops below which an instance (at its pivot limit) runs without its monitor (see mbdcp_lemke_batch). */
+#define QUIET_FLOPS 1e8
+
+int mbdcp_lemke_batch_quiet(mbdcp_int n, const MbdcpLemkeSettings *settings)
+{
+    /* a call per pivot costs a few percent of a small solve; one that costs at most QUIET_FLOPS
+     * at its pivot limit is over soon enough for the monitor to run between instances */
+    if (!settings || n < 0) return 0;
+    const double limit = settings->max_pivots > 0 ? (double)settings->max_pivots : 100.0 * ((double)n + 1.0);
+    return 4.0 * limit * (double)n * (double)n <= QUIET_FLOPS;
+}
+
 MbdcpReturn mbdcp_lemke_batch(mbdcp_int count, mbdcp_int n, const mbdcp_float *Ms, size_t M_stride,
                               const mbdcp_float *qs, const MbdcpLemkeSettings *settings,
                               const MbdcpLemkeBatchOutput *out, mbdcp_int *failed, void *work,
@@ -14,8 +26,15 @@ MbdcpReturn mbdcp_lemke_batch(mbdcp_int count, mbdcp_int n, const mbdcp_float *M
     if (!settings || !out) return MBDCP_ERR_NULL;
     if (count > 0 && n > 0 && (!Ms || !qs || !out->z || !out->w || !out->status || !out->pivots || !out->residual))
         return MBDCP_ERR_NULL;
+    const int between = settings->monitor.fn && mbdcp_lemke_batch_quiet(n, settings);
+    MbdcpLemkeSettings each = *settings;
+    if (between) each.monitor.fn = NULL;
     for (mbdcp_int i = 0; i < count; ++i) {
         const size_t row = (size_t)i * (size_t)n;
+        if (between && mbdcp_monitor_call(&settings->monitor, i, -1, -1, 0.0)) {
+            out->status[i] = (mbdcp_int)MBDCP_INTERRUPTED;
+            break;
+        }
         MbdcpLemkeOutput one;
         one.z = out->z ? out->z + row : NULL;
         one.w = out->w ? out->w + row : NULL;
@@ -23,7 +42,7 @@ MbdcpReturn mbdcp_lemke_batch(mbdcp_int count, mbdcp_int n, const mbdcp_float *M
         one.ray = NULL;
         MbdcpLemkeInfo info;
         MbdcpReturn rc = mbdcp_lemke_solve(n, Ms ? Ms + (size_t)i * M_stride : NULL, qs ? qs + row : NULL,
-                                           settings, NULL, &one, &info, work, work_bytes);
+                                           &each, NULL, &one, &info, work, work_bytes);
         if (rc != MBDCP_OK) {
             *failed = i;
             return rc;

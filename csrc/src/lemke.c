@@ -143,17 +143,23 @@ mbdcp_float mbdcp_lcp_row_ratio(mbdcp_int n, const mbdcp_float *z, const mbdcp_f
     const mbdcp_float floor_ = (mbdcp_float)(n + 2) * (DBL_MIN * DBL_EPSILON);
     mbdcp_float ratio = 0.0;
     mbdcp_int at = n > 0 ? 0 : -1;
-    if (!worst && mbdcp_all_finite((size_t)n, z) && mbdcp_all_finite((size_t)n, w) &&
-        mbdcp_all_finite((size_t)n, s)) {
-        /* the common case without branches: the verification of every candidate point */
-        int negative = 0;
-        for (mbdcp_int i = 0; i < n; ++i) {
-            const mbdcp_float r = row_ratio(z[i], w[i], s[i], floor_);
-            negative |= z[i] < 0.0;
-            ratio = r > ratio ? r : ratio;
-        }
-        return negative ? INFINITY : ratio;
+    /* the common case without branches (every candidate point is verified): a NaN or infinity
+     * anywhere makes the sum of the entries times zero NaN, and the careful loop below decides */
+    mbdcp_float nonfinite = 0.0;
+    int negative = 0;
+    for (mbdcp_int i = 0; i < n; ++i) {
+        const mbdcp_float r = row_ratio(z[i], w[i], s[i], floor_);
+        nonfinite += 0.0 * z[i] + 0.0 * w[i] + 0.0 * s[i];
+        negative |= z[i] < 0.0;
+        at = r > ratio ? i : at;
+        ratio = r > ratio ? r : ratio;
     }
+    if (nonfinite == 0.0 && !negative) {
+        if (worst) *worst = at;
+        return ratio;
+    }
+    ratio = 0.0;
+    at = n > 0 ? 0 : -1;
     for (mbdcp_int i = 0; i < n; ++i) {
         mbdcp_float r = row_ratio(z[i], w[i], s[i], floor_);
         if (!(z[i] >= 0.0) || !isfinite(z[i]) || !isfinite(w[i]) || !isfinite(s[i])) r = INFINITY;
@@ -228,6 +234,7 @@ typedef struct {
     int stale;             /* refactor before the next decision */
     mbdcp_int entering;    /* the unblocked variable after a ray termination */
     mbdcp_int refactorizations;
+    mbdcp_float dmax;      /* max |d_i| of the entering column, from ratio_test */
 } Lemke;
 
 static mbdcp_float binv_at(const Lemke *L, mbdcp_int i, mbdcp_int c)
@@ -616,6 +623,7 @@ static int ratio_test(Lemke *L, const mbdcp_float *d, mbdcp_float pivot_tol, int
     const mbdcp_int n = L->n;
     const mbdcp_float *xbar = L->xbar;
     const mbdcp_float dmax = mbdcp_norm_inf((size_t)n, d), xmax = mbdcp_norm_inf((size_t)n, xbar);
+    L->dmax = dmax;
     if (!isfinite(dmax) || !isfinite(xmax)) return RATIO_NONFINITE;
     const mbdcp_float ptol = pivot_tol * dmax;
     /* the blocking rows first, listed without a branch (a row blocks as likely as not, which no
@@ -669,8 +677,10 @@ static mbdcp_float pow2_near(mbdcp_float x)
     return ldexp(1.0, e);
 }
 
-/* max_j |x_j| (four running maxima: no single chain of comparisons), and colmax_j raised to |x_j|. */
-static mbdcp_float row_and_column_max(mbdcp_int n, const mbdcp_float *restrict x, mbdcp_float *restrict colmax)
+/* max_j |x_j| (four running maxima: no single chain of comparisons), colmax_j raised to |x_j|, and
+ * x copied to t with stride n (row i of M into column i of its transpose, in the same pass). */
+static mbdcp_float row_and_column_max(mbdcp_int n, const mbdcp_float *restrict x, mbdcp_float *restrict colmax,
+                                      mbdcp_float *restrict t)
 {
     mbdcp_float m0 = 0.0, m1 = 0.0, m2 = 0.0, m3 = 0.0;
     mbdcp_int j = 0;
@@ -684,36 +694,72 @@ static mbdcp_float row_and_column_max(mbdcp_int n, const mbdcp_float *restrict x
         colmax[j + 1] = acc_max(colmax[j + 1], a1);
         colmax[j + 2] = acc_max(colmax[j + 2], a2);
         colmax[j + 3] = acc_max(colmax[j + 3], a3);
+        t[(size_t)j * n] = x[j];
+        t[(size_t)(j + 1) * n] = x[j + 1];
+        t[(size_t)(j + 2) * n] = x[j + 2];
+        t[(size_t)(j + 3) * n] = x[j + 3];
     }
     for (; j < n; ++j) {
         const mbdcp_float a = fabs(x[j]);
         m0 = acc_max(m0, a);
         colmax[j] = acc_max(colmax[j], a);
+        t[(size_t)j * n] = x[j];
     }
     return acc_max(acc_max(m0, m1), acc_max(m2, m3));
 }
 
-/* Row and column scales (powers of two), the scaled M transposed and the scaled q. */
+/* Ruiz's rounds of row and column scales (powers of two) on M (rs, cs start at 1; tmp: n scratch). */
+static void ruiz(mbdcp_int n, const mbdcp_float *M, mbdcp_float *rs, mbdcp_float *cs, mbdcp_float *tmp)
+{
+    for (int round = 0; round < RUIZ_ROUNDS; ++round) {
+        int changed = 0;
+        for (mbdcp_int i = 0; i < n; ++i) {
+            mbdcp_float m = 0.0;
+            for (mbdcp_int j = 0; j < n; ++j) m = acc_max(m, fabs(M[(size_t)i * n + j]) * cs[j]);
+            m *= rs[i];
+            if (m > 0.0) {
+                const mbdcp_float f = pow2_near(1.0 / sqrt(m));
+                changed |= f != 1.0;
+                rs[i] *= f;
+            }
+        }
+        for (mbdcp_int j = 0; j < n; ++j) tmp[j] = 0.0;
+        for (mbdcp_int i = 0; i < n; ++i)
+            for (mbdcp_int j = 0; j < n; ++j) tmp[j] = acc_max(tmp[j], fabs(M[(size_t)i * n + j]) * rs[i]);
+        for (mbdcp_int j = 0; j < n; ++j) {
+            const mbdcp_float m = tmp[j] * cs[j];
+            if (m > 0.0) {
+                const mbdcp_float f = pow2_near(1.0 / sqrt(m));
+                changed |= f != 1.0;
+                cs[j] *= f;
+            }
+        }
+        if (!changed) break;
+    }
+}
+
+/* Row and column scales (powers of two), the scaled M transposed and the scaled q. The pass that
+ * measures the rows and columns also copies M transposed; data scaled as a whole (the common
+ * case) are then multiplied in place, by a power of two, so exactly as from M. */
 static void equilibrate(Lemke *L)
 {
     const mbdcp_int n = L->n, scale = L->s->scale;
     const mbdcp_float *M = L->M, *q = L->q;
-    mbdcp_float *rs = L->rs, *cs = L->cs, *tmp = L->res;
+    mbdcp_float *rs = L->rs, *cs = L->cs, *tmp = L->res, *Mt = L->Mt;
     for (mbdcp_int i = 0; i < n; ++i) rs[i] = cs[i] = 1.0;
     const mbdcp_float qmax = mbdcp_norm_inf((size_t)n, q);
     /* rows and columns within a factor 2^SPREAD_LOG2 of each other: one factor for all */
     mbdcp_float rlo = INFINITY, rhi = 0.0, clo = INFINITY, chi = 0.0;
-    if (scale) {
-        for (mbdcp_int j = 0; j < n; ++j) tmp[j] = 0.0;
-        for (mbdcp_int i = 0; i < n; ++i) {
-            const mbdcp_float m = row_and_column_max(n, M + (size_t)i * n, tmp);
-            if (m > 0.0) {
-                rlo = fmin(rlo, m);
-                rhi = acc_max(rhi, m);
-            }
+    for (mbdcp_int j = 0; j < n; ++j) tmp[j] = 0.0;
+    for (mbdcp_int i = 0; i < n; ++i) {
+        const mbdcp_float m = row_and_column_max(n, M + (size_t)i * n, tmp, Mt + i);
+        if (m > 0.0) {
+            rlo = fmin(rlo, m);
+            rhi = acc_max(rhi, m);
         }
     }
     const mbdcp_float amax = rhi;
+    int uniform = 1;
     if (scale && amax > 0.0) {
         for (mbdcp_int j = 0; j < n; ++j)
             if (tmp[j] > 0.0) {
@@ -721,43 +767,27 @@ static void equilibrate(Lemke *L)
                 chi = acc_max(chi, tmp[j]);
             }
         const mbdcp_float spread = ldexp(1.0, SPREAD_LOG2);
-        if (rhi <= spread * rlo && chi <= spread * clo) {
+        uniform = rhi <= spread * rlo && chi <= spread * clo;
+        if (uniform) {
             const mbdcp_float f = pow2_near(1.0 / amax); /* keeps the pivot path of the given data */
             for (mbdcp_int i = 0; i < n; ++i) rs[i] = f;
         } else {
-            for (int round = 0; round < RUIZ_ROUNDS; ++round) {
-                int changed = 0;
-                for (mbdcp_int i = 0; i < n; ++i) {
-                    mbdcp_float m = 0.0;
-                    for (mbdcp_int j = 0; j < n; ++j) m = acc_max(m, fabs(M[(size_t)i * n + j]) * cs[j]);
-                    m *= rs[i];
-                    if (m > 0.0) {
-                        const mbdcp_float f = pow2_near(1.0 / sqrt(m));
-                        changed |= f != 1.0;
-                        rs[i] *= f;
-                    }
-                }
-                for (mbdcp_int j = 0; j < n; ++j) tmp[j] = 0.0;
-                for (mbdcp_int i = 0; i < n; ++i)
-                    for (mbdcp_int j = 0; j < n; ++j) tmp[j] = acc_max(tmp[j], fabs(M[(size_t)i * n + j]) * rs[i]);
-                for (mbdcp_int j = 0; j < n; ++j) {
-                    const mbdcp_float m = tmp[j] * cs[j];
-                    if (m > 0.0) {
-                        const mbdcp_float f = pow2_near(1.0 / sqrt(m));
-                        changed |= f != 1.0;
-                        cs[j] *= f;
-                    }
-                }
-                if (!changed) break;
-            }
+            ruiz(n, M, rs, cs, tmp);
         }
         /* keep q' representable */
         for (mbdcp_int i = 0; i < n; ++i)
             if (qmax > 0.0 && rs[i] * qmax > ldexp(1.0, LIMIT_LOG2)) rs[i] = pow2_near(ldexp(1.0, LIMIT_LOG2) / qmax);
     }
+    if (uniform) { /* rs[i] = f for every i (or 1): Mt = f M^T */
+        const mbdcp_float f = n > 0 ? rs[0] : 1.0;
+        for (mbdcp_int i = 0; i < n; ++i) L->qs[i] = f * q[i];
+        if (f != 1.0)
+            for (size_t k = 0; k < (size_t)n * (size_t)n; ++k) Mt[k] *= f;
+        return;
+    }
     for (mbdcp_int i = 0; i < n; ++i) {
         L->qs[i] = rs[i] * q[i];
-        for (mbdcp_int j = 0; j < n; ++j) L->Mt[(size_t)j * n + i] = rs[i] * M[(size_t)i * n + j] * cs[j];
+        for (mbdcp_int j = 0; j < n; ++j) Mt[(size_t)j * n + i] = rs[i] * M[(size_t)i * n + j] * cs[j];
     }
 }
 
@@ -782,8 +812,16 @@ static mbdcp_int cold_start(Lemke *L, const mbdcp_float *q, int attempt)
 {
     cold_basis(L);
     mbdcp_int r = -1;
+    if (attempt == 0) { /* cov = 1: the ratios are q' itself, no division */
+        for (mbdcp_int i = 0; i < L->n; ++i) {
+            L->cov[i] = 1.0;
+            L->d[i] = -1.0;
+            if (q[i] < 0.0 && (r < 0 || L->qs[i] <= L->qs[r])) r = i;
+        }
+        return r;
+    }
     for (mbdcp_int i = 0; i < L->n; ++i) {
-        L->cov[i] = attempt == 0 ? 1.0 : 1.0 + 0.5 * fmod(0.6180339887498949 * (i + 1), 1.0);
+        L->cov[i] = 1.0 + 0.5 * fmod(0.6180339887498949 * (i + 1), 1.0);
         L->d[i] = -L->cov[i];
         if (q[i] < 0.0 && (r < 0 || L->qs[i] / L->cov[i] <= L->qs[r] / L->cov[r])) r = i;
     }
@@ -820,13 +858,14 @@ static MbdcpStatus run(Lemke *L, mbdcp_int r, mbdcp_int limit)
     const MbdcpLemkeSettings *s = L->s;
     const mbdcp_int n = L->n, z0 = 2 * n, period = n > 64 ? n : 64;
     mbdcp_int entering = z0;
+    L->dmax = mbdcp_norm_inf((size_t)n, L->d); /* then ratio_test's, of the same column */
     uint64_t seen[CYCLE_RING], fp = 0;
     for (mbdcp_int i = 0; i < n; ++i) fp += var_hash(L->basis[i]);
     seen[0] = fp;
     for (mbdcp_int stored = 1;; ++stored) { /* seen[] holds the last min(stored, CYCLE_RING) bases */
         const mbdcp_int leaving = L->basis[r];
         const mbdcp_int next = leaving == z0 ? -1 : complement(leaving, n);
-        const int small = fabs(L->d[r]) < SMALL_PIVOT * mbdcp_norm_inf((size_t)n, L->d);
+        const int small = fabs(L->d[r]) < SMALL_PIVOT * L->dmax;
         pivot(L, L->d, r, next, L->dnext);
         L->basis[r] = entering;
         fp += var_hash(entering) - var_hash(leaving);

@@ -207,7 +207,13 @@ def ccp(M, Wn, Wt, mu, v, h, *, p_ext=None, psi_n=None, Wb=None, theta=None, dth
     theta, dtheta : array_like, shape (n_b,), optional
         Joint drift and its explicit time derivative.
     method : str
-        ``"apgd"`` (default), ``"pjacobi"``, ``"pgs"``, ``"ipm"`` or ``"auto"``. ``"ipm"``: a primal-dual
+        ``"apgd"`` (default), ``"pjacobi"``, ``"pgs"``, ``"newton"``, ``"ipm"`` or ``"auto"``.
+        ``"newton"``: the semismooth Newton method on the Alart–Curnier function (Alart & Curnier
+        1991) of the CCP in Delassus form, :math:`N` formed sparse and factored by the sparse block
+        factorisation of :func:`mbdcp.coulomb` (see :func:`mbdcp.ccp_local`); a few iterations
+        per step where APGD can take hundreds on a settling pile. APGD then checks its answer by the
+        rule below (and finishes it if it falls short); without joints only: with joints, or where
+        Newton fails, ``"auto"`` takes over from its last point. ``"ipm"``: a primal-dual
         interior-point method on the exact CCP (Nesterov–Todd scaling, Mehrotra's predictor–corrector;
         the CCP solvers of Melanz et al. (2017)), each Newton system solved as a sparse quasi-definite
         system in M and the contacts (N is never formed); near the solution, where its linear
@@ -260,7 +266,7 @@ def ccp(M, Wn, Wt, mu, v, h, *, p_ext=None, psi_n=None, Wb=None, theta=None, dth
     >>> bool(res.success), res.v_next.round(5).tolist()
     (True, [0.76076, 0.0, 0.38038])
     """
-    method = val.choice("method", method, tuple(_core.CCP_METHODS))
+    method = val.choice("method", method, METHODS)
     blocks = _diagonal_blocks(M)
     if blocks is not None:  # one k x k inverse per body, and Q = M^-1 P block by block, in C
         Minv = _invert_blocks(blocks)
@@ -330,10 +336,21 @@ def ccp(M, Wn, Wt, mu, v, h, *, p_ext=None, psi_n=None, Wb=None, theta=None, dth
     P_arrays = csc_arrays(P)
     Q_arrays = (_core.block_times_csc(Minv, P.shape[1], *P_arrays) if blocks is not None
                 else csc_arrays(sp.csc_matrix(Minv @ P)))
-    M_arrays = _mass_csc(M, blocks) if method in ("ipm", "auto") else None
+    core_method, newton_iterations = method, 0
+    if method == "newton":
+        # Newton's answer starts APGD, which verifies it by the rules of every CCP solver here (and
+        # finishes if it falls short of them); a Newton run that failed (or joints, which it does
+        # not take) hands its last point to auto, whose interior-point method decides infeasibility
+        nu0, newton_iterations, solved = _newton(P, P_arrays, Q_arrays, n_c, mu_a, p, tol, nu0) if n_b == 0 \
+            else (nu0, 0, False)
+        core_method = "apgd" if solved else "auto"
+    M_arrays = _mass_csc(M, blocks) if core_method in ("ipm", "auto") else None
     nu, u, history, status, iterations, residual, polished, finished, kind = _core.ccp(
-        n_v, n_c, n_b, *P_arrays, *Q_arrays, mu_a, np.ascontiguousarray(p), method, tol, max_iter,
+        n_v, n_c, n_b, *P_arrays, *Q_arrays, mu_a, np.ascontiguousarray(p), core_method, tol, max_iter,
         omega, nu0, M_arrays)
+    if method == "newton":
+        finished = "newton" if core_method == "apgd" and iterations == 0 else finished
+        iterations += newton_iterations
     status = _STATUS[status]
     certificate = None
     if status == Status.RAY_TERMINATION and kind == "direction":
@@ -347,6 +364,32 @@ def ccp(M, Wn, Wt, mu, v, h, *, p_ext=None, psi_n=None, Wb=None, theta=None, dth
         velocity_scale=float(np.abs(p).max()) if p.size else 0.0, polished=polished, finished=finished,
         certificate=certificate,
     )
+
+
+METHODS = (*_core.CCP_METHODS, "newton")  # the solvers of ccp(method=)
+# Newton's residual (Delassus form, 2-norm) is not the CCP's; asking it for NEWTON_MARGIN times the
+# tolerance lets the CCP's own check pass at once in the common case (quadratic convergence makes
+# the margin cheap)
+NEWTON_MARGIN = 1e-2
+NEWTON_MAX_ITER = 50
+
+
+def _newton(P, P_arrays, Q_arrays, n_c, mu, p, tol, nu0):
+    """(impulses, iterations, solved) of the semismooth Newton method on the CCP in Delassus form,
+    u = W gamma + p with W = P^T Q (Alart & Curnier 1991, with the cone complementarity written as
+    Coulomb's law on u_n - mu ||u_T||; see mbdcp.ccp_local), from nu0 (None: zero). W is formed:
+    its sparse block factorisation is what makes Newton's few iterations cheap."""
+    Q = sp.csc_matrix((Q_arrays[2], Q_arrays[1], Q_arrays[0]), shape=P.shape)
+    W = (P.T @ Q).tocsr()
+    W.sort_indices()
+    ptr, ind = np.ascontiguousarray(W.indptr, dtype=np.intc), np.ascontiguousarray(W.indices, dtype=np.intc)
+    r0 = None if nu0 is None else np.ascontiguousarray(nu0[:3 * n_c])
+    r, _, _, status, iterations, *_ = _core.fc_solve(
+        False, n_c, 3, ptr, ind, np.ascontiguousarray(W.data), None, np.ascontiguousarray(p), mu, "newton", "apgd",
+        NEWTON_MARGIN * tol, NEWTON_MAX_ITER, 1, r0)
+    if not np.all(np.isfinite(r)):
+        return nu0, int(iterations), False  # nothing to start from
+    return r, int(iterations), _STATUS[status] == Status.SOLVED
 
 
 def _mass_csc(M, blocks):

@@ -324,6 +324,7 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
         mbdcp_int *pivots
         mbdcp_float *residual
 
+    int mbdcp_lemke_batch_quiet(mbdcp_int n, const MbdcpLemkeSettings *settings)
     MbdcpReturn mbdcp_lemke_batch(mbdcp_int count, mbdcp_int n, const mbdcp_float *Ms, size_t M_stride,
                                   const mbdcp_float *qs, const MbdcpLemkeSettings *settings,
                                   const MbdcpLemkeBatchOutput *out, mbdcp_int *failed, void *work,

@@ -129,7 +129,7 @@ cdef int _compressed(object ptr, object ind, object val, str name, Py_ssize_t n_
 
 cdef struct Recorder:
     long check_every     # look for a pending signal (Ctrl-C) every so many calls
-    long count
+    long count           # calls since the last look
     int interrupted
     int signals          # called on the main thread: look for signals (other threads cannot see them)
     const int *stop      # NULL, or a flag another thread sets to stop this solve (batch parts)
@@ -147,7 +147,8 @@ cdef inline int _poll(Recorder *R) noexcept nogil:
         R.interrupted = 1
         return 1
     R.count += 1
-    if R.signals and R.count % R.check_every == 0:
+    if R.signals and R.count >= R.check_every:  # a count, not a modulo: this runs at every pivot
+        R.count = 0
         with gil:
             if PyErr_CheckSignals() != 0:
                 R.interrupted = 1
@@ -1190,7 +1191,8 @@ def lemke_batch(cnp.ndarray Ms, cnp.ndarray qs, Py_ssize_t first, Py_ssize_t cou
     cdef mbdcp_int failed = -1
     cdef MbdcpReturn rc
     cdef Recorder R
-    s.monitor = _monitor(&R, 4.0 * n * n, False, False, stop)
+    # the monitor runs per pivot, or per instance (about n pivots) when the C loop polls between them
+    s.monitor = _monitor(&R, 4.0 * n * n * ((n + 1.0) if mbdcp_lemke_batch_quiet(n, &s) else 1.0), False, False, stop)
     with nogil:
         rc = mbdcp_lemke_batch(<mbdcp_int>count, n, Mp, M_stride, qp, &s, &out, &failed, wk, nbytes)
     _recorded(&R)

@@ -362,10 +362,11 @@ class CCPResult(_Outcome):
     history : ndarray
         The normwise residual per iteration.
     method : str
-        ``"apgd"``, ``"pjacobi"``, ``"pgs"``, ``"ipm"`` or ``"auto"``: the method asked for.
+        ``"apgd"``, ``"pjacobi"``, ``"pgs"``, ``"newton"``, ``"ipm"`` or ``"auto"``: the method asked for.
     finished : str
         The method that ended the solve: ``method`` itself, or ``"apgd"`` when APGD finished an
-        interior-point solve or ``"auto"`` never handed over.
+        interior-point or Newton solve or ``"auto"`` never handed over (``"newton"``: APGD's check
+        passed at Newton's answer; ``iterations`` then counts Newton's).
     certificate : ndarray, shape (3 n_c + n_b,), or None
         With status ``RAY_TERMINATION`` (``"ipm"``, ``"auto"``), when the problem was proved to have
         no solution: d with each contact's :math:`d_i \in K_i`, :math:`Nd = P^TM^{-1}Pd` zero up to

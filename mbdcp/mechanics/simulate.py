@@ -9,6 +9,7 @@ import numpy as np
 
 import mbdcp
 from mbdcp.formulations import registry
+from mbdcp.formulations.ccp import METHODS as CCP_METHODS
 from mbdcp.infrastructure import stabilization as stab
 from mbdcp.infrastructure import validate as val
 from mbdcp.infrastructure.results import _Result
@@ -194,7 +195,7 @@ def _settings(scene, method, h, T, options, deprecated):
     val.fits_in_memory("T / h", f"{steps} steps", steps * per_step, "to record the trajectory")
     pen = options.pop("max_penetration")
     pen = default_penetration_tolerance(scene) if pen is None else val.threshold("max_penetration", pen)
-    val.integer("algorithm", options["algorithm"], 1, 3)
+    options["algorithm"] = _algorithm(method, options["algorithm"])
     tol = _deprecated_tolerances(method, options["tol"], deprecated)
     if tol is not None:
         tol = val.scalar_in("tol", tol, 0.0, 1.0, True, True) if method == "lcp" else val.positive_scalar("tol", tol)
@@ -206,6 +207,18 @@ def _settings(scene, method, h, T, options, deprecated):
             k = int(np.flatnonzero(~np.isfinite(x).reshape(len(x), -1).all(axis=1))[0])
             raise ValueError(f"bodies[{k}].{name} must be finite, got {x[k]}")
     return method, h, steps, pen, options
+
+
+def _algorithm(method, algorithm):
+    """The method's algorithm: Anitescu & Hart's 1, 2 or 3 (default 3), or the CCP's solver (default
+    "apgd"); checked for every method (lcp has none)."""
+    if algorithm is None:
+        return "apgd" if method == "ccp" else 3
+    if method == "ccp" or isinstance(algorithm, str):
+        if method != "ccp":
+            raise ValueError(f"algorithm must be 1, 2 or 3 (Anitescu & Hart 2004) for method {method!r}, got {algorithm!r}")
+        return val.choice("algorithm", algorithm, CCP_METHODS)
+    return val.integer("algorithm", algorithm, 1, 3)
 
 
 def _lcp_stepper(scene, h, options, warm_start):
@@ -282,6 +295,8 @@ def _solver(scene, method, h, algorithm, tol, max_iter, warm_start=True, correct
         options["tol"] = tol
     if method == "fixed_point":
         options["algorithm"] = algorithm
+    if method == "ccp":
+        options["method"] = algorithm
     form, parts = _FORMS[registry.formulation(method).contacts]
     return form, parts, _STEPPERS[method](scene, h, options, warm_start)
 
@@ -360,7 +375,7 @@ def _match(old, new):
     return np.where(np.all(old[at] == new, axis=1), at, -1)  # equal rows, not only equal hashes
 
 
-def simulate(scene, h, T, method="lcp", progress=True, algorithm=3, tol=None, max_iter=None,
+def simulate(scene, h, T, method="lcp", progress=True, algorithm=None, tol=None, max_iter=None,
              max_penetration=None, warm_start=True, max_correction_speed=None, baumgarte=1.0, **deprecated):
     """Time-step a scene from t = 0 to T with step h; the scene's bodies are advanced in place.
 
@@ -378,8 +393,10 @@ def simulate(scene, h, T, method="lcp", progress=True, algorithm=3, tol=None, ma
         blocks; walls may move along their normal only).
     progress : bool
         Show a tqdm progress bar (the results do not depend on it).
-    algorithm : int
-        Anitescu & Hart's (2004) algorithm 1, 2 or 3 for ``"fixed_point"``.
+    algorithm : int or str, optional
+        The method's algorithm: Anitescu & Hart's (2004) algorithm 1, 2 or 3 for ``"fixed_point"``
+        (default 3); the solver of :func:`mbdcp.ccp` for ``"ccp"`` (``"apgd"``, the default,
+        ``"newton"``, ``"ipm"``, ``"auto"``, ``"pjacobi"`` or ``"pgs"``).
     tol, max_iter : optional
         The tolerance and iteration limit of the method's solver (its own defaults if None):
         Lemke's for ``"lcp"``, the fixed point's for ``"fixed_point"``, the CCP's for ``"ccp"``.
@@ -424,7 +441,7 @@ def simulate(scene, h, T, method="lcp", progress=True, algorithm=3, tol=None, ma
     method, h, steps, pen_tol, o = _settings(scene, method, h, T, options, deprecated)
     progress = val.flag("progress", progress)
     correction = dict(max_correction_speed=max_correction_speed, baumgarte=baumgarte)
-    form, parts, solve = _solver(scene, method, h, algorithm, o["tol"], o["max_iter"], o["warm_start"], correction)
+    form, parts, solve = _solver(scene, method, h, o["algorithm"], o["tol"], o["max_iter"], o["warm_start"], correction)
     iterator = range(1, steps + 1)
     if progress:
         from tqdm.auto import tqdm

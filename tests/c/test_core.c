@@ -423,6 +423,17 @@ static void test_batch(void)
     CHECK(mbdcp_lemke_batch(3, 2, &M[0][0], 4, qbad, &s, &out, &failed, work, bytes) == MBDCP_ERR_NONFINITE && failed == 1);
     CHECK(mbdcp_lemke_batch(3, 2, &M[0][0], 3, &q[0][0], &s, &out, &failed, work, bytes) == MBDCP_ERR_DIMENSION);
     CHECK(mbdcp_lemke_batch(3, 2, &M[0][0], 4, &q[0][0], &s, &out, NULL, work, bytes) == MBDCP_ERR_NULL);
+    /* small instances: the monitor runs before each instance (entering -1), not at every pivot, and
+     * stopping it stops the batch there */
+    CHECK(mbdcp_lemke_batch_quiet(2, &s) && !mbdcp_lemke_batch_quiet(200, &s));
+    Trace calls = {{0}, 0, 0, 2};
+    s.monitor.fn = record;
+    s.monitor.ctx = &calls;
+    status[2] = -1;
+    CHECK(mbdcp_lemke_batch(3, 2, &M[0][0], 4, &q[0][0], &s, &out, &failed, work, bytes) == MBDCP_OK);
+    CHECK(calls.calls == 2 && calls.pairs[0] == -1 && calls.pairs[2] == -1);
+    CHECK(status[0] == MBDCP_SOLVED && status[1] == MBDCP_INTERRUPTED && status[2] == -1);
+    s.monitor.fn = NULL;
     free(work);
 
     /* time steps: two sphere steps, the second with another velocity, equal to single steps */

@@ -7,9 +7,11 @@
  * for bit the result of the single solve. Statuses are per instance; one instance that ends
  * on a ray or at the pivot limit does not stop the others. The loop holds no lock and
  * touches only its own outputs, so a caller may split a batch into parts and run the parts
- * on threads, each with its own workspace. The settings' monitor is called by every solve; when it
- * stops one (status MBDCP_INTERRUPTED), the batch stops after that instance and the outputs of the
- * instances after it are left as they were.
+ * on threads, each with its own workspace. The settings' monitor is called by every solve of a
+ * large instance, and before each instance of a small one (at most 1e8 flops at its pivot limit:
+ * a call per pivot would cost a few percent of its solve); when it stops one (status
+ * MBDCP_INTERRUPTED), the batch stops there and the outputs of the instances after it are left as
+ * they were.
  */
 #ifndef MBDCP_BATCH_H
 #define MBDCP_BATCH_H
@@ -27,6 +29,10 @@ typedef struct {
     mbdcp_int *pivots;     /* count */
     mbdcp_float *residual; /* count */
 } MbdcpLemkeBatchOutput;
+
+/* 1 if mbdcp_lemke_batch calls the settings' monitor before each instance of size n, not at
+ * every pivot (an instance that costs at most 1e8 flops at its pivot limit). */
+int mbdcp_lemke_batch_quiet(mbdcp_int n, const MbdcpLemkeSettings *settings);
 
 /*
  * Solve LCP(M_i, q_i), i = 0..count-1, with mbdcp_lemke_solve.
