@@ -3,7 +3,7 @@ import numpy as np
 
 from mbdcp.infrastructure import _core
 from mbdcp.infrastructure import validate as val
-from mbdcp.infrastructure.deprecated import renamed
+from mbdcp.infrastructure.deprecated import renamed_value
 from mbdcp.infrastructure.results import LemkeResult, _built
 from mbdcp.infrastructure.status import Status
 
@@ -18,8 +18,7 @@ def _name(var, n):
     return f"w{var + 1}" if var < n else f"z{var - n + 1}"
 
 
-@renamed(max_pivots="max_iter")
-def lemke(M, q, *, max_iter=None, tol=None, trace=False, basis=None):
+def lemke(M, q, *, max_iter=None, tol=None, trace=False, basis=None, max_pivots=None):
     r"""Solve the linear complementarity problem LCP(M, q) by Lemke's method.
 
     Find :math:`z` such that
@@ -74,6 +73,8 @@ def lemke(M, q, *, max_iter=None, tol=None, trace=False, basis=None):
         feasible, :math:`z_0` repairs it with the covering vector :math:`B e` (the cold start
         on the hint's principal pivot transform). A singular or useless hint falls back to the
         cold start: a wrong hint costs time, never the answer.
+    max_pivots : int, optional
+        Deprecated name of ``max_iter`` (a DeprecationWarning).
 
     Returns
     -------
@@ -95,6 +96,8 @@ def lemke(M, q, *, max_iter=None, tol=None, trace=False, basis=None):
     >>> res.success, res.z.round(6).tolist(), res.trace
     (True, [1.333333, 2.333333], [('z0', 'w2'), ('z2', 'w1'), ('z1', 'z0')])
     """
+    if max_pivots is not None:
+        max_iter = renamed_value("lemke", "max_pivots", max_pivots, "max_iter", max_iter)
     if trace is False and basis is None:
         fast = _core.lemke_plain(M, q, max_iter or 0, tol or 0.0) if _plain_settings(max_iter, tol) else None
         if fast is not None:

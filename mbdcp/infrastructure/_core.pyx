@@ -1197,7 +1197,9 @@ def lemke_batch(cnp.ndarray Ms, cnp.ndarray qs, Py_ssize_t first, Py_ssize_t cou
         rc = mbdcp_lemke_batch(<mbdcp_int>count, n, Mp, M_stride, qp, &s, &out, &failed, wk, nbytes)
     _recorded(&R)
     if rc != MBDCP_OK:
-        raise CoreError(rc, f"instance {first + failed}: " + mbdcp_return_message(rc).decode())
+        err = CoreError(rc, f"instance {first + failed}: " + mbdcp_return_message(rc).decode())
+        err.instance = first + failed
+        raise err
 
 
 cdef int _step_batch_shapes(tuple arrays, tuple dims, cnp.ndarray hs, Py_ssize_t first, Py_ssize_t count,

@@ -4,7 +4,7 @@ one (CHANGELOG.md lists them). One spelling per concept: ``tol`` and ``max_iter`
 import functools
 import warnings
 
-__all__ = ["renamed", "renamed_keywords"]
+__all__ = ["renamed", "renamed_keywords", "renamed_value"]
 
 
 def renamed_keywords(name, kwargs, old_to_new, stacklevel=3):
@@ -20,6 +20,17 @@ def renamed_keywords(name, kwargs, old_to_new, stacklevel=3):
                 raise TypeError(f"{name}() got {new} and its deprecated name {old}: pass {new} only")
             kwargs[new] = kwargs.pop(old)
     return kwargs
+
+
+def renamed_value(name, old, value, new, given):
+    """``value``, passed to ``name`` under its deprecated keyword ``old``, for the keyword ``new`` (a
+    DeprecationWarning); TypeError if ``new`` was given too (``given`` is not None). For the hot
+    functions that take the old keyword as a parameter of their own instead of through
+    :func:`renamed`'s wrapper (a Python call more per call)."""
+    warnings.warn(f"{name}(): {old} is deprecated; use {new}", DeprecationWarning, stacklevel=3)
+    if given is not None:
+        raise TypeError(f"{name}() got {new} and its deprecated name {old}: pass {new} only")
+    return value
 
 
 def renamed(**old_to_new):

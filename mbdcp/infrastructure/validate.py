@@ -48,8 +48,8 @@ def as_array(name, x, ndim=None, finite=True):
     floats of any width and byte order, nested sequences of Python reals, np.matrix, scipy.sparse
     matrices small enough to be dense); TypeError for anything else (booleans, complex, dates,
     strings, objects), ValueError for ragged nesting, values beyond float64, NaN or infinity, or
-    the wrong number of dimensions (``finite=False``: infinity passes, NaN does not). Messages name
-    the argument."""
+    the wrong number of dimensions (``finite=False``: infinity passes, NaN does not; ``None``: not
+    checked here, for a C loop that checks each instance itself). Messages name the argument."""
     if type(x) is np.ndarray and x.dtype is _F64 and x.flags.c_contiguous and x.flags.aligned:
         a = x  # the common case: nothing to check but shape and finiteness
     else:
@@ -58,7 +58,7 @@ def as_array(name, x, ndim=None, finite=True):
         raise ValueError(f"{name} must be {ndim}-dimensional, got shape {a.shape}")
     if finite and not _core.all_finite(a):
         raise ValueError(f"{name} must hold finite values (found NaN or infinity)")
-    if not finite and np.isnan(a).any():
+    if finite is False and np.isnan(a).any():
         raise ValueError(f"{name} must hold numbers (found NaN)")
     return a
 

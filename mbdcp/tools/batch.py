@@ -176,9 +176,9 @@ def lemke(Ms, qs, *, max_iter=None, tol=None, threads=None):
     >>> res.success.tolist(), res.z.round(4).tolist()
     ([True, True, True], [[1.3333, 2.3333], [0.0, 0.0], [0.5, 0.0]])
     """
-    qs = val.as_array("qs", qs, 2)
+    qs = val.as_array("qs", qs, 2, finite=None)  # the C loop checks every instance (see part)
     B, n = qs.shape
-    Ms = val.as_array("Ms", Ms)
+    Ms = val.as_array("Ms", Ms, finite=None)
     if Ms.ndim == 2:
         Ms = Ms[None]
     if Ms.ndim != 3 or Ms.shape[1:] != (n, n) or Ms.shape[0] not in (1, B):
@@ -194,8 +194,15 @@ def lemke(Ms, qs, *, max_iter=None, tol=None, threads=None):
     residual = np.zeros(B)
 
     def part(first, count, stop):
-        _core.lemke_batch(Ms, qs, first, count, max_iter, tol, z, w, basis, status, pivots, residual,
-                          stop)
+        try:
+            _core.lemke_batch(Ms, qs, first, count, max_iter, tol, z, w, basis, status, pivots, residual,
+                              stop)
+        except _core.CoreError as e:
+            if e.code != _core.ERR_NONFINITE:
+                raise
+            i = e.instance
+            name, k = ("qs", i) if not np.isfinite(qs[i]).all() else ("Ms", i if len(Ms) > 1 else 0)
+            raise ValueError(f"{name} must hold finite values (found NaN or infinity in {name}[{k}])") from None
 
     _run(part, B, threads)
     return BatchLemkeResult(z=z, w=w, status=status, success=status == int(Status.SOLVED), pivots=pivots,
