@@ -5,7 +5,7 @@ from mbdcp.formulations.registry import STEP_DATA, Formulation, register
 from mbdcp.infrastructure import _core
 from mbdcp.infrastructure import stabilization as stab
 from mbdcp.infrastructure import validate as val
-from mbdcp.infrastructure.deprecated import renamed
+from mbdcp.infrastructure.deprecated import renamed_value
 from mbdcp.infrastructure.problem import full_joint_impulse, solve_joints, step_data, warm_start_flags
 from mbdcp.infrastructure.results import LCPData, StepResult, _built
 from mbdcp.infrastructure.status import Status
@@ -17,10 +17,18 @@ _MESSAGE = {s: s.message for s in Status}
 METHODS = ("lemke",)  # the solvers of the step's LCP
 
 
-@renamed(solver="method")
+class _Default(str):
+    """A default str argument known by identity: step() takes the deprecated ``solver`` as its own
+    parameter (a wrapper would cost a Python call per step) and must tell ``method`` given from
+    ``method`` defaulted."""
+
+
+_LEMKE = _Default("lemke")
+
+
 def step(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi_f=None, Wb=None,
-         theta=None, dtheta=None, Dj=None, Ej=None, beta_max=None, method="lemke", tol=None, max_iter=None,
-         return_lcp=False, warm_start=None, max_correction_speed=None, baumgarte=1.0):
+         theta=None, dtheta=None, Dj=None, Ej=None, beta_max=None, method=_LEMKE, tol=None, max_iter=None,
+         return_lcp=False, warm_start=None, max_correction_speed=None, baumgarte=1.0, solver=None):
     r"""One time step of the Stewart–Trinkle / Anitescu–Potra contact LCP.
 
     Solves the mixed LCP (Stewart & Trinkle 1996; Anitescu & Potra 1997; written
@@ -104,6 +112,8 @@ def step(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi_f=No
         :math:`\Psi_i \ge 0` are never changed.
     baumgarte : float
         The fraction b in (0, 1] of a penetration removed per step (default 1).
+    solver : str, optional
+        Deprecated name of ``method`` (a DeprecationWarning).
 
     Returns
     -------
@@ -123,8 +133,11 @@ def step(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi_f=No
     >>> res.success, res.v_next.round(12).tolist(), round(float(res.p_n[0]), 12)
     (True, [0.0, 0.0], 0.981)
     """
+    if solver is not None:
+        method = renamed_value("step", "solver", solver, "method", None if method is _LEMKE else method)
     if (dpsi_n is None and dpsi_f is None and Wb is None and theta is None and dtheta is None and Dj is None and Ej is None
-            and beta_max is None and type(method) is str and method == "lemke" and tol is None and max_iter is None
+            and beta_max is None and (method is _LEMKE or (type(method) is str and method == "lemke"))
+            and tol is None and max_iter is None
             and return_lcp is False and warm_start is None and max_correction_speed is None
             and type(baumgarte) is float and baumgarte == 1.0 and type(h) is float):
         fast = _core.step_plain(M, Wn, D, E, U, v, h, p_ext, psi_n)  # None: validate and name below
