@@ -179,7 +179,7 @@ def _native_lemke(options):
         M, q = vals
         result = jax.ShapeDtypeStruct(q.shape, jnp.float64)
         z, basis = ffi.ffi_call(target, (result, result), vmap_method="expand_dims")(
-            M, q, max_pivots=np.int32(max_iter), tol=np.float64(tol))
+            M, q, max_iter=np.int32(max_iter), tol=np.float64(tol))
         return jnp.concatenate([z, basis])
     return native
 

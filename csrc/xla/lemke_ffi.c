@@ -81,13 +81,13 @@ static int scalar_attr(const MbdcpXlaAttrs *attrs, const char *name, double *val
 /* Settings from the attributes; NULL, or the message of a bad one. */
 static const char *settings_from(const MbdcpXlaAttrs *attrs, MbdcpLemkeSettings *s)
 {
-    double max_pivots = 0.0, tol = 0.0;
+    double max_iter = 0.0, tol = 0.0;
     const char *msg = NULL;
     mbdcp_lemke_default_settings(s);
-    if (!scalar_attr(attrs, "max_pivots", &max_pivots) || !scalar_attr(attrs, "tol", &tol))
-        return "mbdcp.lcp's custom call needs the attributes max_pivots and tol";
-    if (!(max_pivots >= 0.0 && max_pivots < 2147483648.0)) return "max_pivots must be in [0, 2^31)";
-    s->max_pivots = (mbdcp_int)max_pivots;
+    if (!scalar_attr(attrs, "max_iter", &max_iter) || !scalar_attr(attrs, "tol", &tol))
+        return "mbdcp.lcp's custom call needs the attributes max_iter and tol";
+    if (!(max_iter >= 0.0 && max_iter < 2147483648.0)) return "max_iter must be in [0, 2^31)";
+    s->max_pivots = (mbdcp_int)max_iter;
     if (tol > 0.0) s->tol = tol;
     return mbdcp_lemke_check_settings(s, &msg) == MBDCP_OK ? NULL : msg;
 }

@@ -28,7 +28,7 @@ typedef struct {
     MbdcpXlaScalar scalars[2];
     void *attrs[2];
     int attr_types[2];
-    int32_t max_pivots;
+    int32_t max_iter;
     double tol;
     MbdcpXlaApi api;
     MbdcpXlaCallFrame frame;
@@ -62,9 +62,9 @@ static void build(Frame *f, double *M, int64_t *Mdims, double *q, int64_t *qdims
         f->attrs[i] = &f->scalars[i];
         f->attr_types[i] = MBDCP_XLA_ATTR_SCALAR;
     }
-    f->names_store[0] = (MbdcpXlaByteSpan){"max_pivots", 10};
+    f->names_store[0] = (MbdcpXlaByteSpan){"max_iter", 8};
     f->names_store[1] = (MbdcpXlaByteSpan){"tol", 3};
-    f->scalars[0] = (MbdcpXlaScalar){MBDCP_XLA_S32, &f->max_pivots};
+    f->scalars[0] = (MbdcpXlaScalar){MBDCP_XLA_S32, &f->max_iter};
     f->scalars[1] = (MbdcpXlaScalar){MBDCP_XLA_F64, &f->tol};
     f->api.error_create = record_error;
     MbdcpXlaCallFrame *c = &f->frame;
@@ -136,7 +136,7 @@ static void test_batch_and_failures(void)
     CHECK(strstr(last_message, "status RAY_TERMINATION at instance 0 of the batch (3 instances failed)") != NULL);
     double q2[6] = {1, 1, -1, 1, 2, 3}; /* only instance 1 needs a pivot beyond z0's */
     build(&f, M, Md, q2, qd, z, basis, qd, 1);
-    f.max_pivots = 1;
+    f.max_iter = 1;
     CHECK(mbdcp_xla_lemke(&f.frame) == AN_ERROR);
     CHECK(strstr(last_message, "status MAX_ITERATIONS at instance 1 of the batch (") != NULL);
     CHECK(strstr(last_message, "instances failed") == NULL);
