@@ -4,21 +4,25 @@ Each function solves with mbdcp's C core on the host and returns JAX arrays; its
 exact derivative of the verified solution from :mod:`mbdcp.derivatives` (implicit function
 theorem on the solution's active set), registered as a ``jax.custom_vjp``. It works under
 
-- ``jax.jit`` (the solve is a ``jax.pure_callback``: the compiled program calls back into Python),
+- ``jax.jit``: the compiled program calls mbdcp's C core. :func:`lcp` on the CPU is an XLA custom
+  call straight into Lemke's method (no Python on the way) when mbdcp's XLA extension is built and
+  matches the installed XLA; every other solve, and the gradients, are a ``jax.pure_callback`` into
+  Python,
 - ``jax.grad``, ``jax.vjp``, ``jax.jacrev`` in every array input, the keywords included (``p_ext``,
   gaps, moving surfaces, joints, joint friction); E and Ej group directions and get zero gradients.
   Forward mode (``jax.jvp``, ``jax.jacfwd``) is not registered: use the reverse mode;
-- ``jax.vmap``: a mapped :func:`lcp` or :func:`step` is one :func:`mbdcp.batch.lemke` or
-  :func:`mbdcp.batch.step` call (a loop over the instances when an option needs :func:`mbdcp.step`
-  itself); a mapped :func:`ccp` loops.
+- ``jax.vmap``: a mapped :func:`lcp` or :func:`step` is one :func:`mbdcp.batch.lemke` (or one
+  custom call over the instances) or :func:`mbdcp.batch.step` call (a loop over the instances when
+  an option needs :func:`mbdcp.step` itself); a mapped :func:`ccp` loops.
 
 **float64 only.** JAX computes in float32 unless told otherwise; these functions raise a
 RuntimeError until ``jax.config.update("jax_enable_x64", True)`` has run (or ``JAX_ENABLE_X64=1``
 is set before JAX is imported).
 
 **Failures.** A solve that does not end SOLVED raises :class:`SolveError` naming the status: directly
-when called outside a transformation, wrapped by JAX's runtime error (whose message names it) under
-``jax.jit``. No array is returned for an unsolved problem.
+when called outside a transformation; under ``jax.jit`` as JAX's runtime error, whose message is
+SolveError's (and, in a batch, names the first failing instance). No array is returned for an
+unsolved problem.
 
 **Degenerate points.** Where the solution has a kink (a grazing contact, a contact at the edge of its
 friction cone, ...), the gradient is the one-sided derivative documented in
@@ -54,6 +58,11 @@ except ModuleNotFoundError as exc:
 from mbdcp.derivatives import _layers as ad
 from mbdcp.derivatives._layers import CCPOutput, DegenerateWarning, SolveError, StepOutput
 from mbdcp.infrastructure import validate as val
+
+try:
+    from mbdcp.infrastructure import _xla
+except ImportError:  # an optional extension: without it, host callbacks
+    _xla = None
 
 __all__ = ["CCPOutput", "DegenerateWarning", "SolveError", "StepOutput", "ccp", "lcp", "step"]
 
@@ -127,9 +136,58 @@ def _flat(arrays, shapes, lead):
                           axis=-1)
 
 
+_LEMKE_TARGET = "mbdcp_lemke"
+_LEMKE_OPTIONS = ("max_iter", "tol", "degenerate_tol")
+_native_state = {}  # target -> True once registered, or the reason it cannot be
+
+
+def _native_target(target, handler):
+    """``target`` registered with XLA for the CPU (on first use), or None with the reason kept
+    in ``_native_state``: no extension, or an XLA whose FFI version the handler does not fit."""
+    state = _native_state.get(target)
+    if state is None:
+        if _xla is None:
+            state = "mbdcp.infrastructure._xla is not built"
+        else:
+            try:
+                from jax import ffi
+                # a registration before the CPU backend exists is only checked when the backend
+                # starts, where a refusal would stop JAX itself: start it first, so it raises here
+                jax.devices("cpu")
+                ffi.register_ffi_target(target, getattr(_xla, handler)(), platform="cpu")
+                state = True
+            except (ImportError, RuntimeError) as exc:
+                # a JAX without jax.ffi, no CPU backend, or an XLA that refused the handler's FFI
+                # version: keep the callbacks
+                state = f"the handler (built for XLA FFI {_xla.FFI_VERSION}) was not registered: {exc!r}"
+        _native_state[target] = state
+    return target if state is True else None
+
+
+def _native_lemke(options):
+    """The forward solve of :func:`lcp` as an XLA custom call (vals -> z and basis packed), or None
+    when the custom call cannot serve these options (a warm start, ...) or is not available."""
+    if not set(options) <= set(_LEMKE_OPTIONS):
+        return None
+    max_iter, tol = val.lemke_settings(options.get("max_iter"), options.get("tol"))
+    target = _native_target(_LEMKE_TARGET, "lemke_handler")
+    if target is None:
+        return None
+    from jax import ffi
+
+    def native(vals):
+        M, q = vals
+        result = jax.ShapeDtypeStruct(q.shape, jnp.float64)
+        z, basis = ffi.ffi_call(target, (result, result), vmap_method="expand_dims")(
+            M, q, max_iter=np.int32(max_iter), tol=np.float64(tol))
+        return jnp.concatenate([z, basis])
+    return native
+
+
 def _layer(problem, names, shapes, options):
     """The custom_vjp function of ``problem`` with inputs of these names and (one problem's) shapes
-    and these options. Solve and vjp are host callbacks. The inputs travel as two packed vectors,
+    and these options. The vjp is a host callback, and so is the solve unless a custom call
+    serves it (:func:`_native_lemke`). The callbacks' inputs travel as two packed vectors,
     matrices and the rest: under ``jax.vmap`` a packed argument is mapped as a whole (an unmapped
     one gets a batch axis of size 1), so mapping over vectors (v, mu, p_ext, ...) leaves the
     matrices one shared copy."""
@@ -162,10 +220,18 @@ def _layer(problem, names, shapes, options):
                          _lead((mats, vecs, flat, cot)))
         return host
 
+    native = _native_lemke(options) if problem.name == "lcp" else None
+
+    def callback(*packs):
+        return jax.pure_callback(host_solve, jax.ShapeDtypeStruct((total,), jnp.float64), *packs,
+                                 vmap_method="expand_dims")
+
     def solve(vals):
         packs = tuple(_pack([vals[i] for i in group]) for group in groups)
-        flat = jax.pure_callback(host_solve, jax.ShapeDtypeStruct((total,), jnp.float64), *packs,
-                                 vmap_method="expand_dims")
+        if native is None:
+            flat = callback(*packs)
+        else:  # the custom call exists for the CPU only: elsewhere, the callback
+            flat = jax.lax.platform_dependent(vals, packs, cpu=lambda v, p: native(v), default=lambda v, p: callback(*p))
         return tuple(_split(flat, out_shapes)), (packs, flat)
 
     @jax.custom_vjp

@@ -1,0 +1,180 @@
+/* Unit tests of the XLA FFI handler of Lemke's method (csrc/xla/lemke_ffi.c), called the way XLA
+ * calls it: a call frame of buffers and sorted scalar attributes, and an api table whose error
+ * constructor here records the message. Built with sanitizers by tests/c/run_xla.sh. */
+#include <string.h>
+
+#include "check.h"
+#include "lemke_ffi.h"
+#include "mbdcp/lemke.h"
+
+static char last_message[512];
+static int last_errc;
+static MbdcpXlaError *const AN_ERROR = (MbdcpXlaError *)&last_errc; /* any non-NULL: XLA owns it */
+
+static MbdcpXlaError *record_error(MbdcpXlaErrorArgs *args)
+{
+    CHECK(args->struct_size == MBDCP_XLA_ERROR_ARGS_SIZE);
+    strncpy(last_message, args->message, sizeof last_message - 1);
+    last_errc = args->errc;
+    return AN_ERROR;
+}
+
+typedef struct {
+    MbdcpXlaBuffer buf[4];
+    void *args[2], *rets[2];
+    int arg_types[2], ret_types[2];
+    MbdcpXlaByteSpan names_store[2];
+    MbdcpXlaByteSpan *names[2];
+    MbdcpXlaScalar scalars[2];
+    void *attrs[2];
+    int attr_types[2];
+    int32_t max_iter;
+    double tol;
+    MbdcpXlaApi api;
+    MbdcpXlaCallFrame frame;
+} Frame;
+
+static void set_buffer(MbdcpXlaBuffer *b, void *data, int64_t rank, int64_t *dims)
+{
+    b->struct_size = MBDCP_XLA_BUFFER_SIZE;
+    b->extension_start = NULL;
+    b->dtype = MBDCP_XLA_F64;
+    b->data = data;
+    b->rank = rank;
+    b->dims = dims;
+}
+
+/* A frame for M, q -> z, basis with the given dims (rank of M: batch + 2). */
+static void build(Frame *f, double *M, int64_t *Mdims, double *q, int64_t *qdims, double *z, double *basis,
+                  int64_t *outdims, int64_t batch_rank)
+{
+    memset(f, 0, sizeof *f);
+    set_buffer(&f->buf[0], M, batch_rank + 2, Mdims);
+    set_buffer(&f->buf[1], q, batch_rank + 1, qdims);
+    set_buffer(&f->buf[2], z, batch_rank + 1, outdims);
+    set_buffer(&f->buf[3], basis, batch_rank + 1, outdims);
+    for (int i = 0; i < 2; ++i) {
+        f->args[i] = &f->buf[i];
+        f->rets[i] = &f->buf[2 + i];
+        f->arg_types[i] = MBDCP_XLA_ARG_BUFFER;
+        f->ret_types[i] = MBDCP_XLA_RET_BUFFER;
+        f->names[i] = &f->names_store[i];
+        f->attrs[i] = &f->scalars[i];
+        f->attr_types[i] = MBDCP_XLA_ATTR_SCALAR;
+    }
+    f->names_store[0] = (MbdcpXlaByteSpan){"max_iter", 8};
+    f->names_store[1] = (MbdcpXlaByteSpan){"tol", 3};
+    f->scalars[0] = (MbdcpXlaScalar){MBDCP_XLA_S32, &f->max_iter};
+    f->scalars[1] = (MbdcpXlaScalar){MBDCP_XLA_F64, &f->tol};
+    f->api.error_create = record_error;
+    MbdcpXlaCallFrame *c = &f->frame;
+    c->struct_size = MBDCP_XLA_CALL_FRAME_SIZE;
+    c->api = &f->api;
+    c->stage = MBDCP_XLA_STAGE_EXECUTE;
+    c->args = (MbdcpXlaArgs){MBDCP_XLA_SIZE(MbdcpXlaArgs, args), NULL, 2, f->arg_types, f->args};
+    c->rets = (MbdcpXlaRets){MBDCP_XLA_SIZE(MbdcpXlaRets, rets), NULL, 2, f->ret_types, f->rets};
+    c->attrs = (MbdcpXlaAttrs){MBDCP_XLA_SIZE(MbdcpXlaAttrs, attrs), NULL, 2, f->attr_types, f->names, f->attrs};
+}
+
+/* z of LCP(M, q) by mbdcp_lemke_solve itself; its status */
+static MbdcpStatus direct(int n, const double *M, const double *q, double *z, int *basis)
+{
+    static char work[1 << 16];
+    double w[8];
+    MbdcpLemkeSettings s;
+    MbdcpLemkeInfo info;
+    MbdcpLemkeOutput out = {z, w, basis, NULL};
+    mbdcp_lemke_default_settings(&s);
+    CHECK(mbdcp_lemke_solve(n, M, q, &s, NULL, &out, &info, work, sizeof work) == MBDCP_OK);
+    return info.status;
+}
+
+static void test_metadata(void)
+{
+    MbdcpXlaMetadata m;
+    memset(&m, 0, sizeof m);
+    m.struct_size = MBDCP_XLA_METADATA_SIZE;
+    m.state_type_id = 42; /* beyond the counted size: left alone */
+    MbdcpXlaMetadataExtension ext = {{MBDCP_XLA_METADATA_EXTENSION_SIZE, MBDCP_XLA_EXTENSION_METADATA, NULL}, &m};
+    MbdcpXlaCallFrame c;
+    memset(&c, 0, sizeof c);
+    c.struct_size = MBDCP_XLA_CALL_FRAME_SIZE;
+    c.extension_start = &ext.extension_base;
+    CHECK(mbdcp_xla_lemke(&c) == NULL);
+    CHECK(m.api_version.major_version == MBDCP_XLA_FFI_MAJOR && m.api_version.minor_version == MBDCP_XLA_FFI_MINOR);
+    CHECK(m.api_version.struct_size == MBDCP_XLA_VERSION_SIZE && m.traits == 0 && m.state_type_id == 42);
+}
+
+static void test_one_problem(void)
+{
+    double M[9] = {2, 1, 0, 1, 2, 1, 0, 1, 2}, q[3] = {-1, 2, -3}, z[3], basis[3], zd[3];
+    int bd[3];
+    int64_t Md[2] = {3, 3}, qd[1] = {3};
+    Frame f;
+    build(&f, M, Md, q, qd, z, basis, qd, 0);
+    CHECK(mbdcp_xla_lemke(&f.frame) == NULL);
+    CHECK(direct(3, M, q, zd, bd) == MBDCP_SOLVED);
+    for (int i = 0; i < 3; ++i) CHECK(z[i] == zd[i] && basis[i] == (bd[i] ? 1.0 : 0.0));
+}
+
+/* M shared (batch axis 1), q per instance (3): each instance as a direct solve */
+static void test_batch_and_failures(void)
+{
+    double M[4] = {1, 0, 0, 1}, q[6] = {-1, 1, 1, -2, -3, -4}, z[6], basis[6], zd[2];
+    int bd[2];
+    int64_t Md[3] = {1, 2, 2}, qd[2] = {3, 2};
+    Frame f;
+    build(&f, M, Md, q, qd, z, basis, qd, 1);
+    CHECK(mbdcp_xla_lemke(&f.frame) == NULL);
+    for (int i = 0; i < 3; ++i) {
+        direct(2, M, q + 2 * i, zd, bd);
+        CHECK(z[2 * i] == zd[0] && z[2 * i + 1] == zd[1]);
+    }
+    double Mneg[4] = {-1, 0, 0, -1}; /* instances with a negative q have no solution */
+    build(&f, Mneg, Md, q, qd, z, basis, qd, 1);
+    CHECK(mbdcp_xla_lemke(&f.frame) == AN_ERROR && last_errc == MBDCP_XLA_FAILED_PRECONDITION);
+    CHECK(strstr(last_message, "status RAY_TERMINATION at instance 0 of the batch (3 instances failed)") != NULL);
+    double q2[6] = {1, 1, -1, 1, 2, 3}; /* only instance 1 needs a pivot beyond z0's */
+    build(&f, M, Md, q2, qd, z, basis, qd, 1);
+    f.max_iter = 1;
+    CHECK(mbdcp_xla_lemke(&f.frame) == AN_ERROR);
+    CHECK(strstr(last_message, "status MAX_ITERATIONS at instance 1 of the batch (") != NULL);
+    CHECK(strstr(last_message, "instances failed") == NULL);
+}
+
+static void test_bad_calls(void)
+{
+    double M[4] = {1, 0, 0, 1}, q[2] = {NAN, 1}, z[2], basis[2];
+    int64_t Md[2] = {2, 2}, qd[1] = {2}, bad[1] = {3};
+    Frame f;
+    build(&f, M, Md, q, qd, z, basis, qd, 0);
+    CHECK(mbdcp_xla_lemke(&f.frame) == AN_ERROR && last_errc == MBDCP_XLA_INVALID_ARGUMENT &&
+          strstr(last_message, "NaN") != NULL);
+    q[0] = 1;
+    build(&f, M, Md, q, qd, z, basis, bad, 0); /* results of the wrong size */
+    CHECK(mbdcp_xla_lemke(&f.frame) == AN_ERROR && strstr(last_message, "(..., n, n)") != NULL);
+    build(&f, M, Md, q, qd, z, basis, qd, 0);
+    f.buf[1].dtype = MBDCP_XLA_S32;
+    CHECK(mbdcp_xla_lemke(&f.frame) == AN_ERROR && strstr(last_message, "f64") != NULL);
+    build(&f, M, Md, q, qd, z, basis, qd, 0);
+    f.frame.attrs.size = 1; /* tol missing */
+    CHECK(mbdcp_xla_lemke(&f.frame) == AN_ERROR && strstr(last_message, "attributes") != NULL);
+    build(&f, M, Md, q, qd, z, basis, qd, 0);
+    f.tol = 2.0;
+    CHECK(mbdcp_xla_lemke(&f.frame) == AN_ERROR && strstr(last_message, "tol") != NULL);
+    build(&f, M, Md, q, qd, z, basis, qd, 0);
+    f.frame.struct_size -= 8; /* an older XLA's call frame */
+    CHECK(mbdcp_xla_lemke(&f.frame) == AN_ERROR);
+    build(&f, M, Md, q, qd, z, basis, qd, 0);
+    f.frame.stage = 0; /* instantiation: nothing to do */
+    CHECK(mbdcp_xla_lemke(&f.frame) == NULL);
+}
+
+int main(void)
+{
+    test_metadata();
+    test_one_problem();
+    test_batch_and_failures();
+    test_bad_calls();
+    return report();
+}
