@@ -43,7 +43,7 @@ xla = Extension(
     "mbdcp.infrastructure._xla",
     sources=["csrc/xla/module.c", "csrc/xla/lemke_ffi.c", "csrc/src/lemke.c", "csrc/src/dense.c", "csrc/src/status.c"],
     include_dirs=["csrc/include", "csrc/xla"],
-    extra_compile_args=["-std=c99", "-O3", "-fno-math-errno"],
+    extra_compile_args=["-std=c99", "-O3", "-fno-math-errno", "-fvisibility=hidden"],
     optional=True,
 )
 
