@@ -51,76 +51,118 @@ from mbdcp.infrastructure import validate as val
 __all__ = ["CCPOutput", "DegenerateWarning", "SolveError", "StepOutput", "ccp", "lcp", "step"]
 
 
-def _input(name, x):
-    """A tensor checked (float64, CPU) and kept, or anything else checked as any array argument is
-    (a constant)."""
-    if not isinstance(x, torch.Tensor):
-        return val.as_array(name, x)
-    if x.dtype != torch.float64:
-        raise TypeError(f"{name} must be a float64 tensor (torch.float64), got {x.dtype}: mbdcp.torch "
-                        f"computes in float64 (use {name}.double())")
-    if x.device.type != "cpu":
-        raise ValueError(f"{name} must be a CPU tensor, got one on {x.device} (mbdcp solves on the CPU: "
-                         f"use {name}.cpu())")
-    return x
+_F64 = torch.float64
+
+
+def _reject(name, x):
+    """The error for a tensor input that is not float64 on the CPU (the solver reads its memory)."""
+    if x.dtype is not _F64:
+        return TypeError(f"{name} must be a float64 tensor (torch.float64), got {x.dtype}: mbdcp.torch "
+                         f"computes in float64 (use {name}.double())")
+    return ValueError(f"{name} must be a CPU tensor, got one on {x.device} (mbdcp solves on the CPU: "
+                      f"use {name}.cpu())")
+
+
+def _tensor(a):
+    return torch.from_numpy(np.ascontiguousarray(a, dtype=np.float64))
 
 
 class _Call:
-    """The static part of a layer call: problem, input names, options, batch dimensions, and how
-    many outputs are returned (1: the first only)."""
+    """One layer call, from the forward pass to the backward: the inputs as NumPy (by name), the
+    options split for the solver and the derivative, the batch dimensions (None: one problem),
+    how many outputs are returned, the inputs that get a gradient, every tensor input with its
+    version, and the forward's solution (one problem: the solver's result object itself)."""
 
-    __slots__ = ("base", "names", "options", "problem", "returned")
+    __slots__ = ("arrays", "base", "derivative_options", "extras", "grad_names", "options", "outs", "problem",
+                 "res", "returned", "solver_options", "versions")
 
-    def __init__(self, problem, names, options, base, returned):
-        self.problem, self.names, self.options, self.base, self.returned = problem, names, options, base, returned
+    def __init__(self, problem, arrays, options, base, returned):
+        self.problem, self.arrays, self.options, self.base, self.returned = problem, arrays, options, base, returned
+        self.solver_options, self.derivative_options = ad.split_options(problem, options)
+
+    def solve(self):
+        """The returned outputs as tensors (sharing memory with the solution kept for backward)."""
+        if self.base is None:
+            self.res = ad.solve(self.problem, self.arrays, self.solver_options)
+            if self.returned == 1:
+                return (_tensor(getattr(self.res, self.problem.outputs[0])),)
+            return tuple(_tensor(getattr(self.res, o)) for o in self.problem.outputs)
+        self.outs, self.extras = ad.forward(self.problem, self.arrays, self.options, self.base)
+        return tuple(_tensor(o) for o in self.outs[:self.returned])
+
+    def gradients(self, cots):
+        """The gradients of the inputs in ``grad_names`` for the output gradients ``cots`` (None: zero)."""
+        for name, x, version in self.versions:
+            if x._version != version:
+                raise RuntimeError(f"mbdcp.torch.{self.problem.name}: its input {name} was modified in place after "
+                                   "the forward pass, so the gradient cannot be computed")
+        cots = [None if c is None else c.detach().numpy() for c in cots]
+        if self.base is None:
+            grads = ad.backward_one(self.problem, self.arrays, self.res, self.derivative_options, cots,
+                                    self.grad_names, layer="mbdcp.torch")
+        else:
+            cots += [None] * (len(self.outs) - len(cots))
+            grads = ad.backward(self.problem, self.arrays, self.options, self.outs, self.extras, cots, self.base,
+                                reduce=True, layer="mbdcp.torch", wanted=self.grad_names)
+        return tuple([_tensor(grads[n]) for n in self.grad_names])
 
 
 class _Layer(torch.autograd.Function):
-    """forward(call, *values) -> the returned outputs; the gradient by mbdcp.derivatives."""
+    """forward(call, *the inputs that need a gradient) -> the returned outputs; the gradient by
+    mbdcp.derivatives. The other inputs reach the solver through ``call`` only."""
 
     @staticmethod
-    def forward(ctx, call, *values):
-        arrays = {n: (x.detach().numpy() if isinstance(x, torch.Tensor) else x) for n, x in zip(call.names, values)}
-        outs, extras = ad.forward(call.problem, arrays, call.options, call.base)
-        returned = tuple(torch.from_numpy(np.ascontiguousarray(o, dtype=np.float64)) for o in outs[:call.returned])
+    def forward(ctx, call, *tensors):
+        returned = call.solve()
         ctx.set_materialize_grads(False)
-        ctx.call, ctx.arrays, ctx.outs, ctx.extras = call, arrays, outs, extras
-        # an input or a returned output changed in place before backward is an error, as for torch's
-        # own functions: the outputs are saved (checked on unpacking), the inputs' versions recorded
-        ctx.versions = [(n, x, x._version) for n, x in zip(call.names, values) if isinstance(x, torch.Tensor)]
-        ctx.save_for_backward(*returned)
+        ctx.call = call
+        ctx.save_for_backward(*returned)  # a returned output changed in place: an error on unpacking
         return returned
 
     @staticmethod
-    @once_differentiable
     def backward(ctx, *cots):
+        if torch.is_grad_enabled():  # create_graph=True: a second derivative raises instead of being zero
+            return _Layer._once(ctx, *cots)
         ctx.saved_tensors  # noqa: B018 (raises if a returned output was modified in place)
-        call = ctx.call
-        for name, x, version in ctx.versions:
-            if x._version != version:
-                raise RuntimeError(f"mbdcp.torch.{call.problem.name}: its input {name} was modified in place after "
-                                   "the forward pass, so the gradient cannot be computed")
-        need = ctx.needs_input_grad[1:]
-        wanted = [n for n, w in zip(call.names, need) if w]
-        if not wanted:
-            return (None,) * (1 + len(call.names))
-        cots = [None if c is None else c.detach().numpy() for c in cots] + [None] * (len(ctx.outs) - len(cots))
-        grads = ad.backward(call.problem, ctx.arrays, call.options, ctx.outs, ctx.extras, cots, call.base,
-                            reduce=True, layer="mbdcp.torch", wanted=wanted)
-        return (None,) + tuple(torch.from_numpy(np.ascontiguousarray(grads[n])) if w else None
-                               for n, w in zip(call.names, need))
+        return (None,) + ctx.call.gradients(cots)
+
+    @staticmethod
+    @once_differentiable
+    def _once(ctx, *cots):
+        ctx.saved_tensors  # noqa: B018
+        return (None,) + ctx.call.gradients(cots)
 
 
 def _apply(problem, args, options, returned):
-    """The outputs of ``problem`` for inputs ``args`` (by name): the first ``returned`` of them."""
-    args = {n: _input(n, x) for n, x in args.items()}
-    anchor = args[problem.anchor]
+    """The outputs of ``problem`` for inputs ``args`` (by name): the first ``returned`` of them.
+    Each input is checked and converted once (a tensor to the NumPy view of its memory); only the
+    tensors that need a gradient enter the autograd graph (none: no graph at all), the others are
+    constants of the call."""
+    arrays, grad_names, grad_tensors, versions = {}, [], [], []
+    track = torch.is_grad_enabled()
+    for name, x in args.items():
+        if not isinstance(x, torch.Tensor):  # a constant; a Python float is checked by the solver
+            arrays[name] = x if type(x) is float else val.as_array(name, x)
+            continue
+        if x.dtype is not _F64 or not x.is_cpu:
+            raise _reject(name, x)
+        # an input changed in place before backward is an error, as for torch's own functions
+        versions.append((name, x, x._version))
+        if x.requires_grad:
+            arrays[name] = x.detach().numpy()  # a view, no copy, as below
+            if track:
+                grad_names.append(name)
+                grad_tensors.append(x)
+        else:
+            arrays[name] = x.numpy()
     base = None
-    if (anchor.dim() if isinstance(anchor, torch.Tensor) else np.ndim(anchor)) > 1:  # a batch
-        base = ad.torch_batch_ndims(problem, {n: tuple(x.shape) if isinstance(x, torch.Tensor) else np.shape(x)
-                                              for n, x in args.items()})
-    call = _Call(problem, tuple(args), options, base, returned)
-    return _Layer.apply(call, *args.values())
+    if np.ndim(arrays[problem.anchor]) > 1:  # a batch
+        base = ad.torch_batch_ndims(problem, {n: np.shape(a) for n, a in arrays.items()})
+    call = _Call(problem, arrays, options, base, returned)
+    if not grad_tensors:
+        return call.solve()
+    call.grad_names, call.versions = grad_names, versions
+    return _Layer.apply(call, *grad_tensors)
 
 
 def lcp(M, q, **options):

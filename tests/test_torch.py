@@ -226,3 +226,26 @@ def test_inputs_changed_in_place_before_backward_are_an_error():
         out[0] = 5.0
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         out.sum().backward()
+
+
+def test_constants_stay_out_of_the_graph_but_are_still_checked():
+    M, Wn, D, E = (torch.tensor(a, dtype=F64) for a in C.sphere_data())
+    mu, v = tensor(0.2), tensor([2.0, 0, 0, 0, 0, 0])
+    p = torch.tensor([0, 0, -C.G * 0.01, 0, 0, 0], dtype=F64)
+    want = mbdcp.step(*C.sphere_data(), 0.2, [2.0, 0, 0, 0, 0, 0], 0.01, p_ext=p.numpy(), psi_n=[0.0]).v_next
+    with torch.no_grad():  # no graph at all, the same numbers
+        out = mt.step(M, Wn, D, E, mu, v, 0.01, p_ext=p, psi_n=[0.0])
+    assert out.grad_fn is None and not out.requires_grad
+    np.testing.assert_array_equal(out.numpy(), want)
+    # a constant tensor (no gradient wanted) changed in place before backward is an error too
+    out = mt.step(M, Wn, D, E, mu, v, 0.01, p_ext=p, psi_n=[0.0])
+    with torch.no_grad():
+        M[0, 0] = 2.0
+    with pytest.raises(RuntimeError, match="input M was modified in place"):
+        out[0].backward()
+    # a second derivative raises instead of being silently zero
+    M[0, 0] = 1.0
+    out = mt.step(M, Wn, D, E, mu, v, 0.01, p_ext=p, psi_n=[0.0])
+    (g,) = torch.autograd.grad(out[0] ** 2, mu, create_graph=True)  # its cotangent depends on mu
+    with pytest.raises(RuntimeError, match="differentiate twice"):
+        g.backward()

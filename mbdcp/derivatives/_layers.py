@@ -11,7 +11,10 @@ positional arrays and the array keywords (all differentiable but the groupings E
   the output gradients back to every input, warning (:class:`DegenerateWarning`) with the
   contacts when a solution is at a kink.
 
-The frameworks only convert arrays and register these two functions with their autodiff.
+The frameworks only convert arrays and register these two functions with their autodiff. A layer
+that keeps Python state between its passes (PyTorch's ``ctx``) can instead keep the forward's own
+result object: :func:`solve` for one problem, then :func:`backward_one` on that object (no result
+rebuilt from the outputs).
 """
 import math
 import warnings
@@ -34,9 +37,13 @@ __all__ = [
     "SolveError",
     "StepOutput",
     "backward",
+    "backward_one",
+    "derivative",
     "forward",
     "output_shapes",
+    "solve",
     "split_keywords",
+    "split_options",
     "torch_batch_ndims",
 ]
 
@@ -104,6 +111,7 @@ PROBLEMS = {
                    (), CCPOutput._fields, ("degenerate_tol", "max_correction_speed", "baumgarte"), "v", (1, 2, 1),
                    (0,)),
 }
+_KEYWORDS = {name: frozenset(p.keywords) for name, p in PROBLEMS.items()}
 # dimensions of one problem's input (U, mu, h, dpsi_t are judged apart: several forms)
 _NDIM = {"M": 2, "q": 1, "Wn": 2, "D": 2, "E": 2, "v": 1, "p_ext": 1, "psi_n": 1, "dpsi_n": 1, "dpsi_f": 1, "Wb": 2,
          "theta": 1, "dtheta": 1, "Dj": 2, "Ej": 2, "beta_max": 1, "Wt": 2}
@@ -125,15 +133,6 @@ def split_keywords(problem, kwargs):
     return arrays, options
 
 
-def _solver_options(options):
-    return {k: v for k, v in options.items() if k not in _DERIVATIVE_ONLY}
-
-
-def _check(problem, res, instance=None):
-    if res.status != Status.SOLVED:
-        _fail(problem, res.status, instance)
-
-
 def _fail(problem, status, instance=None, count=1):
     status = Status(status)
     where = "" if instance is None else f" at instance {instance} of the batch" + (
@@ -144,44 +143,69 @@ def _fail(problem, status, instance=None, count=1):
 
 # ---- one problem ----------------------------------------------------------------------------
 
-def _scalar_h(a):
-    h = a["h"]
-    return float(h) if np.ndim(h) == 0 else h
+def _arguments(problem, a):
+    """The positional arguments (h a float when it is a scalar) and the array keywords of a step
+    or a CCP step, from its inputs by name."""
+    args = [a[k] for k in problem.positional]
+    h = args[-1]
+    if type(h) is not float and np.ndim(h) == 0:
+        args[-1] = float(h)
+    keywords = _KEYWORDS[problem.name]
+    return args, {k: x for k, x in a.items() if k in keywords}
+
+
+def split_options(problem, options):
+    """(the solver's options, the derivative's options) of a layer call's ``options``."""
+    if not options:
+        return {}, {}
+    return ({k: v for k, v in options.items() if k not in _DERIVATIVE_ONLY},
+            {k: v for k, v in options.items() if k in problem.derivative_options})
+
+
+def solve(problem, a, solver_options, instance=None):
+    """The result object of one problem (mbdcp.lemke, mbdcp.step or mbdcp.ccp on the inputs ``a``
+    by name); SolveError naming the status unless it is SOLVED."""
+    if problem.name == "lcp":
+        res = mbdcp.lemke(a["M"], a["q"], **solver_options)
+    else:
+        args, kw = _arguments(problem, a)
+        res = (mbdcp.step if problem.name == "step" else mbdcp.ccp)(*args, **kw, **solver_options)
+    if res.status != Status.SOLVED:
+        _fail(problem, res.status, instance)
+    return res
 
 
 def _solve_one(problem, a, options, instance=None):
     """(outputs, extras) of one problem: extras carry what the derivative needs beyond the outputs."""
-    opts = _solver_options(options)
+    res = solve(problem, a, split_options(problem, options)[0], instance)
+    outs = tuple(getattr(res, o) for o in problem.outputs)
     if problem.name == "lcp":
-        res = mbdcp.lemke(a["M"], a["q"], **opts)
-        _check(problem, res, instance)
-        return (res.z,), (res.basis.astype(np.float64),)
-    kw = {k: a[k] for k in problem.keywords if k in a}
-    if problem.name == "step":
-        res = mbdcp.step(a["M"], a["Wn"], a["D"], a["E"], a["U"], a["v"], _scalar_h(a), **kw, **opts)
-        _check(problem, res, instance)
-        return tuple(getattr(res, o) for o in problem.outputs), ()
-    res = mbdcp.ccp(a["M"], a["Wn"], a["Wt"], a["mu"], a["v"], _scalar_h(a), **kw, **opts)
-    _check(problem, res, instance)
-    return (res.v_next, res.gamma, res.p_b), (np.array(res.residual),)
+        return outs, (res.basis.astype(np.float64),)
+    return outs, (() if problem.name == "step" else (np.array(res.residual),))
+
+
+def derivative(problem, a, res, derivative_options):
+    """The mbdcp.derivatives object at ``res``, the result object of :func:`solve` (or one built
+    from a forward pass's outputs) for the inputs ``a`` by name."""
+    if problem.name == "lcp":
+        return derivatives.lcp(a["M"], a["q"], res, **derivative_options)
+    args, kw = _arguments(problem, a)
+    return (derivatives.step if problem.name == "step" else derivatives.ccp)(*args, res, **kw, **derivative_options)
 
 
 def _derivative(problem, a, outs, extras, options):
-    """The mbdcp.derivatives object at a solution the forward pass returned."""
-    dopts = {k: v for k, v in options.items() if k in problem.derivative_options}
+    """The mbdcp.derivatives object at a solution the forward pass returned (as outputs, extras)."""
     solved = {"success": True, "status": Status.SOLVED, "message": Status.SOLVED.message}
     if problem.name == "lcp":
         M, q = np.asarray(a["M"], dtype=np.float64), np.asarray(a["q"], dtype=np.float64)
         z = np.asarray(outs[0], dtype=np.float64)
         res = LemkeResult(**solved, z=z, w=M @ z + q, pivots=0, residual=0.0, basis=np.asarray(extras[0]) > 0.5)
-        return derivatives.lcp(M, q, res, **dopts)
-    kw = {k: a[k] for k in problem.keywords if k in a}
-    if problem.name == "step":
+    elif problem.name == "step":
         res = StepResult(**solved, **dict(zip(problem.outputs, outs)), pivots=0, residual=0.0)
-        return derivatives.step(a["M"], a["Wn"], a["D"], a["E"], a["U"], a["v"], _scalar_h(a), res, **kw, **dopts)
-    res = CCPResult(**solved, v_next=outs[0], gamma=outs[1], p_b=outs[2], iterations=0, residual=float(extras[0]),
-                    history=np.zeros(0), method="")
-    return derivatives.ccp(a["M"], a["Wn"], a["Wt"], a["mu"], a["v"], _scalar_h(a), res, **kw, **dopts)
+    else:
+        res = CCPResult(**solved, v_next=outs[0], gamma=outs[1], p_b=outs[2], iterations=0, residual=float(extras[0]),
+                        history=np.zeros(0), method="")
+    return derivative(problem, a, res, split_options(problem, options)[1])
 
 
 def _vjp(problem, d, cots):
@@ -198,6 +222,8 @@ def _fit(problem, name, g, shape):
     if g is None or name in problem.combinatorial:
         return np.zeros(shape)
     g = np.asarray(g, dtype=np.float64)
+    if g.shape == shape:
+        return g
     if name in ("U", "mu") and len(shape) == 0:
         return np.asarray(g.sum())
     if name in ("U", "mu") and len(shape) == 2:
@@ -367,6 +393,18 @@ def backward(problem, arrays, options, outs, extras, cots, base_ndim=None, reduc
         full = grads[n].reshape(lay.shape + grads[n].shape[1:])
         out[n] = _sum_to(full, np.shape(arrays[n])) if reduce else full
     return out
+
+
+def backward_one(problem, arrays, res, options, cots, wanted, layer="mbdcp"):
+    """:func:`backward` of one problem at ``res``, the result object :func:`solve` returned in the
+    forward pass (nothing rebuilt): gradients of the inputs named in ``wanted``, each in its
+    input's shape; ``options`` are the derivative's (:func:`split_options`)."""
+    d = derivative(problem, arrays, res, options)
+    note = _degenerate_note(problem, d)
+    if note is not None:
+        _warn(layer, problem, [(None, note)])
+    g = _vjp(problem, d, cots)
+    return {n: _fit(problem, n, g.get(n), np.shape(arrays[n])) for n in wanted}
 
 
 def _sum_to(g, shape):

@@ -1,12 +1,10 @@
 r"""Derivatives of the solution of LCP(M, q) by the implicit function theorem."""
-import warnings
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
-import scipy.linalg as la
 
-from mbdcp.derivatives._common import DEGENERATE_TOL, _Repr, dense_tangent, finite_result
+from mbdcp.derivatives._common import DEGENERATE_TOL, _Repr, dense_tangent, finite_result, lu_factor, lu_solve
 from mbdcp.formulations.lemke import lcp_residual
 from mbdcp.infrastructure import validate as val
 from mbdcp.infrastructure.results import LemkeResult
@@ -50,7 +48,7 @@ class LCPDerivative(_Repr):
         n, a = self.z.shape[0], self._idx
         J = np.zeros((n, n))
         if a.size:
-            J[np.ix_(a, a)] = -la.lu_solve(self._lu, np.eye(a.size))
+            J[np.ix_(a, a)] = -lu_solve(self._lu, np.eye(a.size))
         return J
 
     def jvp(self, dM=None, dq=None):
@@ -68,7 +66,7 @@ class LCPDerivative(_Repr):
             rhs += dq[a]
         if dM is not None:
             rhs += dM[a][:, a] @ self.z[a]
-        dz[a] = -la.lu_solve(self._lu, rhs)
+        dz[a] = -lu_solve(self._lu, rhs)
         return finite_result(dz, [k for k, x in (("dM", dM), ("dq", dq)) if x is not None])
 
     def vjp(self, gz):
@@ -80,7 +78,7 @@ class LCPDerivative(_Repr):
         gq = np.zeros(n)
         a = self._idx
         if a.size:
-            gq[a] = -la.lu_solve(self._lu, gz[a], trans=1)
+            gq[a] = -lu_solve(self._lu, gz[a], trans=1)
         gM = np.outer(gq, self.z)
         finite_result({"M": gM, "q": gq}, ["gz"])
         return LCPGradient(M=gM, q=gq)
@@ -162,11 +160,8 @@ def lcp(M, q, res, *, degenerate_tol=DEGENERATE_TOL):
     idx = np.flatnonzero(active)
     lu = None
     if idx.size:
-        Maa = M[np.ix_(idx, idx)]
-        with warnings.catch_warnings():  # singularity is judged below, by the condition number
-            warnings.simplefilter("ignore", la.LinAlgWarning)
-            lu = la.lu_factor(Maa, check_finite=False)
-        rcond = la.lapack.dgecon(lu[0], np.abs(Maa).sum(axis=0).max(), norm="1")[0]
+        lu, piv, rcond = lu_factor(M[np.ix_(idx, idx)])  # LAPACK directly: no warning to filter when singular
+        lu = (lu, piv)
         if not rcond > RCOND_MIN:
             raise ValueError(f"M restricted to the active set of res is singular (reciprocal condition {rcond:.1e}): "
                              "the solution is not locally unique, so it has no derivative")
