@@ -30,13 +30,14 @@ import mbdcp
 from mbdcp.examples import sphere_on_plane
 
 
-def median_pair(f, g, repeat, inner, settle=0.0):
-    """Median per-call seconds of f and of g, timed alternately (`inner` calls per sample), with
-    `settle` seconds of pause before each sample (threads of the other side may still be spinning)."""
+def median_pair(f, g, repeat, inner, warmup=0):
+    """Median per-call seconds of f and of g, timed alternately (`inner` calls per sample), each
+    sample after `warmup` untimed calls (the other side's threads may still be spinning)."""
     tf, tg = [], []
     for _ in range(repeat):
         for fn, out in ((f, tf), (g, tg)):
-            time.sleep(settle)
+            for _ in range(warmup):
+                fn()
             t0 = time.perf_counter()
             for _ in range(inner):
                 fn()
@@ -111,9 +112,10 @@ def per_batch(qe, quick):
         loop(Ms[:2], qs[:2], Z[:2], ok[:2])
         compile_s = time.perf_counter() - t0
         # numba's worker threads spin for a while after a parallel loop and take the cores from whatever
-        # runs next: a pause before each sample, and samples of 5 calls in a row (steady state)
+        # runs next: an untimed call before each sample of 5 calls in a row (a pause instead lets the
+        # cores idle, and the first calls after it run up to twice as slow, on either side)
         tm, tq = median_pair(lambda: mbdcp.batch.lemke(Ms, qs, threads=threads), lambda: loop(Ms, qs, Z, ok),
-                             3 if quick else 7, 5, settle=0.5)
+                             3 if quick else 7, 5, warmup=WARMUP)
         r = mbdcp.batch.lemke(Ms, qs, threads=threads)
         same = r.success.all() and ok.all() and np.abs(r.z - Z).max() <= 1e-10 * max(1.0, np.abs(Z).max())
         rows.append([n, B, threads, f"{tm / B * 1e6:.2f}", f"{tq / B * 1e6:.2f}", f"{tm / tq:.2f}",
@@ -159,3 +161,6 @@ def main():
 
 if __name__ == "__main__":
     main()
+
+
+WARMUP = 6

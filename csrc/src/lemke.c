@@ -190,13 +190,19 @@ static void row_sums(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q, co
     }
 }
 
+/* The verdict on a point whose worst row has this ratio: tol less the rounding of a row sum. */
+static int passes(mbdcp_int n, mbdcp_float ratio, mbdcp_float tol)
+{
+    mbdcp_float margin = sum_rounding(n);
+    if (margin > 0.5 * tol) margin = 0.5 * tol;
+    return ratio <= tol - margin;
+}
+
 int mbdcp_lcp_verify(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q, const mbdcp_float *z,
                      mbdcp_float tol, mbdcp_float *w, mbdcp_float *s)
 {
     row_sums(n, M, q, z, w, s); /* in full first: callers read w whatever the verdict */
-    mbdcp_float margin = sum_rounding(n);
-    if (margin > 0.5 * tol) margin = 0.5 * tol;
-    return mbdcp_lcp_row_ratio(n, z, w, s, NULL) <= tol - margin;
+    return passes(n, mbdcp_lcp_row_ratio(n, z, w, s, NULL), tol);
 }
 
 /* The solver's state on the scaled problem. Binv = I + the columns P[0..np) stored in Bc
@@ -235,7 +241,19 @@ typedef struct {
     mbdcp_int entering;    /* the unblocked variable after a ray termination */
     mbdcp_int refactorizations;
     mbdcp_float dmax;      /* max |d_i| of the entering column, from ratio_test */
+    mbdcp_float ratio;     /* the worst row's ratio at the last verification (verify()), and its row */
+    mbdcp_int worst;
 } Lemke;
+
+/* mbdcp_lcp_verify of z on the given data (w and s = L->res filled), keeping the worst row's ratio
+ * and index for finish(). */
+static int verify(Lemke *L, const mbdcp_float *z)
+{
+    const mbdcp_int n = L->n;
+    row_sums(n, L->M, L->q, z, L->out->w, L->res);
+    L->ratio = mbdcp_lcp_row_ratio(n, z, L->out->w, L->res, &L->worst);
+    return passes(n, L->ratio, L->s->tol);
+}
 
 static mbdcp_float binv_at(const Lemke *L, mbdcp_int i, mbdcp_int c)
 {
@@ -678,13 +696,15 @@ static mbdcp_float pow2_near(mbdcp_float x)
 }
 
 /* max_j |x_j| (four running maxima: no single chain of comparisons), colmax_j raised to |x_j|, and
- * x copied to t with stride n (row i of M into column i of its transpose, in the same pass). */
+ * x copied to t with stride n (row i of M into column i of its transpose, in the same pass);
+ * *nonfinite becomes NaN if some x_j is NaN or infinite (x_j times zero is then NaN). */
 static mbdcp_float row_and_column_max(mbdcp_int n, const mbdcp_float *restrict x, mbdcp_float *restrict colmax,
-                                      mbdcp_float *restrict t)
+                                      mbdcp_float *restrict t, mbdcp_float *nonfinite)
 {
-    mbdcp_float m0 = 0.0, m1 = 0.0, m2 = 0.0, m3 = 0.0;
+    mbdcp_float m0 = 0.0, m1 = 0.0, m2 = 0.0, m3 = 0.0, bad = 0.0;
     mbdcp_int j = 0;
     for (; j + 4 <= n; j += 4) {
+        bad += 0.0 * x[j] + 0.0 * x[j + 1] + 0.0 * x[j + 2] + 0.0 * x[j + 3];
         const mbdcp_float a0 = fabs(x[j]), a1 = fabs(x[j + 1]), a2 = fabs(x[j + 2]), a3 = fabs(x[j + 3]);
         m0 = acc_max(m0, a0);
         m1 = acc_max(m1, a1);
@@ -701,10 +721,12 @@ static mbdcp_float row_and_column_max(mbdcp_int n, const mbdcp_float *restrict x
     }
     for (; j < n; ++j) {
         const mbdcp_float a = fabs(x[j]);
+        bad += 0.0 * x[j];
         m0 = acc_max(m0, a);
         colmax[j] = acc_max(colmax[j], a);
         t[(size_t)j * n] = x[j];
     }
+    *nonfinite += bad;
     return acc_max(acc_max(m0, m1), acc_max(m2, m3));
 }
 
@@ -739,9 +761,10 @@ static void ruiz(mbdcp_int n, const mbdcp_float *M, mbdcp_float *rs, mbdcp_float
 }
 
 /* Row and column scales (powers of two), the scaled M transposed and the scaled q. The pass that
- * measures the rows and columns also copies M transposed; data scaled as a whole (the common
- * case) are then multiplied in place, by a power of two, so exactly as from M. */
-static void equilibrate(Lemke *L)
+ * measures the rows and columns also copies M transposed and checks that M is finite; data scaled
+ * as a whole (the common case) are then multiplied in place, by a power of two, so exactly as from
+ * M. Returns 0 if M holds a NaN or an infinity. */
+static int equilibrate(Lemke *L)
 {
     const mbdcp_int n = L->n, scale = L->s->scale;
     const mbdcp_float *M = L->M, *q = L->q;
@@ -749,15 +772,16 @@ static void equilibrate(Lemke *L)
     for (mbdcp_int i = 0; i < n; ++i) rs[i] = cs[i] = 1.0;
     const mbdcp_float qmax = mbdcp_norm_inf((size_t)n, q);
     /* rows and columns within a factor 2^SPREAD_LOG2 of each other: one factor for all */
-    mbdcp_float rlo = INFINITY, rhi = 0.0, clo = INFINITY, chi = 0.0;
+    mbdcp_float rlo = INFINITY, rhi = 0.0, clo = INFINITY, chi = 0.0, nonfinite = 0.0;
     for (mbdcp_int j = 0; j < n; ++j) tmp[j] = 0.0;
     for (mbdcp_int i = 0; i < n; ++i) {
-        const mbdcp_float m = row_and_column_max(n, M + (size_t)i * n, tmp, Mt + i);
+        const mbdcp_float m = row_and_column_max(n, M + (size_t)i * n, tmp, Mt + i, &nonfinite);
         if (m > 0.0) {
             rlo = fmin(rlo, m);
             rhi = acc_max(rhi, m);
         }
     }
+    if (nonfinite != 0.0) return 0;
     const mbdcp_float amax = rhi;
     int uniform = 1;
     if (scale && amax > 0.0) {
@@ -783,12 +807,13 @@ static void equilibrate(Lemke *L)
         for (mbdcp_int i = 0; i < n; ++i) L->qs[i] = f * q[i];
         if (f != 1.0)
             for (size_t k = 0; k < (size_t)n * (size_t)n; ++k) Mt[k] *= f;
-        return;
+        return 1;
     }
     for (mbdcp_int i = 0; i < n; ++i) {
         L->qs[i] = rs[i] * q[i];
         for (mbdcp_int j = 0; j < n; ++j) Mt[(size_t)j * n + i] = rs[i] * M[(size_t)i * n + j] * cs[j];
     }
+    return 1;
 }
 
 /* Basis inverse I, basic variables w, covering vector cov. */
@@ -1072,21 +1097,21 @@ static int drop_small(mbdcp_int n, mbdcp_float *z)
 static int extract(Lemke *L)
 {
     const mbdcp_int n = L->n;
-    const mbdcp_float tol = L->s->tol, *M = L->M, *q = L->q;
+    const mbdcp_float tol = L->s->tol, *M = L->M;
     mbdcp_float *z = L->out->z, *w = L->out->w, *s = L->res;
     basic_point(L, z);
-    if (mbdcp_lcp_verify(n, M, q, z, tol, w, s)) return 1;
-    if (drop_rounding(L, z) && mbdcp_lcp_verify(n, M, q, z, tol, w, s)) return 1;
+    if (verify(L, z)) return 1;
+    if (drop_rounding(L, z) && verify(L, z)) return 1;
     int changed = drop_negligible(n, M, tol, z, w, s);
     changed |= mend_rows(n, M, tol, z, w, s);
-    if (changed && mbdcp_lcp_verify(n, M, q, z, tol, w, s)) return 1;
+    if (changed && verify(L, z)) return 1;
     if (drop_small(n, z)) {
-        if (mbdcp_lcp_verify(n, M, q, z, tol, w, s)) return 1;
+        if (verify(L, z)) return 1;
         mend_rows(n, M, tol, z, w, s);
-        if (mbdcp_lcp_verify(n, M, q, z, tol, w, s)) return 1;
+        if (verify(L, z)) return 1;
     }
     basic_point(L, z);
-    mbdcp_lcp_verify(n, M, q, z, tol, w, s);
+    verify(L, z);
     return 0;
 }
 
@@ -1296,7 +1321,7 @@ static void try_direct(Lemke *L, const mbdcp_int *start)
     for (mbdcp_int a = 0; a < k; ++a) L->out->z[S[a]] = pos_part(rhs[a]);
     hint_basis(L, start);
     L->np = 0;
-    L->verified = L->warm = mbdcp_lcp_verify(n, L->M, L->q, L->out->z, L->s->tol, L->out->w, L->res);
+    L->verified = L->warm = verify(L, L->out->z);
     if (L->verified) {
         L->status = MBDCP_SOLVED;
         L->kept->what = KEPT_BASIS;
@@ -1430,8 +1455,11 @@ static void finish(Lemke *L, MbdcpLemkeInfo *info)
             }
         }
     }
-    /* every strategy leaves out->w and s (L->res) of out->z, from its last verification */
-    info->residual = mbdcp_lcp_row_ratio(n, L->out->z, L->out->w, L->res, &info->worst_row);
+    /* every strategy leaves out->w and s (L->res) of out->z, and their ratio, from its last
+     * verification; the point reset above is measured here */
+    if (st != MBDCP_SOLVED) L->ratio = mbdcp_lcp_row_ratio(n, L->out->z, L->out->w, L->res, &L->worst);
+    info->residual = L->ratio;
+    info->worst_row = L->worst;
     if (st == MBDCP_SOLVED && certify_answer(L)) st = MBDCP_RAY_TERMINATION;
     if (st == MBDCP_RAY_TERMINATION && !L->certified && semidefinite(n, L->M, L->Bc))
         st = MBDCP_NUMERICAL_ERROR; /* copositive-plus: a ray would claim infeasibility */
@@ -1531,8 +1559,10 @@ static MbdcpReturn solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q
     if (work_bytes < mbdcp_lemke_workspace_size(n)) return MBDCP_ERR_WORKSPACE;
     const LemkeKeptWhat kept = kept_state(n, reuse, work);
     const int resolve = kept == KEPT_INVERSE, hinted = kept == KEPT_BASIS;
-    /* a re-solve's M passed this check in the solve it continues */
-    if ((!resolve && !mbdcp_all_finite((size_t)n * n, M)) || !mbdcp_all_finite((size_t)n, q)) return MBDCP_ERR_NONFINITE;
+    /* M is checked here when a hint uses it before equilibrate() does (which checks it in its pass
+     * over M); a re-solve's M passed the check in the solve it continues */
+    if (((start || hinted) && !mbdcp_all_finite((size_t)n * n, M)) || !mbdcp_all_finite((size_t)n, q))
+        return MBDCP_ERR_NONFINITE;
 
     Lemke L;
     setup(&L, n, M, q, settings, out, work);
@@ -1541,7 +1571,7 @@ static MbdcpReturn solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q
     if (hinted) start = L.flags; /* the last solve was direct: its hint is in flags */
     if (start) try_direct(&L, start);
     if (resolve && !settled(&L)) try_resolve(&L);
-    if (!settled(&L)) equilibrate(&L);
+    if (!settled(&L) && !equilibrate(&L)) return MBDCP_ERR_NONFINITE;
     if (start && !settled(&L)) try_warm(&L, start);
     if (!settled(&L)) try_cold(&L);
     try_last(&L, M);
