@@ -112,10 +112,10 @@ def per_batch(qe, quick):
         loop(Ms[:2], qs[:2], Z[:2], ok[:2])
         compile_s = time.perf_counter() - t0
         # numba's worker threads spin for a while after a parallel loop and take the cores from whatever
-        # runs next: three untimed calls before each sample of 5 calls in a row (a pause instead lets
-        # the cores idle, and the first calls after it run up to twice as slow, on either side)
+        # runs next (measured: for over 8 ms): ten untimed calls before each sample of 5 calls in a row
+        # (a pause instead lets the cores idle, and the first calls after it run up to twice as slow)
         tm, tq = median_pair(lambda: mbdcp.batch.lemke(Ms, qs, threads=threads), lambda: loop(Ms, qs, Z, ok),
-                             3 if quick else 7, 5, warmup=3)
+                             3 if quick else 7, 5, warmup=10)
         r = mbdcp.batch.lemke(Ms, qs, threads=threads)
         same = r.success.all() and ok.all() and np.abs(r.z - Z).max() <= 1e-10 * max(1.0, np.abs(Z).max())
         rows.append([n, B, threads, f"{tm / B * 1e6:.2f}", f"{tq / B * 1e6:.2f}", f"{tm / tq:.2f}",

@@ -777,7 +777,7 @@ static int equilibrate(Lemke *L)
     for (mbdcp_int i = 0; i < n; ++i) {
         const mbdcp_float m = row_and_column_max(n, M + (size_t)i * n, tmp, Mt + i, &nonfinite);
         if (m > 0.0) {
-            rlo = fmin(rlo, m);
+            rlo = m < rlo ? m : rlo;
             rhi = acc_max(rhi, m);
         }
     }
@@ -787,7 +787,7 @@ static int equilibrate(Lemke *L)
     if (scale && amax > 0.0) {
         for (mbdcp_int j = 0; j < n; ++j)
             if (tmp[j] > 0.0) {
-                clo = fmin(clo, tmp[j]);
+                clo = tmp[j] < clo ? tmp[j] : clo;
                 chi = acc_max(chi, tmp[j]);
             }
         const mbdcp_float spread = ldexp(1.0, SPREAD_LOG2);
@@ -799,8 +799,9 @@ static int equilibrate(Lemke *L)
             ruiz(n, M, rs, cs, tmp);
         }
         /* keep q' representable */
+        const mbdcp_float limit = ldexp(1.0, LIMIT_LOG2);
         for (mbdcp_int i = 0; i < n; ++i)
-            if (qmax > 0.0 && rs[i] * qmax > ldexp(1.0, LIMIT_LOG2)) rs[i] = pow2_near(ldexp(1.0, LIMIT_LOG2) / qmax);
+            if (qmax > 0.0 && rs[i] * qmax > limit) rs[i] = pow2_near(limit / qmax);
     }
     if (uniform) { /* rs[i] = f for every i (or 1): Mt = f M^T */
         const mbdcp_float f = n > 0 ? rs[0] : 1.0;
