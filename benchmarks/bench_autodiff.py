@@ -15,7 +15,9 @@ velocity v:
   mbdcp.derivatives.step and its vjp (backward), measured in the same call.
 
 Goals: a layer's backward <= its forward at n >= 50; overhead <= 20 us per call. A second table
-gives the overhead on the smallest problem (the sliding sphere: one contact), where it dominates.
+gives the overhead on the smallest problem (the sliding sphere: one contact), where it dominates;
+a third the LCP layer at n = 10: under jax.jit, the XLA custom call into the C core against the
+host callback it replaces and a jitted no-op.
 Timed on one BLAS thread and one PyTorch thread (the C solver is single-threaded).
 
     python benchmarks/bench_autodiff.py [--quick]
@@ -179,6 +181,42 @@ def layer_columns(args, kw, g, repeat, inner, grad):
     return cols, small
 
 
+def lcp_layers(n=10, calls=2000):
+    """Per-call times [us] of the LCP layer at size n: mbdcp.lemke from NumPy; under jax.jit the
+    custom call into the C core (XLA FFI) and the host callback it replaces (any option other than
+    max_iter and tol keeps the callback; trace=False changes nothing else), against a jitted no-op;
+    mbdcp.torch.lcp forward and backward."""
+    rng = np.random.default_rng(n)
+    A = rng.standard_normal((n, n))
+    M, q = A @ A.T + 0.1 * np.eye(n), rng.standard_normal(n)
+
+    def per_call(fn):
+        fn()
+        return best_time(lambda: [fn() for _ in range(calls)], 5)[0] / calls * 1e6
+
+    row = [n, f"{per_call(lambda: mbdcp.lemke(M, q)):.1f}"]
+    if jax is not None:
+        Mj, qj = jnp.asarray(M), jnp.asarray(q)
+        native = jax.jit(lambda M, q: mbdcp.jax.lcp(M, q))
+        callback = jax.jit(lambda M, q: mbdcp.jax.lcp(M, q, trace=False))
+        noop = jax.jit(lambda M, q: q * 1.0)
+        row += [f"{per_call(lambda: f(Mj, qj).block_until_ready()):.1f}" for f in (noop, native, callback)]
+        grad = jax.jit(jax.grad(lambda q: mbdcp.jax.lcp(Mj, q).sum()))
+        row.append(f"{per_call(lambda: grad(qj).block_until_ready()):.1f}")
+    else:
+        row += ["-"] * 4
+    if torch is not None:
+        Mt, qt = torch.from_numpy(M), torch.from_numpy(q).requires_grad_()
+        fwd = per_call(lambda: mbdcp.torch.lcp(Mt, qt))
+        both = per_call(lambda: torch.autograd.grad(mbdcp.torch.lcp(Mt, qt).sum(), qt))
+        row += [f"{fwd:.1f}", f"{both - fwd:.1f}"]
+    else:
+        row += ["-"] * 2
+    print(f"\nThe LCP layer at n = {n}, per call [us] (jax: jitted; the custom call is what mbdcp.jax.lcp uses on the CPU)")
+    print_table(["n", "mbdcp.lemke", "jax no-op", "jax lcp (custom call)", "jax lcp (callback)", "jax grad",
+                 "torch fwd", "torch bwd"], [row])
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
@@ -207,6 +245,7 @@ def main():
     print("\nOverhead per call on the smallest problem (the sliding sphere, one contact) [us] (goal <= 20)")
     print_table(["solve", "deriv", "jax eager fwd", "jax jit fwd", "jax jit bwd", "torch fwd", "torch bwd"],
                 [[us(t_solve), us(t_deriv)] + small])
+    lcp_layers(calls=500 if args_.quick else 2000)
 
 
 if __name__ == "__main__":
