@@ -18,7 +18,10 @@
    and time step (Newton solver, its default pyramidal cones and soft contacts): time per step,
    deepest penetration, final mean height.
 
-    python benchmarks/bench_ccp.py [--quick] [--settling]
+5. (--decided) Random-pair and lattice piles of 1k, 4k and 20k contacts: APGD, Newton, auto and
+   Clarabel to 1e-6, and whether each mbdcp solve was decided (SOLVED or a certificate).
+
+    python benchmarks/bench_ccp.py [--quick] [--settling | --decided]
 """
 import argparse
 import os
@@ -192,11 +195,48 @@ def settling(sizes, h=0.01, steps=100):
                   f"{sim_seconds / mj[0]:.1f}x (apgd), {newton_seconds / mj[0]:.1f}x (newton)")
 
 
+def decided(quick):
+    """Section 5 (--decided): random-pair and lattice piles of 1k, 4k and 20k contacts; apgd, newton
+    (up to 4k contacts: random pairs fill its factor), auto and Clarabel (up to 4k contacts) to
+    1e-6: time, iterations, and whether the solve was decided (SOLVED, or RAY_TERMINATION with a
+    certificate)."""
+    sizes = ((500, 1000), (2000, 4000)) if quick else ((500, 1000), (2000, 4000), (8000, 20000))
+    rows, undecided = [], 0
+    for nb, nc in sizes:
+        for kind, d in (("random pairs", granular_pile(nb, nc, seed=1, pairs="random")), ("lattice", lattice_pile(2 * nc // 5))):
+            n_c = d["Wn"].shape[1]
+            times, first = {}, len(rows)  # rows[first]: APGD's
+            for method in ("apgd", "newton", "auto"):
+                if method == "newton" and n_c > 5000:
+                    continue
+                t0 = time.perf_counter()
+                r = mbdcp.ccp(**d, method=method, tol=1e-6, max_iter=100_000)
+                times[method] = time.perf_counter() - t0
+                ok = r.success or r.certificate is not None
+                undecided += not ok
+                rows.append([kind, n_c, method, f"{times[method]:.3f}", r.iterations, r.status.name, "yes" if ok else "NO"])
+            if n_c <= 5000:
+                try:
+                    N, p = conic_qp(d)
+                    t_c, _, st = clarabel_solve(N, p, d["mu"])
+                    rows.append([kind, n_c, "clarabel", f"{t_c:.3f}", "-", st, "-"])
+                    rows[first][3] += f" ({times['apgd'] / t_c:.3f} of Clarabel)"
+                except ImportError:
+                    pass
+    print("\nDecided or not: random-pair and lattice piles, tol 1e-6 [s]")
+    print_table(["pile", "contacts", "solver", "seconds", "iterations", "status", "decided"], rows)
+    print(f"undecided mbdcp solves: {undecided}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--settling", action="store_true", help="only section 4 (settling piles against MuJoCo)")
+    ap.add_argument("--decided", action="store_true", help="only section 5 (1k/4k/20k contacts, decided or not)")
     args = ap.parse_args()
+    if args.decided:
+        decided(args.quick)
+        return
     if args.settling:
         print("Timings on a shared machine: ratios, not absolute figures, are what to compare.")
         settling((100, 250) if args.quick else (100, 250, 500))
