@@ -6,8 +6,8 @@ theorem on the solution's active set), registered as a ``jax.custom_vjp``. It wo
 
 - ``jax.jit``: the compiled program calls mbdcp's C core. :func:`lcp` on the CPU is an XLA custom
   call straight into Lemke's method (no Python on the way) when mbdcp's XLA extension is built and
-  matches the installed XLA; every other solve, and the gradients, are a ``jax.pure_callback`` into
-  Python,
+  matches the installed XLA, and its gradient is computed in JAX itself (a host callback runs only
+  to warn or raise); every other solve and gradient is a ``jax.pure_callback`` into Python,
 - ``jax.grad``, ``jax.vjp``, ``jax.jacrev`` in every array input, the keywords included (``p_ext``,
   gaps, moving surfaces, joints, joint friction); E and Ej group directions and get zero gradients.
   Forward mode (``jax.jvp``, ``jax.jacfwd``) is not registered: use the reverse mode;
@@ -43,6 +43,7 @@ d v_x / d mu = -g h:
 (-0.0981, -0.0981)
 """
 import math
+import warnings
 
 import numpy as np
 
@@ -56,6 +57,8 @@ except ModuleNotFoundError as exc:
     raise ModuleNotFoundError("mbdcp.jax needs JAX: pip install 'mbdcp[jax]'", name=exc.name) from exc
 
 from mbdcp.derivatives import _layers as ad
+from mbdcp.derivatives._common import DEGENERATE_TOL
+from mbdcp.derivatives.lcp import RCOND_MIN
 from mbdcp.derivatives._layers import CCPOutput, DegenerateWarning, SolveError, StepOutput
 from mbdcp.infrastructure import validate as val
 
@@ -184,6 +187,45 @@ def _native_lemke(options):
     return native
 
 
+def _lcp_vjp(M, q, flat, gz, tol):
+    """(gM, gq) of <gz, z> in JAX itself, by mbdcp.derivatives.lcp's rule: on the active set a
+    (z_i > 0, and the degenerate pairs whose z_i is basic in Lemke's final basis), gq_a =
+    -M_aa^-T gz_a, gq = 0 elsewhere, gM = gq z^T. ``flat`` holds z and the basis (the forward's). A
+    degenerate pair warns (DegenerateWarning) and a singular active block raises, from host
+    callbacks that run only then."""
+    n = q.shape[-1]
+    z, basis = flat[:n], flat[n:2 * n]
+    w = M @ z + q
+    thr = tol * (jnp.abs(q) + jnp.abs(M) @ jnp.abs(z))
+    zpos = z > thr
+    deg = ~zpos & ~(w > thr)
+    a = (zpos | (deg & (basis > 0.5))).astype(M.dtype)
+    # M_aa on the active rows and columns, the identity at M's scale elsewhere: one solve for all
+    scale = jnp.maximum(jnp.max(jnp.abs(M) * a[:, None] * a[None, :]), 1.0)
+    K = a[:, None] * M * a[None, :] + jnp.diag((1.0 - a) * scale)
+    lu, piv = jax.scipy.linalg.lu_factor(K)
+    g = jax.scipy.linalg.lu_solve((lu, piv), a * gz, trans=1)
+    u = jnp.abs(jnp.diagonal(lu))
+    singular = ~(jnp.min(u) > RCOND_MIN * jnp.max(u)) | ~jnp.all(jnp.isfinite(g))
+    jax.lax.cond(singular | jnp.any(deg), lambda: jax.debug.callback(_notify, singular, deg), lambda: None)
+    gq = jnp.where(a > 0.0, -g, 0.0)
+    return jnp.outer(gq, z), gq
+
+
+def _notify(singular, deg):
+    """The error for a singular active block, else the warning for degenerate pairs (under jax.vmap
+    this runs for every instance: it acts on the flags only)."""
+    if np.any(singular):
+        raise ValueError("mbdcp.jax.lcp: M restricted to the active set of the solution is singular: the "
+                         "solution is not locally unique, so it has no derivative")
+    deg = np.asarray(deg)
+    if deg.any():
+        where = np.argwhere(deg).tolist() if deg.ndim > 1 else np.flatnonzero(deg).tolist()
+        warnings.warn(f"mbdcp.jax.lcp: the solution is at a degenerate point (pairs z_i = w_i = 0 at {where}); "
+                      "the gradient is the one-sided derivative documented in mbdcp.derivatives.lcp",
+                      DegenerateWarning, stacklevel=2)
+
+
 def _layer(problem, names, shapes, options):
     """The custom_vjp function of ``problem`` with inputs of these names and (one problem's) shapes
     and these options. The vjp is a host callback, and so is the solve unless a custom call
@@ -221,6 +263,7 @@ def _layer(problem, names, shapes, options):
         return host
 
     native = _native_lemke(options) if problem.name == "lcp" else None
+    lcp_tol = val.positive_scalar("degenerate_tol", options.get("degenerate_tol", DEGENERATE_TOL))
 
     def callback(*packs):
         return jax.pure_callback(host_solve, jax.ShapeDtypeStruct((total,), jnp.float64), *packs,
@@ -250,6 +293,10 @@ def _layer(problem, names, shapes, options):
         given = [i for i, c in enumerate(cots) if not isinstance(c, SymbolicZero)]
         if not wanted or not given:
             return (None,) * len(names)
+        if problem.name == "lcp":  # in JAX itself: no callback unless a warning or an error is due
+            M, q = mats.reshape(shapes[0]), vecs.reshape(shapes[1])
+            grads = _lcp_vjp(M, q, flat, cots[0], lcp_tol)
+            return tuple(grads[i] if i in wanted else None for i in range(2))
         size = sum(math.prod(shapes[i]) for i in wanted)
         g = jax.pure_callback(host_vjp(given, wanted), jax.ShapeDtypeStruct((size,), jnp.float64), mats, vecs,
                               flat, _pack([cots[i] for i in given]), vmap_method="expand_dims")

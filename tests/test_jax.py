@@ -242,3 +242,33 @@ def test_gradients_page_examples_run():
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs", "gradients.rst")
     result = doctest.testfile(path, module_relative=False, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted >= 10 and result.failed == 0
+
+
+def test_lcp_backward_in_jax_is_that_of_mbdcp_derivatives(rng):
+    """The LCP's vjp runs in JAX itself (no host callback unless a warning is due): the same numbers
+    as mbdcp.derivatives.lcp, jitted or not, at nondegenerate and degenerate points (where the
+    warning names the pairs and the one-sided derivative follows Lemke's basis)."""
+    for seed in range(4):
+        data, _ = C.planted_lcp(8, seed)
+        M, q = data["M"], data["q"]
+        d = mbdcp.derivatives.lcp(M, q, mbdcp.lemke(M, q))
+        gz = rng.standard_normal(8)
+        want = d.vjp(gz)
+        loss = lambda M, q: jnp.asarray(gz) @ mj.lcp(M, q)  # noqa: E731
+        for f in (jax.grad(loss, argnums=(0, 1)), jax.jit(jax.grad(loss, argnums=(0, 1)))):
+            gM, gq = f(jnp.asarray(M), jnp.asarray(q))
+            np.testing.assert_allclose(gq, want.q, rtol=1e-12, atol=1e-14)
+            np.testing.assert_allclose(gM, want.M, rtol=1e-12, atol=1e-14)
+    # pair 0 degenerate (z_0 = w_0 = 0): warned, and the derivative of mbdcp.derivatives.lcp
+    M, q = np.eye(2), np.array([0.0, -1.0])
+    want = mbdcp.derivatives.lcp(M, q, mbdcp.lemke(M, q)).vjp(np.ones(2)).q
+    for f in (jax.grad(lambda q: mj.lcp(jnp.eye(2), q).sum()), jax.jit(jax.grad(lambda q: mj.lcp(jnp.eye(2), q).sum()))):
+        with pytest.warns(mj.DegenerateWarning, match=r"pairs z_i = w_i = 0 at \[0\]"):
+            g = f(jnp.asarray(q))
+        np.testing.assert_array_equal(g, want)
+    with pytest.warns(mj.DegenerateWarning, match=r"at \[0\]"):
+        g = jax.vmap(jax.grad(lambda q: mj.lcp(jnp.eye(2), q).sum()))(jnp.array([[0.0, -1.0], [1.0, -1.0]]))
+    np.testing.assert_array_equal(g, [want, [0.0, -1.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        jax.jit(jax.grad(lambda q: mj.lcp(jnp.eye(2), q).sum()))(jnp.array([1.0, -1.0]))  # no degenerate pair
