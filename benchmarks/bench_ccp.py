@@ -155,6 +155,50 @@ def mujoco_pile(n_spheres, h, steps):
     return seconds, deepest, float(heights.mean())
 
 
+def simulate_profile(n_spheres, h, steps):
+    """Where simulate(method="ccp")'s time goes, per step [ms]: contact search, assembly, the C
+    solver, mbdcp.ccp's Python around it, the state update, and the rest (recording, checks)."""
+    import cProfile
+    import pstats
+
+    from mbdcp.mechanics import simulate, sphere_pile_scene
+
+    from mbdcp.infrastructure import _core
+
+    solver, spent = _core.ccp, [0.0]  # the C solver, timed around the call (cProfile does not see it)
+
+    def timed(*a):
+        t = time.perf_counter()
+        try:
+            return solver(*a)
+        finally:
+            spent[0] += time.perf_counter() - t
+
+    scene = sphere_pile_scene(n_spheres)
+    prof = cProfile.Profile()
+    _core.ccp = timed
+    try:
+        t0 = time.perf_counter()
+        prof.runcall(simulate, scene, h, steps * h, method="ccp", progress=False)
+        total = time.perf_counter() - t0
+    finally:
+        _core.ccp = solver
+    stats = pstats.Stats(prof).stats  # (file, line, name) -> (calls, calls, own, cumulative, callers)
+
+    def cumulative(file_end, name):
+        return sum(v[3] for (f, _, n), v in stats.items() if f.endswith(file_end) and n == name)
+
+    parts = {"contact search": cumulative("scene.py", "contacts"), "assembly": cumulative("scene.py", "assemble"),
+             "C solver": spent[0],
+             "mbdcp.ccp": cumulative("formulations/ccp.py", "ccp"), "state update": cumulative("scene.py", "advanced")
+             + cumulative("scene.py", "replace")}
+    parts["mbdcp.ccp"] -= parts["C solver"]
+    parts["rest"] = total - sum(parts.values())
+    print(f"\nsimulate(method='ccp') on {n_spheres} spheres, profiled: {total / steps * 1e3:.2f} ms per step "
+          "(under cProfile, which slows Python more than C)")
+    print_table(list(parts), [[f"{v / steps * 1e3:.2f}" for v in parts.values()]])
+
+
 def settling(sizes, h=0.01, steps=100):
     """Section 4: apgd, newton, ipm and auto on every recorded step of settling piles; MuJoCo alongside."""
     from mbdcp.mechanics import simulate, sphere_pile_scene
@@ -240,6 +284,7 @@ def main():
     if args.settling:
         print("Timings on a shared machine: ratios, not absolute figures, are what to compare.")
         settling((100, 250) if args.quick else (100, 250, 500))
+        simulate_profile(100, 0.01, 100)
         return
     nb, nc = (500, 1000) if args.quick else (2000, 4000)
     scenes = [(f"random pile: {nb} bodies, {nc} contacts between random pairs", granular_pile(nb, nc, seed=1, pairs="random")),
