@@ -678,3 +678,18 @@ def test_public_names():
     for name in ("lcp", "step", "ccp"):
         assert callable(getattr(mbdcp.derivatives, name))
     assert "derivatives" in mbdcp.__all__
+
+
+@pytest.mark.parametrize("tiny", [1e-16, 1e-20])
+def test_an_ill_conditioned_mass_matrix_is_named_as_the_cause(tiny):
+    # the sphere with rotational inertia tiny: the step solves, its derivative's system is singular
+    # in double precision because of M, and the message says so (not "dependent constraints")
+    from mbdcp.examples import sphere_on_plane
+
+    _, Wn, D, E, mu = sphere_on_plane()
+    M = np.diag([1.0, 1.0, 1.0, tiny, tiny, tiny])
+    v, h, p_ext = np.array([1.0, 0, 0, 0, 0, 0]), 0.01, np.array([0, 0, -0.0981, 0, 0, 0])
+    res = mbdcp.step(M, Wn, D, E, mu, v, h, p_ext=p_ext)
+    assert res.success
+    with pytest.raises(ValueError, match=r"M is too ill-conditioned .* at least 1\.0e\+(16|20)"):
+        mbdcp.derivatives.step(M, Wn, D, E, mu, v, h, res, p_ext=p_ext)

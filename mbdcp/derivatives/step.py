@@ -626,9 +626,22 @@ def _ift_system(pt, sc, sets):
     if K.size:
         *lu, rcond = lu_factor(K)
         if not rcond > RCOND_MIN:
-            raise ValueError(f"the active constraints of res are dependent (reciprocal condition {rcond:.1e}): the "
-                             "impulses are not locally unique, so the step has no derivative at this solution")
+            raise _singular_system(sc.L, rcond)
     return X, lu
+
+
+def _singular_system(L, rcond):
+    """The error for an implicit-function system too close to singular: M itself when its own
+    condition (at least the squared spread of its Cholesky factor's diagonal) explains it, else
+    dependent active constraints."""
+    d = np.abs(np.diag(L))
+    kappa = (d.max() / d.min()) ** 2 if d.size and d.min() > 0 else np.inf
+    if kappa * RCOND_MIN >= 1e-3:
+        return ValueError(f"M is too ill-conditioned for the step's derivative (its condition number is at least "
+                          f"{kappa:.1e}; the derivative's system has reciprocal condition {rcond:.1e}): express M "
+                          "in units that bring its entries closer (or drop its negligible masses)")
+    return ValueError(f"the active constraints of res are dependent (reciprocal condition {rcond:.1e}): the "
+                      "impulses are not locally unique, so the step has no derivative at this solution")
 
 
 def _derivative(pt, sc, sets, X, lu):
