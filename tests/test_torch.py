@@ -249,3 +249,9 @@ def test_constants_stay_out_of_the_graph_but_are_still_checked():
     (g,) = torch.autograd.grad(out[0] ** 2, mu, create_graph=True)  # its cotangent depends on mu
     with pytest.raises(RuntimeError, match="differentiate twice"):
         g.backward()
+
+
+def test_a_column_q_is_named_as_a_batch_of_size_one_problems():
+    M = torch.tensor([[2.0, 1.0], [1.0, 2.0]], dtype=torch.float64)
+    with pytest.raises(ValueError, match=r"q of shape \(2, 1\) is read as a batch .* M must have shape"):
+        mt.lcp(M, torch.tensor([[-5.0], [-6.0]], dtype=torch.float64))

@@ -469,4 +469,9 @@ def torch_batch_ndims(problem, shapes):
             base[name] = _NDIM[name]
         if per and shape[0] != B:
             raise ValueError(f"{name} has a leading batch axis of {shape[0]}, but {problem.anchor} has B = {B}")
+    if problem.name == "lcp" and tuple(shapes["M"][-2:]) != (anchor[1], anchor[1]):
+        n = anchor[1]
+        raise ValueError(f"q of shape {tuple(anchor)} is read as a batch of B = {B} problems of size n = {n}, so M must "
+                         f"have shape (n, n) = ({n}, {n}) or (B, n, n) = ({B}, {n}, {n}), got {tuple(shapes['M'])}; "
+                         "for one problem, q has shape (n,)")
     return base
