@@ -36,12 +36,13 @@ core = Extension(
     extra_compile_args=["-std=c99", "-O3", "-fno-math-errno", "-fvisibility=hidden"],
 )
 
-# Lemke's method as an XLA FFI handler, for mbdcp.jax under jax.jit. Plain C against our own
+# Lemke's method and the plain time step as XLA FFI handlers, for mbdcp.jax under jax.jit. Plain C against our own
 # declaration of XLA's FFI interface (csrc/xla/xla_ffi_abi.h), so it builds without JAX (pip builds
 # in an isolated environment); optional: without it mbdcp.jax solves through host callbacks.
 xla = Extension(
     "mbdcp.infrastructure._xla",
-    sources=["csrc/xla/module.c", "csrc/xla/lemke_ffi.c", "csrc/src/lemke.c", "csrc/src/dense.c", "csrc/src/status.c"],
+    sources=["csrc/xla/module.c", "csrc/xla/lemke_ffi.c", "csrc/xla/step_ffi.c", "csrc/src/step.c", "csrc/src/assemble.c",
+             "csrc/src/lemke.c", "csrc/src/dense.c", "csrc/src/status.c"],
     include_dirs=["csrc/include", "csrc/xla"],
     extra_compile_args=["-std=c99", "-O3", "-fno-math-errno", "-fvisibility=hidden"],
     optional=True,

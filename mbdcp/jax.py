@@ -187,6 +187,44 @@ def _native_lemke(options):
     return native
 
 
+_STEP_TARGET = "mbdcp_step"
+_STEP_INPUTS = ("M", "Wn", "D", "E", "U", "v", "h", "p_ext", "psi_n")
+_STEP_OPTIONS = ("max_iter", "tol", "degenerate_tol", "method", "baumgarte", "max_correction_speed")
+
+
+def _native_step(names, shapes, options):
+    """The forward solve of :func:`step` as an XLA custom call (vals -> v_next, p_n, beta, sigma
+    packed, as the callback packs them), or None when the custom call cannot serve the call: joints,
+    moving surfaces, a matrix U (its diagonal is checked on the host), a stabilisation option, a
+    warm start, ..., or no custom call available."""
+    if not set(names) <= set(_STEP_INPUTS) or not set(options) <= set(_STEP_OPTIONS):
+        return None
+    if options.get("method", "lemke") != "lemke" or options.get("max_correction_speed") is not None \
+            or options.get("baumgarte", 1.0) != 1.0:
+        return None  # other methods raise, the stabilisation options change psi_n: the callback's
+    s = dict(zip(names, shapes))
+    n_v, n_c, m = s["v"][0] if len(s["v"]) == 1 else -1, s["Wn"][-1], s["D"][-1]
+    want = {"M": (n_v, n_v), "Wn": (n_v, n_c), "D": (n_v, m), "E": (m, n_c), "v": (n_v,), "h": (),
+            "p_ext": (n_v,), "psi_n": (n_c,)}
+    if n_v < 1 or any(s[k] != w for k, w in want.items() if k in s) or s["U"] not in ((), (n_c,)):
+        return None  # a misfit the callback's validation names
+    max_iter, tol = val.lemke_settings(options.get("max_iter"), options.get("tol"))
+    target = _native_target(_STEP_TARGET, "step_handler")
+    if target is None:
+        return None
+    from jax import ffi
+    index = {k: i for i, k in enumerate(names)}
+    absent = {"p_ext": jnp.zeros(0), "psi_n": jnp.zeros(0)}  # a last axis of 0: NULL for the C core
+
+    def native(vals):
+        a = [vals[index[k]] if k in index else absent[k] for k in _STEP_INPUTS]
+        a[4] = jnp.broadcast_to(a[4], (n_c,))  # a scalar mu: the same for every contact
+        result = jax.ShapeDtypeStruct((n_v + 2 * n_c + m,), jnp.float64)
+        return ffi.ffi_call(target, result, vmap_method="expand_dims")(*a, max_iter=np.int32(max_iter),
+                                                                      tol=np.float64(tol))
+    return native
+
+
 def _lcp_vjp(M, q, flat, gz, tol):
     """(gM, gq) of <gz, z> in JAX itself, by mbdcp.derivatives.lcp's rule: on the active set a
     (z_i > 0, and the degenerate pairs whose z_i is basic in Lemke's final basis), gq_a =
@@ -262,7 +300,8 @@ def _layer(problem, names, shapes, options):
                          _lead((mats, vecs, flat, cot)))
         return host
 
-    native = _native_lemke(options) if problem.name == "lcp" else None
+    native = (_native_lemke(options) if problem.name == "lcp" else
+              _native_step(names, shapes, options) if problem.name == "step" else None)
     lcp_tol = val.positive_scalar("degenerate_tol", options.get("degenerate_tol", DEGENERATE_TOL))
 
     def callback(*packs):

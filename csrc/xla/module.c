@@ -6,6 +6,7 @@
 #include <Python.h>
 
 #include "lemke_ffi.h"
+#include "step_ffi.h"
 
 static PyObject *lemke_handler(PyObject *self, PyObject *unused)
 {
@@ -14,9 +15,19 @@ static PyObject *lemke_handler(PyObject *self, PyObject *unused)
     return PyCapsule_New((void *)&mbdcp_xla_lemke, NULL, NULL);
 }
 
+static PyObject *step_handler(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    return PyCapsule_New((void *)&mbdcp_xla_step, NULL, NULL);
+}
+
 static PyMethodDef methods[] = {
     {"lemke_handler", lemke_handler, METH_NOARGS,
      "lemke_handler()\n--\n\nThe XLA FFI handler of Lemke's method (a capsule for jax.ffi.register_ffi_target)."},
+    {"step_handler", step_handler, METH_NOARGS,
+     "step_handler()\n--\n\nThe XLA FFI handler of one plain time step, mbdcp_step_solve (a capsule for "
+     "jax.ffi.register_ffi_target)."},
     {NULL, NULL, 0, NULL},
 };
 
