@@ -1,4 +1,5 @@
-"""mbdcp.jax.lcp under jax.jit as an XLA custom call into Lemke's method (csrc/xla/).
+"""mbdcp.jax.lcp and mbdcp.jax.step under jax.jit as XLA custom calls into Lemke's method and
+mbdcp_step_solve (csrc/xla/).
 
 The custom call must give exactly mbdcp.lemke's z (the same C solve), solutions checked by
 definition, batches under jax.vmap as mbdcp.batch.lemke, failures raised naming the status (and
@@ -16,6 +17,7 @@ jax = pytest.importorskip("jax")
 jnp = jax.numpy
 jax.config.update("jax_enable_x64", True)
 
+import autodiff_cases as C
 from conftest import ROOT, check_lcp
 
 import mbdcp
@@ -43,6 +45,7 @@ def callbacks(monkeypatch):
     """mbdcp.jax with the custom call marked unavailable (layers built afresh)."""
     monkeypatch.setattr(mj, "_LAYERS", {})
     monkeypatch.setitem(mj._native_state, mj._LEMKE_TARGET, "unavailable for this test")
+    monkeypatch.setitem(mj._native_state, mj._STEP_TARGET, "unavailable for this test")
     yield
     mj._LAYERS.clear()
 
@@ -146,3 +149,115 @@ def test_without_the_custom_call_the_callbacks_serve(rng, callbacks):
     np.testing.assert_array_equal(jax.jit(lcp)(M, q), mbdcp.lemke(M, q).z)
     with pytest.raises(Exception, match="RAY_TERMINATION"):
         jax.jit(lcp)(-np.eye(2), -np.ones(2)).block_until_ready()
+
+
+# ---- mbdcp.jax.step -------------------------------------------------------------------------
+
+def sphere(mu=0.2):
+    """Trinkle (2003)'s sphere sliding at 2 m/s on a plane."""
+    M, Wn, D, E, _ = mbdcp.examples.sphere_on_plane()
+    h = 0.01
+    return (M, Wn, D, E, np.array([mu]), np.array([2.0, 0, 0, 0, 0, 0]), h), \
+        {"p_ext": np.array([0, 0, -9.81 * h, 0, 0, 0]), "psi_n": np.zeros(1)}
+
+
+def check_step(args, kw, out, tol=1e-9):
+    """The step's conditions by definition: momentum balance and the three complementarities."""
+    M, Wn, D, E, U, v, h = args
+    mu = np.broadcast_to(np.asarray(U, float), (Wn.shape[1],))
+    vn, pn, beta, sigma = (np.asarray(o) for o in out[:4])
+    rhs = M @ v + kw.get("p_ext", 0.0)
+    scale = max(1.0, np.abs(rhs).max())
+    np.testing.assert_allclose(M @ vn - Wn @ pn - D @ beta, rhs, atol=tol * scale)
+    for z, w in ((pn, Wn.T @ vn + kw.get("psi_n", 0.0) / h), (beta, D.T @ vn + E @ sigma), (sigma, mu * pn - E.T @ beta)):
+        assert np.all(z >= 0) and np.all(w >= -tol * scale) and np.all(np.abs(z * w) <= tol * scale)
+
+
+def test_step_jit_is_the_custom_call():
+    args, kw = sphere()
+    assert mj._native_target(mj._STEP_TARGET, "step_handler") == mj._STEP_TARGET, mj._native_state
+    text = compiled(lambda *a: mj.step(*a, **kw), *args)
+    assert "mbdcp_step" in text and "callback" not in text.lower()
+    grad_text = compiled(jax.grad(lambda mu: mj.step(*args[:4], mu, *args[5:], **kw)[0]), 0.3)
+    assert "mbdcp_step" in grad_text and "callback" in grad_text.lower()  # the vjp stays a host callback
+    M, Wn, D, E, U, v, h = args
+    for other in ({"Wb": Wn}, {"dpsi_n": np.zeros(1)}, {"baumgarte": 0.5}, {"warm_start": np.zeros(6, bool)}):
+        assert "mbdcp_step" not in compiled(lambda v: mj.step(M, Wn, D, E, U, v, h, **kw, **other), v)
+    assert "mbdcp_step" not in compiled(lambda v: mj.step(M, Wn, D, E, np.diag(U), v, h, **kw), v)  # a matrix U
+
+
+def test_step_same_outputs_as_mbdcp_step(rng):
+    f = jax.jit(lambda args, kw: mj.step(*args, **kw, full_output=True))
+    scenes = [sphere(mu) for mu in (0.0, 0.2, 5.0)] + [C.split(C.sliding(seed), C.STEP_ARGS) for seed in range(6)]
+    for args, kw in scenes:
+        for U in (args[4], float(args[4][0])):  # mu per contact, or one for all
+            a = list(args[:4]) + [U] + list(args[5:])
+            for keys in (("p_ext", "psi_n"), ("p_ext",), ()):
+                k = {n: kw[n] for n in keys}
+                out = f(a, k)
+                res = mbdcp.step(*a, **k)
+                for name, got in zip(mj.StepOutput._fields, out):
+                    np.testing.assert_array_equal(got, getattr(res, name), err_msg=name)  # the same C solve
+                check_step(a, k, out)
+
+
+def test_step_vmap_is_the_batch(rng):
+    data = C.sliding(0)
+    (M, Wn, D, E, U, v, h), kw = C.split(data, C.STEP_ARGS)
+    vs = v + 0.1 * rng.standard_normal((5, v.size))
+    mus = U + 0.01 * rng.uniform(size=(5, U.size))
+
+    def f(U, v):
+        return mj.step(M, Wn, D, E, U, v, h, **kw)
+    assert "mbdcp_step" in compiled(jax.vmap(f), mus, vs)
+    got = jax.jit(jax.vmap(f))(mus, vs)
+    shared = jax.jit(jax.vmap(f, in_axes=(None, 0)))(U, vs)
+    nested = jax.jit(jax.vmap(jax.vmap(f, in_axes=(None, 0)), in_axes=(0, None)))(mus[:3], vs[:2])
+    for i in range(5):
+        np.testing.assert_array_equal(got[i], mbdcp.step(M, Wn, D, E, mus[i], vs[i], h, **kw).v_next)
+        np.testing.assert_array_equal(shared[i], mbdcp.step(M, Wn, D, E, U, vs[i], h, **kw).v_next)
+    for i in range(3):
+        for j in range(2):
+            np.testing.assert_array_equal(nested[i, j], mbdcp.step(M, Wn, D, E, mus[i], vs[j], h, **kw).v_next)
+
+
+def test_step_gradients_through_the_custom_call(rng):
+    for data in C.stable(C.sliding, 2):
+        args, kw = C.split(data, C.STEP_ARGS)
+        res = C.solve_step(data)
+        d = mbdcp.derivatives.step(*args, res, **kw)
+        g = rng.standard_normal(args[0].shape[0])
+
+        def loss(*a):
+            return mj.step(*a[:7], p_ext=a[7], psi_n=a[8]) @ g
+        names = C.STEP_ARGS + ("p_ext", "psi_n")
+        grads = jax.jit(jax.grad(loss, argnums=tuple(range(9))))(*args, kw["p_ext"], kw["psi_n"])
+        want = d.vjp(v_next=g)
+        for name, got in zip(names, grads):
+            if name != "E":
+                np.testing.assert_allclose(got, want[name], rtol=1e-12, atol=1e-15, err_msg=name)
+
+
+def test_failed_step_raises_naming_the_status():
+    args, kw = sphere()
+    with pytest.raises(Exception, match=r"mbdcp.step ended with status MAX_ITERATIONS \(") as err:
+        jax.jit(lambda *a: mj.step(*a, **kw, max_iter=1))(*args).block_until_ready()
+    assert "CpuCallback" not in str(err.value)  # the custom call's own error, not a callback's
+    M, Wn, D, E, U, v, h = args
+    vs = np.array([[0, 0, 1.0, 0, 0, 0], v, [0, 0, 2.0, 0, 0, 0], v])  # rising: no contact force, 1 pivot
+    with pytest.raises(Exception, match=r"MAX_ITERATIONS at instance 1 of the batch \(2 instances failed\)"):
+        jax.jit(jax.vmap(lambda v: mj.step(M, Wn, D, E, U, v, h, **kw, max_iter=1)))(vs).block_until_ready()
+    with pytest.raises(Exception, match="NaN"):
+        jax.jit(lambda v: mj.step(M, Wn, D, E, U, v, h, **kw))(v * np.nan).block_until_ready()
+    with pytest.raises(Exception, match="mbdcp.step: .*h\\)"):
+        jax.jit(lambda h: mj.step(M, Wn, D, E, U, v, h, **kw))(-0.01).block_until_ready()
+
+
+def test_step_without_the_custom_call_the_callbacks_serve(callbacks):
+    args, kw = sphere()
+
+    def step(*a):  # a function JAX has not traced before
+        return mj.step(*a, **kw)
+    text = compiled(step, *args)
+    assert "mbdcp_step" not in text and "callback" in text.lower()
+    np.testing.assert_array_equal(jax.jit(step)(*args), mbdcp.step(*args, **kw).v_next)

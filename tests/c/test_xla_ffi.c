@@ -1,4 +1,5 @@
-/* Unit tests of the XLA FFI handler of Lemke's method (csrc/xla/lemke_ffi.c), called the way XLA
+/* Unit tests of the XLA FFI handlers of Lemke's method and of the plain time step (csrc/xla/lemke_ffi.c,
+ * csrc/xla/step_ffi.c), called the way XLA
  * calls it: a call frame of buffers and sorted scalar attributes, and an api table whose error
  * constructor here records the message. Built with sanitizers by tests/c/run_xla.sh. */
 #include <string.h>
@@ -6,6 +7,8 @@
 #include "check.h"
 #include "lemke_ffi.h"
 #include "mbdcp/lemke.h"
+#include "mbdcp/step.h"
+#include "step_ffi.h"
 
 static char last_message[512];
 static int last_errc;
@@ -170,11 +173,176 @@ static void test_bad_calls(void)
     CHECK(mbdcp_xla_lemke(&f.frame) == NULL);
 }
 
+/* ---- the step handler: a unit particle in the plane (x, y) on the ground y = 0 ---- */
+
+enum { NV = 2, NC = 1, ND = 2, WIDTH = NV + 2 * NC + ND };
+
+typedef struct {
+    MbdcpXlaBuffer buf[10];
+    void *args[9], *rets[1];
+    int arg_types[9], ret_types[1];
+    MbdcpXlaByteSpan names_store[2];
+    MbdcpXlaByteSpan *names[2];
+    MbdcpXlaScalar scalars[2];
+    void *attrs[2];
+    int attr_types[2];
+    int32_t max_iter;
+    double tol;
+    int64_t dims[10][4];
+    MbdcpXlaApi api;
+    MbdcpXlaCallFrame frame;
+} StepFrame;
+
+typedef struct {
+    double M[NV * NV], Wn[NV * NC], D[NV * ND], E[ND * NC], mu[NC], v[NV], h, p_ext[NV], psi_n[NC];
+} Scene;
+
+static void particle(Scene *s, double vx, double vy)
+{
+    const Scene base = {{1, 0, 0, 1}, {0, 1}, {1, -1, 0, 0}, {1, 1}, {0.5}, {vx, vy}, 0.1, {0, -0.981}, {0}};
+    *s = base;
+}
+
+/* A frame for one scene (batch 0) or, with batch > 0, v per instance (vs) and the rest shared. */
+static void build_step(StepFrame *f, Scene *s, double *vs, int64_t batch, double *out)
+{
+    static const int64_t base_rank[9] = {2, 2, 2, 2, 1, 1, 0, 1, 1};
+    const int64_t base[9][2] = {{NV, NV}, {NV, NC}, {NV, ND}, {ND, NC}, {NC, 0}, {NV, 0}, {0, 0}, {NV, 0}, {NC, 0}};
+    double *data[9] = {s->M, s->Wn, s->D, s->E, s->mu, vs ? vs : s->v, &s->h, s->p_ext, s->psi_n};
+    const int64_t lead = batch > 0;
+    memset(f, 0, sizeof *f);
+    for (int i = 0; i < 10; ++i) {
+        const int64_t r = i < 9 ? base_rank[i] : 1;
+        if (lead) f->dims[i][0] = (i == 5 || i == 9) ? batch : 1;
+        for (int64_t a = 0; a < r; ++a) f->dims[i][lead + a] = i < 9 ? base[i][a] : WIDTH;
+        set_buffer(&f->buf[i], i < 9 ? (void *)data[i] : (void *)out, lead + r, f->dims[i]);
+        if (i < 9) {
+            f->args[i] = &f->buf[i];
+            f->arg_types[i] = MBDCP_XLA_ARG_BUFFER;
+        }
+    }
+    f->rets[0] = &f->buf[9];
+    f->ret_types[0] = MBDCP_XLA_RET_BUFFER;
+    for (int i = 0; i < 2; ++i) {
+        f->names[i] = &f->names_store[i];
+        f->attrs[i] = &f->scalars[i];
+        f->attr_types[i] = MBDCP_XLA_ATTR_SCALAR;
+    }
+    f->names_store[0] = (MbdcpXlaByteSpan){"max_iter", 8};
+    f->names_store[1] = (MbdcpXlaByteSpan){"tol", 3};
+    f->scalars[0] = (MbdcpXlaScalar){MBDCP_XLA_S32, &f->max_iter};
+    f->scalars[1] = (MbdcpXlaScalar){MBDCP_XLA_F64, &f->tol};
+    f->api.error_create = record_error;
+    MbdcpXlaCallFrame *c = &f->frame;
+    c->struct_size = MBDCP_XLA_CALL_FRAME_SIZE;
+    c->api = &f->api;
+    c->stage = MBDCP_XLA_STAGE_EXECUTE;
+    c->args = (MbdcpXlaArgs){MBDCP_XLA_SIZE(MbdcpXlaArgs, args), NULL, 9, f->arg_types, f->args};
+    c->rets = (MbdcpXlaRets){MBDCP_XLA_SIZE(MbdcpXlaRets, rets), NULL, 1, f->ret_types, f->rets};
+    c->attrs = (MbdcpXlaAttrs){MBDCP_XLA_SIZE(MbdcpXlaAttrs, attrs), NULL, 2, f->attr_types, f->names, f->attrs};
+}
+
+/* v_next and z of the scene by mbdcp_step_solve itself (p_ext NULL if !with_p_ext); its status */
+static MbdcpStatus direct_step(const Scene *s, const double *v, int with_p_ext, double *out)
+{
+    static char work[1 << 14];
+    double w[WIDTH];
+    MbdcpStepProblem p;
+    memset(&p, 0, sizeof p);
+    p.n_v = NV, p.n_c = NC, p.m = ND, p.h = s->h;
+    p.M = s->M, p.Wn = s->Wn, p.D = s->D, p.E = s->E, p.mu = s->mu, p.v = v;
+    p.p_ext = with_p_ext ? s->p_ext : NULL;
+    p.psi_n = s->psi_n;
+    MbdcpStepOutput o;
+    memset(&o, 0, sizeof o);
+    o.v_next = out, o.z = out + NV, o.w = w;
+    MbdcpLemkeSettings st;
+    MbdcpLemkeInfo info;
+    mbdcp_lemke_default_settings(&st);
+    CHECK(mbdcp_step_solve(&p, &st, NULL, &o, &info, work, sizeof work) == MBDCP_OK);
+    return info.status;
+}
+
+static void test_step(void)
+{
+    Scene s;
+    StepFrame f;
+    double out[WIDTH], want[WIDTH];
+    particle(&s, 1.0, 0.0); /* sliding: v_x = 1 - mu g h, resting on the ground */
+    build_step(&f, &s, NULL, 0, out);
+    CHECK(mbdcp_xla_step(&f.frame) == NULL);
+    CHECK(direct_step(&s, s.v, 1, want) == MBDCP_SOLVED);
+    for (int i = 0; i < WIDTH; ++i) CHECK(out[i] == want[i]);
+    CHECK(fabs(out[0] - (1.0 - 0.5 * 0.981)) < 1e-12 && fabs(out[1]) < 1e-12 && fabs(out[2] - 0.981) < 1e-12);
+    build_step(&f, &s, NULL, 0, out); /* p_ext absent: a last axis of 0 */
+    f.dims[7][0] = 0;
+    CHECK(mbdcp_xla_step(&f.frame) == NULL);
+    CHECK(direct_step(&s, s.v, 0, want) == MBDCP_SOLVED);
+    for (int i = 0; i < WIDTH; ++i) CHECK(out[i] == want[i]);
+}
+
+static void test_step_batch_and_failures(void)
+{
+    Scene s;
+    StepFrame f;
+    double vs[3 * NV] = {1, 0, 0, 1, 2, 0}, out[3 * WIDTH], want[WIDTH];
+    particle(&s, 0, 0);
+    build_step(&f, &s, vs, 3, out);
+    CHECK(mbdcp_xla_step(&f.frame) == NULL);
+    for (int b = 0; b < 3; ++b) {
+        direct_step(&s, vs + NV * b, 1, want);
+        for (int i = 0; i < WIDTH; ++i) CHECK(out[WIDTH * b + i] == want[i]);
+    }
+    build_step(&f, &s, vs, 3, out);
+    f.max_iter = 1; /* instance 1 rises off the ground (z = 0 after one pivot); the sliding ones need more */
+    CHECK(mbdcp_xla_step(&f.frame) == AN_ERROR && last_errc == MBDCP_XLA_FAILED_PRECONDITION);
+    CHECK(strstr(last_message, "mbdcp.step ended with status MAX_ITERATIONS at instance 0 of the batch (2 instances "
+                               "failed)") != NULL);
+}
+
+static void test_step_bad_calls(void)
+{
+    Scene s;
+    StepFrame f;
+    double out[WIDTH];
+    particle(&s, 1.0, 0.0);
+    s.v[1] = NAN;
+    build_step(&f, &s, NULL, 0, out);
+    CHECK(mbdcp_xla_step(&f.frame) == AN_ERROR && last_errc == MBDCP_XLA_INVALID_ARGUMENT &&
+          strstr(last_message, "NaN") != NULL);
+    particle(&s, 1.0, 0.0);
+    s.h = -0.1;
+    build_step(&f, &s, NULL, 0, out);
+    CHECK(mbdcp_xla_step(&f.frame) == AN_ERROR && strstr(last_message, "(h)") != NULL);
+    particle(&s, 1.0, 0.0);
+    build_step(&f, &s, NULL, 0, out);
+    f.dims[9][0] = WIDTH - 1; /* a result of the wrong size */
+    CHECK(mbdcp_xla_step(&f.frame) == AN_ERROR && strstr(last_message, "n_v + 2 n_c + m") != NULL);
+    build_step(&f, &s, NULL, 0, out);
+    f.dims[3][0] = 1; /* E (1, n_c) beside D's two directions */
+    CHECK(mbdcp_xla_step(&f.frame) == AN_ERROR && strstr(last_message, "E (m, n_c)") != NULL);
+    build_step(&f, &s, NULL, 0, out);
+    f.frame.args.size = 8;
+    CHECK(mbdcp_xla_step(&f.frame) == AN_ERROR && strstr(last_message, "psi_n") != NULL);
+    build_step(&f, &s, NULL, 0, out);
+    f.buf[6].dtype = MBDCP_XLA_S32;
+    CHECK(mbdcp_xla_step(&f.frame) == AN_ERROR && strstr(last_message, "f64") != NULL);
+    build_step(&f, &s, NULL, 0, out);
+    f.tol = 2.0;
+    CHECK(mbdcp_xla_step(&f.frame) == AN_ERROR && strstr(last_message, "tol") != NULL);
+    build_step(&f, &s, NULL, 0, out);
+    f.frame.stage = 0;
+    CHECK(mbdcp_xla_step(&f.frame) == NULL);
+}
+
 int main(void)
 {
     test_metadata();
     test_one_problem();
     test_batch_and_failures();
     test_bad_calls();
+    test_step();
+    test_step_batch_and_failures();
+    test_step_bad_calls();
     return report();
 }
