@@ -4,16 +4,19 @@ Each function solves with mbdcp's C core on the host and returns JAX arrays; its
 exact derivative of the verified solution from :mod:`mbdcp.derivatives` (implicit function
 theorem on the solution's active set), registered as a ``jax.custom_vjp``. It works under
 
-- ``jax.jit``: the compiled program calls mbdcp's C core. :func:`lcp` on the CPU is an XLA custom
-  call straight into Lemke's method (no Python on the way) when mbdcp's XLA extension is built and
-  matches the installed XLA, and its gradient is computed in JAX itself (a host callback runs only
-  to warn or raise); every other solve and gradient is a ``jax.pure_callback`` into Python,
+- ``jax.jit``: the compiled program calls mbdcp's C core. On the CPU, when mbdcp's XLA extension is
+  built and matches the installed XLA, :func:`lcp` is an XLA custom call straight into Lemke's
+  method (no Python on the way), its gradient computed in JAX itself (a host callback runs only to
+  warn or raise), and so is the solve of a plain :func:`step` (``p_ext`` and ``psi_n`` its only
+  array keywords, U a scalar or (n_c,), no stabilisation option or warm start); every other solve
+  and gradient is a ``jax.pure_callback`` into Python,
 - ``jax.grad``, ``jax.vjp``, ``jax.jacrev`` in every array input, the keywords included (``p_ext``,
   gaps, moving surfaces, joints, joint friction); E and Ej group directions and get zero gradients.
   Forward mode (``jax.jvp``, ``jax.jacfwd``) is not registered: use the reverse mode;
-- ``jax.vmap``: a mapped :func:`lcp` or :func:`step` is one :func:`mbdcp.batch.lemke` (or one
-  custom call over the instances) or :func:`mbdcp.batch.step` call (a loop over the instances when
-  an option needs :func:`mbdcp.step` itself); a mapped :func:`ccp` loops.
+- ``jax.vmap``: a mapped :func:`lcp` or :func:`step` is one :func:`mbdcp.batch.lemke` or
+  :func:`mbdcp.batch.step` call (a loop over the instances when an option needs :func:`mbdcp.step`
+  itself), or one custom call over the instances where the custom call serves; a mapped
+  :func:`ccp` loops.
 
 **float64 only.** JAX computes in float32 unless told otherwise; these functions raise a
 RuntimeError until ``jax.config.update("jax_enable_x64", True)`` has run (or ``JAX_ENABLE_X64=1``
@@ -267,7 +270,7 @@ def _notify(singular, deg):
 def _layer(problem, names, shapes, options):
     """The custom_vjp function of ``problem`` with inputs of these names and (one problem's) shapes
     and these options. The vjp is a host callback, and so is the solve unless a custom call
-    serves it (:func:`_native_lemke`). The callbacks' inputs travel as two packed vectors,
+    serves it (:func:`_native_lemke`, :func:`_native_step`). The callbacks' inputs travel as two packed vectors,
     matrices and the rest: under ``jax.vmap`` a packed argument is mapped as a whole (an unmapped
     one gets a batch axis of size 1), so mapping over vectors (v, mu, p_ext, ...) leaves the
     matrices one shared copy."""
