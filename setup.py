@@ -41,8 +41,8 @@ core = Extension(
 # in an isolated environment); optional: without it mbdcp.jax solves through host callbacks.
 xla = Extension(
     "mbdcp.infrastructure._xla",
-    sources=["csrc/xla/module.c", "csrc/xla/lemke_ffi.c", "csrc/xla/step_ffi.c", "csrc/src/step.c", "csrc/src/assemble.c",
-             "csrc/src/lemke.c", "csrc/src/dense.c", "csrc/src/status.c"],
+    sources=["csrc/xla/module.c", "csrc/xla/ffi_frame.c", "csrc/xla/lemke_ffi.c", "csrc/xla/step_ffi.c", "csrc/src/step.c",
+             "csrc/src/assemble.c", "csrc/src/lemke.c", "csrc/src/dense.c", "csrc/src/status.c"],
     include_dirs=["csrc/include", "csrc/xla"],
     extra_compile_args=["-std=c99", "-O3", "-fno-math-errno", "-fvisibility=hidden"],
     optional=True,

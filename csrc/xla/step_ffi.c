@@ -2,8 +2,8 @@
  * step_ffi.c - mbdcp_step_solve as an XLA FFI handler (see step_ffi.h).
  *
  * Glue, not core: as in lemke_ffi.c, the workspace of a call is one malloc'd block shared by its
- * instances and freed before returning; no globals (XLA may run two calls at once). The small
- * helpers of the call frame are lemke_ffi.c's, kept static in each handler.
+ * instances and freed before returning; no globals (XLA may run two calls at once). The call
+ * frame's helpers are ffi_frame.c's.
  */
 #include "step_ffi.h"
 
@@ -11,87 +11,11 @@
 #include <stdlib.h> /* malloc, free: the call's workspace */
 #include <string.h>
 
+#include "ffi_frame.h"
 #include "mbdcp/step.h"
-
-#define MAX_BATCH_RANK 16
 
 enum { OP_M, OP_WN, OP_D, OP_E, OP_U, OP_V, OP_H, OP_PEXT, OP_PSI, N_OPERANDS };
 static const int64_t BASE_RANK[N_OPERANDS] = {2, 2, 2, 2, 1, 1, 0, 1, 1};
-
-/* The names of mbdcp.Status, in MbdcpStatus order. */
-static const char *status_name(MbdcpStatus s)
-{
-    static const char *const names[MBDCP_N_STATUSES] = {"SOLVED", "RAY_TERMINATION", "MAX_ITERATIONS",
-                                                        "NUMERICAL_ERROR", "INTERRUPTED"};
-    return (s >= 0 && (int)s < MBDCP_N_STATUSES) ? names[s] : "UNKNOWN";
-}
-
-static MbdcpXlaError *error(const MbdcpXlaCallFrame *frame, int errc, const char *message)
-{
-    MbdcpXlaErrorArgs args;
-    args.struct_size = MBDCP_XLA_ERROR_ARGS_SIZE;
-    args.extension_start = NULL;
-    args.message = message;
-    args.errc = errc;
-    return frame->api->error_create(&args);
-}
-
-/* The registration's query: the FFI version the handler was built for (see lemke_ffi.c). */
-static MbdcpXlaError *metadata(MbdcpXlaCallFrame *frame)
-{
-    MbdcpXlaMetadataExtension *ext = (MbdcpXlaMetadataExtension *)frame->extension_start;
-    if (ext->extension_base.struct_size < MBDCP_XLA_METADATA_EXTENSION_SIZE || !ext->metadata ||
-        ext->metadata->struct_size < MBDCP_XLA_METADATA_SIZE)
-        return NULL;
-    MbdcpXlaMetadata *m = ext->metadata;
-    m->api_version.struct_size = MBDCP_XLA_VERSION_SIZE;
-    m->api_version.extension_start = NULL;
-    m->api_version.major_version = MBDCP_XLA_FFI_MAJOR;
-    m->api_version.minor_version = MBDCP_XLA_FFI_MINOR;
-    m->traits = 0;
-    if (m->struct_size >= MBDCP_XLA_SIZE(MbdcpXlaMetadata, state_type_id)) m->state_type_id = 0; /* stateless */
-    return NULL;
-}
-
-/* Buffer i of args or rets (NULL unless an f64 buffer of the given rank). */
-static const MbdcpXlaBuffer *f64_buffer(int64_t size, const int *types, void *const *items, int64_t i, int64_t rank)
-{
-    if (i >= size || types[i] != MBDCP_XLA_ARG_BUFFER) return NULL;
-    const MbdcpXlaBuffer *b = (const MbdcpXlaBuffer *)items[i];
-    if (b->struct_size < MBDCP_XLA_BUFFER_SIZE || b->dtype != MBDCP_XLA_F64 || b->rank != rank) return NULL;
-    return b;
-}
-
-/* The scalar attribute `name` as a double (ints converted); 1 if found. */
-static int scalar_attr(const MbdcpXlaAttrs *attrs, const char *name, double *value)
-{
-    const size_t len = strlen(name);
-    for (int64_t i = 0; i < attrs->size; ++i) {
-        const MbdcpXlaByteSpan *key = attrs->names[i];
-        if (attrs->types[i] != MBDCP_XLA_ATTR_SCALAR || key->len != len || memcmp(key->ptr, name, len) != 0) continue;
-        const MbdcpXlaScalar *s = (const MbdcpXlaScalar *)attrs->attrs[i];
-        if (s->dtype == MBDCP_XLA_F64) *value = *(const double *)s->value;
-        else if (s->dtype == MBDCP_XLA_S32) *value = *(const int32_t *)s->value;
-        else if (s->dtype == MBDCP_XLA_S64) *value = (double)*(const int64_t *)s->value;
-        else return 0;
-        return 1;
-    }
-    return 0;
-}
-
-/* Lemke's settings from the attributes; NULL, or the message of a bad one. */
-static const char *settings_from(const MbdcpXlaAttrs *attrs, MbdcpLemkeSettings *s)
-{
-    double max_iter = 0.0, tol = 0.0;
-    const char *msg = NULL;
-    mbdcp_lemke_default_settings(s);
-    if (!scalar_attr(attrs, "max_iter", &max_iter) || !scalar_attr(attrs, "tol", &tol))
-        return "mbdcp.step's custom call needs the attributes max_iter and tol";
-    if (!(max_iter >= 0.0 && max_iter < 2147483648.0)) return "max_iter must be in [0, 2^31)";
-    s->max_pivots = (mbdcp_int)max_iter;
-    if (tol > 0.0) s->tol = tol;
-    return mbdcp_lemke_check_settings(s, &msg) == MBDCP_OK ? NULL : msg;
-}
 
 /* The operands and result of one call, checked. */
 typedef struct {
@@ -128,13 +52,13 @@ static const char *shapes_of(const MbdcpXlaCallFrame *frame, Call *c)
     const MbdcpXlaRets *r = &frame->rets;
     if (r->size != 1 || r->types[0] != MBDCP_XLA_RET_BUFFER) return "mbdcp.step's custom call has one result";
     const MbdcpXlaBuffer *o = (const MbdcpXlaBuffer *)r->rets[0];
-    if (o->struct_size < MBDCP_XLA_BUFFER_SIZE || o->rank < 1 || o->rank > MAX_BATCH_RANK + 1)
+    if (o->struct_size < MBDCP_XLA_BUFFER_SIZE || o->rank < 1 || o->rank > MBDCP_XLA_MAX_BATCH_RANK + 1)
         return "mbdcp.step's custom call: its result must be (..., n_v + 2 n_c + m)";
     c->batch_rank = o->rank - 1;
-    c->out = f64_buffer(r->size, r->types, r->rets, 0, o->rank);
+    c->out = mbdcp_xla_f64_buffer(r->size, r->types, r->rets, 0, o->rank);
     int ok = a->size == N_OPERANDS && c->out != NULL;
     for (int i = 0; ok && i < N_OPERANDS; ++i) {
-        c->in[i] = f64_buffer(a->size, a->types, a->args, i, c->batch_rank + BASE_RANK[i]);
+        c->in[i] = mbdcp_xla_f64_buffer(a->size, a->types, a->args, i, c->batch_rank + BASE_RANK[i]);
         ok = c->in[i] != NULL;
     }
     if (!ok)
@@ -191,18 +115,6 @@ static void problem_of(const Call *c, int64_t i, MbdcpStepProblem *p)
     p->psi_n = instance_data(c, OP_PSI, i);
 }
 
-/* The message of a failed call, as mbdcp.jax's SolveError words it. */
-static void failure_message(char *buf, size_t size, const Call *c, MbdcpStatus status, int64_t first, int64_t failed)
-{
-    char where[96] = "";
-    if (c->batch_rank > 0) {
-        int k = snprintf(where, sizeof where, " at instance %lld of the batch", (long long)first);
-        if (failed > 1 && k > 0) snprintf(where + k, sizeof where - (size_t)k, " (%lld instances failed)", (long long)failed);
-    }
-    snprintf(buf, size, "mbdcp.step ended with status %s%s (%s): no solution to return or differentiate",
-             status_name(status), where, mbdcp_status_message(status));
-}
-
 /* Solve every instance; NULL, or the error of the call. */
 static MbdcpXlaError *solve_all(const MbdcpXlaCallFrame *frame, const Call *c, const MbdcpLemkeSettings *s)
 {
@@ -211,7 +123,7 @@ static MbdcpXlaError *solve_all(const MbdcpXlaCallFrame *frame, const Call *c, c
     const size_t N = (size_t)mbdcp_step_lcp_size(&p), width = (size_t)c->n_v + N;
     const size_t nbytes = mbdcp_step_workspace_size(&p);
     char *block = malloc(nbytes + (N + 1) * sizeof(double));
-    if (!block) return error(frame, MBDCP_XLA_RESOURCE_EXHAUSTED, "mbdcp.step: no memory for the step's workspace");
+    if (!block) return mbdcp_xla_error(frame, MBDCP_XLA_RESOURCE_EXHAUSTED, "mbdcp.step: no memory for the step's workspace");
     MbdcpStepOutput out;
     memset(&out, 0, sizeof out);
     out.w = (double *)(block + nbytes);
@@ -242,24 +154,21 @@ static MbdcpXlaError *solve_all(const MbdcpXlaCallFrame *frame, const Call *c, c
                      mbdcp_return_message(rc), what, (long long)bad);
         else
             snprintf(message, sizeof message, "mbdcp.step: %s (%s)", mbdcp_return_message(rc), what);
-        return error(frame, MBDCP_XLA_INVALID_ARGUMENT, message);
+        return mbdcp_xla_error(frame, MBDCP_XLA_INVALID_ARGUMENT, message);
     }
     if (failed == 0) return NULL;
-    failure_message(message, sizeof message, c, first_status, first, failed);
-    return error(frame, MBDCP_XLA_FAILED_PRECONDITION, message);
+    mbdcp_xla_failure_message(message, sizeof message, "mbdcp.step", c->batch_rank, first_status, first, failed);
+    return mbdcp_xla_error(frame, MBDCP_XLA_FAILED_PRECONDITION, message);
 }
 
 MbdcpXlaError *mbdcp_xla_step(MbdcpXlaCallFrame *frame)
 {
-    if (frame->extension_start && frame->extension_start->type == MBDCP_XLA_EXTENSION_METADATA)
-        return metadata(frame);
-    if (frame->struct_size < MBDCP_XLA_CALL_FRAME_SIZE)
-        return error(frame, MBDCP_XLA_INVALID_ARGUMENT, "mbdcp.step: XLA's call frame is older than its FFI version");
-    if (frame->stage != MBDCP_XLA_STAGE_EXECUTE) return NULL; /* registered for execution only */
+    MbdcpXlaError *over;
+    if (mbdcp_xla_preamble(frame, "mbdcp.step", &over)) return over;
     Call c;
     MbdcpLemkeSettings s;
     const char *msg = shapes_of(frame, &c);
-    if (!msg) msg = settings_from(&frame->attrs, &s);
-    if (msg) return error(frame, MBDCP_XLA_INVALID_ARGUMENT, msg);
+    if (!msg) msg = mbdcp_xla_lemke_settings(&frame->attrs, &s);
+    if (msg) return mbdcp_xla_error(frame, MBDCP_XLA_INVALID_ARGUMENT, msg);
     return c.count == 0 ? NULL : solve_all(frame, &c, &s);
 }

@@ -22,10 +22,9 @@ static MbdcpXlaError *record_error(MbdcpXlaErrorArgs *args)
     return AN_ERROR;
 }
 
+/* What every test frame holds besides its buffers: the attributes max_iter and tol, the api table
+ * and the frame itself. */
 typedef struct {
-    MbdcpXlaBuffer buf[4];
-    void *args[2], *rets[2];
-    int arg_types[2], ret_types[2];
     MbdcpXlaByteSpan names_store[2];
     MbdcpXlaByteSpan *names[2];
     MbdcpXlaScalar scalars[2];
@@ -35,6 +34,35 @@ typedef struct {
     double tol;
     MbdcpXlaApi api;
     MbdcpXlaCallFrame frame;
+} Common;
+
+/* The attributes, the api and the frame's header of a frame with these operands and results. */
+static void finish(Common *k, int64_t nargs, int *arg_types, void **args, int64_t nrets, int *ret_types, void **rets)
+{
+    for (int i = 0; i < 2; ++i) {
+        k->names[i] = &k->names_store[i];
+        k->attrs[i] = &k->scalars[i];
+        k->attr_types[i] = MBDCP_XLA_ATTR_SCALAR;
+    }
+    k->names_store[0] = (MbdcpXlaByteSpan){"max_iter", 8};
+    k->names_store[1] = (MbdcpXlaByteSpan){"tol", 3};
+    k->scalars[0] = (MbdcpXlaScalar){MBDCP_XLA_S32, &k->max_iter};
+    k->scalars[1] = (MbdcpXlaScalar){MBDCP_XLA_F64, &k->tol};
+    k->api.error_create = record_error;
+    MbdcpXlaCallFrame *c = &k->frame;
+    c->struct_size = MBDCP_XLA_CALL_FRAME_SIZE;
+    c->api = &k->api;
+    c->stage = MBDCP_XLA_STAGE_EXECUTE;
+    c->args = (MbdcpXlaArgs){MBDCP_XLA_SIZE(MbdcpXlaArgs, args), NULL, nargs, arg_types, args};
+    c->rets = (MbdcpXlaRets){MBDCP_XLA_SIZE(MbdcpXlaRets, rets), NULL, nrets, ret_types, rets};
+    c->attrs = (MbdcpXlaAttrs){MBDCP_XLA_SIZE(MbdcpXlaAttrs, attrs), NULL, 2, k->attr_types, k->names, k->attrs};
+}
+
+typedef struct {
+    MbdcpXlaBuffer buf[4];
+    void *args[2], *rets[2];
+    int arg_types[2], ret_types[2];
+    Common k;
 } Frame;
 
 static void set_buffer(MbdcpXlaBuffer *b, void *data, int64_t rank, int64_t *dims)
@@ -61,22 +89,8 @@ static void build(Frame *f, double *M, int64_t *Mdims, double *q, int64_t *qdims
         f->rets[i] = &f->buf[2 + i];
         f->arg_types[i] = MBDCP_XLA_ARG_BUFFER;
         f->ret_types[i] = MBDCP_XLA_RET_BUFFER;
-        f->names[i] = &f->names_store[i];
-        f->attrs[i] = &f->scalars[i];
-        f->attr_types[i] = MBDCP_XLA_ATTR_SCALAR;
     }
-    f->names_store[0] = (MbdcpXlaByteSpan){"max_iter", 8};
-    f->names_store[1] = (MbdcpXlaByteSpan){"tol", 3};
-    f->scalars[0] = (MbdcpXlaScalar){MBDCP_XLA_S32, &f->max_iter};
-    f->scalars[1] = (MbdcpXlaScalar){MBDCP_XLA_F64, &f->tol};
-    f->api.error_create = record_error;
-    MbdcpXlaCallFrame *c = &f->frame;
-    c->struct_size = MBDCP_XLA_CALL_FRAME_SIZE;
-    c->api = &f->api;
-    c->stage = MBDCP_XLA_STAGE_EXECUTE;
-    c->args = (MbdcpXlaArgs){MBDCP_XLA_SIZE(MbdcpXlaArgs, args), NULL, 2, f->arg_types, f->args};
-    c->rets = (MbdcpXlaRets){MBDCP_XLA_SIZE(MbdcpXlaRets, rets), NULL, 2, f->ret_types, f->rets};
-    c->attrs = (MbdcpXlaAttrs){MBDCP_XLA_SIZE(MbdcpXlaAttrs, attrs), NULL, 2, f->attr_types, f->names, f->attrs};
+    finish(&f->k, 2, f->arg_types, f->args, 2, f->ret_types, f->rets);
 }
 
 /* z of LCP(M, q) by mbdcp_lemke_solve itself; its status */
@@ -115,7 +129,7 @@ static void test_one_problem(void)
     int64_t Md[2] = {3, 3}, qd[1] = {3};
     Frame f;
     build(&f, M, Md, q, qd, z, basis, qd, 0);
-    CHECK(mbdcp_xla_lemke(&f.frame) == NULL);
+    CHECK(mbdcp_xla_lemke(&f.k.frame) == NULL);
     CHECK(direct(3, M, q, zd, bd) == MBDCP_SOLVED);
     for (int i = 0; i < 3; ++i) CHECK(z[i] == zd[i] && basis[i] == (bd[i] ? 1.0 : 0.0));
 }
@@ -128,19 +142,19 @@ static void test_batch_and_failures(void)
     int64_t Md[3] = {1, 2, 2}, qd[2] = {3, 2};
     Frame f;
     build(&f, M, Md, q, qd, z, basis, qd, 1);
-    CHECK(mbdcp_xla_lemke(&f.frame) == NULL);
+    CHECK(mbdcp_xla_lemke(&f.k.frame) == NULL);
     for (int i = 0; i < 3; ++i) {
         direct(2, M, q + 2 * i, zd, bd);
         CHECK(z[2 * i] == zd[0] && z[2 * i + 1] == zd[1]);
     }
     double Mneg[4] = {-1, 0, 0, -1}; /* instances with a negative q have no solution */
     build(&f, Mneg, Md, q, qd, z, basis, qd, 1);
-    CHECK(mbdcp_xla_lemke(&f.frame) == AN_ERROR && last_errc == MBDCP_XLA_FAILED_PRECONDITION);
+    CHECK(mbdcp_xla_lemke(&f.k.frame) == AN_ERROR && last_errc == MBDCP_XLA_FAILED_PRECONDITION);
     CHECK(strstr(last_message, "status RAY_TERMINATION at instance 0 of the batch (3 instances failed)") != NULL);
     double q2[6] = {1, 1, -1, 1, 2, 3}; /* only instance 1 needs a pivot beyond z0's */
     build(&f, M, Md, q2, qd, z, basis, qd, 1);
-    f.max_iter = 1;
-    CHECK(mbdcp_xla_lemke(&f.frame) == AN_ERROR);
+    f.k.max_iter = 1;
+    CHECK(mbdcp_xla_lemke(&f.k.frame) == AN_ERROR);
     CHECK(strstr(last_message, "status MAX_ITERATIONS at instance 1 of the batch (") != NULL);
     CHECK(strstr(last_message, "instances failed") == NULL);
 }
@@ -151,26 +165,26 @@ static void test_bad_calls(void)
     int64_t Md[2] = {2, 2}, qd[1] = {2}, bad[1] = {3};
     Frame f;
     build(&f, M, Md, q, qd, z, basis, qd, 0);
-    CHECK(mbdcp_xla_lemke(&f.frame) == AN_ERROR && last_errc == MBDCP_XLA_INVALID_ARGUMENT &&
+    CHECK(mbdcp_xla_lemke(&f.k.frame) == AN_ERROR && last_errc == MBDCP_XLA_INVALID_ARGUMENT &&
           strstr(last_message, "NaN") != NULL);
     q[0] = 1;
     build(&f, M, Md, q, qd, z, basis, bad, 0); /* results of the wrong size */
-    CHECK(mbdcp_xla_lemke(&f.frame) == AN_ERROR && strstr(last_message, "(..., n, n)") != NULL);
+    CHECK(mbdcp_xla_lemke(&f.k.frame) == AN_ERROR && strstr(last_message, "(..., n, n)") != NULL);
     build(&f, M, Md, q, qd, z, basis, qd, 0);
     f.buf[1].dtype = MBDCP_XLA_S32;
-    CHECK(mbdcp_xla_lemke(&f.frame) == AN_ERROR && strstr(last_message, "f64") != NULL);
+    CHECK(mbdcp_xla_lemke(&f.k.frame) == AN_ERROR && strstr(last_message, "f64") != NULL);
     build(&f, M, Md, q, qd, z, basis, qd, 0);
-    f.frame.attrs.size = 1; /* tol missing */
-    CHECK(mbdcp_xla_lemke(&f.frame) == AN_ERROR && strstr(last_message, "attributes") != NULL);
+    f.k.frame.attrs.size = 1; /* tol missing */
+    CHECK(mbdcp_xla_lemke(&f.k.frame) == AN_ERROR && strstr(last_message, "attributes") != NULL);
     build(&f, M, Md, q, qd, z, basis, qd, 0);
-    f.tol = 2.0;
-    CHECK(mbdcp_xla_lemke(&f.frame) == AN_ERROR && strstr(last_message, "tol") != NULL);
+    f.k.tol = 2.0;
+    CHECK(mbdcp_xla_lemke(&f.k.frame) == AN_ERROR && strstr(last_message, "tol") != NULL);
     build(&f, M, Md, q, qd, z, basis, qd, 0);
-    f.frame.struct_size -= 8; /* an older XLA's call frame */
-    CHECK(mbdcp_xla_lemke(&f.frame) == AN_ERROR);
+    f.k.frame.struct_size -= 8; /* an older XLA's call frame */
+    CHECK(mbdcp_xla_lemke(&f.k.frame) == AN_ERROR);
     build(&f, M, Md, q, qd, z, basis, qd, 0);
-    f.frame.stage = 0; /* instantiation: nothing to do */
-    CHECK(mbdcp_xla_lemke(&f.frame) == NULL);
+    f.k.frame.stage = 0; /* instantiation: nothing to do */
+    CHECK(mbdcp_xla_lemke(&f.k.frame) == NULL);
 }
 
 /* ---- the step handler: a unit particle in the plane (x, y) on the ground y = 0 ---- */
@@ -181,16 +195,8 @@ typedef struct {
     MbdcpXlaBuffer buf[10];
     void *args[9], *rets[1];
     int arg_types[9], ret_types[1];
-    MbdcpXlaByteSpan names_store[2];
-    MbdcpXlaByteSpan *names[2];
-    MbdcpXlaScalar scalars[2];
-    void *attrs[2];
-    int attr_types[2];
-    int32_t max_iter;
-    double tol;
     int64_t dims[10][4];
-    MbdcpXlaApi api;
-    MbdcpXlaCallFrame frame;
+    Common k;
 } StepFrame;
 
 typedef struct {
@@ -223,23 +229,7 @@ static void build_step(StepFrame *f, Scene *s, double *vs, int64_t batch, double
     }
     f->rets[0] = &f->buf[9];
     f->ret_types[0] = MBDCP_XLA_RET_BUFFER;
-    for (int i = 0; i < 2; ++i) {
-        f->names[i] = &f->names_store[i];
-        f->attrs[i] = &f->scalars[i];
-        f->attr_types[i] = MBDCP_XLA_ATTR_SCALAR;
-    }
-    f->names_store[0] = (MbdcpXlaByteSpan){"max_iter", 8};
-    f->names_store[1] = (MbdcpXlaByteSpan){"tol", 3};
-    f->scalars[0] = (MbdcpXlaScalar){MBDCP_XLA_S32, &f->max_iter};
-    f->scalars[1] = (MbdcpXlaScalar){MBDCP_XLA_F64, &f->tol};
-    f->api.error_create = record_error;
-    MbdcpXlaCallFrame *c = &f->frame;
-    c->struct_size = MBDCP_XLA_CALL_FRAME_SIZE;
-    c->api = &f->api;
-    c->stage = MBDCP_XLA_STAGE_EXECUTE;
-    c->args = (MbdcpXlaArgs){MBDCP_XLA_SIZE(MbdcpXlaArgs, args), NULL, 9, f->arg_types, f->args};
-    c->rets = (MbdcpXlaRets){MBDCP_XLA_SIZE(MbdcpXlaRets, rets), NULL, 1, f->ret_types, f->rets};
-    c->attrs = (MbdcpXlaAttrs){MBDCP_XLA_SIZE(MbdcpXlaAttrs, attrs), NULL, 2, f->attr_types, f->names, f->attrs};
+    finish(&f->k, 9, f->arg_types, f->args, 1, f->ret_types, f->rets);
 }
 
 /* v_next and z of the scene by mbdcp_step_solve itself (p_ext NULL if !with_p_ext); its status */
@@ -270,13 +260,13 @@ static void test_step(void)
     double out[WIDTH], want[WIDTH];
     particle(&s, 1.0, 0.0); /* sliding: v_x = 1 - mu g h, resting on the ground */
     build_step(&f, &s, NULL, 0, out);
-    CHECK(mbdcp_xla_step(&f.frame) == NULL);
+    CHECK(mbdcp_xla_step(&f.k.frame) == NULL);
     CHECK(direct_step(&s, s.v, 1, want) == MBDCP_SOLVED);
     for (int i = 0; i < WIDTH; ++i) CHECK(out[i] == want[i]);
     CHECK(fabs(out[0] - (1.0 - 0.5 * 0.981)) < 1e-12 && fabs(out[1]) < 1e-12 && fabs(out[2] - 0.981) < 1e-12);
     build_step(&f, &s, NULL, 0, out); /* p_ext absent: a last axis of 0 */
     f.dims[7][0] = 0;
-    CHECK(mbdcp_xla_step(&f.frame) == NULL);
+    CHECK(mbdcp_xla_step(&f.k.frame) == NULL);
     CHECK(direct_step(&s, s.v, 0, want) == MBDCP_SOLVED);
     for (int i = 0; i < WIDTH; ++i) CHECK(out[i] == want[i]);
 }
@@ -288,14 +278,14 @@ static void test_step_batch_and_failures(void)
     double vs[3 * NV] = {1, 0, 0, 1, 2, 0}, out[3 * WIDTH], want[WIDTH];
     particle(&s, 0, 0);
     build_step(&f, &s, vs, 3, out);
-    CHECK(mbdcp_xla_step(&f.frame) == NULL);
+    CHECK(mbdcp_xla_step(&f.k.frame) == NULL);
     for (int b = 0; b < 3; ++b) {
         direct_step(&s, vs + NV * b, 1, want);
         for (int i = 0; i < WIDTH; ++i) CHECK(out[WIDTH * b + i] == want[i]);
     }
     build_step(&f, &s, vs, 3, out);
-    f.max_iter = 1; /* instance 1 rises off the ground (z = 0 after one pivot); the sliding ones need more */
-    CHECK(mbdcp_xla_step(&f.frame) == AN_ERROR && last_errc == MBDCP_XLA_FAILED_PRECONDITION);
+    f.k.max_iter = 1; /* instance 1 rises off the ground (z = 0 after one pivot); the sliding ones need more */
+    CHECK(mbdcp_xla_step(&f.k.frame) == AN_ERROR && last_errc == MBDCP_XLA_FAILED_PRECONDITION);
     CHECK(strstr(last_message, "mbdcp.step ended with status MAX_ITERATIONS at instance 0 of the batch (2 instances "
                                "failed)") != NULL);
 }
@@ -308,31 +298,31 @@ static void test_step_bad_calls(void)
     particle(&s, 1.0, 0.0);
     s.v[1] = NAN;
     build_step(&f, &s, NULL, 0, out);
-    CHECK(mbdcp_xla_step(&f.frame) == AN_ERROR && last_errc == MBDCP_XLA_INVALID_ARGUMENT &&
+    CHECK(mbdcp_xla_step(&f.k.frame) == AN_ERROR && last_errc == MBDCP_XLA_INVALID_ARGUMENT &&
           strstr(last_message, "NaN") != NULL);
     particle(&s, 1.0, 0.0);
     s.h = -0.1;
     build_step(&f, &s, NULL, 0, out);
-    CHECK(mbdcp_xla_step(&f.frame) == AN_ERROR && strstr(last_message, "(h)") != NULL);
+    CHECK(mbdcp_xla_step(&f.k.frame) == AN_ERROR && strstr(last_message, "(h)") != NULL);
     particle(&s, 1.0, 0.0);
     build_step(&f, &s, NULL, 0, out);
     f.dims[9][0] = WIDTH - 1; /* a result of the wrong size */
-    CHECK(mbdcp_xla_step(&f.frame) == AN_ERROR && strstr(last_message, "n_v + 2 n_c + m") != NULL);
+    CHECK(mbdcp_xla_step(&f.k.frame) == AN_ERROR && strstr(last_message, "n_v + 2 n_c + m") != NULL);
     build_step(&f, &s, NULL, 0, out);
     f.dims[3][0] = 1; /* E (1, n_c) beside D's two directions */
-    CHECK(mbdcp_xla_step(&f.frame) == AN_ERROR && strstr(last_message, "E (m, n_c)") != NULL);
+    CHECK(mbdcp_xla_step(&f.k.frame) == AN_ERROR && strstr(last_message, "E (m, n_c)") != NULL);
     build_step(&f, &s, NULL, 0, out);
-    f.frame.args.size = 8;
-    CHECK(mbdcp_xla_step(&f.frame) == AN_ERROR && strstr(last_message, "psi_n") != NULL);
+    f.k.frame.args.size = 8;
+    CHECK(mbdcp_xla_step(&f.k.frame) == AN_ERROR && strstr(last_message, "psi_n") != NULL);
     build_step(&f, &s, NULL, 0, out);
     f.buf[6].dtype = MBDCP_XLA_S32;
-    CHECK(mbdcp_xla_step(&f.frame) == AN_ERROR && strstr(last_message, "f64") != NULL);
+    CHECK(mbdcp_xla_step(&f.k.frame) == AN_ERROR && strstr(last_message, "f64") != NULL);
     build_step(&f, &s, NULL, 0, out);
-    f.tol = 2.0;
-    CHECK(mbdcp_xla_step(&f.frame) == AN_ERROR && strstr(last_message, "tol") != NULL);
+    f.k.tol = 2.0;
+    CHECK(mbdcp_xla_step(&f.k.frame) == AN_ERROR && strstr(last_message, "tol") != NULL);
     build_step(&f, &s, NULL, 0, out);
-    f.frame.stage = 0;
-    CHECK(mbdcp_xla_step(&f.frame) == NULL);
+    f.k.frame.stage = 0;
+    CHECK(mbdcp_xla_step(&f.k.frame) == NULL);
 }
 
 int main(void)

@@ -1,0 +1,109 @@
+/* ffi_frame.c - the call-frame helpers shared by mbdcp's XLA FFI handlers (see ffi_frame.h). */
+#include "ffi_frame.h"
+
+#include <stdio.h>
+#include <string.h>
+
+MbdcpXlaError *mbdcp_xla_error(const MbdcpXlaCallFrame *frame, int errc, const char *message)
+{
+    MbdcpXlaErrorArgs args;
+    args.struct_size = MBDCP_XLA_ERROR_ARGS_SIZE;
+    args.extension_start = NULL;
+    args.message = message;
+    args.errc = errc;
+    return frame->api->error_create(&args);
+}
+
+/* The registration's query: which FFI version the handler was built for (XLA refuses a
+ * mismatch). Nothing else is asked of it; the api table is NULL here, so a bad size cannot be
+ * reported as an error and leaves the version unset (0.0), which registration refuses. */
+static MbdcpXlaError *metadata(MbdcpXlaCallFrame *frame)
+{
+    MbdcpXlaMetadataExtension *ext = (MbdcpXlaMetadataExtension *)frame->extension_start;
+    if (ext->extension_base.struct_size < MBDCP_XLA_METADATA_EXTENSION_SIZE || !ext->metadata ||
+        ext->metadata->struct_size < MBDCP_XLA_METADATA_SIZE)
+        return NULL;
+    MbdcpXlaMetadata *m = ext->metadata;
+    m->api_version.struct_size = MBDCP_XLA_VERSION_SIZE;
+    m->api_version.extension_start = NULL;
+    m->api_version.major_version = MBDCP_XLA_FFI_MAJOR;
+    m->api_version.minor_version = MBDCP_XLA_FFI_MINOR;
+    m->traits = 0;
+    if (m->struct_size >= MBDCP_XLA_SIZE(MbdcpXlaMetadata, state_type_id)) m->state_type_id = 0; /* stateless */
+    return NULL;
+}
+
+int mbdcp_xla_preamble(MbdcpXlaCallFrame *frame, const char *who, MbdcpXlaError **result)
+{
+    *result = NULL;
+    if (frame->extension_start && frame->extension_start->type == MBDCP_XLA_EXTENSION_METADATA) {
+        *result = metadata(frame);
+        return 1;
+    }
+    if (frame->struct_size < MBDCP_XLA_CALL_FRAME_SIZE) {
+        char message[160];
+        snprintf(message, sizeof message, "%s: XLA's call frame is older than its FFI version", who);
+        *result = mbdcp_xla_error(frame, MBDCP_XLA_INVALID_ARGUMENT, message);
+        return 1;
+    }
+    return frame->stage != MBDCP_XLA_STAGE_EXECUTE; /* registered for execution only */
+}
+
+const MbdcpXlaBuffer *mbdcp_xla_f64_buffer(int64_t size, const int *types, void *const *items, int64_t i,
+                                           int64_t rank)
+{
+    if (i >= size || types[i] != MBDCP_XLA_ARG_BUFFER) return NULL;
+    const MbdcpXlaBuffer *b = (const MbdcpXlaBuffer *)items[i];
+    if (b->struct_size < MBDCP_XLA_BUFFER_SIZE || b->dtype != MBDCP_XLA_F64 || b->rank != rank) return NULL;
+    return b;
+}
+
+/* The scalar attribute `name` as a double (ints converted); 1 if found. */
+static int scalar_attr(const MbdcpXlaAttrs *attrs, const char *name, double *value)
+{
+    const size_t len = strlen(name);
+    for (int64_t i = 0; i < attrs->size; ++i) {
+        const MbdcpXlaByteSpan *key = attrs->names[i];
+        if (attrs->types[i] != MBDCP_XLA_ATTR_SCALAR || key->len != len || memcmp(key->ptr, name, len) != 0) continue;
+        const MbdcpXlaScalar *s = (const MbdcpXlaScalar *)attrs->attrs[i];
+        if (s->dtype == MBDCP_XLA_F64) *value = *(const double *)s->value;
+        else if (s->dtype == MBDCP_XLA_S32) *value = *(const int32_t *)s->value;
+        else if (s->dtype == MBDCP_XLA_S64) *value = (double)*(const int64_t *)s->value;
+        else return 0;
+        return 1;
+    }
+    return 0;
+}
+
+const char *mbdcp_xla_lemke_settings(const MbdcpXlaAttrs *attrs, MbdcpLemkeSettings *s)
+{
+    double max_iter = 0.0, tol = 0.0;
+    const char *msg = NULL;
+    mbdcp_lemke_default_settings(s);
+    if (!scalar_attr(attrs, "max_iter", &max_iter) || !scalar_attr(attrs, "tol", &tol))
+        return "mbdcp's custom call needs the attributes max_iter and tol";
+    if (!(max_iter >= 0.0 && max_iter < 2147483648.0)) return "max_iter must be in [0, 2^31)";
+    s->max_pivots = (mbdcp_int)max_iter;
+    if (tol > 0.0) s->tol = tol;
+    return mbdcp_lemke_check_settings(s, &msg) == MBDCP_OK ? NULL : msg;
+}
+
+/* The names of mbdcp.Status, in MbdcpStatus order. */
+static const char *status_name(MbdcpStatus s)
+{
+    static const char *const names[MBDCP_N_STATUSES] = {"SOLVED", "RAY_TERMINATION", "MAX_ITERATIONS",
+                                                        "NUMERICAL_ERROR", "INTERRUPTED"};
+    return (s >= 0 && (int)s < MBDCP_N_STATUSES) ? names[s] : "UNKNOWN";
+}
+
+void mbdcp_xla_failure_message(char *buf, size_t size, const char *who, int64_t batch_rank, MbdcpStatus status,
+                               int64_t first, int64_t failed)
+{
+    char where[96] = "";
+    if (batch_rank > 0) {
+        int k = snprintf(where, sizeof where, " at instance %lld of the batch", (long long)first);
+        if (failed > 1 && k > 0) snprintf(where + k, sizeof where - (size_t)k, " (%lld instances failed)", (long long)failed);
+    }
+    snprintf(buf, size, "%s ended with status %s%s (%s): no solution to return or differentiate", who,
+             status_name(status), where, mbdcp_status_message(status));
+}
