@@ -36,19 +36,21 @@ core = Extension(
     extra_compile_args=["-std=c99", "-O3", "-fno-math-errno", "-fvisibility=hidden"],
 )
 
-# Lemke's method and the plain time step as XLA FFI handlers, for mbdcp.jax under jax.jit. Plain C against our own
-# declaration of XLA's FFI interface (csrc/xla/xla_ffi_abi.h), so it builds without JAX (pip builds
-# in an isolated environment); optional: without it mbdcp.jax solves through host callbacks.
+# Lemke's method and the plain time step as XLA FFI handlers, for mbdcp.jax under jax.jit: the
+# binding's C (mbdcp/infrastructure/xla/, which owns the memory the core works in, as _core.pyx does)
+# against our own declaration of XLA's FFI interface (xla_ffi_abi.h), so it builds without JAX (pip
+# builds in an isolated environment); optional: without it mbdcp.jax solves through host callbacks.
+XLA = "mbdcp/infrastructure/xla/"
 xla = Extension(
     "mbdcp.infrastructure._xla",
-    sources=["csrc/xla/module.c", "csrc/xla/ffi_frame.c", "csrc/xla/lemke_ffi.c", "csrc/xla/step_ffi.c", "csrc/src/step.c",
-             "csrc/src/assemble.c", "csrc/src/lemke.c", "csrc/src/dense.c", "csrc/src/status.c"],
-    include_dirs=["csrc/include", "csrc/xla"],
+    sources=["mbdcp/infrastructure/_xla.pyx", XLA + "ffi_frame.c", XLA + "lemke_ffi.c", XLA + "step_ffi.c",
+             "csrc/src/step.c", "csrc/src/assemble.c", "csrc/src/lemke.c", "csrc/src/dense.c", "csrc/src/status.c"],
+    include_dirs=["csrc/include", XLA],
     extra_compile_args=["-std=c99", "-O3", "-fno-math-errno", "-fvisibility=hidden"],
     optional=True,
 )
 
 setup(
-    ext_modules=[*cythonize([core], compiler_directives={"language_level": 3}), xla],
+    ext_modules=cythonize([core, xla], compiler_directives={"language_level": 3}),
     cmdclass={"build_ext": BuildExtAlsoInSource},
 )

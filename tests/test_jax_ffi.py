@@ -1,10 +1,10 @@
 """mbdcp.jax.lcp and mbdcp.jax.step under jax.jit as XLA custom calls into Lemke's method and
-mbdcp_step_solve (csrc/xla/).
+mbdcp_step_solve (mbdcp/infrastructure/xla/).
 
 The custom call must give exactly mbdcp.lemke's z (the same C solve), solutions checked by
 definition, batches under jax.vmap as mbdcp.batch.lemke, failures raised naming the status (and
 the instance of a batch), and the host-callback path when the custom call is not available. The
-interface declared in csrc/xla/xla_ffi_abi.h is compared with jaxlib's own header.
+interface declared in mbdcp/infrastructure/xla/xla_ffi_abi.h is compared with jaxlib's own header.
 """
 import os
 import shutil
@@ -51,14 +51,14 @@ def callbacks(monkeypatch):
 
 
 def test_the_declared_interface_is_jaxlibs():
-    """csrc/xla/abi_check.c compiles only if every size, offset, constant and the FFI version
+    """mbdcp/infrastructure/xla/abi_check.c compiles only if every size, offset, constant and the FFI version
     declared in xla_ffi_abi.h agree with jaxlib's xla/ffi/api/c_api.h."""
     cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc") or shutil.which("clang")
     header = os.path.join(jax.ffi.include_dir(), "xla", "ffi", "api", "c_api.h")
     if cc is None or not os.path.isfile(header):
         pytest.skip("needs a C compiler and jaxlib's FFI header")
     run = subprocess.run([cc, "-std=c11", "-fsyntax-only", "-I", jax.ffi.include_dir(), "-I",
-                          os.path.join(ROOT, "csrc", "xla"), os.path.join(ROOT, "csrc", "xla", "abi_check.c")],
+                          os.path.join(ROOT, "mbdcp", "infrastructure", "xla"), os.path.join(ROOT, "mbdcp", "infrastructure", "xla", "abi_check.c")],
                          capture_output=True, text=True, check=False)
     assert run.returncode == 0, run.stderr
     assert _xla.FFI_VERSION == (0, 3)

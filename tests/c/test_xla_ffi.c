@@ -1,5 +1,5 @@
-/* Unit tests of the XLA FFI handlers of Lemke's method and of the plain time step (csrc/xla/lemke_ffi.c,
- * csrc/xla/step_ffi.c), called the way XLA
+/* Unit tests of the XLA FFI handlers of Lemke's method and of the plain time step (mbdcp/infrastructure/xla/lemke_ffi.c,
+ * mbdcp/infrastructure/xla/step_ffi.c), called the way XLA
  * calls it: a call frame of buffers and sorted scalar attributes, and an api table whose error
  * constructor here records the message. Built with sanitizers by tests/c/run_xla.sh. */
 #include <string.h>
