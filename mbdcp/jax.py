@@ -46,7 +46,6 @@ d v_x / d mu = -g h:
 (-0.0981, -0.0981)
 """
 import math
-import warnings
 
 import numpy as np
 
@@ -262,9 +261,7 @@ def _notify(singular, deg):
     deg = np.asarray(deg)
     if deg.any():
         where = np.argwhere(deg).tolist() if deg.ndim > 1 else np.flatnonzero(deg).tolist()
-        warnings.warn(f"mbdcp.jax.lcp: the solution is at a degenerate point (pairs z_i = w_i = 0 at {where}); "
-                      "the gradient is the one-sided derivative documented in mbdcp.derivatives.lcp",
-                      DegenerateWarning, stacklevel=2)
+        ad._warn("mbdcp.jax", ad.PROBLEMS["lcp"], [(None, f"pairs z_i = w_i = 0 at {where}")])
 
 
 def _layer(problem, names, shapes, options):

@@ -96,14 +96,16 @@ static const char *status_name(MbdcpStatus s)
     return (s >= 0 && (int)s < MBDCP_N_STATUSES) ? names[s] : "UNKNOWN";
 }
 
-void mbdcp_xla_failure_message(char *buf, size_t size, const char *who, int64_t batch_rank, MbdcpStatus status,
-                               int64_t first, int64_t failed)
+MbdcpXlaError *mbdcp_xla_failure(const MbdcpXlaCallFrame *frame, const char *who, int64_t batch_rank,
+                                 MbdcpStatus status, int64_t first, int64_t failed)
 {
-    char where[96] = "";
+    if (failed == 0) return NULL;
+    char where[96] = "", buf[320];
     if (batch_rank > 0) {
         int k = snprintf(where, sizeof where, " at instance %lld of the batch", (long long)first);
         if (failed > 1 && k > 0) snprintf(where + k, sizeof where - (size_t)k, " (%lld instances failed)", (long long)failed);
     }
-    snprintf(buf, size, "%s ended with status %s%s (%s): no solution to return or differentiate", who,
+    snprintf(buf, sizeof buf, "%s ended with status %s%s (%s): no solution to return or differentiate", who,
              status_name(status), where, mbdcp_status_message(status));
+    return mbdcp_xla_error(frame, MBDCP_XLA_FAILED_PRECONDITION, buf);
 }

@@ -30,9 +30,9 @@ const MbdcpXlaBuffer *mbdcp_xla_f64_buffer(int64_t size, const int *types, void 
 /* Lemke's settings from the attributes max_iter and tol; NULL, or the message of a bad one. */
 const char *mbdcp_xla_lemke_settings(const MbdcpXlaAttrs *attrs, MbdcpLemkeSettings *s);
 
-/* The message of a failed call as mbdcp.jax's SolveError words it: `who`, the status, and in a
- * batch (batch_rank > 0) the first failing instance and how many failed. */
-void mbdcp_xla_failure_message(char *buf, size_t size, const char *who, int64_t batch_rank, MbdcpStatus status,
-                               int64_t first, int64_t failed);
+/* NULL when no instance failed, else the error of the call as mbdcp.jax's SolveError words it:
+ * `who`, the status, and in a batch (batch_rank > 0) the first failing instance and how many failed. */
+MbdcpXlaError *mbdcp_xla_failure(const MbdcpXlaCallFrame *frame, const char *who, int64_t batch_rank,
+                                 MbdcpStatus status, int64_t first, int64_t failed);
 
 #endif /* MBDCP_FFI_FRAME_H */

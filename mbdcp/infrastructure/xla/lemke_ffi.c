@@ -99,9 +99,7 @@ static MbdcpXlaError *solve_all(const MbdcpXlaCallFrame *frame, const Call *c, c
         snprintf(message, sizeof message, "mbdcp.lcp: %s (M or q)", mbdcp_return_message(rc));
         return mbdcp_xla_error(frame, MBDCP_XLA_INVALID_ARGUMENT, message);
     }
-    if (failed == 0) return NULL;
-    mbdcp_xla_failure_message(message, sizeof message, "mbdcp.lcp", c->batch_rank, first_status, first, failed);
-    return mbdcp_xla_error(frame, MBDCP_XLA_FAILED_PRECONDITION, message);
+    return mbdcp_xla_failure(frame, "mbdcp.lcp", c->batch_rank, first_status, first, failed);
 }
 
 MbdcpXlaError *mbdcp_xla_lemke(MbdcpXlaCallFrame *frame)

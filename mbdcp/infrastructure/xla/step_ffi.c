@@ -156,9 +156,7 @@ static MbdcpXlaError *solve_all(const MbdcpXlaCallFrame *frame, const Call *c, c
             snprintf(message, sizeof message, "mbdcp.step: %s (%s)", mbdcp_return_message(rc), what);
         return mbdcp_xla_error(frame, MBDCP_XLA_INVALID_ARGUMENT, message);
     }
-    if (failed == 0) return NULL;
-    mbdcp_xla_failure_message(message, sizeof message, "mbdcp.step", c->batch_rank, first_status, first, failed);
-    return mbdcp_xla_error(frame, MBDCP_XLA_FAILED_PRECONDITION, message);
+    return mbdcp_xla_failure(frame, "mbdcp.step", c->batch_rank, first_status, first, failed);
 }
 
 MbdcpXlaError *mbdcp_xla_step(MbdcpXlaCallFrame *frame)
