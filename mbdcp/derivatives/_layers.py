@@ -359,10 +359,7 @@ def backward(problem, arrays, options, outs, extras, cots, base_ndim=None, reduc
     """
     wanted = list(arrays) if wanted is None else wanted
     if base_ndim is None:
-        d = _derivative(problem, arrays, outs, extras, options)
-        _warn(layer, problem, [(None, _degenerate_note(problem, d))])
-        g = _vjp(problem, d, cots)
-        return {n: _fit(problem, n, g.get(n), np.shape(arrays[n])) for n in wanted}
+        return _gradients(problem, _derivative(problem, arrays, outs, extras, options), arrays, cots, wanted, layer)
     # inputs, outputs, extras and cotangents: each may carry batch axes or not
     named, base = dict(arrays), dict(base_ndim)
     for kind, values, ndims in (("out", outs, problem.out_ndim), ("extra", extras, problem.extra_ndim),
@@ -399,10 +396,13 @@ def backward_one(problem, arrays, res, options, cots, wanted, layer="mbdcp"):
     """:func:`backward` of one problem at ``res``, the result object :func:`solve` returned in the
     forward pass (nothing rebuilt): gradients of the inputs named in ``wanted``, each in its
     input's shape; ``options`` are the derivative's (:func:`split_options`)."""
-    d = derivative(problem, arrays, res, options)
-    note = _degenerate_note(problem, d)
-    if note is not None:
-        _warn(layer, problem, [(None, note)])
+    return _gradients(problem, derivative(problem, arrays, res, options), arrays, cots, wanted, layer)
+
+
+def _gradients(problem, d, arrays, cots, wanted, layer):
+    """The gradients of one problem at its derivative ``d`` (a warning first at a kink), each in its
+    input's shape."""
+    _warn(layer, problem, [(None, _degenerate_note(problem, d))])
     g = _vjp(problem, d, cots)
     return {n: _fit(problem, n, g.get(n), np.shape(arrays[n])) for n in wanted}
 

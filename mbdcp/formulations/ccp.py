@@ -341,7 +341,7 @@ def ccp(M, Wn, Wt, mu, v, h, *, p_ext=None, psi_n=None, Wb=None, theta=None, dth
         # Newton's answer starts APGD, which verifies it by the rules of every CCP solver here (and
         # finishes if it falls short of them); a Newton run that failed (or joints, which it does
         # not take) hands its last point to auto, whose interior-point method decides infeasibility
-        nu0, newton_iterations, solved = _newton(P, P_arrays, Q_arrays, n_c, mu_a, p, tol, nu0) if n_b == 0 \
+        nu0, newton_iterations, solved = _newton(P, Q_arrays, n_c, mu_a, p, tol, nu0) if n_b == 0 \
             else (nu0, 0, False)
         core_method = "apgd" if solved else "auto"
     M_arrays = _mass_csc(M, blocks) if core_method in ("ipm", "auto") else None
@@ -374,7 +374,7 @@ NEWTON_MARGIN = 1e-2
 NEWTON_MAX_ITER = 50
 
 
-def _newton(P, P_arrays, Q_arrays, n_c, mu, p, tol, nu0):
+def _newton(P, Q_arrays, n_c, mu, p, tol, nu0):
     """(impulses, iterations, solved) of the semismooth Newton method on the CCP in Delassus form,
     u = W gamma + p with W = P^T Q (Alart & Curnier 1991, with the cone complementarity written as
     Coulomb's law on u_n - mu ||u_T||; see mbdcp.ccp_local), from nu0 (None: zero). W is formed:
