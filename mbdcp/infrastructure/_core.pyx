@@ -76,7 +76,7 @@ cdef inline cnp.ndarray _workspace(size_t nbytes):
 
 cdef inline cnp.ndarray _part_workspace(size_t nbytes):
     """The workspace of a batch part (nbytes from _on_lines): the parts run side by side on threads,
-    and a workspace sharing a cache line with another's slowed both by 8 % (measured)."""
+    and a workspace sharing a cache line with another's slows both (false sharing)."""
     return _workspace(nbytes + 2 * _LINE)
 
 
