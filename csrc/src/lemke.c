@@ -656,10 +656,9 @@ static int ratio_test(Lemke *L, const mbdcp_float *d, mbdcp_float pivot_tol, int
     for (mbdcp_int b = 0; b < nb; ++b) {
         const mbdcp_int i = blk[b];
         const mbdcp_float t = pos_part(xbar[i]) / d[i];
-        if (t < theta) {
-            theta = t;
-            imin = i;
-        }
+        const int smaller = t < theta; /* selects, not a branch: which row is smallest is a coin toss */
+        imin = smaller ? i : imin;
+        theta = smaller ? t : theta;
     }
     if (imin < 0) return RATIO_RAY;
     /* ties: how far each blocking row's basic value would be from zero at the step theta */

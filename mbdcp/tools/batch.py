@@ -44,24 +44,30 @@ def _parts(B, k):
 
 
 def _run(fn, B, threads):
-    """fn(first, count, stop) over the parts, on threads when there is more than one part. Ctrl-C
-    reaches only the main thread: it sets ``stop``, which the parts' C loops poll, waits for them
-    to end and raises; no thread keeps running."""
+    """fn(first, count, stop) over the parts: the last part on the calling thread, the others on the
+    pool's threads (one hand-off fewer than a pool running every part while the caller waits).
+    Ctrl-C reaches only the main thread: its own part stops, it sets ``stop``, which the other
+    parts' C loops poll, waits for them to end and raises; no thread keeps running."""
     parts = _parts(B, _threads(threads, B))
-    if not parts:
-        return []
-    if len(parts) == 1:
-        return [fn(*parts[0], None)]
+    if len(parts) <= 1:
+        return [fn(*part, None) for part in parts]
     stop = np.zeros(1, dtype=np.intc)
-    futures = [_pool(len(parts)).submit(fn, first, count, stop) for first, count in parts]
+    futures = [_pool(len(parts) - 1).submit(fn, first, count, stop) for first, count in parts[:-1]]
     try:
+        try:
+            last = [fn(*parts[-1], stop)]
+        except Exception as e:  # raised after the other parts' errors: theirs name earlier instances
+            last = e
         while wait(futures, timeout=0.05).not_done:  # a short wait: the main thread sees Ctrl-C
             pass
     except BaseException:
         stop[0] = 1
         wait(futures)
         raise
-    return [f.result() for f in futures]
+    results = [f.result() for f in futures]
+    if isinstance(last, Exception):
+        raise last
+    return results + last
 
 
 _POOL = []  # one thread pool, kept: starting threads per call costs more than a small batch
