@@ -92,10 +92,9 @@ class _Ends:
         self.mask = np.stack([np.ones_like(self.two), self.two], axis=1)
         self.n_v, self.dof = pos.shape[0] * dof, dof
 
-    def jacobian(self, dirs, dense=False):
-        """The columns of K directions per contact (dirs: (n_c, dim, K)), contact after contact:
-        an (n_v, K n_c) array, or a CSC matrix built directly in its storage (per column, body
-        a's rows then body b's; a < b for pairs)."""
+    def _values(self, dirs):
+        """The entries of the columns of K directions per contact (dirs: (n_c, dim, K)): values
+        (n_c, K, 2, dof), body a's then body b's, and the mask of those that exist."""
         n_c, dim, K = dirs.shape
         d = np.swapaxes(dirs, 1, 2)[:, :, None, :]              # (n_c, K, 1, dim)
         r = self.r[:, None, :, :]                                # (n_c, 1, 2, dim)
@@ -106,21 +105,38 @@ class _Ends:
                             r[..., 0] * d[..., 1] - r[..., 1] * d[..., 0]], axis=-1)
         d = np.broadcast_to(d, ang.shape[:-1] + (dim,))
         vals = np.concatenate([d, ang], axis=-1) * np.array([1.0, -1.0])[:, None]               # (n_c, K, 2, dof)
-        mask = np.broadcast_to(self.mask[:, None, :, None], vals.shape)
+        return vals, np.broadcast_to(self.mask[:, None, :, None], vals.shape)
+
+    def jacobian(self, dirs, dense=False):
+        """The columns of K directions per contact (dirs: (n_c, dim, K)), contact after contact:
+        an (n_v, K n_c) array, or a CSC matrix built directly in its storage (per column, body
+        a's rows then body b's; a < b for pairs)."""
+        n_c, _, K = dirs.shape
+        if not dense:
+            indptr, rows, vals = self.csc(dirs)
+            return sp.csc_matrix((vals, rows, indptr), shape=(self.n_v, K * n_c))
+        vals, mask = self._values(dirs)
         rows = np.broadcast_to(self.dof * self.body[:, None, :, None] + np.arange(self.dof), vals.shape)[mask]
-        if dense:
-            W = np.zeros((self.n_v, K * n_c))
-            W[rows, np.broadcast_to(((K * np.arange(n_c))[:, None] + np.arange(K))[:, :, None, None], vals.shape)[mask]] = vals[mask]
-            return W
-        indptr = np.r_[0, np.cumsum(np.repeat(self.dof * (1 + self.two), K))]
-        return sp.csc_matrix((vals[mask], rows, indptr), shape=(self.n_v, K * n_c))
+        W = np.zeros((self.n_v, K * n_c))
+        W[rows, np.broadcast_to(((K * np.arange(n_c))[:, None] + np.arange(K))[:, :, None, None], vals.shape)[mask]] = vals[mask]
+        return W
+
+    def csc(self, dirs):
+        """The CSC arrays (indptr, indices: int32; data) of :meth:`jacobian`, indices sorted."""
+        vals, mask = self._values(dirs)
+        K = dirs.shape[2]
+        rows = (self.dof * self.body.astype(np.intc)[:, None, :, None] + np.arange(self.dof, dtype=np.intc))
+        indptr = np.zeros(K * len(self.two) + 1, dtype=np.intc)
+        np.cumsum(np.repeat(self.dof * (1 + self.two.astype(np.intc)), K), out=indptr[1:])
+        return indptr, np.broadcast_to(rows, vals.shape)[mask], vals[mask]
 
 
 def assemble(fields, planar, gravity, mu, n_d, h, contacts, form="dense", parts=("Wn", "D", "Wt")):
     """Arguments of one step: a dict with M, Wn, D, E, U, Wt, v, p_ext, psi_n, dpsi_n, dpsi_f and
     the contacts. ``form``: "dense" (NumPy arrays), "sparse" (scipy.sparse; M block diagonal)
     or "blocks" (sparse Jacobians and M as its diagonal blocks (n, k, k)). Only the Jacobians in
-    ``parts`` are built (E goes with D)."""
+    ``parts`` are built (E goes with D); "P" is the CCP's [n_1 u_1 w_1 ...] (the columns of Wn and Wt
+    interleaved, :func:`mbdcp.formulations.ccp.cone_jacobian`) as CSC arrays (indptr, indices, data), whatever the form."""
     dof = 3 if planar else 6
     J = None if planar else world_inertia(fields)
     blocks = mass_blocks(fields, planar, J)
@@ -146,6 +162,8 @@ def assemble(fields, planar, gravity, mu, n_d, h, contacts, form="dense", parts=
         mats["E"] = mats["E"].toarray() if dense else mats["E"]
     if "Wt" in parts:
         mats["Wt"] = ends.jacobian(pair, dense)
+    if "P" in parts:
+        mats["P"] = ends.csc(np.concatenate([normal[:, :, None], pair], axis=2))
     n = blocks.shape[0]
     if dense:
         M = np.zeros((n_v, n_v))

@@ -9,6 +9,7 @@ import numpy as np
 
 import mbdcp
 from mbdcp.formulations import registry
+from mbdcp.formulations import ccp as ccp_module
 from mbdcp.formulations.ccp import METHODS as CCP_METHODS
 from mbdcp.infrastructure import stabilization as stab
 from mbdcp.infrastructure import validate as val
@@ -267,8 +268,10 @@ def _ccp_stepper(scene, h, options, warm_start):
             start = np.zeros((len(keys), 3))
             idx = _match(last["keys"], keys)
             start[idx >= 0] = last["gamma"][idx[idx >= 0]]
-        res = mbdcp.ccp(a["M"], a["Wn"], a["Wt"], a["U"], a["v"], h, p_ext=a["p_ext"], psi_n=a["psi_n"] + h * a["dpsi_n"],
-                        warm_start=start, Wb=a.get("Wb"), theta=a.get("theta"), **options)
+        # the step's own arrays, checked when the scene and simulate's options were: mbdcp.ccp's
+        # solve without checking them again
+        res = ccp_module._stepped(a["M"], a["P"], a["U"], a["v"], h, a["p_ext"], a["psi_n"] + h * a["dpsi_n"], start,
+                                  a.get("Wb"), a.get("theta"), **options)
         if warm_start:
             last.update(keys=keys, gamma=res.gamma)
         return res, res.gamma[:, 0]
@@ -277,9 +280,17 @@ def _ccp_stepper(scene, h, options, warm_start):
 
 # How a registered formulation that steps scenes (registry.Formulation.scenes) is driven step after
 # step; the assembly follows the formulation's contacts: D and E ("directions", dense), or the
-# tangent pairs Wt with M as its diagonal blocks ("pairs").
+# normals and tangent pairs as the CCP's P with M as its diagonal blocks ("pairs").
 _STEPPERS = {"lcp": _lcp_stepper, "fixed_point": _fixed_point_stepper, "ccp": _ccp_stepper}
-_FORMS = {"directions": ("dense", ("Wn", "D")), "pairs": ("blocks", ("Wn", "Wt"))}
+_FORMS = {"directions": ("dense", ("Wn", "D")), "pairs": ("blocks", ("P",))}
+
+
+def _assemble(scene, h, contacts, form, parts):
+    """Scene.assemble of the loop's own h, contacts, form and parts, which need no checks."""
+    out = assembly.assemble(scene.fields(), scene.planar, scene.gravity, scene.mu, scene.n_d, h, contacts, form, parts)
+    if scene.joints:  # W_b and the drift theta of the joints (Trinkle 2003, eq. 28)
+        out["Wb"], out["theta"] = scene.joint_jacobian(sparse=form != "dense")
+    return out
 
 
 def _scene_methods():
@@ -462,7 +473,7 @@ def simulate(scene, h, T, method="lcp", progress=True, algorithm=None, tol=None,
         fail(0, "penetration", f"the initial penetration {pen[0]:.3g} exceeds max_penetration = {pen_tol:.3g}")
     t0 = time.perf_counter()
     for k in iterator:
-        a = scene.assemble(h, contacts=contacts, form=form, parts=parts)
+        a = _assemble(scene, h, contacts, form, parts)
         t1 = time.perf_counter()
         res, p_n = solve(a)
         solver_seconds += time.perf_counter() - t1
