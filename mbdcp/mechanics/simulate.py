@@ -285,12 +285,18 @@ _STEPPERS = {"lcp": _lcp_stepper, "fixed_point": _fixed_point_stepper, "ccp": _c
 _FORMS = {"directions": ("dense", ("Wn", "D")), "pairs": ("blocks", ("P",))}
 
 
-def _assemble(scene, h, contacts, form, parts):
-    """Scene.assemble of the loop's own h, contacts, form and parts, which need no checks."""
-    out = assembly.assemble(scene.fields(), scene.planar, scene.gravity, scene.mu, scene.n_d, h, contacts, form, parts)
+def _assemble(scene, h, contacts, form, parts, J):
+    """Scene.assemble of the loop's own h, contacts, form and parts, which need no checks (J: the
+    world inertias, or None)."""
+    out = assembly.assemble(scene.fields(), scene.planar, scene.gravity, scene.mu, scene.n_d, h, contacts, form, parts, J)
     if scene.joints:  # W_b and the drift theta of the joints (Trinkle 2003, eq. 28)
         out["Wb"], out["theta"] = scene.joint_jacobian(sparse=form != "dense")
     return out
+
+
+def _inertia(scene):
+    """The world inertias of a spatial scene's bodies, None for a planar one."""
+    return None if scene.planar else assembly.world_inertia(scene.fields())
 
 
 def _scene_methods():
@@ -459,8 +465,9 @@ def simulate(scene, h, T, method="lcp", progress=True, algorithm=None, tol=None,
 
         iterator = tqdm(iterator, desc=f"simulate ({method})", unit="step")
     contacts = scene.contacts()  # of the current configuration: used for its penetration and next step
+    J = _inertia(scene)  # of the current state: for its kinetic energy and the next step's M
     q, vel = [scene.configuration()], [assembly.velocity(scene.fields(), scene.planar)]
-    ke, pe, pen = [scene.kinetic_energy()], [scene.potential_energy()], [contacts.max_penetration()]
+    ke, pe, pen = [assembly.kinetic_energy(scene.fields(), scene.planar, J)], [scene.potential_energy()], [contacts.max_penetration()]
     impulses, n_contacts, statuses, failure, finite, solver_seconds = [], [], [], None, True, 0.0
     contact_states, contact_points, contact_normals = [], [], []
     shapes = Shapes.of(scene)
@@ -473,7 +480,7 @@ def simulate(scene, h, T, method="lcp", progress=True, algorithm=None, tol=None,
         fail(0, "penetration", f"the initial penetration {pen[0]:.3g} exceeds max_penetration = {pen_tol:.3g}")
     t0 = time.perf_counter()
     for k in iterator:
-        a = _assemble(scene, h, contacts, form, parts)
+        a = _assemble(scene, h, contacts, form, parts, J)
         t1 = time.perf_counter()
         res, p_n = solve(a)
         solver_seconds += time.perf_counter() - t1
@@ -500,7 +507,8 @@ def simulate(scene, h, T, method="lcp", progress=True, algorithm=None, tol=None,
             break
         q.append(scene.configuration())
         vel.append(res.v_next.copy())
-        ke.append(scene.kinetic_energy())
+        J = _inertia(scene)
+        ke.append(assembly.kinetic_energy(scene.fields(), scene.planar, J))
         pe.append(scene.potential_energy())
         pen.append(contacts.max_penetration())
         impulses.append(np.array(p_n))
