@@ -496,7 +496,8 @@ def simulate(scene, h, T, method="lcp", progress=True, algorithm=None, tol=None,
         before = ({k: scene.fields()[k] for k in new}, [w.point for w in scene.walls])
         scene.replace(new)
         for wall in scene.walls:  # prescribed motion of the walls
-            wall.point = wall.point + h * wall.velocity
+            if np.any(wall.velocity):
+                wall.point = wall.point + h * wall.velocity
         try:
             contacts = scene.contacts()
         except CoincidentCentres as exc:  # e.g. two particles landing on one spot: no next step
