@@ -493,7 +493,8 @@ def simulate(scene, h, T, method="lcp", progress=True, algorithm=None, tol=None,
             finite = False
             fail(k, "non-finite", f"step {k} gave a non-finite state (solver status {res.status.name}); the run stopped before it")
             break
-        before = ({k: scene.fields()[k] for k in new}, [w.point for w in scene.walls])
+        fields = scene.fields()
+        before = ({name: fields[name] for name in new}, [w.point for w in scene.walls])
         scene.replace(new)
         for wall in scene.walls:  # prescribed motion of the walls
             if np.any(wall.velocity):
