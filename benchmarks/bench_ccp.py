@@ -102,7 +102,7 @@ def recorded_steps(n_spheres, h, steps):
     calls, original = [], module._stepped
 
     def recording(*a, **kw):
-        calls.append(module._as_call(*a, **kw))
+        calls.append((a, kw))
         return original(*a, **kw)
 
     module._stepped = recording
@@ -112,7 +112,7 @@ def recorded_steps(n_spheres, h, steps):
         seconds = time.perf_counter() - t0
     finally:
         module._stepped = original
-    return calls, tr, seconds
+    return [module._as_call(*a, **kw) for a, kw in calls], tr, seconds  # as mbdcp.ccp's arguments
 
 
 def mujoco_pile(n_spheres, h, steps):
