@@ -263,17 +263,18 @@ def _ccp_stepper(scene, h, options, warm_start):
 
     def solve(a):
         keys = _contact_keys(a["contacts"])
+        hashes = _hash(keys)
         start = None
         if warm_start and last:
             start = np.zeros((len(keys), 3))
-            idx = _match(last["keys"], keys)
+            idx = _match(last["keys"], keys, last["sorted"], hashes)
             start[idx >= 0] = last["gamma"][idx[idx >= 0]]
         # the step's own arrays, checked when the scene and simulate's options were: mbdcp.ccp's
         # solve without checking them again
         res = ccp_module._stepped(a["M"], a["P"], a["U"], a["v"], h, a["p_ext"], a["psi_n"] + h * a["dpsi_n"], start,
                                   a.get("Wb"), a.get("theta"), **options)
         if warm_start:
-            last.update(keys=keys, gamma=res.gamma)
+            last.update(keys=keys, sorted=_sorted_hashes(keys, hashes), gamma=res.gamma)
         return res, res.gamma[:, 0]
     return solve
 
@@ -376,19 +377,30 @@ _MIX = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD
 
 
 def _hash(K):
-    """A 64-bit hash of each row of the int64 array K (at most 7 columns)."""
+    """A 64-bit hash of each row of the int64 array K (at most 7 columns): the sum of its columns
+    times odd constants, modulo 2^64 (column by column: faster than a sum along short rows)."""
+    Ku = K.view(np.uint64)
     with np.errstate(over="ignore"):
-        h = (K.view(np.uint64) * _MIX[:K.shape[1]]).sum(axis=1, dtype=np.uint64)
+        h = Ku[:, 0] * _MIX[0]
+        for j in range(1, K.shape[1]):
+            h += Ku[:, j] * _MIX[j]
         return h ^ (h >> np.uint64(31))
 
 
-def _match(old, new):
-    """For each row of ``new`` (contact keys), the index of the same row in ``old``, or -1."""
+def _sorted_hashes(keys, hashes=None):
+    """(the rows' hashes sorted, the order sorting them): what :func:`_match` looks rows up in."""
+    hashes = _hash(keys) if hashes is None else hashes
+    order = np.argsort(hashes)
+    return hashes[order], order
+
+
+def _match(old, new, old_sorted=None, new_hashes=None):
+    """For each row of ``new`` (contact keys), the index of the same row in ``old``, or -1;
+    ``old_sorted``: :func:`_sorted_hashes` of old and ``new_hashes``: the hashes of new, when known."""
     if len(old) == 0 or len(new) == 0 or old.shape[1] != new.shape[1]:
         return np.full(len(new), -1)
-    h_old = _hash(old)
-    order = np.argsort(h_old)
-    at = order[np.searchsorted(h_old[order], _hash(new)).clip(max=len(old) - 1)]
+    h_sorted, order = _sorted_hashes(old) if old_sorted is None else old_sorted
+    at = order[np.searchsorted(h_sorted, _hash(new) if new_hashes is None else new_hashes).clip(max=len(old) - 1)]
     return np.where(np.all(old[at] == new, axis=1), at, -1)  # equal rows, not only equal hashes
 
 
