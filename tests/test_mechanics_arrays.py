@@ -245,6 +245,17 @@ def test_simulates_ccp_step_is_mbdcp_ccp_on_the_assembled_jacobians(box):
     ptr, ind, val = lean["P"]
     P = formulation.cone_jacobian(a["Wn"], a["Wt"])
     assert ptr.tolist() == P.indptr.tolist() and ind.tolist() == P.indices.tolist() and np.array_equal(val, P.data)
+    dense, c, pos = P.toarray(), a["contacts"], scene.fields()["position"]
+    for i in range(len(c)):  # by definition: per end (a, then b negated) the direction and its moment
+        d = dense[6 * c.a[i]:6 * c.a[i] + 3, 3 * i:3 * i + 3]
+        np.testing.assert_allclose(d[:, 0], c.normal[i], atol=1e-15)
+        np.testing.assert_allclose(d.T @ d, np.eye(3), atol=1e-12)
+        expect = np.zeros((scene.n_v, 3))
+        for body, sign in ((c.a[i], 1.0), (c.b[i], -1.0)):
+            if body >= 0:
+                r = c.point[i] - pos[body]
+                expect[6 * body:6 * body + 6] += sign * np.vstack([d, np.array([_cross(r, col) for col in d.T]).T])
+        np.testing.assert_allclose(dense[:, 3 * i:3 * i + 3], expect, atol=1e-12)
     psi = a["psi_n"] + 0.01 * a["dpsi_n"]
     start = np.abs(np.random.default_rng(1).standard_normal((len(a["contacts"]), 3)))
     x = formulation._stepped(lean["M"], lean["P"], lean["U"], lean["v"], 0.01, lean["p_ext"], psi, start, tol=1e-8)
