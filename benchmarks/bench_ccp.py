@@ -98,21 +98,21 @@ def recorded_steps(n_spheres, h, steps):
 
     from mbdcp.mechanics import simulate, sphere_pile_scene
 
-    module = sys.modules["mbdcp.mechanics.simulate"]
-    calls, original = [], module.mbdcp.ccp
+    module = sys.modules["mbdcp.formulations.ccp"]  # simulate solves each step by its _stepped
+    calls, original = [], module._stepped
 
     def recording(*a, **kw):
-        calls.append((a, dict(kw)))
+        calls.append((a, kw))
         return original(*a, **kw)
 
-    module.mbdcp.ccp = recording
+    module._stepped = recording
     try:
         t0 = time.perf_counter()
         tr = simulate(sphere_pile_scene(n_spheres), h, steps * h, method="ccp", progress=False)
         seconds = time.perf_counter() - t0
     finally:
-        module.mbdcp.ccp = original
-    return calls, tr, seconds
+        module._stepped = original
+    return [module._as_call(*a, **kw) for a, kw in calls], tr, seconds  # as mbdcp.ccp's arguments
 
 
 def mujoco_pile(n_spheres, h, steps):
@@ -157,7 +157,8 @@ def mujoco_pile(n_spheres, h, steps):
 
 def simulate_profile(n_spheres, h, steps):
     """Where simulate(method="ccp")'s time goes, per step [ms]: contact search, assembly, the C
-    solver, mbdcp.ccp's Python around it, the state update, and the rest (recording, checks)."""
+    solver, M's block inverses and M^-1 P (C), mbdcp.ccp's Python around them, the state update,
+    and the rest (warm start, recording, checks)."""
     import cProfile
     import pstats
 
@@ -165,34 +166,40 @@ def simulate_profile(n_spheres, h, steps):
 
     from mbdcp.infrastructure import _core
 
-    solver, spent = _core.ccp, [0.0]  # the C solver, timed around the call (cProfile does not see it)
+    # the C calls, timed around them (cProfile does not see inside): the solver, and M's block
+    # inverses with Q = M^-1 P that mbdcp.ccp computes before it
+    names = {"ccp": "C solver", "block_spd_inverse": "C M^-1, M^-1 P", "block_times_csc": "C M^-1, M^-1 P"}
+    originals, spent = {name: getattr(_core, name) for name in names}, dict.fromkeys(names.values(), 0.0)
 
-    def timed(*a):
-        t = time.perf_counter()
-        try:
-            return solver(*a)
-        finally:
-            spent[0] += time.perf_counter() - t
+    def timed(name):
+        def call(*a):
+            t = time.perf_counter()
+            try:
+                return originals[name](*a)
+            finally:
+                spent[names[name]] += time.perf_counter() - t
+        return call
 
     scene = sphere_pile_scene(n_spheres)
     prof = cProfile.Profile()
-    _core.ccp = timed
+    for name in names:
+        setattr(_core, name, timed(name))
     try:
         t0 = time.perf_counter()
         prof.runcall(simulate, scene, h, steps * h, method="ccp", progress=False)
         total = time.perf_counter() - t0
     finally:
-        _core.ccp = solver
+        for name, f in originals.items():
+            setattr(_core, name, f)
     stats = pstats.Stats(prof).stats  # (file, line, name) -> (calls, calls, own, cumulative, callers)
 
     def cumulative(file_end, name):
         return sum(v[3] for (f, _, n), v in stats.items() if f.endswith(file_end) and n == name)
 
-    parts = {"contact search": cumulative("scene.py", "contacts"), "assembly": cumulative("scene.py", "assemble"),
-             "C solver": spent[0],
-             "mbdcp.ccp": cumulative("formulations/ccp.py", "ccp"), "state update": cumulative("scene.py", "advanced")
-             + cumulative("scene.py", "replace")}
-    parts["mbdcp.ccp"] -= parts["C solver"]
+    parts = {"contact search": cumulative("scene.py", "contacts"), "assembly": cumulative("simulate.py", "_assemble"),
+             **spent, "mbdcp.ccp": cumulative("formulations/ccp.py", "_stepped"),
+             "state update": cumulative("scene.py", "advanced") + cumulative("scene.py", "replace")}
+    parts["mbdcp.ccp"] -= sum(spent.values())
     parts["rest"] = total - sum(parts.values())
     print(f"\nsimulate(method='ccp') on {n_spheres} spheres, profiled: {total / steps * 1e3:.2f} ms per step "
           "(under cProfile, which slows Python more than C)")

@@ -231,6 +231,43 @@ def test_ccp_with_block_mass_matches_sparse_mass():
     np.testing.assert_allclose(x.v_next, y.v_next, atol=1e-10)
 
 
+@pytest.mark.parametrize("box", [False, True])
+def test_simulates_ccp_step_is_mbdcp_ccp_on_the_assembled_jacobians(box):
+    """simulate's CCP step (P assembled as CSC arrays, solved without re-checking) poses and solves
+    the very problem mbdcp.ccp gets from Wn and Wt: the same P, entry for entry, and the same bits."""
+    from mbdcp.formulations import ccp as formulation
+
+    scene = _random_spheres(12, 5, box=box)
+    a = scene.assemble(0.01, form="blocks", parts=("Wn", "Wt"))
+    lean = importlib.import_module("mbdcp.mechanics.assembly").assemble(
+        scene.fields(), scene.planar, scene.gravity, scene.mu, scene.n_d, 0.01, a["contacts"], "blocks", ("P",))
+    assert len(a["contacts"]) > 5 and "dpsi_f" not in lean
+    ptr, ind, val = lean["P"]
+    P = formulation.cone_jacobian(a["Wn"], a["Wt"])
+    assert ptr.tolist() == P.indptr.tolist() and ind.tolist() == P.indices.tolist() and np.array_equal(val, P.data)
+    dense, c, pos = P.toarray(), a["contacts"], scene.fields()["position"]
+    for i in range(len(c)):  # by definition: per end (a, then b negated) the direction and its moment
+        d = dense[6 * c.a[i]:6 * c.a[i] + 3, 3 * i:3 * i + 3]
+        np.testing.assert_allclose(d[:, 0], c.normal[i], atol=1e-15)
+        np.testing.assert_allclose(d.T @ d, np.eye(3), atol=1e-12)
+        expect = np.zeros((scene.n_v, 3))
+        for body, sign in ((c.a[i], 1.0), (c.b[i], -1.0)):
+            if body >= 0:
+                r = c.point[i] - pos[body]
+                expect[6 * body:6 * body + 6] += sign * np.vstack([d, np.array([_cross(r, col) for col in d.T]).T])
+        np.testing.assert_allclose(dense[:, 3 * i:3 * i + 3], expect, atol=1e-12)
+    psi = a["psi_n"] + 0.01 * a["dpsi_n"]
+    start = np.abs(np.random.default_rng(1).standard_normal((len(a["contacts"]), 3)))
+    x = formulation._stepped(lean["M"], lean["P"], lean["U"], lean["v"], 0.01, lean["p_ext"], psi, start, tol=1e-8)
+    y = mbdcp.ccp(a["M"], a["Wn"], a["Wt"], a["U"], a["v"], 0.01, p_ext=a["p_ext"], psi_n=psi, warm_start=start, tol=1e-8)
+    args, kwargs = formulation._as_call(lean["M"], lean["P"], lean["U"], lean["v"], 0.01, lean["p_ext"], psi, start, tol=1e-8)
+    z = mbdcp.ccp(*args, **kwargs)
+    assert x.success and x.iterations == y.iterations == z.iterations
+    for r in (y, z):
+        assert np.array_equal(x.gamma, r.gamma) and np.array_equal(x.v_next, r.v_next)
+        assert np.array_equal(x.contact_velocity, r.contact_velocity) and x.residual == r.residual
+
+
 def test_block_inverse_times_a_sparse_matrix_is_the_product():
     from mbdcp.infrastructure import _core
     rng = np.random.default_rng(8)

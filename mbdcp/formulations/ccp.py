@@ -33,7 +33,7 @@ from mbdcp.infrastructure import stabilization as stab
 from mbdcp.infrastructure import validate as val
 from mbdcp.infrastructure.deprecated import renamed
 from mbdcp.infrastructure.problem import friction_coefficients
-from mbdcp.infrastructure.results import CCPResult
+from mbdcp.infrastructure.results import CCPResult, _built
 from mbdcp.infrastructure.status import Status
 
 __all__ = ["ccp", "mass_inverse", "cone_jacobian"]
@@ -298,55 +298,95 @@ def ccp(M, Wn, Wt, mu, v, h, *, p_ext=None, psi_n=None, Wb=None, theta=None, dth
     if omega >= 2:
         raise ValueError(f"omega must be in (0, 2), got {omega}")
 
-    P = _cone_jacobian(Wn, Wt, Wb)
-    v_free = v + (_inverse_times(Minv, p_ext) if p_ext.size else 0.0)
-    p = P.T @ v_free
-    if psi_n.size:
-        p[0:3 * n_c:3] += psi_n / h
     if dpsi_t is not None:
         dpsi_t = val.as_array("dpsi_t", dpsi_t)
         if dpsi_t.shape not in ((n_c, 2), (2 * n_c,)):
             raise ValueError(f"dpsi_t must have shape (n_c, 2) = ({n_c}, 2) or (2 n_c,) = ({2 * n_c},), got {dpsi_t.shape}")
         dpsi_t = dpsi_t.reshape(n_c, 2)
+    nu0 = None if warm_start is None else _warm_start(warm_start, n_c, n_b)
+    return _solve(M, blocks, Minv, _csc_arrays(_cone_jacobian(Wn, Wt, Wb)), n_c, n_b, mu_a, v, h, p_ext, psi_n, dpsi_t,
+                  theta, dtheta, method, tol, max_iter, omega, nu0)
+
+
+def _warm_start(w, n_c, n_b):
+    """The warm start (a CCPResult, gamma (n_c, 3) or nu (3 n_c + n_b,)) as nu."""
+    if isinstance(w, CCPResult):
+        w = np.concatenate([w.gamma.ravel(), w.p_b])
+    w = val.as_array("warm_start", w)
+    if w.shape == (n_c, 3) and n_b == 0:
+        w = w.ravel()
+    elif w.shape == (n_c, 3):
+        w = np.concatenate([w.ravel(), np.zeros(n_b)])
+    if w.shape != (3 * n_c + n_b,):
+        raise ValueError(f"warm_start must have shape (n_c, 3) = ({n_c}, 3) or (3 n_c + n_b,) = "
+                         f"({3 * n_c + n_b},), got {w.shape}")
+    return w
+
+
+def _csc_arrays(A):
+    """(indptr, indices, data) of a CSC matrix, indices sorted, as the C core takes them."""
+    A.sort_indices()
+    return (np.ascontiguousarray(A.indptr, dtype=np.intc), np.ascontiguousarray(A.indices, dtype=np.intc),
+            np.ascontiguousarray(A.data, dtype=np.float64))
+
+
+def _stepped(blocks, P_arrays, mu, v, h, p_ext, psi_n, warm_start=None, Wb=None, theta=None, method="apgd",
+             tol=_core.DEFAULTS["ccp"]["tol"], max_iter=_core.DEFAULTS["ccp"]["max_iter"], max_correction_speed=None,
+             baumgarte=1.0):
+    """ccp for a step that mbdcp.mechanics assembled and whose options simulate checked: M as its
+    diagonal blocks, [n_1 u_1 w_1 ...] as CSC arrays (see cone_jacobian), mu (n_c,), v, p_ext
+    (n_v,), psi_n (n_c,) and warm_start gamma (n_c, 3) float64 arrays; joints Wb (scipy.sparse) and
+    theta (n_b,). Only what the step's model can get wrong is checked (M positive definite)."""
+    n_c = mu.shape[0]
+    if Wb is not None:
+        P_arrays = _csc_arrays(sp.hstack([sp.csc_matrix(P_arrays[::-1], shape=(blocks.shape[0] * blocks.shape[1], 3 * n_c)),
+                                          _sparse_or_dense("Wb", Wb, (None, None), ("n_v", "n_b"))], format="csc"))
+    n_b = 0 if Wb is None else Wb.shape[1]
+    nu0 = None if warm_start is None else warm_start.ravel() if n_b == 0 else np.concatenate([warm_start.ravel(), np.zeros(n_b)])
+    psi_n = stab.corrected("psi_n", psi_n, h, max_correction_speed, baumgarte)
+    theta = np.zeros(0) if theta is None else np.asarray(theta, dtype=np.float64)
+    return _solve(blocks, blocks, _invert_blocks(blocks), P_arrays, n_c, n_b, mu, v, h, p_ext, psi_n, None, theta,
+                  np.zeros(0), method, tol, max_iter, 0.0, nu0)
+
+
+def _as_call(blocks, P_arrays, mu, v, h, p_ext, psi_n, warm_start=None, Wb=None, theta=None, **options):
+    """(args, kwargs) of the mbdcp.ccp call that poses the problem of a _stepped call (Wn and Wt
+    taken from P's columns): to record a simulation's steps and solve them again."""
+    n_c = mu.shape[0]
+    P = sp.csc_matrix(P_arrays[::-1], shape=(blocks.shape[0] * blocks.shape[1], 3 * n_c))
+    tangent = np.arange(3 * n_c).reshape(n_c, 3)[:, 1:].ravel()
+    return ((blocks, P[:, 0::3], P[:, tangent], mu, v, h),
+            dict(p_ext=p_ext, psi_n=psi_n, warm_start=warm_start, Wb=Wb, theta=theta, **options))
+
+
+def _solve(M, blocks, Minv, P_arrays, n_c, n_b, mu, v, h, p_ext, psi_n, dpsi_t, theta, dtheta, method, tol, max_iter,
+           omega, nu0):
+    """ccp of checked arguments: P = [n_1 u_1 w_1 ... | Wb] as CSC arrays (int32 indptr and sorted
+    indices, float64 data), Minv the inverse blocks (blocks given) or M^-1 (scipy.sparse)."""
+    n_v = v.shape[0]
+    PT = sp.csr_matrix(P_arrays[::-1], shape=(3 * n_c + n_b, n_v))  # P^T: its products, no copy
+    v_free = v + (_inverse_times(Minv, p_ext) if p_ext.size else 0.0)
+    p = PT @ v_free
+    if psi_n.size:
+        p[0:3 * n_c:3] += psi_n / h
+    if dpsi_t is not None:
         p[1:3 * n_c:3] += dpsi_t[:, 0]
         p[2:3 * n_c:3] += dpsi_t[:, 1]
     if n_b:
         p[3 * n_c:] += (theta / h if theta.size else 0.0) + (dtheta if dtheta.size else 0.0)
-
-    nu0 = None
-    if warm_start is not None:
-        w = warm_start
-        if isinstance(w, CCPResult):
-            w = np.concatenate([w.gamma.ravel(), w.p_b])
-        w = val.as_array("warm_start", w)
-        if w.shape == (n_c, 3) and n_b == 0:
-            w = w.ravel()
-        elif w.shape == (n_c, 3):
-            w = np.concatenate([w.ravel(), np.zeros(n_b)])
-        if w.shape != (3 * n_c + n_b,):
-            raise ValueError(f"warm_start must have shape (n_c, 3) = ({n_c}, 3) or (3 n_c + n_b,) = "
-                             f"({3 * n_c + n_b},), got {w.shape}")
-        nu0 = w
-
-    def csc_arrays(A):
-        A.sort_indices()
-        return (np.ascontiguousarray(A.indptr, dtype=np.intc), np.ascontiguousarray(A.indices, dtype=np.intc),
-                np.ascontiguousarray(A.data, dtype=np.float64))
-
-    P_arrays = csc_arrays(P)
-    Q_arrays = (_core.block_times_csc(Minv, P.shape[1], *P_arrays) if blocks is not None
-                else csc_arrays(sp.csc_matrix(Minv @ P)))
+    Q_arrays = (_core.block_times_csc(Minv, PT.shape[0], *P_arrays) if blocks is not None
+                else _csc_arrays(sp.csc_matrix(Minv @ PT.T)))
     core_method, newton_iterations = method, 0
     if method == "newton":
         # Newton's answer starts APGD, which verifies it by the rules of every CCP solver here (and
         # finishes if it falls short of them); a Newton run that failed (or joints, which it does
         # not take) hands its last point to auto, whose interior-point method decides infeasibility
-        nu0, newton_iterations, solved = _newton(P, Q_arrays, n_c, mu_a, p, tol, nu0) if n_b == 0 \
+        nu0, newton_iterations, solved = _newton(PT.T, Q_arrays, n_c, mu, p, tol, nu0) if n_b == 0 \
             else (nu0, 0, False)
         core_method = "apgd" if solved else "auto"
     M_arrays = _mass_csc(M, blocks) if core_method in ("ipm", "auto") else None
     nu, u, history, status, iterations, residual, polished, finished, kind = _core.ccp(
-        n_v, n_c, n_b, *P_arrays, *Q_arrays, mu_a, np.ascontiguousarray(p), core_method, tol, max_iter,
+        n_v, n_c, n_b, *P_arrays, *Q_arrays, mu, np.ascontiguousarray(p), core_method, tol, max_iter,
         omega, nu0, M_arrays)
     if method == "newton":
         finished = "newton" if core_method == "apgd" and iterations == 0 else finished
@@ -356,14 +396,13 @@ def ccp(M, Wn, Wt, mu, v, h, *, p_ext=None, psi_n=None, Wb=None, theta=None, dth
     if status == Status.RAY_TERMINATION and kind == "direction":
         certificate, nu, u = nu.copy(), np.zeros_like(nu), np.zeros_like(u)  # the impulses are not an answer
     v_next = v_free + u
-    return CCPResult(
+    return _built(CCPResult, dict(
         success=status == Status.SOLVED, status=status, message=_message(status, kind),
         gamma=nu[:3 * n_c].reshape(n_c, 3), p_b=nu[3 * n_c:], v_next=v_next, iterations=int(iterations),
         residual=float(residual), history=history, method=method,
-        contact_velocity=(P[:, :3 * n_c].T @ v_next).reshape(n_c, 3),
+        contact_velocity=(PT @ v_next)[:3 * n_c].reshape(n_c, 3),
         velocity_scale=float(np.abs(p).max()) if p.size else 0.0, polished=polished, finished=finished,
-        certificate=certificate,
-    )
+        certificate=certificate))
 
 
 METHODS = (*_core.CCP_METHODS, "newton")  # the solvers of ccp(method=)

@@ -53,7 +53,9 @@ def applied_impulse(fields, planar, gravity, h, J=None):
     else:
         w = fields["omega"]
         J = world_inertia(fields) if J is None else J
-        torque = -np.cross(w, np.einsum("nij,nj->ni", J, w))
+        Jw = np.einsum("nij,nj->ni", J, w)
+        torque = -np.stack([w[:, 1] * Jw[:, 2] - w[:, 2] * Jw[:, 1], w[:, 2] * Jw[:, 0] - w[:, 0] * Jw[:, 2],
+                            w[:, 0] * Jw[:, 1] - w[:, 1] * Jw[:, 0]], axis=1)  # omega x J omega
     return (h * np.concatenate([force, torque], axis=1)).ravel()
 
 
@@ -67,8 +69,9 @@ def kinetic_energy(fields, planar, J=None):
     return 0.5 * float(np.sum(m * np.einsum("ni,ni->n", v, v) + rot))
 
 
-def friction_directions(normals, n_d):
-    """n_d unit directions (n, 3, n_d) in each tangent plane, as :func:`mbdcp.friction_basis`."""
+def friction_directions(normals, n_d, count=None):
+    """n_d unit directions (n, 3, n_d) in each tangent plane, as :func:`mbdcp.friction_basis`; with
+    ``count``, only the first ``count`` of them (n, 3, count)."""
     n = normals
     rows = np.arange(n.shape[0])
     k = np.argmin(np.abs(n), axis=1)  # the world axis least aligned with n
@@ -77,7 +80,7 @@ def friction_directions(normals, n_d):
     t1 /= np.sqrt(np.einsum("ij,ij->i", t1, t1))[:, None]
     t2 = np.stack([n[:, 1] * t1[:, 2] - n[:, 2] * t1[:, 1], n[:, 2] * t1[:, 0] - n[:, 0] * t1[:, 2],
                    n[:, 0] * t1[:, 1] - n[:, 1] * t1[:, 0]], axis=1)
-    ang = 2.0 * np.pi * np.arange(n_d) / max(n_d, 1)
+    ang = (2.0 * np.pi * np.arange(n_d) / max(n_d, 1))[:count]
     return t1[:, :, None] * np.cos(ang) + t2[:, :, None] * np.sin(ang)
 
 
@@ -89,53 +92,82 @@ class _Ends:
         self.two = contacts.b >= 0
         self.body = np.stack([contacts.a, np.where(self.two, contacts.b, contacts.a)], axis=1)    # (n_c, 2)
         self.r = contacts.point[:, None, :] - pos[self.body]                                       # (n_c, 2, dim)
-        self.mask = np.stack([np.ones_like(self.two), self.two], axis=1)
         self.n_v, self.dof = pos.shape[0] * dof, dof
+
+    def _values(self, dirs):
+        """The entries of the columns of K directions per contact (dirs: (n_c, dim, K)), (n_c, K,
+        2, dof): per end (a, then b negated) the direction and its moment r x d about the centre."""
+        n_c, dim, K = dirs.shape
+        out = np.empty((n_c, K, 2, self.dof))
+        d = np.swapaxes(dirs, 1, 2)[:, :, None, :]              # (n_c, K, 1, dim)
+        r = self.r[:, None, :, :]                                # (n_c, 1, 2, dim)
+        out[:, :, 0, :dim] = d[:, :, 0]
+        np.negative(d[:, :, 0], out=out[:, :, 1, :dim])
+        if self.dof == 3:
+            np.subtract(r[..., 0] * d[..., 1], r[..., 1] * d[..., 0], out=out[..., 2])
+        else:
+            for j, (s, t) in enumerate(((1, 2), (2, 0), (0, 1))):
+                np.subtract(r[..., s] * d[..., t], r[..., t] * d[..., s], out=out[..., dim + j])
+        np.negative(out[:, :, 1, dim:], out=out[:, :, 1, dim:])
+        return out
+
+    def _kept(self, K):
+        """Per (contact, direction, end), flattened: whether that end is a body (b only for pairs)."""
+        keep = np.ones((len(self.two), K, 2), dtype=bool)
+        keep[:, :, 1] = self.two[:, None]
+        return keep.ravel()
 
     def jacobian(self, dirs, dense=False):
         """The columns of K directions per contact (dirs: (n_c, dim, K)), contact after contact:
         an (n_v, K n_c) array, or a CSC matrix built directly in its storage (per column, body
         a's rows then body b's; a < b for pairs)."""
-        n_c, dim, K = dirs.shape
-        d = np.swapaxes(dirs, 1, 2)[:, :, None, :]              # (n_c, K, 1, dim)
-        r = self.r[:, None, :, :]                                # (n_c, 1, 2, dim)
-        if self.dof == 3:
-            ang = (r[..., 0] * d[..., 1] - r[..., 1] * d[..., 0])[..., None]
-        else:
-            ang = np.stack([r[..., 1] * d[..., 2] - r[..., 2] * d[..., 1], r[..., 2] * d[..., 0] - r[..., 0] * d[..., 2],
-                            r[..., 0] * d[..., 1] - r[..., 1] * d[..., 0]], axis=-1)
-        d = np.broadcast_to(d, ang.shape[:-1] + (dim,))
-        vals = np.concatenate([d, ang], axis=-1) * np.array([1.0, -1.0])[:, None]               # (n_c, K, 2, dof)
-        mask = np.broadcast_to(self.mask[:, None, :, None], vals.shape)
-        rows = np.broadcast_to(self.dof * self.body[:, None, :, None] + np.arange(self.dof), vals.shape)[mask]
-        if dense:
-            W = np.zeros((self.n_v, K * n_c))
-            W[rows, np.broadcast_to(((K * np.arange(n_c))[:, None] + np.arange(K))[:, :, None, None], vals.shape)[mask]] = vals[mask]
-            return W
-        indptr = np.r_[0, np.cumsum(np.repeat(self.dof * (1 + self.two), K))]
-        return sp.csc_matrix((vals[mask], rows, indptr), shape=(self.n_v, K * n_c))
+        n_c, _, K = dirs.shape
+        indptr, rows, vals = self.csc(dirs)
+        if not dense:
+            return sp.csc_matrix((vals, rows, indptr), shape=(self.n_v, K * n_c))
+        W = np.zeros((self.n_v, K * n_c))
+        W[rows, np.repeat(np.arange(K * n_c), np.diff(indptr))] = vals
+        return W
+
+    def csc(self, dirs):
+        """The CSC arrays (indptr, indices: int32; data) of :meth:`jacobian`, indices sorted."""
+        n_c, _, K = dirs.shape
+        keep = self._kept(K)
+        vals = self._values(dirs).reshape(-1, self.dof)[keep].ravel()
+        starts = self.dof * np.broadcast_to(self.body.astype(np.intc)[:, None, :], (n_c, K, 2)).ravel()[keep]
+        rows = (starts[:, None] + np.arange(self.dof, dtype=np.intc)).ravel()
+        indptr = np.zeros(K * n_c + 1, dtype=np.intc)
+        np.cumsum(np.repeat(self.dof * (1 + self.two.astype(np.intc)), K), out=indptr[1:])
+        return indptr, rows, vals
 
 
-def assemble(fields, planar, gravity, mu, n_d, h, contacts, form="dense", parts=("Wn", "D", "Wt")):
+def assemble(fields, planar, gravity, mu, n_d, h, contacts, form="dense", parts=("Wn", "D", "Wt"), J=None):
     """Arguments of one step: a dict with M, Wn, D, E, U, Wt, v, p_ext, psi_n, dpsi_n, dpsi_f and
     the contacts. ``form``: "dense" (NumPy arrays), "sparse" (scipy.sparse; M block diagonal)
     or "blocks" (sparse Jacobians and M as its diagonal blocks (n, k, k)). Only the Jacobians in
-    ``parts`` are built (E goes with D)."""
+    ``parts`` are built (E goes with D); "P" is the CCP's [n_1 u_1 w_1 ...] (the columns of Wn and Wt
+    interleaved, :func:`mbdcp.formulations.ccp.cone_jacobian`) as CSC arrays (indptr, indices, data),
+    whatever the form; with "P" alone the friction directions D are not built, nor dpsi_f. ``J``: the
+    world inertias (:func:`world_inertia`) of these fields, if already known."""
     dof = 3 if planar else 6
-    J = None if planar else world_inertia(fields)
+    J = None if planar else world_inertia(fields) if J is None else J
     blocks = mass_blocks(fields, planar, J)
     n_c, n_v = len(contacts), blocks.shape[0] * dof
     normal = contacts.normal
+    cone_only = tuple(parts) == ("P",)  # the CCP's step: no D
     if planar:
         t = np.stack([-normal[:, 1], normal[:, 0]], axis=1)[:, :, None]
         dirs, pair = np.concatenate([t, -t], axis=2)[:, :, :n_d], np.concatenate([t, np.zeros_like(t)], axis=2)
+    elif cone_only:
+        dirs, pair = None, friction_directions(normal, 4, 2)
     else:
         four = friction_directions(normal, 4)
         dirs, pair = (four if n_d == 4 else friction_directions(normal, n_d)), four[:, :, :2]
     ends = _Ends(contacts, fields["position"], dof)
     out = dict(U=np.full(n_c, float(mu)), v=velocity(fields, planar), p_ext=applied_impulse(fields, planar, gravity, h, J),
-               psi_n=contacts.gap.copy(), dpsi_n=-np.einsum("ij,ij->i", normal, contacts.wall_velocity),
-               dpsi_f=-np.einsum("cdk,cd->ck", dirs, contacts.wall_velocity).ravel(), contacts=contacts)
+               psi_n=contacts.gap.copy(), dpsi_n=-np.einsum("ij,ij->i", normal, contacts.wall_velocity), contacts=contacts)
+    if not cone_only:
+        out["dpsi_f"] = -np.einsum("cdk,cd->ck", dirs, contacts.wall_velocity).ravel()
     dense = form == "dense"
     mats = {}
     if "Wn" in parts:
@@ -146,6 +178,8 @@ def assemble(fields, planar, gravity, mu, n_d, h, contacts, form="dense", parts=
         mats["E"] = mats["E"].toarray() if dense else mats["E"]
     if "Wt" in parts:
         mats["Wt"] = ends.jacobian(pair, dense)
+    if "P" in parts:
+        mats["P"] = ends.csc(np.concatenate([normal[:, :, None], pair], axis=2))
     n = blocks.shape[0]
     if dense:
         M = np.zeros((n_v, n_v))

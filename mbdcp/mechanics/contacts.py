@@ -82,26 +82,33 @@ def find_contacts(fields, planar, walls, delta):
 
 def _wall_contacts(fields, pos, rad, round_, boxes, walls, delta):
     dim = pos.shape[1]
-    key, body, wall, point, gap = [np.zeros(0, dtype=np.intp)] * 3 + [np.zeros((0, dim)), np.zeros(0)]
-    parts = [(key, body, wall, point, gap)]
-    corners = box_corners(fields["half_extents"][boxes], fields["quaternion"][boxes]) if boxes.size else None
-    for w, wl in enumerate(walls):
-        g = (pos[round_] - wl.point) @ wl.normal - rad[round_]
-        k = np.flatnonzero(g <= delta)
-        i = round_[k]
-        parts.append((8 * (i * len(walls) + w), i, np.full(k.size, w), pos[i] - rad[i, None] * wl.normal, g[k]))
-        if corners is not None:
-            pts = pos[boxes, None, :] + corners
-            g = (pts - wl.point) @ wl.normal
-            kb, kc = np.nonzero(g <= delta)
-            i = boxes[kb]
-            parts.append((8 * (i * len(walls) + w) + kc, i, np.full(kb.size, w), pts[kb, kc], g[kb, kc]))
-    key, body, wall, point, gap = (np.concatenate(x) for x in zip(*parts))
-    order = np.argsort(key, kind="stable")
     normals = np.array([wl.normal for wl in walls]).reshape(-1, dim)
     velocities = np.array([wl.velocity for wl in walls]).reshape(-1, dim)
-    w = wall[order]
-    return body[order], np.full(order.size, -1), point[order], normals[w], gap[order], velocities[w]
+    centres, radii = pos[round_], rad[round_]
+    g = np.empty((round_.size, len(walls)))
+    for w, wl in enumerate(walls):
+        g[:, w] = (centres - wl.point) @ wl.normal - radii
+    k, wall = np.nonzero(g <= delta)  # by body, then wall: the order of the keys below
+    body, gap = round_[k], g[k, wall]
+    point = pos[body] - rad[body, None] * normals[wall]
+    if boxes.size:
+        body, wall, point, gap = _box_corners(fields, pos, boxes, walls, delta, body, wall, point, gap)
+    return body, np.full(body.size, -1), point, normals[wall], gap, velocities[wall]
+
+
+def _box_corners(fields, pos, boxes, walls, delta, body, wall, point, gap):
+    """The round bodies' wall contacts (body, wall, point, gap) and the boxes' corners within delta
+    of a wall, in the order (body, wall, corner)."""
+    parts = [(8 * (body * len(walls) + wall), body, wall, point, gap)]
+    pts = pos[boxes, None, :] + box_corners(fields["half_extents"][boxes], fields["quaternion"][boxes])
+    for w, wl in enumerate(walls):
+        g = (pts - wl.point) @ wl.normal
+        kb, kc = np.nonzero(g <= delta)
+        i = boxes[kb]
+        parts.append((8 * (i * len(walls) + w) + kc, i, np.full(kb.size, w), pts[kb, kc], g[kb, kc]))
+    key, body, wall, point, gap = (np.concatenate(x) for x in zip(*parts))
+    order = np.argsort(key, kind="stable")
+    return body[order], wall[order], point[order], gap[order]
 
 
 def _pair_contacts(pos, rad, round_, delta):

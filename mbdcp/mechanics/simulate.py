@@ -9,6 +9,7 @@ import numpy as np
 
 import mbdcp
 from mbdcp.formulations import registry
+from mbdcp.formulations import ccp as ccp_module
 from mbdcp.formulations.ccp import METHODS as CCP_METHODS
 from mbdcp.infrastructure import stabilization as stab
 from mbdcp.infrastructure import validate as val
@@ -262,24 +263,41 @@ def _ccp_stepper(scene, h, options, warm_start):
 
     def solve(a):
         keys = _contact_keys(a["contacts"])
+        hashes = _hash(keys)
         start = None
         if warm_start and last:
             start = np.zeros((len(keys), 3))
-            idx = _match(last["keys"], keys)
+            idx = _match(last["keys"], keys, last["sorted"], hashes)
             start[idx >= 0] = last["gamma"][idx[idx >= 0]]
-        res = mbdcp.ccp(a["M"], a["Wn"], a["Wt"], a["U"], a["v"], h, p_ext=a["p_ext"], psi_n=a["psi_n"] + h * a["dpsi_n"],
-                        warm_start=start, Wb=a.get("Wb"), theta=a.get("theta"), **options)
+        # the step's own arrays, checked when the scene and simulate's options were: mbdcp.ccp's
+        # solve without checking them again
+        res = ccp_module._stepped(a["M"], a["P"], a["U"], a["v"], h, a["p_ext"], a["psi_n"] + h * a["dpsi_n"], start,
+                                  a.get("Wb"), a.get("theta"), **options)
         if warm_start:
-            last.update(keys=keys, gamma=res.gamma)
+            last.update(keys=keys, sorted=_sorted_hashes(keys, hashes), gamma=res.gamma)
         return res, res.gamma[:, 0]
     return solve
 
 
 # How a registered formulation that steps scenes (registry.Formulation.scenes) is driven step after
 # step; the assembly follows the formulation's contacts: D and E ("directions", dense), or the
-# tangent pairs Wt with M as its diagonal blocks ("pairs").
+# normals and tangent pairs as the CCP's P with M as its diagonal blocks ("pairs").
 _STEPPERS = {"lcp": _lcp_stepper, "fixed_point": _fixed_point_stepper, "ccp": _ccp_stepper}
-_FORMS = {"directions": ("dense", ("Wn", "D")), "pairs": ("blocks", ("Wn", "Wt"))}
+_FORMS = {"directions": ("dense", ("Wn", "D")), "pairs": ("blocks", ("P",))}
+
+
+def _assemble(scene, h, contacts, form, parts, J):
+    """Scene.assemble of the loop's own h, contacts, form and parts, which need no checks (J: the
+    world inertias, or None)."""
+    out = assembly.assemble(scene.fields(), scene.planar, scene.gravity, scene.mu, scene.n_d, h, contacts, form, parts, J)
+    if scene.joints:  # W_b and the drift theta of the joints (Trinkle 2003, eq. 28)
+        out["Wb"], out["theta"] = scene.joint_jacobian(sparse=form != "dense")
+    return out
+
+
+def _inertia(scene):
+    """The world inertias of a spatial scene's bodies, None for a planar one."""
+    return None if scene.planar else assembly.world_inertia(scene.fields())
 
 
 def _scene_methods():
@@ -359,19 +377,30 @@ _MIX = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD
 
 
 def _hash(K):
-    """A 64-bit hash of each row of the int64 array K (at most 7 columns)."""
+    """A 64-bit hash of each row of the int64 array K (at most 7 columns): the sum of its columns
+    times odd constants, modulo 2^64 (column by column: faster than a sum along short rows)."""
+    Ku = K.view(np.uint64)
     with np.errstate(over="ignore"):
-        h = (K.view(np.uint64) * _MIX[:K.shape[1]]).sum(axis=1, dtype=np.uint64)
+        h = Ku[:, 0] * _MIX[0]
+        for j in range(1, K.shape[1]):
+            h += Ku[:, j] * _MIX[j]
         return h ^ (h >> np.uint64(31))
 
 
-def _match(old, new):
-    """For each row of ``new`` (contact keys), the index of the same row in ``old``, or -1."""
+def _sorted_hashes(keys, hashes=None):
+    """(the rows' hashes sorted, the order sorting them): what :func:`_match` looks rows up in."""
+    hashes = _hash(keys) if hashes is None else hashes
+    order = np.argsort(hashes)
+    return hashes[order], order
+
+
+def _match(old, new, old_sorted=None, new_hashes=None):
+    """For each row of ``new`` (contact keys), the index of the same row in ``old``, or -1;
+    ``old_sorted``: :func:`_sorted_hashes` of old and ``new_hashes``: the hashes of new, when known."""
     if len(old) == 0 or len(new) == 0 or old.shape[1] != new.shape[1]:
         return np.full(len(new), -1)
-    h_old = _hash(old)
-    order = np.argsort(h_old)
-    at = order[np.searchsorted(h_old[order], _hash(new)).clip(max=len(old) - 1)]
+    h_sorted, order = _sorted_hashes(old) if old_sorted is None else old_sorted
+    at = order[np.searchsorted(h_sorted, _hash(new) if new_hashes is None else new_hashes).clip(max=len(old) - 1)]
     return np.where(np.all(old[at] == new, axis=1), at, -1)  # equal rows, not only equal hashes
 
 
@@ -448,8 +477,9 @@ def simulate(scene, h, T, method="lcp", progress=True, algorithm=None, tol=None,
 
         iterator = tqdm(iterator, desc=f"simulate ({method})", unit="step")
     contacts = scene.contacts()  # of the current configuration: used for its penetration and next step
+    J = _inertia(scene)  # of the current state: for its kinetic energy and the next step's M
     q, vel = [scene.configuration()], [assembly.velocity(scene.fields(), scene.planar)]
-    ke, pe, pen = [scene.kinetic_energy()], [scene.potential_energy()], [contacts.max_penetration()]
+    ke, pe, pen = [assembly.kinetic_energy(scene.fields(), scene.planar, J)], [scene.potential_energy()], [contacts.max_penetration()]
     impulses, n_contacts, statuses, failure, finite, solver_seconds = [], [], [], None, True, 0.0
     contact_states, contact_points, contact_normals = [], [], []
     shapes = Shapes.of(scene)
@@ -462,7 +492,7 @@ def simulate(scene, h, T, method="lcp", progress=True, algorithm=None, tol=None,
         fail(0, "penetration", f"the initial penetration {pen[0]:.3g} exceeds max_penetration = {pen_tol:.3g}")
     t0 = time.perf_counter()
     for k in iterator:
-        a = scene.assemble(h, contacts=contacts, form=form, parts=parts)
+        a = _assemble(scene, h, contacts, form, parts, J)
         t1 = time.perf_counter()
         res, p_n = solve(a)
         solver_seconds += time.perf_counter() - t1
@@ -475,10 +505,12 @@ def simulate(scene, h, T, method="lcp", progress=True, algorithm=None, tol=None,
             finite = False
             fail(k, "non-finite", f"step {k} gave a non-finite state (solver status {res.status.name}); the run stopped before it")
             break
-        before = ({k: scene.fields()[k] for k in new}, [w.point for w in scene.walls])
+        fields = scene.fields()
+        before = ({name: fields[name] for name in new}, [w.point for w in scene.walls])
         scene.replace(new)
         for wall in scene.walls:  # prescribed motion of the walls
-            wall.point = wall.point + h * wall.velocity
+            if np.any(wall.velocity):
+                wall.point = wall.point + h * wall.velocity
         try:
             contacts = scene.contacts()
         except CoincidentCentres as exc:  # e.g. two particles landing on one spot: no next step
@@ -489,7 +521,8 @@ def simulate(scene, h, T, method="lcp", progress=True, algorithm=None, tol=None,
             break
         q.append(scene.configuration())
         vel.append(res.v_next.copy())
-        ke.append(scene.kinetic_energy())
+        J = _inertia(scene)
+        ke.append(assembly.kinetic_energy(scene.fields(), scene.planar, J))
         pe.append(scene.potential_energy())
         pen.append(contacts.max_penetration())
         impulses.append(np.array(p_n))
