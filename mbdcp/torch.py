@@ -164,7 +164,7 @@ def _apply(problem, args, options, returned):
         else:
             arrays[name] = x.numpy()
     base = None
-    if np.ndim(arrays[problem.anchor]) > 1:  # a batch
+    if getattr(arrays[problem.anchor], "ndim", 0) > 1:  # a batch (a list anchor was made an array above)
         base = ad.torch_batch_ndims(problem, {n: np.shape(a) for n, a in arrays.items()})
     call = _Call(problem, arrays, options, base, returned)
     if not grad_tensors:

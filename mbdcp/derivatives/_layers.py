@@ -125,7 +125,9 @@ _RENAMED = {"max_pivots": "max_iter", "solver": "method", "phi": "psi_n", "dphi_
 def split_keywords(problem, kwargs):
     """(array keywords given, options): None-valued array keywords are dropped (absent)."""
     arrays, options = {}, {}
-    for key, value in renamed_keywords(problem.name, kwargs, _RENAMED).items():
+    if not kwargs.keys().isdisjoint(_RENAMED):
+        kwargs = renamed_keywords(problem.name, kwargs, _RENAMED)
+    for key, value in kwargs.items():
         if key in problem.keywords:
             if value is not None:
                 arrays[key] = value
@@ -210,14 +212,16 @@ def _derivative(problem, a, outs, extras, options):
     return derivative(problem, *arguments(problem, a), res, split_options(problem, options)[1])
 
 
-def _vjp(problem, d, cots):
-    """Gradients by input name for the output gradients ``cots`` (None: zero)."""
+def _vjp(problem, d, cots, wanted=None):
+    """Gradients by input name for the output gradients ``cots`` (None: zero): of every input, or
+    at least of those named in ``wanted`` (a set)."""
     if problem.name == "lcp":
         g = d.vjp(np.zeros(d.z.shape) if cots[0] is None else cots[0])
         return {"M": g.M, "q": g.q}
-    if len(cots) == 1:  # the first output only (v_next)
-        return d.vjp(cots[0]) if cots[0] is not None else d.vjp()
-    return d.vjp(**{o: c for o, c in zip(problem.outputs, cots) if c is not None})
+    given = {o: c for o, c in zip(problem.outputs, cots) if c is not None}
+    if problem.name == "step" and wanted is not None:
+        return d.vjp(**given, _wanted=wanted)
+    return d.vjp(**given)
 
 
 def _fit(problem, name, g, shape):
@@ -379,14 +383,14 @@ def backward(problem, arrays, options, outs, extras, cots, base_ndim=None, reduc
     # one derivative serves every instance when only the cotangents vary (a Jacobian by mapped vjps)
     per_problem = not all(lay.shared[n] for n in named if not n.startswith("cot:"))
     grads = {n: np.zeros((lay.size,) + (inst[n].shape if lay.shared[n] else inst[n].shape[1:])) for n in wanted}
-    notes, d = [], None
+    notes, d, need = [], None, frozenset(wanted)
     for i in range(lay.size):
         x = _pick(inst, lay, i)
         if d is None or per_problem:
             d = _derivative(problem, {n: x[n] for n in arrays}, [x[f"out:{k}"] for k in range(len(outs))],
                             [x[f"extra:{k}"] for k in range(len(extras))], options)
             notes.append((i if per_problem else None, _degenerate_note(problem, d)))
-        g = _vjp(problem, d, [x.get(f"cot:{k}") for k in range(len(cots))])
+        g = _vjp(problem, d, [x.get(f"cot:{k}") for k in range(len(cots))], need)
         for n in wanted:
             grads[n][i] = _fit(problem, n, g.get(n), grads[n].shape[1:])
     _warn(layer, problem, notes)
@@ -405,7 +409,7 @@ def backward_one(problem, arrays, call_args, res, options, cots, wanted, layer="
     d = derivative(problem, *call_args, res, options)
     if d.degenerate.size:
         _warn(layer, problem, [(None, _degenerate_note(problem, d))])
-    g = _vjp(problem, d, cots)
+    g = _vjp(problem, d, cots, frozenset(wanted))
     return [_fit(problem, n, g.get(n), np.shape(arrays[n])) for n in wanted]
 
 
@@ -413,7 +417,7 @@ def _gradients(problem, d, arrays, cots, wanted, layer):
     """The gradients of one problem at its derivative ``d`` (a warning first at a kink), each in its
     input's shape."""
     _warn(layer, problem, [(None, _degenerate_note(problem, d))])
-    g = _vjp(problem, d, cots)
+    g = _vjp(problem, d, cots, frozenset(wanted))
     return {n: _fit(problem, n, g.get(n), np.shape(arrays[n])) for n in wanted}
 
 
