@@ -141,6 +141,19 @@ def test_lcp_gradcheck_and_batch(rng):
     gradcheck(mt.lcp, [tensor(Ms), tensor(qs)])
 
 
+def test_lcp_gradient_of_q_or_m_alone_is_that_of_the_full_vjp(rng):
+    data, _ = C.planted_lcp(6, 2)
+    gz = rng.standard_normal(6)
+    full = mbdcp.derivatives.lcp(data["M"], data["q"], mbdcp.lemke(data["M"], data["q"])).vjp(gz)
+    for tracked in ("q", "M", "Mq"):
+        M, q = tensor(data["M"], grad="M" in tracked), tensor(data["q"], grad="q" in tracked)
+        (mt.lcp(M, q) * torch.as_tensor(gz)).sum().backward()
+        assert (M.grad is None) == ("M" not in tracked) and (q.grad is None) == ("q" not in tracked)
+        for x, want in ((M, full.M), (q, full.q)):
+            if x.grad is not None:
+                np.testing.assert_array_equal(x.grad.numpy(), want)
+
+
 def test_ccp_gradcheck():
     data = C.ccp_particle()
     args, kw = C.split(data, C.CCP_ARGS)

@@ -216,7 +216,7 @@ def _vjp(problem, d, cots, wanted=None):
     """Gradients by input name for the output gradients ``cots`` (None: zero): of every input, or
     at least of those named in ``wanted`` (a set)."""
     if problem.name == "lcp":
-        g = d.vjp(np.zeros(d.z.shape) if cots[0] is None else cots[0])
+        g = d.vjp(np.zeros(d.z.shape) if cots[0] is None else cots[0], _wanted=wanted)
         return {"M": g.M, "q": g.q}
     given = {o: c for o, c in zip(problem.outputs, cots) if c is not None}
     if problem.name == "step" and wanted is not None:
