@@ -32,11 +32,11 @@ from mbdcp.tools import batch as _batch
 
 __all__ = [
     "PROBLEMS",
-    "arguments",
     "CCPOutput",
     "DegenerateWarning",
     "SolveError",
     "StepOutput",
+    "arguments",
     "backward",
     "backward_one",
     "derivative",
