@@ -69,12 +69,13 @@ def _tensor(a):
 
 class _Call:
     """One layer call, from the forward pass to the backward: the inputs as NumPy (by name), the
-    options split for the solver and the derivative, the batch dimensions (None: one problem),
-    how many outputs are returned, the inputs that get a gradient, every tensor input with its
-    version, and the forward's solution (one problem: the solver's result object itself)."""
+    solver's arguments built from them once (one problem), the options split for the solver and
+    the derivative, the batch dimensions (None: one problem), how many outputs are returned, the
+    inputs that get a gradient, every tensor input with its version, and the forward's solution
+    (one problem: the solver's result object itself)."""
 
-    __slots__ = ("arrays", "base", "derivative_options", "extras", "grad_names", "options", "outs", "problem",
-                 "res", "returned", "solver_options", "versions")
+    __slots__ = ("arrays", "base", "call_args", "derivative_options", "extras", "grad_names", "options", "outs",
+                 "problem", "res", "returned", "solver_options", "versions")
 
     def __init__(self, problem, arrays, options, base, returned):
         self.problem, self.arrays, self.options, self.base, self.returned = problem, arrays, options, base, returned
@@ -82,13 +83,15 @@ class _Call:
 
     def solve(self):
         """The returned outputs as tensors (sharing memory with the solution kept for backward)."""
+        problem = self.problem
         if self.base is None:
-            self.res = ad.solve(self.problem, self.arrays, self.solver_options)
+            self.call_args = ad.arguments(problem, self.arrays)
+            self.res = res = ad.solve(problem, *self.call_args, self.solver_options)
             if self.returned == 1:
-                return (_tensor(getattr(self.res, self.problem.outputs[0])),)
-            return tuple(_tensor(getattr(self.res, o)) for o in self.problem.outputs)
-        self.outs, self.extras = ad.forward(self.problem, self.arrays, self.options, self.base)
-        return tuple(_tensor(o) for o in self.outs[:self.returned])
+                return (_tensor(getattr(res, problem.outputs[0])),)
+            return tuple([_tensor(getattr(res, o)) for o in problem.outputs])
+        self.outs, self.extras = ad.forward(problem, self.arrays, self.options, self.base)
+        return tuple([_tensor(o) for o in self.outs[:self.returned]])
 
     def gradients(self, cots):
         """The gradients of the inputs in ``grad_names`` for the output gradients ``cots`` (None: zero)."""
@@ -96,15 +99,17 @@ class _Call:
             if x._version != version:
                 raise RuntimeError(f"mbdcp.torch.{self.problem.name}: its input {name} was modified in place after "
                                    "the forward pass, so the gradient cannot be computed")
-        cots = [None if c is None else c.detach().numpy() for c in cots]
+        # the engine's output gradients need no graph (create_graph=True runs under no_grad here)
+        cots = [None if c is None else c.detach().numpy() if c.requires_grad else c.numpy() for c in cots]
         if self.base is None:
-            grads = ad.backward_one(self.problem, self.arrays, self.res, self.derivative_options, cots,
-                                    self.grad_names, layer="mbdcp.torch")
+            grads = ad.backward_one(self.problem, self.arrays, self.call_args, self.res, self.derivative_options,
+                                    cots, self.grad_names, layer="mbdcp.torch")
         else:
             cots += [None] * (len(self.outs) - len(cots))
-            grads = ad.backward(self.problem, self.arrays, self.options, self.outs, self.extras, cots, self.base,
+            named = ad.backward(self.problem, self.arrays, self.options, self.outs, self.extras, cots, self.base,
                                 reduce=True, layer="mbdcp.torch", wanted=self.grad_names)
-        return tuple([_tensor(grads[n]) for n in self.grad_names])
+            grads = [named[n] for n in self.grad_names]
+        return tuple([_tensor(g) for g in grads])
 
 
 class _Layer(torch.autograd.Function):
@@ -124,13 +129,16 @@ class _Layer(torch.autograd.Function):
         if torch.is_grad_enabled():  # create_graph=True: a second derivative raises instead of being zero
             return _Layer._once(ctx, *cots)
         ctx.saved_tensors  # noqa: B018 (raises if a returned output was modified in place)
-        return (None,) + ctx.call.gradients(cots)
+        return (None, *ctx.call.gradients(cots))
 
     @staticmethod
     @once_differentiable
     def _once(ctx, *cots):
         ctx.saved_tensors  # noqa: B018
-        return (None,) + ctx.call.gradients(cots)
+        return (None, *ctx.call.gradients(cots))
+
+
+_Tensor = torch.Tensor
 
 
 def _apply(problem, args, options, returned):
@@ -141,7 +149,7 @@ def _apply(problem, args, options, returned):
     arrays, grad_names, grad_tensors, versions = {}, [], [], []
     track = torch.is_grad_enabled()
     for name, x in args.items():
-        if not isinstance(x, torch.Tensor):  # a constant; a Python float is checked by the solver
+        if not isinstance(x, _Tensor):  # a constant; a Python float is checked by the solver
             arrays[name] = x if type(x) is float else val.as_array(name, x)
             continue
         if x.dtype is not _F64 or not x.is_cpu:
@@ -156,7 +164,7 @@ def _apply(problem, args, options, returned):
         else:
             arrays[name] = x.numpy()
     base = None
-    if np.ndim(arrays[problem.anchor]) > 1:  # a batch
+    if getattr(arrays[problem.anchor], "ndim", 0) > 1:  # a batch (a list anchor was made an array above)
         base = ad.torch_batch_ndims(problem, {n: np.shape(a) for n, a in arrays.items()})
     call = _Call(problem, arrays, options, base, returned)
     if not grad_tensors:

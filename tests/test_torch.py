@@ -76,6 +76,30 @@ def test_step_gradcheck_in_every_input(kind, rng):
                 close(C.central_difference(C.solve_step, data, {k: t}, weights), C.directional(grads, {k: t}))
 
 
+@pytest.mark.parametrize("kind", sorted(C.SCENES))
+def test_gradients_of_some_inputs_are_those_of_the_full_vjp(kind, rng):
+    # the layer asks mbdcp.derivatives only for the inputs that need a gradient: each of them must be
+    # exactly what the full vjp gives, whichever subset is tracked
+    data = C.stable(C.SCENES[kind], 1)[0]
+    res = C.solve_step(data)
+    args, kw = C.split(data, C.STEP_ARGS)
+    d = mbdcp.derivatives.step(*args, res, **kw)
+    weights = C.output_weights(rng, res, mt.StepOutput._fields)
+    full = d.vjp(**weights)
+    names = [k for k in data if k not in ("E", "Ej")]
+    for tracked in (["U", "v"], ["M", "h"], ["Wn", "D", "p_ext"], [k for k in names if k in ("Wb", "Dj", "theta")],
+                    names):
+        if not tracked:
+            continue
+        x = {k: tensor(v, grad=k in tracked) for k, v in data.items()}
+        args_t, kw_t = C.split(x, C.STEP_ARGS)
+        out = mt.step(*args_t, **kw_t, full_output=True)
+        sum((torch.as_tensor(w) * getattr(out, o)).sum() for o, w in weights.items()).backward()
+        for k in tracked:
+            want = np.diag(full[k]) if k == "U" and np.ndim(data[k]) == 2 else full[k]
+            np.testing.assert_array_equal(x[k].grad.numpy(), np.reshape(want, np.shape(data[k])), err_msg=k)
+
+
 def test_batch_is_mbdcp_batch_and_gradchecks(rng):
     data = C.stable(C.sliding, 1)[0]
     args, kw = C.split(data, C.STEP_ARGS)
@@ -115,6 +139,19 @@ def test_lcp_gradcheck_and_batch(rng):
     np.testing.assert_array_equal(out.detach().numpy(), mbdcp.batch.lemke(data["M"], qs).z)
     Ms = np.stack([data["M"] + 0.1 * i * np.eye(6) for i in range(5)])
     gradcheck(mt.lcp, [tensor(Ms), tensor(qs)])
+
+
+def test_lcp_gradient_of_q_or_m_alone_is_that_of_the_full_vjp(rng):
+    data, _ = C.planted_lcp(6, 2)
+    gz = rng.standard_normal(6)
+    full = mbdcp.derivatives.lcp(data["M"], data["q"], mbdcp.lemke(data["M"], data["q"])).vjp(gz)
+    for tracked in ("q", "M", "Mq"):
+        M, q = tensor(data["M"], grad="M" in tracked), tensor(data["q"], grad="q" in tracked)
+        (mt.lcp(M, q) * torch.as_tensor(gz)).sum().backward()
+        assert (M.grad is None) == ("M" not in tracked) and (q.grad is None) == ("q" not in tracked)
+        for x, want in ((M, full.M), (q, full.q)):
+            if x.grad is not None:
+                np.testing.assert_array_equal(x.grad.numpy(), want)
 
 
 def test_ccp_gradcheck():

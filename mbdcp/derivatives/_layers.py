@@ -36,6 +36,7 @@ __all__ = [
     "DegenerateWarning",
     "SolveError",
     "StepOutput",
+    "arguments",
     "backward",
     "backward_one",
     "derivative",
@@ -124,7 +125,9 @@ _RENAMED = {"max_pivots": "max_iter", "solver": "method", "phi": "psi_n", "dphi_
 def split_keywords(problem, kwargs):
     """(array keywords given, options): None-valued array keywords are dropped (absent)."""
     arrays, options = {}, {}
-    for key, value in renamed_keywords(problem.name, kwargs, _RENAMED).items():
+    if not kwargs.keys().isdisjoint(_RENAMED):
+        kwargs = renamed_keywords(problem.name, kwargs, _RENAMED)
+    for key, value in kwargs.items():
         if key in problem.keywords:
             if value is not None:
                 arrays[key] = value
@@ -143,10 +146,13 @@ def _fail(problem, status, instance=None, count=1):
 
 # ---- one problem ----------------------------------------------------------------------------
 
-def _arguments(problem, a):
+def arguments(problem, a):
     """The positional arguments (h a float when it is a scalar) and the array keywords of a step
-    or a CCP step, from its inputs by name."""
+    or a CCP step (M, q of an LCP), from its inputs by name: what :func:`solve` and
+    :func:`derivative` take."""
     args = [a[k] for k in problem.positional]
+    if problem.name == "lcp":
+        return args, {}
     h = args[-1]
     if type(h) is not float and np.ndim(h) == 0:
         args[-1] = float(h)
@@ -162,13 +168,12 @@ def split_options(problem, options):
             {k: v for k, v in options.items() if k in problem.derivative_options})
 
 
-def solve(problem, a, solver_options, instance=None):
-    """The result object of one problem (mbdcp.lemke, mbdcp.step or mbdcp.ccp on the inputs ``a``
-    by name); SolveError naming the status unless it is SOLVED."""
+def solve(problem, args, kw, solver_options, instance=None):
+    """The result object of one problem (mbdcp.lemke, mbdcp.step or mbdcp.ccp on the inputs
+    ``args``, ``kw`` of :func:`arguments`); SolveError naming the status unless it is SOLVED."""
     if problem.name == "lcp":
-        res = mbdcp.lemke(a["M"], a["q"], **solver_options)
+        res = mbdcp.lemke(*args, **solver_options)
     else:
-        args, kw = _arguments(problem, a)
         res = (mbdcp.step if problem.name == "step" else mbdcp.ccp)(*args, **kw, **solver_options)
     if res.status != Status.SOLVED:
         _fail(problem, res.status, instance)
@@ -177,19 +182,18 @@ def solve(problem, a, solver_options, instance=None):
 
 def _solve_one(problem, a, options, instance=None):
     """(outputs, extras) of one problem: extras carry what the derivative needs beyond the outputs."""
-    res = solve(problem, a, split_options(problem, options)[0], instance)
+    res = solve(problem, *arguments(problem, a), split_options(problem, options)[0], instance)
     outs = tuple(getattr(res, o) for o in problem.outputs)
     if problem.name == "lcp":
         return outs, (res.basis.astype(np.float64),)
     return outs, (() if problem.name == "step" else (np.array(res.residual),))
 
 
-def derivative(problem, a, res, derivative_options):
+def derivative(problem, args, kw, res, derivative_options):
     """The mbdcp.derivatives object at ``res``, the result object of :func:`solve` (or one built
-    from a forward pass's outputs) for the inputs ``a`` by name."""
+    from a forward pass's outputs) for the inputs ``args``, ``kw`` of :func:`arguments`."""
     if problem.name == "lcp":
-        return derivatives.lcp(a["M"], a["q"], res, **derivative_options)
-    args, kw = _arguments(problem, a)
+        return derivatives.lcp(*args, res, **derivative_options)
     return (derivatives.step if problem.name == "step" else derivatives.ccp)(*args, res, **kw, **derivative_options)
 
 
@@ -205,15 +209,19 @@ def _derivative(problem, a, outs, extras, options):
     else:
         res = CCPResult(**solved, v_next=outs[0], gamma=outs[1], p_b=outs[2], iterations=0, residual=float(extras[0]),
                         history=np.zeros(0), method="")
-    return derivative(problem, a, res, split_options(problem, options)[1])
+    return derivative(problem, *arguments(problem, a), res, split_options(problem, options)[1])
 
 
-def _vjp(problem, d, cots):
-    """Gradients by input name for the output gradients ``cots`` (None: zero)."""
+def _vjp(problem, d, cots, wanted=None):
+    """Gradients by input name for the output gradients ``cots`` (None: zero): of every input, or
+    at least of those named in ``wanted`` (a set)."""
     if problem.name == "lcp":
-        g = d.vjp(np.zeros(d.z.shape) if cots[0] is None else cots[0])
+        g = d.vjp(np.zeros(d.z.shape) if cots[0] is None else cots[0], _wanted=wanted)
         return {"M": g.M, "q": g.q}
-    return d.vjp(**{o: c for o, c in zip(problem.outputs, cots) if c is not None})
+    given = {o: c for o, c in zip(problem.outputs, cots) if c is not None}
+    if problem.name == "step" and wanted is not None:
+        return d.vjp(**given, _wanted=wanted)
+    return d.vjp(**given)
 
 
 def _fit(problem, name, g, shape):
@@ -221,7 +229,8 @@ def _fit(problem, name, g, shape):
     diagonal matrix; h as a scalar; a flat or (n_c, 2) dpsi_t."""
     if g is None or name in problem.combinatorial:
         return np.zeros(shape)
-    g = np.asarray(g, dtype=np.float64)
+    if type(g) is not np.ndarray or g.dtype != np.float64:  # h's gradient is a float
+        g = np.asarray(g, dtype=np.float64)
     if g.shape == shape:
         return g
     if name in ("U", "mu") and len(shape) == 0:
@@ -374,14 +383,14 @@ def backward(problem, arrays, options, outs, extras, cots, base_ndim=None, reduc
     # one derivative serves every instance when only the cotangents vary (a Jacobian by mapped vjps)
     per_problem = not all(lay.shared[n] for n in named if not n.startswith("cot:"))
     grads = {n: np.zeros((lay.size,) + (inst[n].shape if lay.shared[n] else inst[n].shape[1:])) for n in wanted}
-    notes, d = [], None
+    notes, d, need = [], None, frozenset(wanted)
     for i in range(lay.size):
         x = _pick(inst, lay, i)
         if d is None or per_problem:
             d = _derivative(problem, {n: x[n] for n in arrays}, [x[f"out:{k}"] for k in range(len(outs))],
                             [x[f"extra:{k}"] for k in range(len(extras))], options)
             notes.append((i if per_problem else None, _degenerate_note(problem, d)))
-        g = _vjp(problem, d, [x.get(f"cot:{k}") for k in range(len(cots))])
+        g = _vjp(problem, d, [x.get(f"cot:{k}") for k in range(len(cots))], need)
         for n in wanted:
             grads[n][i] = _fit(problem, n, g.get(n), grads[n].shape[1:])
     _warn(layer, problem, notes)
@@ -392,18 +401,23 @@ def backward(problem, arrays, options, outs, extras, cots, base_ndim=None, reduc
     return out
 
 
-def backward_one(problem, arrays, res, options, cots, wanted, layer="mbdcp"):
+def backward_one(problem, arrays, call_args, res, options, cots, wanted, layer="mbdcp"):
     """:func:`backward` of one problem at ``res``, the result object :func:`solve` returned in the
-    forward pass (nothing rebuilt): gradients of the inputs named in ``wanted``, each in its
-    input's shape; ``options`` are the derivative's (:func:`split_options`)."""
-    return _gradients(problem, derivative(problem, arrays, res, options), arrays, cots, wanted, layer)
+    forward pass for ``call_args`` = (args, kw) of :func:`arguments` (nothing rebuilt or
+    re-split): the gradients of the inputs named in ``wanted``, in that order, each in the shape of
+    its input in ``arrays``; ``options`` are the derivative's (:func:`split_options`)."""
+    d = derivative(problem, *call_args, res, options)
+    if d.degenerate.size:
+        _warn(layer, problem, [(None, _degenerate_note(problem, d))])
+    g = _vjp(problem, d, cots, frozenset(wanted))
+    return [_fit(problem, n, g.get(n), np.shape(arrays[n])) for n in wanted]
 
 
 def _gradients(problem, d, arrays, cots, wanted, layer):
     """The gradients of one problem at its derivative ``d`` (a warning first at a kink), each in its
     input's shape."""
     _warn(layer, problem, [(None, _degenerate_note(problem, d))])
-    g = _vjp(problem, d, cots)
+    g = _vjp(problem, d, cots, frozenset(wanted))
     return {n: _fit(problem, n, g.get(n), np.shape(arrays[n])) for n in wanted}
 
 

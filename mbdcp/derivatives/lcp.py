@@ -69,8 +69,9 @@ class LCPDerivative(_Repr):
         dz[a] = -lu_solve(self._lu, rhs)
         return finite_result(dz, [k for k, x in (("dM", dM), ("dq", dq)) if x is not None])
 
-    def vjp(self, gz):
+    def vjp(self, gz, *, _wanted=None):
         """Gradients (M, q) of the loss <gz, z>: gq_a = -(M_aa)^-T gz_a, gM = gq z^T."""
+        # _wanted (private, for the differentiable layers): without "M", gM (n x n) is not formed (None)
         n = self.z.shape[0]
         if gz is None:
             raise TypeError("gz (the gradient of the loss with respect to z) is required, got None")
@@ -79,7 +80,7 @@ class LCPDerivative(_Repr):
         a = self._idx
         if a.size:
             gq[a] = -lu_solve(self._lu, gz[a], trans=1)
-        gM = np.outer(gq, self.z)
+        gM = np.outer(gq, self.z) if _wanted is None or "M" in _wanted else None
         finite_result({"M": gM, "q": gq}, ["gz"])
         return LCPGradient(M=gM, q=gq)
 

@@ -38,6 +38,7 @@ __all__ = ["StepDerivative", "step"]
 
 INPUTS = ("M", "Wn", "D", "U", "v", "h", "p_ext", "psi_n", "dpsi_n", "dpsi_f", "Wb", "theta", "dtheta", "Dj",
           "beta_max")
+_ALL_INPUTS = frozenset(INPUTS)
 OUTPUTS = ("v_next", "p_n", "beta", "sigma", "p_b", "beta_j", "sigma_j")
 # keywords of mbdcp.step that choose how the step is solved, not what it is
 _SOLVER_ONLY = ("method", "return_lcp", "warm_start", "basis", "max_iter", "tol")
@@ -188,29 +189,44 @@ class StepDerivative(_Repr):
                     return
 
     # ---- reverse mode -------------------------------------------------------------------------
-    def vjp(self, v_next=None, p_n=None, beta=None, sigma=None, p_b=None, beta_j=None, sigma_j=None):
+    def vjp(self, v_next=None, p_n=None, beta=None, sigma=None, p_b=None, beta_j=None, sigma_j=None, *,
+            _wanted=None):
         """Gradients keyed by input name of the loss sum_k <g_k, output_k> for output gradients
         g_k (absent ones are zero). ``U`` gets the gradient with respect to the vector mu (n_c,),
         ``M`` the symmetric gradient (valid for symmetric changes of M), ``h`` a float."""
+        # _wanted (private, for the differentiable layers): only these inputs' gradients; the
+        # matrix ones (M, Wn, D, Wb, Dj), outer products of n_v rows, are formed only when wanted
+        return self._vjp((v_next, p_n, beta, sigma, p_b, beta_j, sigma_j), _wanted)
+
+    def _vjp(self, cots, wanted):
         d = self._d
         FN, FB, FBJ, FS, FSJ = d["FN"], d["FB"], d["FBJ"], d["FS"], d["FSJ"]
         g = {}
-        for name, x in zip(OUTPUTS, (v_next, p_n, beta, sigma, p_b, beta_j, sigma_j)):
+        for name, x in zip(OUTPUTS, cots):
             g[name] = np.zeros(d[name].shape) if x is None else dense_tangent(name, x, d[name].shape)
         h, vn = d["h"], d["v_next"]
-        grad = {"D": np.zeros_like(d["D"]), "dpsi_f": np.zeros(d["m"]), "Dj": np.zeros_like(d["Dj"])}
+        want = (_ALL_INPUTS if wanted is None else wanted).__contains__
+        want_D, want_Dj = want("D"), want("Dj") and d["has_joint_friction"]
+        grad = {}
+        if want_D:
+            grad["D"] = np.zeros_like(d["D"])
+        grad["dpsi_f"] = np.zeros(d["m"])
+        if want_Dj:
+            grad["Dj"] = np.zeros_like(d["Dj"])
         g_v = g["v_next"].copy()
         pc, pk = d["post_c"], d["post_k"]
         if pc.size:
             gs = g["sigma"][pc]
             g_v -= d["D"][:, pk] @ gs
-            grad["D"][:, pk] -= np.outer(vn, gs)
+            if want_D:
+                grad["D"][:, pk] -= np.outer(vn, gs)
             grad["dpsi_f"][pk] -= gs
         pj, pjk = d["post_j"], d["post_jk"]
         if pj.size:
             gs = g["sigma_j"][pj]
             g_v -= d["Dj"][:, pjk] @ gs
-            grad["Dj"][:, pjk] -= np.outer(vn, gs)
+            if want_Dj:
+                grad["Dj"][:, pjk] -= np.outer(vn, gs)
         g_x = np.concatenate([g["p_b"], g["p_n"][FN], g["beta"][FB], g["beta_j"][FBJ], g["sigma"][FS],
                               g["sigma_j"][FSJ]])
         X, L = d["X"], d["L"]
@@ -222,35 +238,40 @@ class StepDerivative(_Repr):
         a_v = tri_solve(L, a - X @ lam[:nJ], trans=1)
         o = self._offsets()
         lb, ln, lf, lj, ls, lsj = (lam[o[i]:o[i + 1]] for i in range(6))
-        grad["M"] = sym_outer(a_v, d["v"] - vn)
+        if want("M"):
+            grad["M"] = sym_outer(a_v, d["v"] - vn)
         grad["v"] = d["M"] @ a_v
         grad["p_ext"] = a_v.copy()
-        grad["Wn"] = np.outer(a_v, d["p_n"])
-        grad["Wn"][:, FN] -= np.outer(vn, ln)
+        if want("Wn"):
+            grad["Wn"] = np.outer(a_v, d["p_n"])
+            grad["Wn"][:, FN] -= np.outer(vn, ln)
         grad["psi_n"] = np.zeros(d["n_c"])
         grad["psi_n"][FN] = -ln / h
         grad["dpsi_n"] = np.zeros(d["n_c"])
         grad["dpsi_n"][FN] = -ln
-        grad["D"] += np.outer(a_v, d["beta"])
-        grad["D"][:, FB] -= np.outer(vn, lf)
+        if want_D:
+            grad["D"] += np.outer(a_v, d["beta"])
+            grad["D"][:, FB] -= np.outer(vn, lf)
         grad["dpsi_f"][FB] -= lf
         grad["U"] = np.zeros(d["n_c"])
         grad["U"][FS] = -ls * d["p_n"][FS]
         grad["h"] = float(ln @ d["psi_n"][FN] + lb @ d["theta"]) / h ** 2
         if d["n_b"]:
-            grad["Wb"] = np.outer(a_v, d["p_b"]) - np.outer(vn, lb)
+            if want("Wb"):
+                grad["Wb"] = np.outer(a_v, d["p_b"]) - np.outer(vn, lb)
             grad["theta"] = -lb / h
             grad["dtheta"] = -lb
         if d["has_joint_friction"]:
-            grad["Dj"] += np.outer(a_v, d["beta_j"])
-            grad["Dj"][:, FBJ] -= np.outer(vn, lj)
+            if want_Dj:
+                grad["Dj"] += np.outer(a_v, d["beta_j"])
+                grad["Dj"][:, FBJ] -= np.outer(vn, lj)
             grad["beta_max"] = np.zeros(d["n_j"])
             grad["beta_max"][FSJ] = -lsj
-        else:
-            del grad["Dj"]
         if d["psi_chain"] is not None:  # psi_n entered as the corrected gap
             grad["psi_n"], grad["h"] = d["psi_chain"].pullback(grad["psi_n"], grad["h"])
-        given = [n for n, x in zip(OUTPUTS, (v_next, p_n, beta, sigma, p_b, beta_j, sigma_j)) if x is not None]
+        if wanted is not None:
+            grad = {n: x for n, x in grad.items() if n in wanted}
+        given = [n for n, x in zip(OUTPUTS, cots) if x is not None]
         return finite_result(grad, given)
 
     def jacobian(self, of, wrt):
