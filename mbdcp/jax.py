@@ -58,6 +58,7 @@ except ModuleNotFoundError as exc:
         raise
     raise ModuleNotFoundError("mbdcp.jax needs JAX: pip install 'mbdcp[jax]'", name=exc.name) from exc
 
+from mbdcp.derivatives import _jax_step
 from mbdcp.derivatives import _layers as ad
 from mbdcp.derivatives._common import DEGENERATE_TOL
 from mbdcp.derivatives.lcp import RCOND_MIN
@@ -194,11 +195,10 @@ _STEP_INPUTS = ("M", "Wn", "D", "E", "U", "v", "h", "p_ext", "psi_n")
 _STEP_OPTIONS = ("max_iter", "tol", "degenerate_tol", "method", "baumgarte", "max_correction_speed")
 
 
-def _native_step(names, shapes, options):
-    """The forward solve of :func:`step` as an XLA custom call (vals -> v_next, p_n, beta, sigma
-    packed, as the callback packs them), or None when the custom call cannot serve the call: joints,
-    moving surfaces, a matrix U (its diagonal is checked on the host), a stabilisation option, a
-    warm start, ..., or no custom call available."""
+def _plain_step(names, shapes, options):
+    """(n_v, n_c, m) of a plain step, or None: joints, moving surfaces, a matrix U (its diagonal is
+    checked on the host), a stabilisation option, a warm start, ... or shapes that do not fit (a
+    misfit the callback's validation names)."""
     if not set(names) <= set(_STEP_INPUTS) or not set(options) <= set(_STEP_OPTIONS):
         return None
     if options.get("method", "lemke") != "lemke" or options.get("max_correction_speed") is not None \
@@ -209,7 +209,18 @@ def _native_step(names, shapes, options):
     want = {"M": (n_v, n_v), "Wn": (n_v, n_c), "D": (n_v, m), "E": (m, n_c), "v": (n_v,), "h": (),
             "p_ext": (n_v,), "psi_n": (n_c,)}
     if n_v < 1 or any(s[k] != w for k, w in want.items() if k in s) or s["U"] not in ((), (n_c,)):
-        return None  # a misfit the callback's validation names
+        return None
+    return n_v, n_c, m
+
+
+def _native_step(names, shapes, options):
+    """The forward solve of :func:`step` as an XLA custom call (vals -> v_next, p_n, beta, sigma
+    packed, as the callback packs them), or None when the step is not plain (:func:`_plain_step`)
+    or no custom call is available."""
+    sizes = _plain_step(names, shapes, options)
+    if sizes is None:
+        return None
+    n_v, n_c, m = sizes
     max_iter, tol = val.lemke_settings(options.get("max_iter"), options.get("tol"))
     target = _native_target(_STEP_TARGET, "step_handler")
     if target is None:
@@ -300,9 +311,28 @@ def _layer(problem, names, shapes, options):
                          _lead((mats, vecs, flat, cot)))
         return host
 
+    plain = _plain_step(names, shapes, options) if problem.name == "step" else None
+
+    def _plain_step_vjp(mats, vecs, flat, cots):
+        """(gradients by name, ok) of a plain step by :func:`mbdcp.derivatives._jax_step.step_vjp`."""
+        a = {}
+        for group, pack in zip(groups, (mats, vecs)):
+            a.update(zip((names[i] for i in group), _split(pack, [shapes[i] for i in group])))
+        n_v, n_c, _ = plain
+        a.setdefault("p_ext", jnp.zeros(n_v))
+        a.setdefault("psi_n", jnp.zeros(n_c))
+        mu = jnp.broadcast_to(a["U"], (n_c,))
+        out = _split(flat, out_shapes[:4])
+        cot = [jnp.zeros(s) if isinstance(c, SymbolicZero) else c for c, s in zip(cots[:4], out_shapes[:4])]
+        grads, ok = _jax_step.step_vjp({**a, "U": mu}, out, cot, step_tol)
+        grads["U"] = jnp.reshape(jnp.sum(grads["U"]) if shapes[names.index("U")] == () else grads["U"],
+                                 shapes[names.index("U")])
+        return grads, ok
+
     native = (_native_lemke(options) if problem.name == "lcp" else
               _native_step(names, shapes, options) if problem.name == "step" else None)
     lcp_tol = val.positive_scalar("degenerate_tol", options.get("degenerate_tol", DEGENERATE_TOL))
+    step_tol = lcp_tol
 
     def callback(*packs):
         return jax.pure_callback(host_solve, jax.ShapeDtypeStruct((total,), jnp.float64), *packs,
@@ -337,8 +367,16 @@ def _layer(problem, names, shapes, options):
             grads = _lcp_vjp(M, q, flat, cots[0], lcp_tol)
             return tuple(grads[i] if i in wanted else None for i in range(2))
         size = sum(math.prod(shapes[i]) for i in wanted)
-        g = jax.pure_callback(host_vjp(given, wanted), jax.ShapeDtypeStruct((size,), jnp.float64), mats, vecs,
-                              flat, _pack([cots[i] for i in given]), vmap_method="expand_dims")
+
+        def host():
+            return jax.pure_callback(host_vjp(given, wanted), jax.ShapeDtypeStruct((size,), jnp.float64), mats,
+                                     vecs, flat, _pack([cots[i] for i in given]), vmap_method="expand_dims")
+        if plain is None:
+            g = host()
+        else:  # in JAX itself; the host decides (and warns, or raises) only where the JAX rule does not
+            grads, ok = _plain_step_vjp(mats, vecs, flat, cots)
+            own = _pack([grads[names[i]] for i in wanted])
+            g = jax.lax.cond(ok, lambda: own, host)
         out = [None] * len(names)
         for i, x in zip(wanted, _split(g, [shapes[i] for i in wanted])):
             out[i] = x
