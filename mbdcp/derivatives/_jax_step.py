@@ -12,6 +12,7 @@ import jax
 import jax.numpy as jnp
 
 from mbdcp.derivatives.lcp import RCOND_MIN
+from mbdcp.infrastructure.validate import OPPOSITE_RTOL
 
 _TINY = 2.2250738585072014e-308  # np.finfo(float).tiny
 
@@ -27,17 +28,19 @@ def _scales(M, Minv, Wn, D, own1, v, vn, p_ext, psi_n, h, p_n, beta, tol):
     return tol * P, tol * jnp.maximum(S_c, S_d)
 
 
-def _active(w_n, w_b, p_n, beta, sigma, mu, O, tp, tv):
-    """(free p_n, free beta, free sigma, post direction masks, ok): mbdcp.derivatives.step's
-    classification where it needs no host decision, ok False elsewhere. ``O`` (m, n_c) is 1 where
-    direction k belongs to contact c."""
+def _active(D, w_n, w_b, w_s, p_n, beta, sigma, mu, O, tp, tv):
+    """The masks of mbdcp.derivatives.step's classification (its _classify and _structural) and
+    ok, False where it needs the host: degenerate points, contacts without friction, sticking
+    directions whose zero-velocity set is not made of opposite pairs (a linear program decides
+    there). ``O`` (m, n_c) is 1 where direction k belongs to contact c."""
     own1 = O > 0.5
     has = jnp.any(own1, axis=0)
     in_contact = p_n > tp
     sig_pos = sigma > tv
     tvd = O @ tv
     free_b = (beta > tp) & (O @ in_contact.astype(O.dtype) > 0.5)
-    bz = (beta <= tp) & (w_b <= tvd)
+    zero_w = w_b <= tvd
+    bz = (beta <= tp) & zero_w
     wm = jnp.where(own1, w_b[:, None], jnp.inf)
     w1 = jnp.min(wm, axis=0, initial=jnp.inf)
     hit = own1 & (w_b[:, None] == w1[None, :])
@@ -50,8 +53,67 @@ def _active(w_n, w_b, p_n, beta, sigma, mu, O, tp, tv):
     stick = in_contact & has & ~sig_pos
     lonely = slide & ~(O.T @ free_b.astype(O.dtype) > 0.5)
     direction = (O.T @ (bz & ~free_b).astype(O.dtype) > 0.5) & slide
-    bad = (sep & (w_n <= tv)) | kink | stick | lonely | (in_contact & has & (mu == 0)) | direction
-    return in_contact, free_b, slide, (arg & post[None, :]).any(axis=1), ~jnp.any(bad)
+    edge = stick & (w_s <= tp)
+    # sticking directions with beta = w = 0: structural when the contact's zero-w directions come
+    # in opposite pairs (they positively span), the only case decided here
+    cand = bz & (O @ stick.astype(O.dtype) > 0.5)
+    cand_c = O.T @ cand.astype(O.dtype) > 0.5
+    pool = zero_w & (O @ cand_c.astype(O.dtype) > 0.5)
+    same = own1 @ own1.T
+    scale = jnp.max(jnp.where(own1, jnp.max(jnp.abs(D), axis=0, initial=0.0)[:, None], 0.0), axis=0, initial=0.0)
+    gap = jnp.max(jnp.abs(D[:, :, None] + D[:, None, :]), axis=0, initial=0.0)
+    opp = same & pool[None, :] & ~jnp.eye(D.shape[1], dtype=bool) & (gap <= OPPOSITE_RTOL * (O @ scale)[:, None])
+    unpaired = pool & ~jnp.any(opp, axis=1)
+    bad = ((sep & (w_n <= tv)) | kink | lonely | (in_contact & has & (mu == 0)) | direction | edge
+           | (O.T @ unpaired.astype(O.dtype) > 0.5))
+    return dict(in_contact=in_contact, free_b=free_b, slide=slide, stick=stick, cand=cand,
+                post_k=(arg & post[None, :]).any(axis=1), ok=~jnp.any(bad))
+
+
+def _greedy(X, R, chosen, cand, cut):
+    """One block of mbdcp.derivatives.step's _independent: the candidate columns of X (residuals R
+    after what was kept) picked by largest residual while it exceeds ``cut`` (a pivoted QR),
+    each pick orthogonalised out of R. Returns (R, chosen)."""
+    def body(_, state):
+        R, chosen = state
+        norms = jnp.where(cand & ~chosen, jnp.linalg.norm(R, axis=0), -1.0)
+        j = jnp.argmax(norms)
+        take = norms[j] > cut
+        q = R[:, j] / jnp.where(take, norms[j], 1.0)
+        R = R - jnp.where(take, 1.0, 0.0) * jnp.outer(q, q @ R)
+        return R, chosen.at[j].set(chosen[j] | take)
+    return jax.lax.fori_loop(0, X.shape[1], body, (R, chosen))
+
+
+def _independent(X, blocks):
+    """The kept columns (a mask) of the blocks (masks over X's columns, in order): all of the
+    first, then per block a maximal subset independent of those kept before."""
+    R, chosen = X, jnp.zeros(X.shape[1], dtype=bool)
+    norms = jnp.linalg.norm(X, axis=0)
+    kept = blocks[0]
+    for b, block in enumerate(blocks):
+        cut = 1e-9 * jnp.maximum(jnp.max(jnp.where(block, norms, 0.0), initial=0.0), 1e-300)
+        R, picked = _greedy(X, R, jnp.zeros_like(chosen), block, cut)
+        chosen = chosen | picked
+        if b:
+            kept = kept | picked
+    return kept
+
+
+def _free(X, n_c, s):
+    """(free p_n, free beta): the rows imposed, an independent subset at sticking contacts
+    (mbdcp.derivatives.step's _drop_dependent; the dropped impulses are held)."""
+    in_contact, free_b, slide, stick, cand = s["in_contact"], s["free_b"], s["slide"], s["stick"], s["cand"]
+    O = s["O"]
+    stick_b = free_b & (O @ stick.astype(O.dtype) > 0.5)
+    sticking_n = in_contact & ~slide
+    blocks = [jnp.concatenate([in_contact & slide, jnp.zeros_like(free_b)]),
+              jnp.concatenate([sticking_n, jnp.zeros_like(free_b)]),
+              jnp.concatenate([jnp.zeros_like(in_contact), stick_b]),
+              jnp.concatenate([jnp.zeros_like(in_contact), cand])]
+    kept = jax.lax.cond(jnp.any(sticking_n) | jnp.any(stick_b) | jnp.any(cand), lambda: _independent(X, blocks),
+                        lambda: jnp.concatenate([in_contact, free_b]))
+    return kept[:n_c], kept[n_c:] | (free_b & ~stick_b)
 
 
 def step_vjp(a, out, cot, tol):
@@ -64,28 +126,32 @@ def step_vjp(a, out, cot, tol):
     p_ext, psi_n = a["p_ext"], a["psi_n"]
     vn, p_n, beta, sigma = out
     n_c, m = Wn.shape[1], D.shape[1]
-    cho = jax.scipy.linalg.cho_factor(M, lower=True)
+    L = jnp.linalg.cholesky(M)
 
     def Minv(b):
-        return jax.scipy.linalg.cho_solve(cho, b)
+        return jax.scipy.linalg.cho_solve((L, True), b)
     own = jnp.argmax(E, axis=1) if m else jnp.zeros(0, dtype=int)
     own1 = own[:, None] == jnp.arange(n_c)[None, :]  # (m, n_c): direction k belongs to contact c
     O = own1.astype(M.dtype)
     tp, tv = _scales(M, Minv, Wn, D, own1, v, vn, p_ext, psi_n, h, p_n, beta, tol)
     w_n = Wn.T @ vn + psi_n / h
     w_b = D.T @ vn + O @ sigma
-    fn, fb, fs, post_k, ok = _active(w_n, w_b, p_n, beta, sigma, mu, O, tp, tv)
+    w_s = mu * p_n - O.T @ beta
+    s = _active(D, w_n, w_b, w_s, p_n, beta, sigma, mu, O, tp, tv)
+    J = jnp.concatenate([Wn, D], axis=1)
+    X = jax.scipy.linalg.solve_triangular(L, J, lower=True)  # the rows in the metric of M^-1
+    fn, fb = _free(X, n_c, dict(s, O=O))
+    fs, post_k, ok = s["slide"], s["post_k"], s["ok"]
     g_v, g_n, g_b, g_s = cot
     # a separated contact's sigma follows the sliding speed of its slowest direction
     gs_k = post_k * (O @ g_s)
     g_v = g_v - D @ gs_k
     # the implicit-function system in the free multipliers (p_n, beta, sigma), identity elsewhere
-    J = jnp.concatenate([Wn, D], axis=1)
     MJ = Minv(J)
     act = jnp.concatenate([fn, fb, fs]).astype(M.dtype)
     nJ = n_c + m
     K = jnp.zeros((nJ + n_c, nJ + n_c), M.dtype)
-    K = K.at[:nJ, :nJ].set(J.T @ MJ)
+    K = K.at[:nJ, :nJ].set(X.T @ X)
     K = K.at[n_c:nJ, nJ:].set(O)            # beta rows: + dsigma
     K = K.at[nJ:, n_c:nJ].set(-O.T)         # sigma rows: mu dp_n - sum dbeta
     K = K.at[nJ:, :n_c].set(jnp.diag(mu))
@@ -105,5 +171,5 @@ def step_vjp(a, out, cot, tol):
          "h": ln @ psi_n / h ** 2, "E": jnp.zeros_like(E)}
     finite = jnp.all(jnp.stack([jnp.all(jnp.isfinite(x)) for x in g.values()]))
     ok = ok & (jnp.min(u, initial=1.0) > RCOND_MIN * jnp.max(u, initial=1.0)) & finite \
-        & jnp.all(jnp.isfinite(cho[0]))
+        & jnp.all(jnp.isfinite(L))
     return g, ok
