@@ -323,11 +323,33 @@ def _layer(problem, names, shapes, options):
         a.setdefault("psi_n", jnp.zeros(n_c))
         mu = jnp.broadcast_to(a["U"], (n_c,))
         out = _split(flat, out_shapes[:4])
-        cot = [jnp.zeros(s) if isinstance(c, SymbolicZero) else c for c, s in zip(cots[:4], out_shapes[:4])]
+        cot = [jnp.zeros(s) if c is None else c for c, s in zip(cots[:4], out_shapes[:4])]
         grads, ok = _jax_step.step_vjp({**a, "U": mu}, out, cot, step_tol)
         grads["U"] = jnp.reshape(jnp.sum(grads["U"]) if shapes[names.index("U")] == () else grads["U"],
                                  shapes[names.index("U")])
         return grads, ok
+
+    plain_backwards = {}
+
+    def plain_backward(given, wanted):
+        """The backward of a plain step for these output gradients and wanted inputs: compiled once
+        (run op by op, its many small operations would cost more than the host's)."""
+        f = plain_backwards.get((given, wanted))
+        if f is None:
+            size = sum(math.prod(shapes[i]) for i in wanted)
+
+            def backward(mats, vecs, flat, cot):
+                def host():
+                    return jax.pure_callback(host_vjp(given, wanted), jax.ShapeDtypeStruct((size,), jnp.float64),
+                                             mats, vecs, flat, _pack(cot), vmap_method="expand_dims")
+                full = [None] * len(out_shapes)
+                for i, c in zip(given, cot):
+                    full[i] = c
+                grads, ok = _plain_step_vjp(mats, vecs, flat, full)
+                own = _pack([grads[names[i]] for i in wanted])
+                return jax.lax.cond(ok, lambda: own, host)
+            f = plain_backwards[(given, wanted)] = jax.jit(backward)
+        return f
 
     native = (_native_lemke(options) if problem.name == "lcp" else
               _native_step(names, shapes, options) if problem.name == "step" else None)
@@ -366,17 +388,12 @@ def _layer(problem, names, shapes, options):
             M, q = mats.reshape(shapes[0]), vecs.reshape(shapes[1])
             grads = _lcp_vjp(M, q, flat, cots[0], lcp_tol)
             return tuple(grads[i] if i in wanted else None for i in range(2))
-        size = sum(math.prod(shapes[i]) for i in wanted)
-
-        def host():
-            return jax.pure_callback(host_vjp(given, wanted), jax.ShapeDtypeStruct((size,), jnp.float64), mats,
-                                     vecs, flat, _pack([cots[i] for i in given]), vmap_method="expand_dims")
         if plain is None:
-            g = host()
+            size = sum(math.prod(shapes[i]) for i in wanted)
+            g = jax.pure_callback(host_vjp(given, wanted), jax.ShapeDtypeStruct((size,), jnp.float64), mats, vecs,
+                                  flat, _pack([cots[i] for i in given]), vmap_method="expand_dims")
         else:  # in JAX itself; the host decides (and warns, or raises) only where the JAX rule does not
-            grads, ok = _plain_step_vjp(mats, vecs, flat, cots)
-            own = _pack([grads[names[i]] for i in wanted])
-            g = jax.lax.cond(ok, lambda: own, host)
+            g = plain_backward(tuple(given), tuple(wanted))(mats, vecs, flat, [cots[i] for i in given])
         out = [None] * len(names)
         for i, x in zip(wanted, _split(g, [shapes[i] for i in wanted])):
             out[i] = x
