@@ -338,16 +338,30 @@ def _layer(problem, names, shapes, options):
         if f is None:
             size = sum(math.prod(shapes[i]) for i in wanted)
 
+            def host(mats, vecs, flat, cot):
+                return jax.pure_callback(host_vjp(given, wanted), jax.ShapeDtypeStruct((size,), jnp.float64),
+                                         mats, vecs, flat, _pack(cot), vmap_method="expand_dims")
+
+            @jax.custom_batching.custom_vmap
+            def either(ok, own, mats, vecs, flat, cot):
+                return jax.lax.cond(ok, lambda: own, lambda: host(mats, vecs, flat, cot))
+
+            @either.def_vmap
+            def either_batched(size_, batched, ok, own, *args):
+                # one conditional for the batch (a mapped one would run both branches): the host
+                # for every instance only when one of them needs it
+                ok = jnp.all(ok) if batched[0] else ok
+                own = own if batched[1] else jnp.broadcast_to(own, (size_,) + own.shape)
+                axes = tuple(jax.tree.map(lambda b: 0 if b else None, b) for b in batched[2:])
+                return jax.lax.cond(ok, lambda: own,
+                                    lambda: jax.vmap(host, in_axes=axes, axis_size=size_)(*args)), True
+
             def backward(mats, vecs, flat, cot):
-                def host():
-                    return jax.pure_callback(host_vjp(given, wanted), jax.ShapeDtypeStruct((size,), jnp.float64),
-                                             mats, vecs, flat, _pack(cot), vmap_method="expand_dims")
                 full = [None] * len(out_shapes)
                 for i, c in zip(given, cot):
                     full[i] = c
                 grads, ok = _plain_step_vjp(mats, vecs, flat, full)
-                own = _pack([grads[names[i]] for i in wanted])
-                return jax.lax.cond(ok, lambda: own, host)
+                return either(ok, _pack([grads[names[i]] for i in wanted]), mats, vecs, flat, cot)
             f = plain_backwards[(given, wanted)] = jax.jit(backward)
         return f
 

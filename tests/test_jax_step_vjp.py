@@ -140,7 +140,7 @@ def test_degenerate_points_go_to_the_host_and_warn(host_calls):
             assert_same(got, want, rtol=1e-12)
 
 
-def test_vmap(rng):
+def test_vmap(rng, host_calls):
     data = C.stable(lambda s: plain(s, True), 1)[0]
     M, Wn, D, E, U, v, h = (data[k] for k in C.STEP_ARGS)
     vs = v + 0.002 * rng.standard_normal((4, v.size))
@@ -156,6 +156,21 @@ def test_vmap(rng):
             _, want = reference(one, {"v_next": g})
             np.testing.assert_allclose(gU[i], want["U"], rtol=1e-10, atol=1e-14)
             np.testing.assert_allclose(gv[i], want["v"], rtol=1e-10, atol=1e-14)
+    assert not host_calls  # one conditional for the batch, not one per instance (which runs both branches)
+    # an instance at a degenerate point sends the batch to the host, with the warning
+    M, Wn, D, E, h = C.planar_particle()
+    pushes = jnp.array([0.3, 0.5, 0.7]) * C.G * h  # the middle one at the cone's edge (mu = 0.5)
+
+    def vx(mu, push):
+        return mj.step(M, Wn, D, E, mu, jnp.zeros(2), h, p_ext=jnp.stack([push, -C.G * h]), psi_n=jnp.zeros(1))[0]
+    with pytest.warns(mj.DegenerateWarning, match="stick-slip"):
+        got = jax.jit(jax.vmap(jax.grad(vx, argnums=(0, 1)), in_axes=(None, 0)))(0.5, pushes)
+    assert host_calls
+    for i in range(3):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            one = jax.grad(vx, argnums=(0, 1))(0.5, pushes[i])
+        np.testing.assert_allclose([got[0][i], got[1][i]], one, rtol=1e-12, atol=1e-15)
 
 
 def sphere_rollout(mu, steps=C.SPHERE_STEPS):
