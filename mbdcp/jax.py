@@ -8,8 +8,12 @@ theorem on the solution's active set), registered as a ``jax.custom_vjp``. It wo
   built and matches the installed XLA, :func:`lcp` is an XLA custom call straight into Lemke's
   method (no Python on the way), its gradient computed in JAX itself (a host callback runs only to
   warn or raise), and so is the solve of a plain :func:`step` (``p_ext`` and ``psi_n`` its only
-  array keywords, U a scalar or (n_c,), no stabilisation option or warm start); every other solve
-  and gradient is a ``jax.pure_callback`` into Python,
+  array keywords, U a scalar or (n_c,), no stabilisation option or warm start). A plain step's
+  gradient is computed in JAX itself too (on every platform), the same as
+  :func:`mbdcp.derivatives.step`'s; it calls the host only at a degenerate point (to warn and take
+  the documented side), for a singular system (to raise), or for a sticking contact whose
+  directions are not in opposite pairs. Every other solve and gradient is a ``jax.pure_callback``
+  into Python,
 - ``jax.grad``, ``jax.vjp``, ``jax.jacrev`` in every array input, the keywords included (``p_ext``,
   gaps, moving surfaces, joints, joint friction); E and Ej group directions and get zero gradients.
   Forward mode (``jax.jvp``, ``jax.jacfwd``) is not registered: use the reverse mode;
@@ -61,8 +65,8 @@ except ModuleNotFoundError as exc:
 from mbdcp.derivatives import _jax_step
 from mbdcp.derivatives import _layers as ad
 from mbdcp.derivatives._common import DEGENERATE_TOL
-from mbdcp.derivatives.lcp import RCOND_MIN
 from mbdcp.derivatives._layers import CCPOutput, DegenerateWarning, SolveError, StepOutput
+from mbdcp.derivatives.lcp import RCOND_MIN
 from mbdcp.infrastructure import validate as val
 
 try:
@@ -275,6 +279,57 @@ def _notify(singular, deg):
         ad._warn("mbdcp.jax", ad.PROBLEMS["lcp"], [(None, f"pairs z_i = w_i = 0 at {where}")])
 
 
+def _plain_step_vjp(layout, tol, mats, vecs, flat, cots):
+    """(gradients by name, ok) of a plain step by :func:`mbdcp.derivatives._jax_step.step_vjp`;
+    ``layout``: (names, shapes, groups of packed inputs, output shapes, (n_v, n_c, m))."""
+    names, shapes, groups, out_shapes, (n_v, n_c, _) = layout
+    a = {}
+    for group, pack in zip(groups, (mats, vecs)):
+        a.update(zip((names[i] for i in group), _split(pack, [shapes[i] for i in group])))
+    a.setdefault("p_ext", jnp.zeros(n_v))
+    a.setdefault("psi_n", jnp.zeros(n_c))
+    out = _split(flat, out_shapes[:4])
+    cot = [jnp.zeros(s) if c is None else c for c, s in zip(cots[:4], out_shapes[:4])]
+    grads, ok = _jax_step.step_vjp({**a, "U": jnp.broadcast_to(a["U"], (n_c,))}, out, cot, tol)
+    u_shape = shapes[names.index("U")]
+    grads["U"] = jnp.reshape(jnp.sum(grads["U"]) if u_shape == () else grads["U"], u_shape)
+    return grads, ok
+
+
+def _plain_backward(layout, tol, host_vjp, given, wanted):
+    """The backward of a plain step for the output gradients ``given`` and the inputs ``wanted``
+    (indices), compiled once (run op by op, its many small operations would cost more than the
+    host's): (mats, vecs, flat, cotangents) -> the wanted gradients packed. In JAX itself; the
+    host (``host_vjp``) decides, and warns or raises, only where the JAX rule does not."""
+    names, shapes, _, out_shapes, _ = layout
+    size = sum(math.prod(shapes[i]) for i in wanted)
+
+    def host(mats, vecs, flat, cot):
+        return jax.pure_callback(host_vjp, jax.ShapeDtypeStruct((size,), jnp.float64), mats, vecs, flat, _pack(cot),
+                                 vmap_method="expand_dims")
+
+    @jax.custom_batching.custom_vmap
+    def either(ok, own, mats, vecs, flat, cot):
+        return jax.lax.cond(ok, lambda: own, lambda: host(mats, vecs, flat, cot))
+
+    @either.def_vmap
+    def either_batched(n, batched, ok, own, *args):
+        # one conditional for the batch (a mapped one would run both branches): the host for every
+        # instance only when one of them needs it
+        ok = jnp.all(ok) if batched[0] else ok
+        own = own if batched[1] else jnp.broadcast_to(own, (n,) + own.shape)
+        axes = tuple(jax.tree.map(lambda b: 0 if b else None, b) for b in batched[2:])
+        return jax.lax.cond(ok, lambda: own, lambda: jax.vmap(host, in_axes=axes, axis_size=n)(*args)), True
+
+    def backward(mats, vecs, flat, cot):
+        full = [None] * len(out_shapes)
+        for i, c in zip(given, cot):
+            full[i] = c
+        grads, ok = _plain_step_vjp(layout, tol, mats, vecs, flat, full)
+        return either(ok, _pack([grads[names[i]] for i in wanted]), mats, vecs, flat, cot)
+    return jax.jit(backward)
+
+
 def _layer(problem, names, shapes, options):
     """The custom_vjp function of ``problem`` with inputs of these names and (one problem's) shapes
     and these options. The vjp is a host callback, and so is the solve unless a custom call
@@ -312,63 +367,12 @@ def _layer(problem, names, shapes, options):
         return host
 
     plain = _plain_step(names, shapes, options) if problem.name == "step" else None
-
-    def _plain_step_vjp(mats, vecs, flat, cots):
-        """(gradients by name, ok) of a plain step by :func:`mbdcp.derivatives._jax_step.step_vjp`."""
-        a = {}
-        for group, pack in zip(groups, (mats, vecs)):
-            a.update(zip((names[i] for i in group), _split(pack, [shapes[i] for i in group])))
-        n_v, n_c, _ = plain
-        a.setdefault("p_ext", jnp.zeros(n_v))
-        a.setdefault("psi_n", jnp.zeros(n_c))
-        mu = jnp.broadcast_to(a["U"], (n_c,))
-        out = _split(flat, out_shapes[:4])
-        cot = [jnp.zeros(s) if c is None else c for c, s in zip(cots[:4], out_shapes[:4])]
-        grads, ok = _jax_step.step_vjp({**a, "U": mu}, out, cot, step_tol)
-        grads["U"] = jnp.reshape(jnp.sum(grads["U"]) if shapes[names.index("U")] == () else grads["U"],
-                                 shapes[names.index("U")])
-        return grads, ok
-
+    layout = (names, shapes, groups, out_shapes, plain)
     plain_backwards = {}
-
-    def plain_backward(given, wanted):
-        """The backward of a plain step for these output gradients and wanted inputs: compiled once
-        (run op by op, its many small operations would cost more than the host's)."""
-        f = plain_backwards.get((given, wanted))
-        if f is None:
-            size = sum(math.prod(shapes[i]) for i in wanted)
-
-            def host(mats, vecs, flat, cot):
-                return jax.pure_callback(host_vjp(given, wanted), jax.ShapeDtypeStruct((size,), jnp.float64),
-                                         mats, vecs, flat, _pack(cot), vmap_method="expand_dims")
-
-            @jax.custom_batching.custom_vmap
-            def either(ok, own, mats, vecs, flat, cot):
-                return jax.lax.cond(ok, lambda: own, lambda: host(mats, vecs, flat, cot))
-
-            @either.def_vmap
-            def either_batched(size_, batched, ok, own, *args):
-                # one conditional for the batch (a mapped one would run both branches): the host
-                # for every instance only when one of them needs it
-                ok = jnp.all(ok) if batched[0] else ok
-                own = own if batched[1] else jnp.broadcast_to(own, (size_,) + own.shape)
-                axes = tuple(jax.tree.map(lambda b: 0 if b else None, b) for b in batched[2:])
-                return jax.lax.cond(ok, lambda: own,
-                                    lambda: jax.vmap(host, in_axes=axes, axis_size=size_)(*args)), True
-
-            def backward(mats, vecs, flat, cot):
-                full = [None] * len(out_shapes)
-                for i, c in zip(given, cot):
-                    full[i] = c
-                grads, ok = _plain_step_vjp(mats, vecs, flat, full)
-                return either(ok, _pack([grads[names[i]] for i in wanted]), mats, vecs, flat, cot)
-            f = plain_backwards[(given, wanted)] = jax.jit(backward)
-        return f
 
     native = (_native_lemke(options) if problem.name == "lcp" else
               _native_step(names, shapes, options) if problem.name == "step" else None)
     lcp_tol = val.positive_scalar("degenerate_tol", options.get("degenerate_tol", DEGENERATE_TOL))
-    step_tol = lcp_tol
 
     def callback(*packs):
         return jax.pure_callback(host_solve, jax.ShapeDtypeStruct((total,), jnp.float64), *packs,
@@ -407,7 +411,10 @@ def _layer(problem, names, shapes, options):
             g = jax.pure_callback(host_vjp(given, wanted), jax.ShapeDtypeStruct((size,), jnp.float64), mats, vecs,
                                   flat, _pack([cots[i] for i in given]), vmap_method="expand_dims")
         else:  # in JAX itself; the host decides (and warns, or raises) only where the JAX rule does not
-            g = plain_backward(tuple(given), tuple(wanted))(mats, vecs, flat, [cots[i] for i in given])
+            key = (tuple(given), tuple(wanted))
+            if key not in plain_backwards:
+                plain_backwards[key] = _plain_backward(layout, lcp_tol, host_vjp(given, wanted), given, wanted)
+            g = plain_backwards[key](mats, vecs, flat, [cots[i] for i in given])
         out = [None] * len(names)
         for i, x in zip(wanted, _split(g, [shapes[i] for i in wanted])):
             out[i] = x

@@ -125,7 +125,8 @@ def test_degenerate_points_go_to_the_host_and_warn(host_calls):
     p_edge = np.array([0.5 * C.G * h, -C.G * h])  # pushed with exactly mu m g, mu = 0.5
     cases = [(p_edge, "stick-slip"), (np.array([0.0, 0.0]), "grazing")]
     for p_ext, kind in cases:
-        data = dict(M=M, Wn=Wn, D=D, E=E, U=np.array([0.5]), v=np.zeros(2), h=h, p_ext=p_ext, psi_n=np.zeros(1))
+        data = {"M": M, "Wn": Wn, "D": D, "E": E, "U": np.array([0.5]), "v": np.zeros(2), "h": h, "p_ext": p_ext,
+                "psi_n": np.zeros(1)}
         res = C.solve_step(data)
         cots = {o: np.ones(np.shape(getattr(res, o))) for o in OUTS}
         with warnings.catch_warnings():

@@ -19,8 +19,9 @@ _TINY = 2.2250738585072014e-308  # np.finfo(float).tiny
 
 def _scales(M, Minv, Wn, D, own1, v, vn, p_ext, psi_n, h, p_n, beta, tol):
     """(tp, tv per contact): the zero thresholds of mbdcp.derivatives.step (its _scales)."""
+    def amax(x):
+        return jnp.max(jnp.abs(x), initial=0.0)
     free_acc = Minv(p_ext)
-    amax = lambda x: jnp.max(jnp.abs(x), initial=0.0)  # noqa: E731
     V = jnp.maximum(jnp.max(jnp.stack([amax(v), amax(vn), amax(free_acc), amax(vn - v - free_acc)])), _TINY)
     P = jnp.max(jnp.stack([amax(M @ v), amax(M @ vn), amax(p_ext), amax(p_n), amax(beta), jnp.asarray(_TINY)]))
     S_c = V * jnp.sum(jnp.abs(Wn), axis=0) + jnp.abs(psi_n) / h
@@ -66,8 +67,8 @@ def _active(D, w_n, w_b, w_s, p_n, beta, sigma, mu, O, tp, tv):
     unpaired = pool & ~jnp.any(opp, axis=1)
     bad = ((sep & (w_n <= tv)) | kink | lonely | (in_contact & has & (mu == 0)) | direction | edge
            | (O.T @ unpaired.astype(O.dtype) > 0.5))
-    return dict(in_contact=in_contact, free_b=free_b, slide=slide, stick=stick, cand=cand,
-                post_k=(arg & post[None, :]).any(axis=1), ok=~jnp.any(bad))
+    return {"in_contact": in_contact, "free_b": free_b, "slide": slide, "stick": stick, "cand": cand,
+            "post_k": (arg & post[None, :]).any(axis=1), "ok": ~jnp.any(bad)}
 
 
 def _greedy(X, R, chosen, cand, cut):
