@@ -60,42 +60,49 @@ def _active(D, w_n, w_b, w_s, p_n, beta, sigma, mu, O, tp, tv):
     cand = bz & (O @ stick.astype(O.dtype) > 0.5)
     cand_c = O.T @ cand.astype(O.dtype) > 0.5
     pool = zero_w & (O @ cand_c.astype(O.dtype) > 0.5)
-    same = own1 @ own1.T
+    # each pooled direction's most opposite partner in its pool (by angle), then the reference's
+    # test on that pair; a pair it would accept that the angle misses sends the step to the host
+    same = (O @ O.T > 0.5) & pool[None, :] & ~jnp.eye(D.shape[1], dtype=bool)
+    Dn = D / jnp.maximum(jnp.linalg.norm(D, axis=0), _TINY)
+    partner = jnp.argmin(jnp.where(same, Dn.T @ Dn, jnp.inf), axis=1)
     scale = jnp.max(jnp.where(own1, jnp.max(jnp.abs(D), axis=0, initial=0.0)[:, None], 0.0), axis=0, initial=0.0)
-    gap = jnp.max(jnp.abs(D[:, :, None] + D[:, None, :]), axis=0, initial=0.0)
-    opp = same & pool[None, :] & ~jnp.eye(D.shape[1], dtype=bool) & (gap <= OPPOSITE_RTOL * (O @ scale)[:, None])
-    unpaired = pool & ~jnp.any(opp, axis=1)
+    gap = jnp.max(jnp.abs(D + D[:, partner]), axis=0, initial=0.0)
+    unpaired = pool & ~(jnp.any(same, axis=1) & (gap <= OPPOSITE_RTOL * (O @ scale)))
     bad = ((sep & (w_n <= tv)) | kink | lonely | (in_contact & has & (mu == 0)) | direction | edge
            | (O.T @ unpaired.astype(O.dtype) > 0.5))
     return {"in_contact": in_contact, "free_b": free_b, "slide": slide, "stick": stick, "cand": cand,
             "post_k": (arg & post[None, :]).any(axis=1), "ok": ~jnp.any(bad)}
 
 
-def _greedy(X, R, chosen, cand, cut):
-    """One block of mbdcp.derivatives.step's _independent: the candidate columns of X (residuals R
-    after what was kept) picked by largest residual while it exceeds ``cut`` (a pivoted QR),
-    each pick orthogonalised out of R. Returns (R, chosen)."""
-    def body(_, state):
-        R, chosen = state
-        norms = jnp.where(cand & ~chosen, jnp.linalg.norm(R, axis=0), -1.0)
-        j = jnp.argmax(norms)
-        take = norms[j] > cut
-        q = R[:, j] / jnp.where(take, norms[j], 1.0)
-        R = R - jnp.where(take, 1.0, 0.0) * jnp.outer(q, q @ R)
-        return R, chosen.at[j].set(chosen[j] | take)
-    return jax.lax.fori_loop(0, X.shape[1], body, (R, chosen))
+def _greedy(R, cand, cut):
+    """One block of mbdcp.derivatives.step's _independent: the candidate columns picked by largest
+    residual (columns of R, what the columns kept before leave unexplained) while it exceeds
+    ``cut`` (a pivoted QR), each pick orthogonalised out of R. Returns (R, picked)."""
+    def norms(R, picked):
+        return jnp.where(cand & ~picked, jnp.linalg.norm(R, axis=0), -1.0)
+
+    def more(state):
+        return jnp.max(state[2], initial=-1.0) > cut
+
+    def pick(state):
+        R, picked, nrm = state
+        j = jnp.argmax(nrm)
+        q = R[:, j] / nrm[j]
+        R = R - jnp.outer(q, q @ R)
+        picked = picked.at[j].set(True)
+        return R, picked, norms(R, picked)
+    picked = jnp.zeros(R.shape[1], dtype=bool)
+    R, picked, _ = jax.lax.while_loop(more, pick, (R, picked, norms(R, picked)))
+    return R, picked
 
 
 def _independent(X, blocks):
     """The kept columns (a mask) of the blocks (masks over X's columns, in order): all of the
     first, then per block a maximal subset independent of those kept before."""
-    R, chosen = X, jnp.zeros(X.shape[1], dtype=bool)
-    norms = jnp.linalg.norm(X, axis=0)
-    kept = blocks[0]
+    R, norms, kept = X, jnp.linalg.norm(X, axis=0), blocks[0]
     for b, block in enumerate(blocks):
         cut = 1e-9 * jnp.maximum(jnp.max(jnp.where(block, norms, 0.0), initial=0.0), 1e-300)
-        R, picked = _greedy(X, R, jnp.zeros_like(chosen), block, cut)
-        chosen = chosen | picked
+        R, picked = _greedy(R, block, cut)
         if b:
             kept = kept | picked
     return kept
