@@ -9,7 +9,7 @@ theorem on the solution's active set), registered as a ``jax.custom_vjp``. It wo
   method (no Python on the way), its gradient computed in JAX itself (a host callback runs only to
   warn or raise), and so is the solve of a plain :func:`step` (``p_ext`` and ``psi_n`` its only
   array keywords, U a scalar or (n_c,), no stabilisation option or warm start). A plain step's
-  gradient is computed in JAX itself too (on every platform), the same as
+  gradient (up to 16 contacts) is computed in JAX itself too (on every platform), the same as
   :func:`mbdcp.derivatives.step`'s; it calls the host only at a degenerate point (to warn and take
   the documented side), for a singular system (to raise), or for a sticking contact whose
   directions are not in opposite pairs. Every other solve and gradient is a ``jax.pure_callback``
@@ -279,6 +279,11 @@ def _notify(singular, deg):
         ad._warn("mbdcp.jax", ad.PROBLEMS["lcp"], [(None, f"pairs z_i = w_i = 0 at {where}")])
 
 
+# the plain step's backward in JAX up to this many contacts; beyond, its dense masked system of
+# size 2 n_c + m and its row selection cost more than the host's vjp on index sets (bench_autodiff)
+_JAX_BACKWARD_CONTACTS = 16
+
+
 def _plain_step_vjp(layout, tol, mats, vecs, flat, cots):
     """(gradients by name, ok) of a plain step by :func:`mbdcp.derivatives._jax_step.step_vjp`;
     ``layout``: (names, shapes, groups of packed inputs, output shapes, (n_v, n_c, m))."""
@@ -367,6 +372,8 @@ def _layer(problem, names, shapes, options):
         return host
 
     plain = _plain_step(names, shapes, options) if problem.name == "step" else None
+    if plain is not None and plain[1] > _JAX_BACKWARD_CONTACTS:
+        plain = None
     layout = (names, shapes, groups, out_shapes, plain)
     plain_backwards = {}
 

@@ -1,12 +1,13 @@
 r"""The vjp of a plain time step (:func:`mbdcp.step` without joints, moving surfaces or gap
 correction) in JAX itself, for :func:`mbdcp.jax.step`.
 
-It is :func:`mbdcp.derivatives.step`'s reverse mode written with masks instead of index sets, for
-the solutions whose active set needs no host decision: every contact separated (and not grazing)
-or sliding with its slip directions decided, friction nonzero where in contact. Sticking contacts
-(whose zero-velocity directions the reference selects by a pivoted QR), degenerate points and
-singular systems are flagged (``ok`` False) for the host's :func:`mbdcp.derivatives.step`, which
-also names the contacts of a degenerate point.
+It is :func:`mbdcp.derivatives.step`'s reverse mode written with masks instead of index sets:
+contacts separated, sliding or sticking, the sticking contacts' independent rows picked as the
+reference picks them (largest residual first, a pivoted QR). Whatever the host decides is flagged
+(``ok`` False) for the host's :func:`mbdcp.derivatives.step`, which also names the contacts of a
+degenerate point: degenerate points, a system near singularity, a dependent imposed row (an
+impulse the reference holds at its value: statically indeterminate contacts), and a tie between
+two candidate rows that a pivoted QR could break either way.
 """
 import jax
 import jax.numpy as jnp
@@ -15,6 +16,8 @@ from mbdcp.derivatives.lcp import RCOND_MIN
 from mbdcp.infrastructure.validate import OPPOSITE_RTOL
 
 _TINY = 2.2250738585072014e-308  # np.finfo(float).tiny
+_TIE = 1e-9      # residual norms this close (relative) are a tie a pivoted QR may break either way
+_MARGIN = 1e3    # pivots spread this much less than the host's rcond limit: the JAX rule stands
 
 
 def _scales(M, Minv, Wn, D, own1, v, vn, p_ext, psi_n, h, p_n, beta, tol):
@@ -77,7 +80,10 @@ def _active(D, w_n, w_b, w_s, p_n, beta, sigma, mu, O, tp, tv):
 def _greedy(R, cand, cut):
     """One block of mbdcp.derivatives.step's _independent: the candidate columns picked by largest
     residual (columns of R, what the columns kept before leave unexplained) while it exceeds
-    ``cut`` (a pivoted QR), each pick orthogonalised out of R. Returns (R, picked)."""
+    ``cut`` (a pivoted QR), each pick orthogonalised out of R. Returns (R, picked, tie): tie where
+    the runner-up's residual equalled the pick's, without being its negative, and the pick made it
+    dependent (which of the two is dropped, and the gradients in D and beta, could differ from
+    LAPACK's choice)."""
     def norms(R, picked):
         return jnp.where(cand & ~picked, jnp.linalg.norm(R, axis=0), -1.0)
 
@@ -85,32 +91,39 @@ def _greedy(R, cand, cut):
         return jnp.max(state[2], initial=-1.0) > cut
 
     def pick(state):
-        R, picked, nrm = state
+        R, picked, nrm, tie = state
         j = jnp.argmax(nrm)
+        rest = nrm.at[j].set(-1.0)
+        k = jnp.argmax(rest)
+        near = (rest[k] >= (1.0 - _TIE) * nrm[j]) & (jnp.linalg.norm(R[:, j] + R[:, k]) > _TIE * nrm[j])
         q = R[:, j] / nrm[j]
         R = R - jnp.outer(q, q @ R)
+        tie = tie | (near & (jnp.linalg.norm(R[:, k]) <= cut))  # the order decides which one is dropped
         picked = picked.at[j].set(True)
-        return R, picked, norms(R, picked)
+        return R, picked, norms(R, picked), tie
     picked = jnp.zeros(R.shape[1], dtype=bool)
-    R, picked, _ = jax.lax.while_loop(more, pick, (R, picked, norms(R, picked)))
-    return R, picked
+    R, picked, _, tie = jax.lax.while_loop(more, pick, (R, picked, norms(R, picked), jnp.array(False)))
+    return R, picked, tie
 
 
 def _independent(X, blocks):
-    """The kept columns (a mask) of the blocks (masks over X's columns, in order): all of the
-    first, then per block a maximal subset independent of those kept before."""
-    R, norms, kept = X, jnp.linalg.norm(X, axis=0), blocks[0]
+    """(kept, host): the kept columns (a mask) of the blocks (masks over X's columns, in order): all
+    of the first, then per block a maximal subset independent of those kept before; host where the
+    reference's choice is the host's to make: an imposed row dropped (blocks 1 and 2: its impulse
+    would be held) or a tie (see _greedy)."""
+    R, norms, kept, host = X, jnp.linalg.norm(X, axis=0), blocks[0], jnp.array(False)
     for b, block in enumerate(blocks):
         cut = 1e-9 * jnp.maximum(jnp.max(jnp.where(block, norms, 0.0), initial=0.0), 1e-300)
-        R, picked = _greedy(R, block, cut)
+        R, picked, tie = _greedy(R, block, cut)
+        host = host | tie | (jnp.any(block & ~picked) if b in (1, 2) else False)
         if b:
             kept = kept | picked
-    return kept
+    return kept, host
 
 
 def _free(X, n_c, s):
-    """(free p_n, free beta): the rows imposed, an independent subset at sticking contacts
-    (mbdcp.derivatives.step's _drop_dependent; the dropped impulses are held)."""
+    """(free p_n, free beta, host): the rows imposed, an independent subset at sticking contacts
+    (mbdcp.derivatives.step's _drop_dependent); host where the host must decide (_independent)."""
     in_contact, free_b, slide, stick, cand = s["in_contact"], s["free_b"], s["slide"], s["stick"], s["cand"]
     O = s["O"]
     stick_b = free_b & (O @ stick.astype(O.dtype) > 0.5)
@@ -119,9 +132,10 @@ def _free(X, n_c, s):
               jnp.concatenate([sticking_n, jnp.zeros_like(free_b)]),
               jnp.concatenate([jnp.zeros_like(in_contact), stick_b]),
               jnp.concatenate([jnp.zeros_like(in_contact), cand])]
-    kept = jax.lax.cond(jnp.any(sticking_n) | jnp.any(stick_b) | jnp.any(cand), lambda: _independent(X, blocks),
-                        lambda: jnp.concatenate([in_contact, free_b]))
-    return kept[:n_c], kept[n_c:] | (free_b & ~stick_b)
+    kept, host = jax.lax.cond(jnp.any(sticking_n) | jnp.any(stick_b) | jnp.any(cand),
+                              lambda: _independent(X, blocks),
+                              lambda: (jnp.concatenate([in_contact, free_b]), jnp.array(False)))
+    return kept[:n_c], kept[n_c:] | (free_b & ~stick_b), host
 
 
 def step_vjp(a, out, cot, tol):
@@ -148,7 +162,7 @@ def step_vjp(a, out, cot, tol):
     s = _active(D, w_n, w_b, w_s, p_n, beta, sigma, mu, O, tp, tv)
     J = jnp.concatenate([Wn, D], axis=1)
     X = jax.scipy.linalg.solve_triangular(L, J, lower=True)  # the rows in the metric of M^-1
-    fn, fb = _free(X, n_c, dict(s, O=O))
+    fn, fb, host = _free(X, n_c, dict(s, O=O))
     fs, post_k, ok = s["slide"], s["post_k"], s["ok"]
     g_v, g_n, g_b, g_s = cot
     # a separated contact's sigma follows the sliding speed of its slowest direction
@@ -178,6 +192,7 @@ def step_vjp(a, out, cot, tol):
          "D": jnp.outer(a_v, beta) - jnp.outer(vn, lf + gs_k), "U": -ls * p_n,
          "h": ln @ psi_n / h ** 2, "E": jnp.zeros_like(E)}
     finite = jnp.all(jnp.stack([jnp.all(jnp.isfinite(x)) for x in g.values()]))
-    ok = ok & (jnp.min(u, initial=1.0) > RCOND_MIN * jnp.max(u, initial=1.0)) & finite \
+    # the pivots' spread only bounds the condition number: the host's estimate decides near its limit
+    ok = ok & ~host & (jnp.min(u, initial=1.0) > _MARGIN * RCOND_MIN * jnp.max(u, initial=1.0)) & finite \
         & jnp.all(jnp.isfinite(L))
     return g, ok
