@@ -8,8 +8,12 @@ theorem on the solution's active set), registered as a ``jax.custom_vjp``. It wo
   built and matches the installed XLA, :func:`lcp` is an XLA custom call straight into Lemke's
   method (no Python on the way), its gradient computed in JAX itself (a host callback runs only to
   warn or raise), and so is the solve of a plain :func:`step` (``p_ext`` and ``psi_n`` its only
-  array keywords, U a scalar or (n_c,), no stabilisation option or warm start); every other solve
-  and gradient is a ``jax.pure_callback`` into Python,
+  array keywords, U a scalar or (n_c,), no stabilisation option or warm start). A plain step's
+  gradient (up to 16 contacts) is computed in JAX itself too (on every platform), the same as
+  :func:`mbdcp.derivatives.step`'s; it calls the host only at a degenerate point (to warn and take
+  the documented side), for a singular system (to raise), or for a sticking contact whose
+  directions are not in opposite pairs. Every other solve and gradient is a ``jax.pure_callback``
+  into Python,
 - ``jax.grad``, ``jax.vjp``, ``jax.jacrev`` in every array input, the keywords included (``p_ext``,
   gaps, moving surfaces, joints, joint friction); E and Ej group directions and get zero gradients.
   Forward mode (``jax.jvp``, ``jax.jacfwd``) is not registered: use the reverse mode;
@@ -58,10 +62,11 @@ except ModuleNotFoundError as exc:
         raise
     raise ModuleNotFoundError("mbdcp.jax needs JAX: pip install 'mbdcp[jax]'", name=exc.name) from exc
 
+from mbdcp.derivatives import _jax_step
 from mbdcp.derivatives import _layers as ad
 from mbdcp.derivatives._common import DEGENERATE_TOL
-from mbdcp.derivatives.lcp import RCOND_MIN
 from mbdcp.derivatives._layers import CCPOutput, DegenerateWarning, SolveError, StepOutput
+from mbdcp.derivatives.lcp import RCOND_MIN
 from mbdcp.infrastructure import validate as val
 
 try:
@@ -194,11 +199,10 @@ _STEP_INPUTS = ("M", "Wn", "D", "E", "U", "v", "h", "p_ext", "psi_n")
 _STEP_OPTIONS = ("max_iter", "tol", "degenerate_tol", "method", "baumgarte", "max_correction_speed")
 
 
-def _native_step(names, shapes, options):
-    """The forward solve of :func:`step` as an XLA custom call (vals -> v_next, p_n, beta, sigma
-    packed, as the callback packs them), or None when the custom call cannot serve the call: joints,
-    moving surfaces, a matrix U (its diagonal is checked on the host), a stabilisation option, a
-    warm start, ..., or no custom call available."""
+def _plain_step(names, shapes, options):
+    """(n_v, n_c, m) of a plain step, or None: joints, moving surfaces, a matrix U (its diagonal is
+    checked on the host), a stabilisation option, a warm start, ... or shapes that do not fit (a
+    misfit the callback's validation names)."""
     if not set(names) <= set(_STEP_INPUTS) or not set(options) <= set(_STEP_OPTIONS):
         return None
     if options.get("method", "lemke") != "lemke" or options.get("max_correction_speed") is not None \
@@ -209,7 +213,18 @@ def _native_step(names, shapes, options):
     want = {"M": (n_v, n_v), "Wn": (n_v, n_c), "D": (n_v, m), "E": (m, n_c), "v": (n_v,), "h": (),
             "p_ext": (n_v,), "psi_n": (n_c,)}
     if n_v < 1 or any(s[k] != w for k, w in want.items() if k in s) or s["U"] not in ((), (n_c,)):
-        return None  # a misfit the callback's validation names
+        return None
+    return n_v, n_c, m
+
+
+def _native_step(names, shapes, options):
+    """The forward solve of :func:`step` as an XLA custom call (vals -> v_next, p_n, beta, sigma
+    packed, as the callback packs them), or None when the step is not plain (:func:`_plain_step`)
+    or no custom call is available."""
+    sizes = _plain_step(names, shapes, options)
+    if sizes is None:
+        return None
+    n_v, n_c, m = sizes
     max_iter, tol = val.lemke_settings(options.get("max_iter"), options.get("tol"))
     target = _native_target(_STEP_TARGET, "step_handler")
     if target is None:
@@ -264,6 +279,62 @@ def _notify(singular, deg):
         ad._warn("mbdcp.jax", ad.PROBLEMS["lcp"], [(None, f"pairs z_i = w_i = 0 at {where}")])
 
 
+# the plain step's backward in JAX up to this many contacts; beyond, its dense masked system of
+# size 2 n_c + m and its row selection cost more than the host's vjp on index sets (bench_autodiff)
+_JAX_BACKWARD_CONTACTS = 16
+
+
+def _plain_step_vjp(layout, tol, mats, vecs, flat, cots):
+    """(gradients by name, ok) of a plain step by :func:`mbdcp.derivatives._jax_step.step_vjp`;
+    ``layout``: (names, shapes, groups of packed inputs, output shapes, (n_v, n_c, m))."""
+    names, shapes, groups, out_shapes, (n_v, n_c, _) = layout
+    a = {}
+    for group, pack in zip(groups, (mats, vecs)):
+        a.update(zip((names[i] for i in group), _split(pack, [shapes[i] for i in group])))
+    a.setdefault("p_ext", jnp.zeros(n_v))
+    a.setdefault("psi_n", jnp.zeros(n_c))
+    out = _split(flat, out_shapes[:4])
+    cot = [jnp.zeros(s) if c is None else c for c, s in zip(cots[:4], out_shapes[:4])]
+    grads, ok = _jax_step.step_vjp({**a, "U": jnp.broadcast_to(a["U"], (n_c,))}, out, cot, tol)
+    u_shape = shapes[names.index("U")]
+    grads["U"] = jnp.reshape(jnp.sum(grads["U"]) if u_shape == () else grads["U"], u_shape)
+    return grads, ok
+
+
+def _plain_backward(layout, tol, host_vjp, given, wanted):
+    """The backward of a plain step for the output gradients ``given`` and the inputs ``wanted``
+    (indices), compiled once (run op by op, its many small operations would cost more than the
+    host's): (mats, vecs, flat, cotangents) -> the wanted gradients packed. In JAX itself; the
+    host (``host_vjp``) decides, and warns or raises, only where the JAX rule does not."""
+    names, shapes, _, out_shapes, _ = layout
+    size = sum(math.prod(shapes[i]) for i in wanted)
+
+    def host(mats, vecs, flat, cot):
+        return jax.pure_callback(host_vjp, jax.ShapeDtypeStruct((size,), jnp.float64), mats, vecs, flat, _pack(cot),
+                                 vmap_method="expand_dims")
+
+    @jax.custom_batching.custom_vmap
+    def either(ok, own, mats, vecs, flat, cot):
+        return jax.lax.cond(ok, lambda: own, lambda: host(mats, vecs, flat, cot))
+
+    @either.def_vmap
+    def either_batched(n, batched, ok, own, *args):
+        # one conditional for the batch (a mapped one would run both branches): the host for every
+        # instance only when one of them needs it
+        ok = jnp.all(ok) if batched[0] else ok
+        own = own if batched[1] else jnp.broadcast_to(own, (n,) + own.shape)
+        axes = tuple(jax.tree.map(lambda b: 0 if b else None, b) for b in batched[2:])
+        return jax.lax.cond(ok, lambda: own, lambda: jax.vmap(host, in_axes=axes, axis_size=n)(*args)), True
+
+    def backward(mats, vecs, flat, cot):
+        full = [None] * len(out_shapes)
+        for i, c in zip(given, cot):
+            full[i] = c
+        grads, ok = _plain_step_vjp(layout, tol, mats, vecs, flat, full)
+        return either(ok, _pack([grads[names[i]] for i in wanted]), mats, vecs, flat, cot)
+    return jax.jit(backward)
+
+
 def _layer(problem, names, shapes, options):
     """The custom_vjp function of ``problem`` with inputs of these names and (one problem's) shapes
     and these options. The vjp is a host callback, and so is the solve unless a custom call
@@ -299,6 +370,12 @@ def _layer(problem, names, shapes, options):
             return _flat([grads[names[i]] for i in wanted], [shapes[i] for i in wanted],
                          _lead((mats, vecs, flat, cot)))
         return host
+
+    plain = _plain_step(names, shapes, options) if problem.name == "step" else None
+    if plain is not None and plain[1] > _JAX_BACKWARD_CONTACTS:
+        plain = None
+    layout = (names, shapes, groups, out_shapes, plain)
+    plain_backwards = {}
 
     native = (_native_lemke(options) if problem.name == "lcp" else
               _native_step(names, shapes, options) if problem.name == "step" else None)
@@ -336,9 +413,15 @@ def _layer(problem, names, shapes, options):
             M, q = mats.reshape(shapes[0]), vecs.reshape(shapes[1])
             grads = _lcp_vjp(M, q, flat, cots[0], lcp_tol)
             return tuple(grads[i] if i in wanted else None for i in range(2))
-        size = sum(math.prod(shapes[i]) for i in wanted)
-        g = jax.pure_callback(host_vjp(given, wanted), jax.ShapeDtypeStruct((size,), jnp.float64), mats, vecs,
-                              flat, _pack([cots[i] for i in given]), vmap_method="expand_dims")
+        if plain is None:
+            size = sum(math.prod(shapes[i]) for i in wanted)
+            g = jax.pure_callback(host_vjp(given, wanted), jax.ShapeDtypeStruct((size,), jnp.float64), mats, vecs,
+                                  flat, _pack([cots[i] for i in given]), vmap_method="expand_dims")
+        else:  # in JAX itself; the host decides (and warns, or raises) only where the JAX rule does not
+            key = (tuple(given), tuple(wanted))
+            if key not in plain_backwards:
+                plain_backwards[key] = _plain_backward(layout, lcp_tol, host_vjp(given, wanted), given, wanted)
+            g = plain_backwards[key](mats, vecs, flat, [cots[i] for i in given])
         out = [None] * len(names)
         for i, x in zip(wanted, _split(g, [shapes[i] for i in wanted])):
             out[i] = x
