@@ -10,8 +10,9 @@ theorem on the solution's active set), registered as a ``jax.custom_vjp``. It wo
   warn or raise), and so is the solve of a plain :func:`step` (``p_ext`` and ``psi_n`` its only
   array keywords, U a scalar or (n_c,), no stabilisation option or warm start). A plain step's
   gradient (up to 16 contacts) is computed in JAX itself too (on every platform), the same as
-  :func:`mbdcp.derivatives.step`'s; it calls the host only at a degenerate point (to warn and take
-  the documented side), for a singular system (to raise), or for a sticking contact whose
+  :func:`mbdcp.derivatives.step`'s; it calls the host only where that function decides: a
+  degenerate point (to warn and take the documented side), a system near singularity (to raise),
+  statically indeterminate contacts, two candidate rows that tie, or a sticking contact whose
   directions are not in opposite pairs. Every other solve and gradient is a ``jax.pure_callback``
   into Python,
 - ``jax.grad``, ``jax.vjp``, ``jax.jacrev`` in every array input, the keywords included (``p_ext``,
@@ -301,17 +302,23 @@ def _plain_step_vjp(layout, tol, mats, vecs, flat, cots):
     return grads, ok
 
 
+def _host_gradients(host_vjp, shapes, wanted, mats, vecs, flat, cot):
+    """The gradients of the inputs ``wanted`` (indices into ``shapes``), packed, from the host's vjp
+    (a callback on the packed inputs, the forward's ``flat`` and the given cotangents ``cot``)."""
+    size = sum(math.prod(shapes[i]) for i in wanted)
+    return jax.pure_callback(host_vjp, jax.ShapeDtypeStruct((size,), jnp.float64), mats, vecs, flat, _pack(cot),
+                             vmap_method="expand_dims")
+
+
 def _plain_backward(layout, tol, host_vjp, given, wanted):
     """The backward of a plain step for the output gradients ``given`` and the inputs ``wanted``
     (indices), compiled once (run op by op, its many small operations would cost more than the
     host's): (mats, vecs, flat, cotangents) -> the wanted gradients packed. In JAX itself; the
     host (``host_vjp``) decides, and warns or raises, only where the JAX rule does not."""
     names, shapes, _, out_shapes, _ = layout
-    size = sum(math.prod(shapes[i]) for i in wanted)
 
     def host(mats, vecs, flat, cot):
-        return jax.pure_callback(host_vjp, jax.ShapeDtypeStruct((size,), jnp.float64), mats, vecs, flat, _pack(cot),
-                                 vmap_method="expand_dims")
+        return _host_gradients(host_vjp, shapes, wanted, mats, vecs, flat, cot)
 
     @jax.custom_batching.custom_vmap
     def either(ok, own, mats, vecs, flat, cot):
@@ -379,7 +386,7 @@ def _layer(problem, names, shapes, options):
 
     native = (_native_lemke(options) if problem.name == "lcp" else
               _native_step(names, shapes, options) if problem.name == "step" else None)
-    lcp_tol = val.positive_scalar("degenerate_tol", options.get("degenerate_tol", DEGENERATE_TOL))
+    degenerate_tol = val.positive_scalar("degenerate_tol", options.get("degenerate_tol", DEGENERATE_TOL))
 
     def callback(*packs):
         return jax.pure_callback(host_solve, jax.ShapeDtypeStruct((total,), jnp.float64), *packs,
@@ -411,16 +418,14 @@ def _layer(problem, names, shapes, options):
             return (None,) * len(names)
         if problem.name == "lcp":  # in JAX itself: no callback unless a warning or an error is due
             M, q = mats.reshape(shapes[0]), vecs.reshape(shapes[1])
-            grads = _lcp_vjp(M, q, flat, cots[0], lcp_tol)
+            grads = _lcp_vjp(M, q, flat, cots[0], degenerate_tol)
             return tuple(grads[i] if i in wanted else None for i in range(2))
         if plain is None:
-            size = sum(math.prod(shapes[i]) for i in wanted)
-            g = jax.pure_callback(host_vjp(given, wanted), jax.ShapeDtypeStruct((size,), jnp.float64), mats, vecs,
-                                  flat, _pack([cots[i] for i in given]), vmap_method="expand_dims")
+            g = _host_gradients(host_vjp(given, wanted), shapes, wanted, mats, vecs, flat, [cots[i] for i in given])
         else:  # in JAX itself; the host decides (and warns, or raises) only where the JAX rule does not
             key = (tuple(given), tuple(wanted))
             if key not in plain_backwards:
-                plain_backwards[key] = _plain_backward(layout, lcp_tol, host_vjp(given, wanted), given, wanted)
+                plain_backwards[key] = _plain_backward(layout, degenerate_tol, host_vjp(given, wanted), given, wanted)
             g = plain_backwards[key](mats, vecs, flat, [cots[i] for i in given])
         out = [None] * len(names)
         for i, x in zip(wanted, _split(g, [shapes[i] for i in wanted])):

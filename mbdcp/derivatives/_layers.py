@@ -406,17 +406,15 @@ def backward_one(problem, arrays, call_args, res, options, cots, wanted, layer="
     forward pass for ``call_args`` = (args, kw) of :func:`arguments` (nothing rebuilt or
     re-split): the gradients of the inputs named in ``wanted``, in that order, each in the shape of
     its input in ``arrays``; ``options`` are the derivative's (:func:`split_options`)."""
-    d = derivative(problem, *call_args, res, options)
-    if d.degenerate.size:
-        _warn(layer, problem, [(None, _degenerate_note(problem, d))])
-    g = _vjp(problem, d, cots, frozenset(wanted))
-    return [_fit(problem, n, g.get(n), np.shape(arrays[n])) for n in wanted]
+    grads = _gradients(problem, derivative(problem, *call_args, res, options), arrays, cots, wanted, layer)
+    return [grads[n] for n in wanted]
 
 
 def _gradients(problem, d, arrays, cots, wanted, layer):
     """The gradients of one problem at its derivative ``d`` (a warning first at a kink), each in its
     input's shape."""
-    _warn(layer, problem, [(None, _degenerate_note(problem, d))])
+    if d.degenerate.size:
+        _warn(layer, problem, [(None, _degenerate_note(problem, d))])
     g = _vjp(problem, d, cots, frozenset(wanted))
     return {n: _fit(problem, n, g.get(n), np.shape(arrays[n])) for n in wanted}
 

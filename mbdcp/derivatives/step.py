@@ -206,27 +206,20 @@ class StepDerivative(_Repr):
             g[name] = np.zeros(d[name].shape) if x is None else dense_tangent(name, x, d[name].shape)
         h, vn = d["h"], d["v_next"]
         want = (_ALL_INPUTS if wanted is None else wanted).__contains__
-        want_D, want_Dj = want("D"), want("Dj") and d["has_joint_friction"]
-        grad = {}
-        if want_D:
-            grad["D"] = np.zeros_like(d["D"])
-        grad["dpsi_f"] = np.zeros(d["m"])
-        if want_Dj:
-            grad["Dj"] = np.zeros_like(d["Dj"])
+        # each Jacobian's gradient is outer(a_v, impulses) - outer(v_next, c) with c the multipliers
+        # of its rows (a separated contact's sigma adds its slowest direction's): c_n, c_f, c_j
         g_v = g["v_next"].copy()
+        c_f, c_j = np.zeros(d["m"]), np.zeros(d["Dj"].shape[1])
         pc, pk = d["post_c"], d["post_k"]
         if pc.size:
             gs = g["sigma"][pc]
             g_v -= d["D"][:, pk] @ gs
-            if want_D:
-                grad["D"][:, pk] -= np.outer(vn, gs)
-            grad["dpsi_f"][pk] -= gs
+            c_f[pk] += gs
         pj, pjk = d["post_j"], d["post_jk"]
         if pj.size:
             gs = g["sigma_j"][pj]
             g_v -= d["Dj"][:, pjk] @ gs
-            if want_Dj:
-                grad["Dj"][:, pjk] -= np.outer(vn, gs)
+            c_j[pjk] += gs
         g_x = np.concatenate([g["p_b"], g["p_n"][FN], g["beta"][FB], g["beta_j"][FBJ], g["sigma"][FS],
                               g["sigma_j"][FSJ]])
         X, L = d["X"], d["L"]
@@ -238,33 +231,28 @@ class StepDerivative(_Repr):
         a_v = tri_solve(L, a - X @ lam[:nJ], trans=1)
         o = self._offsets()
         lb, ln, lf, lj, ls, lsj = (lam[o[i]:o[i + 1]] for i in range(6))
+        c_n = np.zeros(d["n_c"])
+        c_n[FN] = ln
+        c_f[FB] += lf
+        c_j[FBJ] += lj
+        grad = {"v": d["M"] @ a_v, "p_ext": a_v.copy(), "psi_n": -c_n / h, "dpsi_n": -c_n, "dpsi_f": -c_f,
+                "U": np.zeros(d["n_c"]), "h": float(ln @ d["psi_n"][FN] + lb @ d["theta"]) / h ** 2}
+        grad["U"][FS] = -ls * d["p_n"][FS]
+        # the matrices' gradients (outer products of n_v rows) only where wanted
         if want("M"):
             grad["M"] = sym_outer(a_v, d["v"] - vn)
-        grad["v"] = d["M"] @ a_v
-        grad["p_ext"] = a_v.copy()
         if want("Wn"):
-            grad["Wn"] = np.outer(a_v, d["p_n"])
-            grad["Wn"][:, FN] -= np.outer(vn, ln)
-        grad["psi_n"] = np.zeros(d["n_c"])
-        grad["psi_n"][FN] = -ln / h
-        grad["dpsi_n"] = np.zeros(d["n_c"])
-        grad["dpsi_n"][FN] = -ln
-        if want_D:
-            grad["D"] += np.outer(a_v, d["beta"])
-            grad["D"][:, FB] -= np.outer(vn, lf)
-        grad["dpsi_f"][FB] -= lf
-        grad["U"] = np.zeros(d["n_c"])
-        grad["U"][FS] = -ls * d["p_n"][FS]
-        grad["h"] = float(ln @ d["psi_n"][FN] + lb @ d["theta"]) / h ** 2
+            grad["Wn"] = np.outer(a_v, d["p_n"]) - np.outer(vn, c_n)
+        if want("D"):
+            grad["D"] = np.outer(a_v, d["beta"]) - np.outer(vn, c_f)
         if d["n_b"]:
             if want("Wb"):
                 grad["Wb"] = np.outer(a_v, d["p_b"]) - np.outer(vn, lb)
             grad["theta"] = -lb / h
             grad["dtheta"] = -lb
         if d["has_joint_friction"]:
-            if want_Dj:
-                grad["Dj"] += np.outer(a_v, d["beta_j"])
-                grad["Dj"][:, FBJ] -= np.outer(vn, lj)
+            if want("Dj"):
+                grad["Dj"] = np.outer(a_v, d["beta_j"]) - np.outer(vn, c_j)
             grad["beta_max"] = np.zeros(d["n_j"])
             grad["beta_max"][FSJ] = -lsj
         if d["psi_chain"] is not None:  # psi_n entered as the corrected gap

@@ -97,7 +97,7 @@ def lemke(M, q, *, max_iter=None, tol=None, trace=False, basis=None, max_pivots=
     (True, [1.333333, 2.333333], [('z0', 'w2'), ('z2', 'w1'), ('z1', 'z0')])
     """
     if max_pivots is not None:
-        max_iter = renamed_value("lemke", "max_pivots", max_pivots, "max_iter", max_iter)
+        max_iter = renamed_value("lemke", "max_pivots", max_pivots, "max_iter", max_iter is not None)
     if trace is False and basis is None:
         fast = _core.lemke_plain(M, q, max_iter or 0, tol or 0.0) if _plain_settings(max_iter, tol) else None
         if fast is not None:

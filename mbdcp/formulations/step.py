@@ -134,7 +134,7 @@ def step(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi_f=No
     (True, [0.0, 0.0], 0.981)
     """
     if solver is not None:
-        method = renamed_value("step", "solver", solver, "method", None if method is _LEMKE else method)
+        method = renamed_value("step", "solver", solver, "method", method is not _LEMKE)
     if (dpsi_n is None and dpsi_f is None and Wb is None and theta is None and dtheta is None and Dj is None and Ej is None
             and beta_max is None and (method is _LEMKE or (type(method) is str and method == "lemke"))
             and tol is None and max_iter is None

@@ -15,20 +15,17 @@ def renamed_keywords(name, kwargs, old_to_new, stacklevel=3):
     kwargs = dict(kwargs)
     for old, new in old_to_new.items():
         if old in kwargs:
-            warnings.warn(f"{name}(): {old} is deprecated; use {new}", DeprecationWarning, stacklevel=stacklevel)
-            if new in kwargs:
-                raise TypeError(f"{name}() got {new} and its deprecated name {old}: pass {new} only")
-            kwargs[new] = kwargs.pop(old)
+            kwargs[new] = renamed_value(name, old, kwargs.pop(old), new, new in kwargs, stacklevel + 1)
     return kwargs
 
 
-def renamed_value(name, old, value, new, given):
+def renamed_value(name, old, value, new, both, stacklevel=3):
     """``value``, passed to ``name`` under its deprecated keyword ``old``, for the keyword ``new`` (a
-    DeprecationWarning); TypeError if ``new`` was given too (``given`` is not None). For the hot
-    functions that take the old keyword as a parameter of their own instead of through
-    :func:`renamed`'s wrapper (a Python call more per call)."""
-    warnings.warn(f"{name}(): {old} is deprecated; use {new}", DeprecationWarning, stacklevel=3)
-    if given is not None:
+    DeprecationWarning); TypeError if ``new`` was given too (``both``). Hot functions take the old
+    keyword as a parameter of their own and call this, instead of :func:`renamed`'s wrapper (a
+    Python call more per call)."""
+    warnings.warn(f"{name}(): {old} is deprecated; use {new}", DeprecationWarning, stacklevel=stacklevel)
+    if both:
         raise TypeError(f"{name}() got {new} and its deprecated name {old}: pass {new} only")
     return value
 

@@ -53,11 +53,12 @@ def _run(fn, B, threads):
         return [fn(*part, None) for part in parts]
     stop = np.zeros(1, dtype=np.intc)
     futures = [_pool(len(parts) - 1).submit(fn, first, count, stop) for first, count in parts[:-1]]
+    last = error = None
     try:
         try:
-            last = [fn(*parts[-1], stop)]
+            last = fn(*parts[-1], stop)
         except Exception as e:  # raised after the other parts' errors: theirs name earlier instances
-            last = e
+            error = e
         while wait(futures, timeout=0.05).not_done:  # a short wait: the main thread sees Ctrl-C
             pass
     except BaseException:
@@ -65,9 +66,9 @@ def _run(fn, B, threads):
         wait(futures)
         raise
     results = [f.result() for f in futures]
-    if isinstance(last, Exception):
-        raise last
-    return results + last
+    if error is not None:
+        raise error
+    return results + [last]
 
 
 _POOL = []  # one thread pool, kept: starting threads per call costs more than a small batch
