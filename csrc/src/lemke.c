@@ -100,13 +100,13 @@ MbdcpReturn mbdcp_lemke_check_settings(const MbdcpLemkeSettings *s, const char *
 }
 
 /* Layout: KEPT_BYTES of kept state (what mbdcp_lemke_resolve may start from); Bc, Mt (scaled M
- * transposed: columns of M' contiguous) as n x n; xbar, d, dnext, res, ag, qs, cov, rs, cs as
- * n-vectors of doubles; X as PANEL n-vectors; then basis, cand, P, pos, flags, blocking as n-vectors of ints. */
+ * transposed: columns of M' contiguous) as n x n; xbar, d, dnext, res, ag, qs, cov, rs, cs, ratios as
+ * n-vectors of doubles; X as PANEL n-vectors; then basis, cand, P, pos, flags as n-vectors of ints. */
 size_t mbdcp_lemke_workspace_size(mbdcp_int n)
 {
     if (n < 0) return 0;
     const size_t nn = (size_t)n;
-    return 32 + (2 * nn * nn + (9 + PANEL) * nn) * sizeof(mbdcp_float) + 6 * nn * sizeof(mbdcp_int) + 16;
+    return 32 + (2 * nn * nn + (10 + PANEL) * nn) * sizeof(mbdcp_float) + 5 * nn * sizeof(mbdcp_int) + 16;
 }
 
 mbdcp_float mbdcp_lcp_residual(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q,
@@ -233,8 +233,8 @@ typedef struct {
     mbdcp_int *P, *pos;
     mbdcp_float *Mt, *qs, *cov, *rs, *cs;
     mbdcp_float *xbar, *d, *dnext, *res, *ag, *X;
+    mbdcp_float *ratios; /* ratio_test's scratch: x_i^+ / d_i on the blocking rows, else +inf */
     mbdcp_int *basis, *cand, *flags;
-    mbdcp_int *blocking;   /* ratio_test's scratch: the rows with d_i > pivot tolerance */
     mbdcp_int z0_row;      /* row of z0 while it is basic, else -1 */
     mbdcp_int since;       /* pivots since the last refactorization */
     int stale;             /* refactor before the next decision */
@@ -632,6 +632,42 @@ static mbdcp_int lexicographic_choice(const Lemke *L, const mbdcp_float *d, mbdc
     return cand[0];
 }
 
+/* t_i = x_i^+ / d_i on the rows that block (d_i > ptol), +inf on the others; returns min_i t_i.
+ * Every row is divided and the others masked: a pass without branches, which vectorizes
+ * (whether a row blocks is a coin toss for a branch predictor). */
+static mbdcp_float blocking_ratios(mbdcp_int n, const mbdcp_float *restrict x, const mbdcp_float *restrict d,
+                                   mbdcp_float ptol, mbdcp_float *restrict t)
+{
+    for (mbdcp_int i = 0; i < n; ++i) { /* 1 / +0 = +inf on the rows that do not block */
+        const mbdcp_float xi = x[i], di = d[i], xp = xi > 0.0 ? xi : 0.0;
+        t[i] = (di > ptol ? xp : 1.0) / (di > ptol ? di : 0.0);
+    }
+    mbdcp_float m0 = INFINITY, m1 = INFINITY, m2 = INFINITY, m3 = INFINITY; /* exact in any order */
+    mbdcp_int i = 0;
+    for (; i + 4 <= n; i += 4) {
+        m0 = t[i] < m0 ? t[i] : m0;
+        m1 = t[i + 1] < m1 ? t[i + 1] : m1;
+        m2 = t[i + 2] < m2 ? t[i + 2] : m2;
+        m3 = t[i + 3] < m3 ? t[i + 3] : m3;
+    }
+    for (; i < n; ++i) m0 = t[i] < m0 ? t[i] : m0;
+    m0 = m1 < m0 ? m1 : m0;
+    m2 = m3 < m2 ? m3 : m2;
+    return m2 < m0 ? m2 : m0;
+}
+
+/* The blocking rows whose basic value is within `loose` of zero at the step theta. */
+static mbdcp_int near_rows(mbdcp_int n, const mbdcp_float *restrict x, const mbdcp_float *restrict d,
+                           mbdcp_float ptol, mbdcp_float theta, mbdcp_float loose)
+{
+    mbdcp_float count = 0.0; /* a double: the loop then vectorizes */
+    for (mbdcp_int i = 0; i < n; ++i) {
+        const mbdcp_float xi = x[i], di = d[i], gap = (xi > 0.0 ? xi : 0.0) - theta * di;
+        count += (di > ptol) & (gap <= loose) ? 1.0 : 0.0;
+    }
+    return (mbdcp_int)count;
+}
+
 enum { RATIO_ROW, RATIO_RAY, RATIO_UNCLEAR, RATIO_NONFINITE };
 
 /* Minimum-ratio test for the entering column d; on RATIO_ROW *r is the leaving row. With
@@ -644,35 +680,28 @@ static int ratio_test(Lemke *L, const mbdcp_float *d, mbdcp_float pivot_tol, int
     L->dmax = dmax;
     if (!isfinite(dmax) || !isfinite(xmax)) return RATIO_NONFINITE;
     const mbdcp_float ptol = pivot_tol * dmax;
-    /* the blocking rows first, listed without a branch (a row blocks as likely as not, which no
-     * predictor guesses); then the ratios and the ties over them alone */
-    mbdcp_int *blk = L->blocking, nb = 0;
-    for (mbdcp_int i = 0; i < n; ++i) {
-        blk[nb] = i;
-        nb += d[i] > ptol;
-    }
-    mbdcp_float theta = INFINITY;
-    mbdcp_int imin = -1;
-    for (mbdcp_int b = 0; b < nb; ++b) {
-        const mbdcp_int i = blk[b];
-        const mbdcp_float t = pos_part(xbar[i]) / d[i];
-        const int smaller = t < theta; /* selects, not a branch: which row is smallest is a coin toss */
-        imin = smaller ? i : imin;
-        theta = smaller ? t : theta;
-    }
-    if (imin < 0) return RATIO_RAY;
+    const mbdcp_float theta = blocking_ratios(n, xbar, d, ptol, L->ratios);
+    if (!(theta < INFINITY)) return RATIO_RAY;
+    mbdcp_int imin = 0;
+    while (L->ratios[imin] != theta) ++imin; /* the first row at the minimum */
     /* ties: how far each blocking row's basic value would be from zero at the step theta */
     const mbdcp_float tight = TIGHT_TIE * xmax, loose = LOOSE_TIE * xmax;
     mbdcp_int nc = 0, z0_tied = 0, unclear = 0;
-    for (mbdcp_int b = 0; b < nb; ++b) {
-        const mbdcp_int i = blk[b];
-        const mbdcp_float gap = pos_part(xbar[i]) - theta * d[i];
-        if (!(gap <= loose) && i != imin) continue;
-        if (i == imin || gap <= tight) {
-            L->cand[nc++] = i;
-            if (i == L->z0_row) z0_tied = 1;
-        } else {
-            unclear = 1;
+    const int imin_near = pos_part(xbar[imin]) - theta * d[imin] <= loose;
+    if (imin_near && near_rows(n, xbar, d, ptol, theta, loose) == 1) { /* imin alone: the usual case */
+        L->cand[nc++] = imin;
+        z0_tied = imin == L->z0_row;
+    } else {
+        for (mbdcp_int i = 0; i < n; ++i) {
+            if (!(d[i] > ptol)) continue;
+            const mbdcp_float gap = pos_part(xbar[i]) - theta * d[i];
+            if (!(gap <= loose) && i != imin) continue;
+            if (i == imin || gap <= tight) {
+                L->cand[nc++] = i;
+                if (i == L->z0_row) z0_tied = 1;
+            } else {
+                unclear = 1;
+            }
         }
     }
     if (unclear && !fresh) return RATIO_UNCLEAR;
@@ -1502,13 +1531,13 @@ static void setup(Lemke *L, mbdcp_int n, const mbdcp_float *M, const mbdcp_float
     L->cov = L->qs + nn;
     L->rs = L->cov + nn;
     L->cs = L->rs + nn;
-    L->X = L->cs + nn;
+    L->ratios = L->cs + nn;
+    L->X = L->ratios + nn;
     L->basis = (mbdcp_int *)(L->X + PANEL * nn);
     L->cand = L->basis + nn;
     L->P = L->cand + nn;
     L->pos = L->P + nn;
     L->flags = L->pos + nn;
-    L->blocking = L->flags + nn;
     L->entering = -1;
     L->status = MBDCP_NUMERICAL_ERROR;
     L->limit = s->max_pivots > 0 ? s->max_pivots : 100 * (n + 1);
