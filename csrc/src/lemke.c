@@ -723,39 +723,39 @@ static mbdcp_float pow2_near(mbdcp_float x)
     return ldexp(1.0, e);
 }
 
-/* max_j |x_j| (four running maxima: no single chain of comparisons), colmax_j raised to |x_j|, and
- * x copied to t with stride n (row i of M into column i of its transpose, in the same pass);
- * *nonfinite becomes NaN if some x_j is NaN or infinite (x_j times zero is then NaN). */
+/* max_j |x_j| (four running maxima: no single chain of comparisons), and colmax_j raised to |x_j|
+ * (a pass of its own, which vectorizes); *nonfinite becomes NaN if some x_j is NaN or infinite
+ * (x_j times zero is then NaN). */
 static mbdcp_float row_and_column_max(mbdcp_int n, const mbdcp_float *restrict x, mbdcp_float *restrict colmax,
-                                      mbdcp_float *restrict t, mbdcp_float *nonfinite)
+                                      mbdcp_float *nonfinite)
 {
-    mbdcp_float m0 = 0.0, m1 = 0.0, m2 = 0.0, m3 = 0.0, bad = 0.0;
+    for (mbdcp_int j = 0; j < n; ++j) {
+        const mbdcp_float a = fabs(x[j]), c = colmax[j];
+        colmax[j] = a > c ? a : c;
+    }
+    mbdcp_float m0 = 0.0, m1 = 0.0, m2 = 0.0, m3 = 0.0, b0 = 0.0, b1 = 0.0;
     mbdcp_int j = 0;
     for (; j + 4 <= n; j += 4) {
-        bad += 0.0 * x[j] + 0.0 * x[j + 1] + 0.0 * x[j + 2] + 0.0 * x[j + 3];
-        const mbdcp_float a0 = fabs(x[j]), a1 = fabs(x[j + 1]), a2 = fabs(x[j + 2]), a3 = fabs(x[j + 3]);
-        m0 = acc_max(m0, a0);
-        m1 = acc_max(m1, a1);
-        m2 = acc_max(m2, a2);
-        m3 = acc_max(m3, a3);
-        colmax[j] = acc_max(colmax[j], a0);
-        colmax[j + 1] = acc_max(colmax[j + 1], a1);
-        colmax[j + 2] = acc_max(colmax[j + 2], a2);
-        colmax[j + 3] = acc_max(colmax[j + 3], a3);
-        t[(size_t)j * n] = x[j];
-        t[(size_t)(j + 1) * n] = x[j + 1];
-        t[(size_t)(j + 2) * n] = x[j + 2];
-        t[(size_t)(j + 3) * n] = x[j + 3];
+        m0 = acc_max(m0, fabs(x[j]));
+        m1 = acc_max(m1, fabs(x[j + 1]));
+        m2 = acc_max(m2, fabs(x[j + 2]));
+        m3 = acc_max(m3, fabs(x[j + 3]));
+        b0 += 0.0 * x[j] + 0.0 * x[j + 1];
+        b1 += 0.0 * x[j + 2] + 0.0 * x[j + 3];
     }
     for (; j < n; ++j) {
-        const mbdcp_float a = fabs(x[j]);
-        bad += 0.0 * x[j];
-        m0 = acc_max(m0, a);
-        colmax[j] = acc_max(colmax[j], a);
-        t[(size_t)j * n] = x[j];
+        m0 = acc_max(m0, fabs(x[j]));
+        b0 += 0.0 * x[j];
     }
-    *nonfinite += bad;
+    *nonfinite += b0 + b1;
     return acc_max(acc_max(m0, m1), acc_max(m2, m3));
+}
+
+/* Mt = f M^T (columns of M contiguous). */
+static void scaled_transpose(mbdcp_int n, const mbdcp_float *restrict M, mbdcp_float f, mbdcp_float *restrict Mt)
+{
+    for (mbdcp_int j = 0; j < n; ++j)
+        for (mbdcp_int i = 0; i < n; ++i) Mt[(size_t)j * n + i] = f * M[(size_t)i * n + j];
 }
 
 /* Ruiz's rounds of row and column scales (powers of two) on M (rs, cs start at 1; tmp: n scratch). */
@@ -803,7 +803,7 @@ static int equilibrate(Lemke *L)
     mbdcp_float rlo = INFINITY, rhi = 0.0, clo = INFINITY, chi = 0.0, nonfinite = 0.0;
     for (mbdcp_int j = 0; j < n; ++j) tmp[j] = 0.0;
     for (mbdcp_int i = 0; i < n; ++i) {
-        const mbdcp_float m = row_and_column_max(n, M + (size_t)i * n, tmp, Mt + i, &nonfinite);
+        const mbdcp_float m = row_and_column_max(n, M + (size_t)i * n, tmp, &nonfinite);
         if (m > 0.0) {
             rlo = m < rlo ? m : rlo;
             rhi = acc_max(rhi, m);
@@ -834,8 +834,7 @@ static int equilibrate(Lemke *L)
     if (uniform) { /* rs[i] = f for every i (or 1): Mt = f M^T */
         const mbdcp_float f = n > 0 ? rs[0] : 1.0;
         for (mbdcp_int i = 0; i < n; ++i) L->qs[i] = f * q[i];
-        if (f != 1.0)
-            for (size_t k = 0; k < (size_t)n * (size_t)n; ++k) Mt[k] *= f;
+        scaled_transpose(n, M, f, Mt);
         return 1;
     }
     for (mbdcp_int i = 0; i < n; ++i) {

@@ -4,12 +4,9 @@ import numpy as np
 from mbdcp.infrastructure import _core
 from mbdcp.infrastructure import validate as val
 from mbdcp.infrastructure.deprecated import renamed_value
-from mbdcp.infrastructure.results import LemkeResult, _built
-from mbdcp.infrastructure.status import Status
+from mbdcp.infrastructure.results import LemkeResult
 
 __all__ = ["lemke", "lcp_residual"]
-
-_STATUS = tuple(Status)  # by the C status code
 
 
 def _name(var, n):
@@ -101,7 +98,7 @@ def lemke(M, q, *, max_iter=None, tol=None, trace=False, basis=None, max_pivots=
     if trace is False and basis is None:
         fast = _core.lemke_plain(M, q, max_iter or 0, tol or 0.0) if _plain_settings(max_iter, tol) else None
         if fast is not None:
-            return _plain_result(*fast)
+            return fast
     M = val.as_array("M", M, 2)
     n = M.shape[0]
     M = val.matrix("M", M, (n, n), ("n", "n"))
@@ -119,48 +116,14 @@ def lemke(M, q, *, max_iter=None, tol=None, trace=False, basis=None, max_pivots=
         start = start.astype(np.intc)
     z, w, status, pivots, residual, tr, basis_out, certificate, _, warm, worst = _core.lemke(
         M, q, max_iter, tol, bool(trace), start)
-    status = Status(status)
-    message = status.message
-    if status in (Status.NUMERICAL_ERROR, Status.MAX_ITERATIONS) and worst >= 0 and residual > 0:
-        message += f"; at the last point, row {worst} is violated by {residual:.3g} of its own scale"
-    names = None
-    if trace:
-        names = [(_name(a, n), _name(b, n)) for a, b in tr]
-    return LemkeResult(
-        success=status == Status.SOLVED,
-        status=status,
-        message=message,
-        z=z,
-        w=w,
-        pivots=int(pivots),
-        residual=float(residual),
-        trace=names,
-        basis=basis_out,
-        certificate=certificate,
-        warm_started=warm,
-    )
+    names = [(_name(a, n), _name(b, n)) for a, b in tr] if trace else None
+    return _core.lemke_result(z, w, status, pivots, residual, basis_out, certificate, worst, names, warm)
 
 
 def _plain_settings(max_iter, tol):
     """Settings the fast path can take as they are (anything else is validated first)."""
     return (max_iter is None or (type(max_iter) is int and 0 < max_iter < 2 ** 31)) and \
         (tol is None or (type(tol) is float and 0.0 < tol < 1.0))
-
-
-_MESSAGES = {s: s.message for s in Status}
-
-
-_SOLVED, _LAST_POINT = Status.SOLVED, (Status.NUMERICAL_ERROR, Status.MAX_ITERATIONS)
-
-
-def _plain_result(z, w, status, pivots, residual, basis, certificate, worst):
-    status = _STATUS[status]
-    message = _MESSAGES[status]
-    if status in _LAST_POINT and worst >= 0 and residual > 0:
-        message += f"; at the last point, row {worst} is violated by {residual:.3g} of its own scale"
-    return _built(LemkeResult, {"success": status is _SOLVED, "status": status, "message": message, "z": z, "w": w,
-                                "pivots": pivots, "residual": residual, "trace": None, "basis": basis,
-                                "certificate": certificate, "warm_started": False})
 
 
 def lcp_residual(M, q, z):

@@ -364,10 +364,46 @@ cdef cnp.ndarray _thread_workspace(size_t nbytes):
     return work
 
 
+cdef object _LemkeResult = None  # mbdcp.infrastructure.results.LemkeResult, on first use (it imports this module)
+cdef tuple _STATUSES = None, _STATUS_MESSAGES = None  # Status and its message, by C code
+
+
+cpdef object lemke_result(z, w, int code, int pivots, double residual, basis, certificate, int worst,
+                          trace=None, bint warm=False):
+    """mbdcp.lemke's LemkeResult from the C solve's outputs (``code``: the C status; ``worst``: the
+    worst row, named in the message of a failed point; ``trace``: the named pivots or None),
+    built without its __init__: the frozen dataclass's __dict__ filled in place (a small solve's
+    result costs about as much as the solve)."""
+    global _LemkeResult, _STATUSES, _STATUS_MESSAGES
+    if _LemkeResult is None:
+        from mbdcp.infrastructure.results import LemkeResult
+        from mbdcp.infrastructure.status import Status
+        _STATUSES = tuple(Status)
+        _STATUS_MESSAGES = tuple([s.message for s in Status])
+        _LemkeResult = LemkeResult
+    status = _STATUSES[code]
+    message = _STATUS_MESSAGES[code]
+    if (code == MBDCP_NUMERICAL_ERROR or code == MBDCP_MAX_ITERATIONS) and worst >= 0 and residual > 0:
+        message += f"; at the last point, row {worst} is violated by {residual:.3g} of its own scale"
+    result = object.__new__(_LemkeResult)
+    cdef dict d = result.__dict__
+    d["success"] = code == MBDCP_SOLVED
+    d["status"] = status
+    d["message"] = message
+    d["z"] = z
+    d["w"] = w
+    d["pivots"] = pivots
+    d["residual"] = residual
+    d["trace"] = trace
+    d["basis"] = basis
+    d["certificate"] = certificate
+    d["warm_started"] = warm
+    return result
+
+
 def lemke_plain(object M, object q, int max_pivots, double tol):
-    """(z, w, status, pivots, residual, basis (bool), certificate or None, worst_row) of LCP(M, q),
-    or None when M (n x n) and q (n,) are not plain float64 arrays or hold NaN or infinity (the
-    validating path then names the argument)."""
+    """The LemkeResult of LCP(M, q), or None when M (n x n) and q (n,) are not plain float64
+    arrays or hold NaN or infinity (the validating path then names the argument)."""
     if not (_plain_array(M, 2) and _plain_array(q, 1)):
         return None
     cdef cnp.ndarray Ma = <cnp.ndarray>M, qa = <cnp.ndarray>q
@@ -398,7 +434,7 @@ def lemke_plain(object M, object q, int max_pivots, double tol):
     _check(rc)
     basis = _bool_basis(out.basis, n)
     ray = _copy(out.ray, n) if info.certified else None
-    return z, w, <int>info.status, info.pivots, info.residual, basis, ray, info.worst_row
+    return lemke_result(z, w, <int>info.status, info.pivots, info.residual, basis, ray, info.worst_row)
 
 
 cdef cnp.ndarray _NOTHING = np.zeros(0)  # the absent outputs of a plain step (p_b, beta_j, sigma_j)
