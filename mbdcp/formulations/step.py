@@ -7,7 +7,7 @@ from mbdcp.infrastructure import stabilization as stab
 from mbdcp.infrastructure import validate as val
 from mbdcp.infrastructure.deprecated import renamed_value
 from mbdcp.infrastructure.problem import full_joint_impulse, solve_joints, step_data, warm_start_flags
-from mbdcp.infrastructure.results import LCPData, StepResult, _built
+from mbdcp.infrastructure.results import LCPData, StepResult
 from mbdcp.infrastructure.status import Status
 
 __all__ = ["step", "friction_basis"]
@@ -142,7 +142,7 @@ def step(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi_f=No
             and type(baumgarte) is float and baumgarte == 1.0 and type(h) is float):
         fast = _core.step_plain(M, Wn, D, E, U, v, h, p_ext, psi_n)  # None: validate and name below
         if fast is not None:
-            return _plain_result(*fast)
+            return fast
     val.choice("method", method, METHODS)
     max_iter, tol = val.lemke_settings(max_iter, tol)
     return_lcp = val.flag("return_lcp", return_lcp)
@@ -172,17 +172,6 @@ def step(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, dpsi_n=None, dpsi_f=No
         basis=basis,
         cone_slack=w[o[3]:o[4]],
     )
-
-
-_SOLVED, _EMPTY = Status.SOLVED, val._EMPTY  # module constants: the fast path reads no attributes
-
-
-def _plain_result(v_next, p_n, beta, sigma, cone_slack, status, pivots, residual, basis):
-    status = _STATUS[status]
-    return _built(StepResult, {"success": status is _SOLVED, "status": status, "message": _MESSAGE[status],
-                               "v_next": v_next, "p_n": p_n, "beta": beta, "sigma": sigma, "p_b": _EMPTY,
-                               "beta_j": _EMPTY, "sigma_j": _EMPTY, "pivots": pivots, "residual": residual,
-                               "lcp": None, "basis": basis, "cone_slack": cone_slack})
 
 
 def friction_basis(normal, n_d):

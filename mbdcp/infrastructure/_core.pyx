@@ -364,8 +364,18 @@ cdef cnp.ndarray _thread_workspace(size_t nbytes):
     return work
 
 
-cdef object _LemkeResult = None  # mbdcp.infrastructure.results.LemkeResult, on first use (it imports this module)
+cdef object _LemkeResult = None, _StepResult = None  # the result classes, on first use (they import this module)
 cdef tuple _STATUSES = None, _STATUS_MESSAGES = None  # Status and its message, by C code
+
+
+cdef int _load_results() except -1:
+    global _LemkeResult, _StepResult, _STATUSES, _STATUS_MESSAGES
+    from mbdcp.infrastructure.results import LemkeResult, StepResult
+    from mbdcp.infrastructure.status import Status
+    _STATUSES = tuple(Status)
+    _STATUS_MESSAGES = tuple([s.message for s in Status])
+    _LemkeResult, _StepResult = LemkeResult, StepResult
+    return 0
 
 
 cpdef object lemke_result(z, w, int code, int pivots, double residual, basis, certificate, int worst,
@@ -374,13 +384,8 @@ cpdef object lemke_result(z, w, int code, int pivots, double residual, basis, ce
     worst row, named in the message of a failed point; ``trace``: the named pivots or None),
     built without its __init__: the frozen dataclass's __dict__ filled in place (a small solve's
     result costs about as much as the solve)."""
-    global _LemkeResult, _STATUSES, _STATUS_MESSAGES
     if _LemkeResult is None:
-        from mbdcp.infrastructure.results import LemkeResult
-        from mbdcp.infrastructure.status import Status
-        _STATUSES = tuple(Status)
-        _STATUS_MESSAGES = tuple([s.message for s in Status])
-        _LemkeResult = LemkeResult
+        _load_results()
     status = _STATUSES[code]
     message = _STATUS_MESSAGES[code]
     if (code == MBDCP_NUMERICAL_ERROR or code == MBDCP_MAX_ITERATIONS) and worst >= 0 and residual > 0:
@@ -466,8 +471,7 @@ cdef cnp.ndarray _copy(double *x, Py_ssize_t n):
 
 
 def step_plain(object M, object Wn, object D, object E, object mu, object v, double h, object p_ext, object psi_n):
-    """(v_next, p_n, beta, sigma, cone_slack, status, pivots, residual, basis (bool)) of one time step
-    without joints or moving surfaces, or None when an argument is not a plain float64 array of its
+    """The StepResult of one time step without joints or moving surfaces, or None when an argument is not a plain float64 array of its
     shape, or its values fail the C core's check (finite, M symmetric, E a grouping, mu >= 0, h > 0): the
     validating path then names the argument. p_ext, psi_n: None or arrays."""
     if not (_plain_array(M, 2) and _plain_array(Wn, 2) and _plain_array(D, 2) and _plain_array(E, 2)
@@ -510,8 +514,32 @@ def step_plain(object M, object Wn, object D, object E, object mu, object v, dou
     _check(rc)
     basis = _bool_basis(out.basis, N)
     cdef Py_ssize_t nc = p.n_c, m = p.m
-    return (v_next, _copy(out.z, nc), _copy(out.z + nc, m), _copy(out.z + nc + m, nc), _copy(out.w + nc + m, nc),
-            <int>info.status, info.pivots, info.residual, basis)
+    return _plain_step_result(v_next, _copy(out.z, nc), _copy(out.z + nc, m), _copy(out.z + nc + m, nc),
+                              _copy(out.w + nc + m, nc), <int>info.status, info.pivots, info.residual, basis)
+
+
+cdef object _plain_step_result(v_next, p_n, beta, sigma, cone_slack, int code, int pivots, double residual, basis):
+    """The StepResult of a plain step (no joints, no LCP kept), built as lemke_result's is."""
+    if _StepResult is None:
+        _load_results()
+    result = object.__new__(_StepResult)
+    cdef dict d = result.__dict__
+    d["success"] = code == MBDCP_SOLVED
+    d["status"] = _STATUSES[code]
+    d["message"] = _STATUS_MESSAGES[code]
+    d["v_next"] = v_next
+    d["p_n"] = p_n
+    d["beta"] = beta
+    d["sigma"] = sigma
+    d["p_b"] = _NOTHING
+    d["beta_j"] = _NOTHING
+    d["sigma_j"] = _NOTHING
+    d["pivots"] = pivots
+    d["residual"] = residual
+    d["lcp"] = None
+    d["basis"] = basis
+    d["cone_slack"] = cone_slack
+    return result
 
 
 def lcp_verify(const double[:, ::1] M, const double[::1] q, const double[::1] z, double tol):
