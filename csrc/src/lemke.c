@@ -99,14 +99,19 @@ MbdcpReturn mbdcp_lemke_check_settings(const MbdcpLemkeSettings *s, const char *
     return msg ? MBDCP_ERR_SETTING : MBDCP_OK;
 }
 
+/* Rows of an even number of doubles: in an aligned workspace every row and vector then starts
+ * on 16 bytes, and the vectorized loops over them need no loads split across cache lines. */
+static mbdcp_int row_stride(mbdcp_int n) { return n + (n & 1); }
+
 /* Layout: KEPT_BYTES of kept state (what mbdcp_lemke_resolve may start from); Bc, Mt (scaled M
- * transposed: columns of M' contiguous) as n x n; xbar, d, dnext, res, ag, qs, cov, rs, cs, ratios as
- * n-vectors of doubles; X as PANEL n-vectors; then basis, cand, P, pos, flags as n-vectors of ints. */
+ * transposed: columns of M' contiguous) as ld x ld, ld = row_stride(n); xbar, d, dnext, res, ag,
+ * qs, cov, rs, cs, ratios as vectors of ld doubles; X as PANEL n-vectors; then basis, cand, P,
+ * pos, flags as n-vectors of ints. */
 size_t mbdcp_lemke_workspace_size(mbdcp_int n)
 {
     if (n < 0) return 0;
-    const size_t nn = (size_t)n;
-    return 32 + (2 * nn * nn + (10 + PANEL) * nn) * sizeof(mbdcp_float) + 5 * nn * sizeof(mbdcp_int) + 16;
+    const size_t nn = (size_t)n, ld = (size_t)row_stride(n);
+    return 32 + (2 * ld * ld + 10 * ld + PANEL * nn) * sizeof(mbdcp_float) + 5 * nn * sizeof(mbdcp_int) + 16;
 }
 
 mbdcp_float mbdcp_lcp_residual(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q,
@@ -206,7 +211,7 @@ int mbdcp_lcp_verify(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q, co
 }
 
 /* The solver's state on the scaled problem. Binv = I + the columns P[0..np) stored in Bc
- * (slot k: Bc[k * n + 0..n)); pos[c] is the slot of column c, or -1 while column c is e_c. */
+ * (slot k: Bc[k * ld + 0..n)); pos[c] is the slot of column c, or -1 while column c is e_c. */
 /* What a solve leaves at the start of its workspace for mbdcp_lemke_resolve. */
 typedef enum { KEPT_NOTHING = 0, KEPT_INVERSE = 1, KEPT_BASIS = 2 } LemkeKeptWhat;
 typedef struct {
@@ -229,6 +234,7 @@ typedef struct {
     int warm;                /* the answer came from the hint or the kept basis */
     /* the solver's state on the scaled problem */
     mbdcp_int n, np;
+    mbdcp_int ld; /* the rows of Bc and Mt are ld apart (row_stride) */
     mbdcp_float *Bc;
     mbdcp_int *P, *pos;
     mbdcp_float *Mt, *qs, *cov, *rs, *cs;
@@ -257,7 +263,7 @@ static int verify(Lemke *L, const mbdcp_float *z)
 
 static mbdcp_float binv_at(const Lemke *L, mbdcp_int i, mbdcp_int c)
 {
-    return L->pos[c] >= 0 ? L->Bc[(size_t)L->pos[c] * L->n + i] : (mbdcp_float)(i == c);
+    return L->pos[c] >= 0 ? L->Bc[(size_t)L->pos[c] * L->ld + i] : (mbdcp_float)(i == c);
 }
 
 /* Entry i of the column of variable var in [I, -M', -cov]. */
@@ -265,7 +271,7 @@ static mbdcp_float a_at(const Lemke *L, mbdcp_int var, mbdcp_int i)
 {
     const mbdcp_int n = L->n;
     if (var < n) return (mbdcp_float)(i == var);
-    if (var < 2 * n) return -L->Mt[(size_t)(var - n) * n + i];
+    if (var < 2 * n) return -L->Mt[(size_t)(var - n) * L->ld + i];
     return -L->cov[i];
 }
 
@@ -306,7 +312,7 @@ static void identity_rows(const Lemke *L, mbdcp_int var, mbdcp_float *y)
         if (L->pos[var] < 0) y[var] = 1.0;
         return;
     }
-    const mbdcp_float *a = var < 0 ? L->qs : var < 2 * n ? L->Mt + (size_t)(var - n) * n : L->cov;
+    const mbdcp_float *a = var < 0 ? L->qs : var < 2 * n ? L->Mt + (size_t)(var - n) * L->ld : L->cov;
     const mbdcp_float sign = var < 0 ? 1.0 : -1.0;
     for (mbdcp_int i = 0; i < n; ++i) y[i] = (mbdcp_float)(L->pos[i] < 0) * (sign * a[i]); /* a product: no branch */
 }
@@ -317,7 +323,7 @@ static void binv_times(const Lemke *L, mbdcp_int var, const mbdcp_float *ag, mbd
     const mbdcp_int n = L->n;
     identity_rows(L, var, y);
     for (mbdcp_int k = 0; k < L->np; ++k)
-        if (ag[k] != 0.0) axpy(n, ag[k], L->Bc + (size_t)k * n, y);
+        if (ag[k] != 0.0) axpy(n, ag[k], L->Bc + (size_t)k * L->ld, y);
 }
 
 /* d = Binv a for variable var. */
@@ -343,7 +349,7 @@ static void pivot(Lemke *L, const mbdcp_float *d, mbdcp_int r, mbdcp_int next_va
         const mbdcp_int k = L->np++;
         L->P[k] = r;
         L->pos[r] = k;
-        mbdcp_float *Ck = L->Bc + (size_t)k * n;
+        mbdcp_float *Ck = L->Bc + (size_t)k * L->ld;
         memset(Ck, 0, (size_t)n * sizeof(mbdcp_float));
         Ck[r] = 1.0;
     }
@@ -358,7 +364,7 @@ static void pivot(Lemke *L, const mbdcp_float *d, mbdcp_int r, mbdcp_int next_va
     }
     mbdcp_float dr = 0.0; /* dnext[r], from the exact Ck[r] = br rather than its rounded update */
     for (mbdcp_int k = 0; k < np; ++k) {
-        mbdcp_float *restrict Ck = L->Bc + (size_t)k * n;
+        mbdcp_float *restrict Ck = L->Bc + (size_t)k * L->ld;
         const mbdcp_float br = Ck[r] * inv, g = next_var >= 0 ? L->ag[k] : 0.0;
         if (br != 0.0 && g != 0.0)
             update_and_add(n, br, d, g, Ck, dnext);
@@ -375,7 +381,7 @@ static void pivot(Lemke *L, const mbdcp_float *d, mbdcp_int r, mbdcp_int next_va
 /* Row a of the matrix invert_in_place() works on: Bc's row P[a]. */
 static inline mbdcp_float *inv_row(const Lemke *L, mbdcp_int a)
 {
-    return L->Bc + (size_t)L->P[a] * L->n;
+    return L->Bc + (size_t)L->P[a] * L->ld;
 }
 
 /* The row (from c on, of s) with the largest entry in column c, and that entry's magnitude. */
@@ -499,17 +505,17 @@ static int invert_in_place(Lemke *L, mbdcp_int s, mbdcp_float tiny)
     return 1;
 }
 
-/* The inversion works on rows (row i of Binv's stored columns in Bc[i n + 0..np)); the pivots on
- * columns (slot k in Bc[k n + 0..n)): one in-place transposition of the n x n buffer turns one
+/* The inversion works on rows (row i of Binv's stored columns in Bc[i ld + 0..np)); the pivots on
+ * columns (slot k in Bc[k ld + 0..n)): one in-place transposition of the n x n block turns one
  * into the other. */
 static void transpose_columns(Lemke *L)
 {
     const mbdcp_int n = L->n;
     for (mbdcp_int i = 0; i < n; ++i)
         for (mbdcp_int k = i + 1; k < n; ++k) {
-            const mbdcp_float t = L->Bc[(size_t)i * n + k];
-            L->Bc[(size_t)i * n + k] = L->Bc[(size_t)k * n + i];
-            L->Bc[(size_t)k * n + i] = t;
+            const mbdcp_float t = L->Bc[(size_t)i * L->ld + k];
+            L->Bc[(size_t)i * L->ld + k] = L->Bc[(size_t)k * L->ld + i];
+            L->Bc[(size_t)k * L->ld + i] = t;
         }
 }
 
@@ -551,7 +557,7 @@ static int refactor(Lemke *L, mbdcp_float sing_tol)
         const mbdcp_int var = L->basis[L->P[b]];
         for (mbdcp_int a = 0; a < s; ++a) {
             const mbdcp_float v = a_at(L, var, L->P[a]);
-            L->Bc[(size_t)L->P[a] * n + b] = v;
+            L->Bc[(size_t)L->P[a] * L->ld + b] = v;
             amax = acc_max(amax, fabs(v));
         }
     }
@@ -560,12 +566,12 @@ static int refactor(Lemke *L, mbdcp_float sing_tol)
     mbdcp_float *g = L->ag;
     for (mbdcp_int i = 0; i < n; ++i) {
         if (L->pos[i] >= 0) continue;
-        mbdcp_float *Bi = L->Bc + (size_t)i * n;
+        mbdcp_float *Bi = L->Bc + (size_t)i * L->ld;
         for (mbdcp_int b = 0; b < s; ++b) g[b] = a_at(L, L->basis[L->P[b]], i);
         for (mbdcp_int a = 0; a < s; ++a) Bi[a] = 0.0;
         for (mbdcp_int b = 0; b < s; ++b) {
             if (g[b] == 0.0) continue;
-            const mbdcp_float *Xb = L->Bc + (size_t)L->P[b] * n;
+            const mbdcp_float *Xb = L->Bc + (size_t)L->P[b] * L->ld;
             for (mbdcp_int a = 0; a < s; ++a) Bi[a] -= g[b] * Xb[a];
         }
     }
@@ -586,7 +592,7 @@ static void refine(Lemke *L, mbdcp_int var, mbdcp_float *x)
         memset(res, 0, (size_t)n * sizeof(mbdcp_float));
         res[var] = 1.0;
     } else {
-        const mbdcp_float *a = var < 2 * n ? L->Mt + (size_t)(var - n) * n : L->cov;
+        const mbdcp_float *a = var < 2 * n ? L->Mt + (size_t)(var - n) * L->ld : L->cov;
         for (mbdcp_int k = 0; k < n; ++k) res[k] = -a[k];
     }
     for (mbdcp_int i = 0; i < n; ++i) {
@@ -596,14 +602,14 @@ static void refine(Lemke *L, mbdcp_int var, mbdcp_float *x)
         if (v < n) {
             res[v] -= xi;
         } else {
-            const mbdcp_float *col = v < 2 * n ? L->Mt + (size_t)(v - n) * n : L->cov;
+            const mbdcp_float *col = v < 2 * n ? L->Mt + (size_t)(v - n) * L->ld : L->cov;
             for (mbdcp_int k = 0; k < n; ++k) res[k] += xi * col[k];
         }
     }
     for (mbdcp_int k = 0; k < L->np; ++k) L->ag[k] = res[L->P[k]];
     for (mbdcp_int i = 0; i < n; ++i) x[i] += (mbdcp_float)(L->pos[i] < 0) * res[i];
     for (mbdcp_int k = 0; k < L->np; ++k)
-        if (L->ag[k] != 0.0) axpy(n, L->ag[k], L->Bc + (size_t)k * n, x);
+        if (L->ag[k] != 0.0) axpy(n, L->ag[k], L->Bc + (size_t)k * L->ld, x);
 }
 
 /* Among the candidate rows cand[0..nc-1] (tied for the minimum ratio), the row whose Binv row
@@ -617,7 +623,7 @@ static mbdcp_int lexicographic_choice(const Lemke *L, const mbdcp_float *d, mbdc
     for (mbdcp_int c = 0; c < nc; ++c) {
         const mbdcp_int i = cand[c];
         mbdcp_float m = L->pos[i] < 0 ? 1.0 : 0.0;
-        for (mbdcp_int k = 0; k < L->np; ++k) m = fmax(m, fabs(L->Bc[(size_t)k * n + i]));
+        for (mbdcp_int k = 0; k < L->np; ++k) m = fmax(m, fabs(L->Bc[(size_t)k * L->ld + i]));
         scale = acc_max(scale, m / d[i]);
     }
     const mbdcp_float eps = TIGHT_TIE * scale;
@@ -751,11 +757,12 @@ static mbdcp_float row_and_column_max(mbdcp_int n, const mbdcp_float *restrict x
     return acc_max(acc_max(m0, m1), acc_max(m2, m3));
 }
 
-/* Mt = f M^T (columns of M contiguous). */
-static void scaled_transpose(mbdcp_int n, const mbdcp_float *restrict M, mbdcp_float f, mbdcp_float *restrict Mt)
+/* Mt = f M^T (columns of M contiguous, ld apart). */
+static void scaled_transpose(mbdcp_int n, mbdcp_int ld, const mbdcp_float *restrict M, mbdcp_float f,
+                             mbdcp_float *restrict Mt)
 {
     for (mbdcp_int j = 0; j < n; ++j)
-        for (mbdcp_int i = 0; i < n; ++i) Mt[(size_t)j * n + i] = f * M[(size_t)i * n + j];
+        for (mbdcp_int i = 0; i < n; ++i) Mt[(size_t)j * ld + i] = f * M[(size_t)i * n + j];
 }
 
 /* Ruiz's rounds of row and column scales (powers of two) on M (rs, cs start at 1; tmp: n scratch). */
@@ -834,12 +841,12 @@ static int equilibrate(Lemke *L)
     if (uniform) { /* rs[i] = f for every i (or 1): Mt = f M^T */
         const mbdcp_float f = n > 0 ? rs[0] : 1.0;
         for (mbdcp_int i = 0; i < n; ++i) L->qs[i] = f * q[i];
-        scaled_transpose(n, M, f, Mt);
+        scaled_transpose(n, L->ld, M, f, Mt);
         return 1;
     }
     for (mbdcp_int i = 0; i < n; ++i) {
         L->qs[i] = rs[i] * q[i];
-        for (mbdcp_int j = 0; j < n; ++j) Mt[(size_t)j * n + i] = rs[i] * M[(size_t)i * n + j] * cs[j];
+        for (mbdcp_int j = 0; j < n; ++j) Mt[(size_t)j * L->ld + i] = rs[i] * M[(size_t)i * n + j] * cs[j];
     }
     return 1;
 }
@@ -1093,7 +1100,7 @@ static int drop_rounding(const Lemke *L, mbdcp_float *z)
         const mbdcp_int v = L->basis[i];
         if (v < n || v >= 2 * n || z[v - n] == 0.0) continue;
         mbdcp_float mag = L->pos[i] < 0 ? fabs(L->qs[i]) : 0.0;
-        for (mbdcp_int k = 0; k < L->np; ++k) mag += fabs(L->Bc[(size_t)k * n + i]) * fabs(L->qs[L->P[k]]);
+        for (mbdcp_int k = 0; k < L->np; ++k) mag += fabs(L->Bc[(size_t)k * L->ld + i]) * fabs(L->qs[L->P[k]]);
         if (fabs(L->xbar[i]) <= rel * mag) {
             z[v - n] = 0.0;
             changed = 1;
@@ -1261,7 +1268,7 @@ static MbdcpStatus repair(Lemke *L, mbdcp_int limit, int all)
         if (v < n)
             L->cov[v] += 1.0;
         else
-            for (mbdcp_int k = 0; k < n; ++k) L->cov[k] -= L->Mt[(size_t)(v - n) * n + k];
+            for (mbdcp_int k = 0; k < n; ++k) L->cov[k] -= L->Mt[(size_t)(v - n) * L->ld + k];
     }
     return run(L, r, limit);
 }
@@ -1456,8 +1463,8 @@ static void try_regularized(Lemke *L)
         const mbdcp_float eps = (level == 0 ? REGULARIZE : 10.0 * REGULARIZE) * L->s->tol;
         for (mbdcp_int i = 0; i < n; ++i) {
             mbdcp_float rowmax = 0.0;
-            for (mbdcp_int j = 0; j < n; ++j) rowmax = acc_max(rowmax, fabs(L->Mt[(size_t)j * n + i]));
-            L->Mt[(size_t)i * n + i] += eps * rowmax;
+            for (mbdcp_int j = 0; j < n; ++j) rowmax = acc_max(rowmax, fabs(L->Mt[(size_t)j * L->ld + i]));
+            L->Mt[(size_t)i * L->ld + i] += eps * rowmax;
         }
         last_path(L);
     }
@@ -1511,27 +1518,28 @@ static void finish(Lemke *L, MbdcpLemkeInfo *info)
 static void setup(Lemke *L, mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q, const MbdcpLemkeSettings *s,
                   const MbdcpLemkeOutput *out, void *work)
 {
-    const size_t nn = (size_t)n;
+    const size_t nn = (size_t)n, ld = (size_t)row_stride(n);
     memset(L, 0, sizeof(*L));
     L->n = n;
+    L->ld = (mbdcp_int)ld;
     L->M = M;
     L->q = q;
     L->s = s;
     L->out = out;
     L->kept = (LemkeKept *)work;
     L->Bc = (mbdcp_float *)((char *)work + KEPT_BYTES);
-    L->Mt = L->Bc + nn * nn;
-    L->xbar = L->Mt + nn * nn;
-    L->d = L->xbar + nn;
-    L->dnext = L->d + nn;
-    L->res = L->dnext + nn;
-    L->ag = L->res + nn;
-    L->qs = L->ag + nn;
-    L->cov = L->qs + nn;
-    L->rs = L->cov + nn;
-    L->cs = L->rs + nn;
-    L->ratios = L->cs + nn;
-    L->X = L->ratios + nn;
+    L->Mt = L->Bc + ld * ld;
+    L->xbar = L->Mt + ld * ld;
+    L->d = L->xbar + ld;
+    L->dnext = L->d + ld;
+    L->res = L->dnext + ld;
+    L->ag = L->res + ld;
+    L->qs = L->ag + ld;
+    L->cov = L->qs + ld;
+    L->rs = L->cov + ld;
+    L->cs = L->rs + ld;
+    L->ratios = L->cs + ld;
+    L->X = L->ratios + ld;
     L->basis = (mbdcp_int *)(L->X + PANEL * nn);
     L->cand = L->basis + nn;
     L->P = L->cand + nn;
