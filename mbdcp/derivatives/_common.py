@@ -65,7 +65,8 @@ def dense_tangent(name, x, shape):
     if x is None:
         return None
     if type(x) is np.ndarray and x.ndim and x.shape == shape and x.dtype == np.float64:
-        return val.as_array(name, x)  # the common case: only finiteness (and layout) to check
+        # the common case: only finiteness to check (and the layout: a broadcast gradient has stride 0)
+        return val.as_array(name, x if x.flags.c_contiguous else np.ascontiguousarray(x))
     if sp.issparse(x):
         x = x.toarray()
     a = val.as_array(name, x)
