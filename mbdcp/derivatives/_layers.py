@@ -408,19 +408,17 @@ def backward_one(problem, arrays, call_args, res, options, cots, wanted, layer="
     re-split): the gradients of the inputs named in ``wanted``, in that order, each in the shape of
     its input in ``arrays``; ``options`` are the derivative's (:func:`split_options`);
     ``wanted_set``: ``frozenset(wanted)``, if the caller keeps one."""
-    d = derivative(problem, *call_args, res, options)
-    if d.degenerate.size:
-        _warn(layer, problem, [(None, _degenerate_note(problem, d))])
-    g = _vjp(problem, d, cots, frozenset(wanted) if wanted_set is None else wanted_set)
-    return [_fit(problem, n, g.get(n), np.shape(arrays[n])) for n in wanted]
+    grads = _gradients(problem, derivative(problem, *call_args, res, options), arrays, cots, wanted, layer,
+                       wanted_set)
+    return [grads[n] for n in wanted]
 
 
-def _gradients(problem, d, arrays, cots, wanted, layer):
+def _gradients(problem, d, arrays, cots, wanted, layer, wanted_set=None):
     """The gradients of one problem at its derivative ``d`` (a warning first at a kink), each in its
     input's shape."""
     if d.degenerate.size:
         _warn(layer, problem, [(None, _degenerate_note(problem, d))])
-    g = _vjp(problem, d, cots, frozenset(wanted))
+    g = _vjp(problem, d, cots, frozenset(wanted) if wanted_set is None else wanted_set)
     return {n: _fit(problem, n, g.get(n), np.shape(arrays[n])) for n in wanted}
 
 
