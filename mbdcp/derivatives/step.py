@@ -360,20 +360,23 @@ def _classify(in_contact, beta, w_beta, sigma, w_sigma, limit_zero, grouped, n_g
     bz = ~free_b & (w_beta <= tvd)  # beta_k = w_k = 0
     w1, arg, w2 = _group_min(w_beta, own, n_g, has, first, k)
     sig_pos = sigma > tv
+    no_slip, limited = ~sig_pos, ~limit_zero
     # friction impulses zero (no contact, or a zero limit without slip): sigma only bounded below by
     # the sliding speed max_k -(d_k^T v + ...); follow it
-    free = ~in_contact | (limit_zero & ~sig_pos)
-    free_b &= ~free[own]
+    free = ~in_contact | (limit_zero & no_slip)
+    bound = ~free
+    free_b &= bound[own]
     low = has & (w1 <= tv)
     post = free & sig_pos & low
-    kink = free & low & (~sig_pos | (w2 <= tv))
-    slide = ~free & has & sig_pos
-    stick = ~free & has & ~sig_pos
+    kink = free & low & (no_slip | (w2 <= tv))
+    acting = bound & has
+    slide = acting & sig_pos
+    stick = acting & no_slip
     if slide.any():
         lonely = slide & ~np.bincount(own, weights=free_b, minlength=n_g).astype(bool)
         free_b[arg[lonely]] = True  # limit ~ 0: the slip direction still carries sigma
-    edge = stick & (w_sigma <= tp) & ~limit_zero
-    mode = _MODES[np.where(in_contact, 2 - (sig_pos & (~has | ~free)), 0)]
+    edge = stick & (w_sigma <= tp) & limited
+    mode = _MODES[np.where(in_contact, 2 - (sig_pos & (bound | ~has)), 0)]
     degenerate = []
     if kink.any():
         degenerate += [("sigma", "sigma", g) for g in np.flatnonzero(kink)]
@@ -385,8 +388,8 @@ def _classify(in_contact, beta, w_beta, sigma, w_sigma, limit_zero, grouped, n_g
     cand = bz & stick[own]
     cands = [(g, np.flatnonzero(cand & (own == g))) for g in np.unique(own[cand])] if cand.any() else []
     margin = np.inf
-    for num, den, mask in ((sigma, tv, post | slide), (w2, tv, post & ~kink & np.isfinite(w2)),
-                           (w_sigma, None, stick & ~edge & ~limit_zero)):
+    for num, den, mask in ((sigma, tv, post | slide), (w2, tv, post & ~kink & (w2 < np.inf)),
+                           (w_sigma, None, stick & ~edge & limited)):
         if mask.any():
             r = num[mask] / (max(tp, _TINY_RATIO) if den is None else np.maximum(den[mask], _TINY_RATIO))
             margin = min(margin, r.min())
@@ -475,14 +478,16 @@ def _independent(L, blocks, mats):
 class _Point:
     """The step and the solution being differentiated: the validated data with absent vectors as
     zeros (the derivation uses them in products) and psi_n the gap the step used (after the
-    correction, whose chain ``psi_chain`` is None without one), res's outputs by name, and the
-    relative tolerance deciding that an impulse or a velocity is zero."""
+    correction, whose chain ``psi_chain`` is None without one), res's outputs by name, the
+    relative tolerance deciding that an impulse or a velocity is zero, and the names of the
+    vectors that were absent (zeros: terms that add nothing are skipped)."""
 
     p: StepProblem
     psi_chain: object
     has_joint_friction: bool
     sol: dict
     tol: float
+    absent: frozenset = frozenset()
 
 
 @dataclass
@@ -556,10 +561,12 @@ def _point(data, has_joint_friction, res, degenerate_tol, max_correction_speed, 
     unless res is a SOLVED StepResult of data's sizes."""
     n_v, n_c, m, n_b, m_j, n_j = data.sizes
     p = data
+    absent = []
     for name, n in (("p_ext", n_v), ("psi_n", n_c), ("dpsi_n", n_c), ("dpsi_f", m), ("theta", n_b), ("dtheta", n_b),
                     ("beta_max", n_j)):
         if getattr(p, name).size != n:
             setattr(p, name, np.zeros(n))
+            absent.append(name)
     # through the correction too
     p.psi_n, psi_chain = stab.differentiable("psi_n", p.psi_n, p.h, max_correction_speed, baumgarte)
     tol = val.positive_scalar("degenerate_tol", degenerate_tol)
@@ -576,7 +583,7 @@ def _point(data, has_joint_friction, res, degenerate_tol, max_correction_speed, 
         if x.shape != (n,):
             raise ValueError(f"res.{name} has shape {x.shape}, expected ({n},): res belongs to other data")
         sol[name] = x
-    return _Point(p, psi_chain, has_joint_friction, sol, tol)
+    return _Point(p, psi_chain, has_joint_friction, sol, tol, frozenset(absent))
 
 
 def _scales(pt):
@@ -598,10 +605,17 @@ def _scales(pt):
     V = max(np.abs(np.concatenate((v, vn, free_acc, vn - v - free_acc))).max(initial=0.0), _TINY)
     P = max(np.abs(np.concatenate((Mv, Mvn, p_ext, sol["p_n"], sol["beta"], sol["p_b"], sol["beta_j"],
                                    p.beta_max))).max(initial=0.0), _TINY)
-    S_c = V * np.abs(p.Wn).sum(axis=0) + np.abs(p.psi_n) / p.h + np.abs(p.dpsi_n)
+    # absent gaps and surface speeds add zeros to nonnegative sums: skipped
+    absent = pt.absent
+    S_c = V * np.abs(p.Wn).sum(axis=0) + np.abs(p.psi_n) / p.h
+    if "dpsi_n" not in absent:
+        S_c += np.abs(p.dpsi_n)
     if p.D.shape[1]:
         has, first = grouped[1:3]
-        S_c[has] = np.maximum(S_c[has], np.maximum.reduceat(V * np.abs(p.D).sum(axis=0) + np.abs(p.dpsi_f), first))
+        S_d = V * np.abs(p.D).sum(axis=0)
+        if "dpsi_f" not in absent:
+            S_d += np.abs(p.dpsi_f)
+        S_c[has] = np.maximum(S_c[has], np.maximum.reduceat(S_d, first))
     S_j = np.zeros(n_j)
     if p.Dj.shape[1]:
         has, first = grouped_j[1:3]
@@ -620,9 +634,19 @@ def _check_solution(pt, sc):
     bal = bal - p.Wn @ pn - p.D @ beta
     if n_j:
         bal = bal - p.Dj @ bj
-    bal = bal - sc.Mv - p.p_ext
-    rows = _Rows(w_n=p.Wn.T @ vn + p.psi_n / h + p.dpsi_n, w_b=p.D.T @ vn + p.dpsi_f + sigma[own],
-                 w_s=p.mu * pn - np.bincount(own, beta, minlength=n_c), w_bj=_EMPTY, w_sj=_EMPTY)
+    bal = bal - sc.Mv
+    absent = pt.absent
+    if "p_ext" not in absent:
+        bal -= p.p_ext
+    # absent surface speeds add zeros (changing at most the sign of a zero row, which compares the same)
+    w_n = p.Wn.T @ vn + p.psi_n / h
+    if "dpsi_n" not in absent:
+        w_n += p.dpsi_n
+    w_b = p.D.T @ vn
+    if "dpsi_f" not in absent:
+        w_b += p.dpsi_f
+    w_b += sigma[own]
+    rows = _Rows(w_n=w_n, w_b=w_b, w_s=p.mu * pn - np.bincount(own, beta, minlength=n_c), w_bj=_EMPTY, w_sj=_EMPTY)
     if n_j:
         rows.w_bj, rows.w_sj = p.Dj.T @ vn + sj[own_j], p.beta_max - np.bincount(own_j, bj, minlength=n_j)
     loose = 1e3
@@ -631,10 +655,12 @@ def _check_solution(pt, sc):
         w_jt = p.Wb.T @ vn + p.theta / h + p.dtheta
         S_b = sc.V * np.abs(p.Wb).sum(axis=0) + np.abs(p.theta) / h + np.abs(p.dtheta)
         joints_fail = (np.abs(w_jt) > loose * tol * S_b).any()
-    if (np.abs(bal).max() > loose * tp or joints_fail
-            or not _pairs_ok(pn, rows.w_n, loose * tp, loose * tv_c)
-            or not _pairs_ok(beta, rows.w_b, loose * tp, loose * tv_c[own])
-            or not _pairs_ok(sigma, rows.w_s, loose * tv_c, loose * tp)
+    ltp, ltv = loose * tp, loose * tv_c
+    # the pairs (p_n, w_n), (beta, w_b), (sigma, w_s) at once: impulses against tp, velocities against tv
+    z, w = np.concatenate((pn, beta, sigma)), np.concatenate((rows.w_n, rows.w_b, rows.w_s))
+    tz = np.concatenate((np.full(pn.size + beta.size, ltp), ltv))
+    tw = np.concatenate((ltv, ltv[own], np.full(sigma.size, ltp)))
+    if (np.abs(bal).max() > ltp or joints_fail or not _pairs_ok(z, w, tz, tw)
             or n_j and not (_pairs_ok(bj, rows.w_bj, loose * tp, loose * tv_j[own_j])
                             and _pairs_ok(sj, rows.w_sj, loose * tv_j, loose * tp))):
         raise ValueError("res is not a solution of this step (momentum balance or complementarity fails): "
