@@ -81,7 +81,7 @@ class _Call:
 
     def __init__(self, problem, arrays, options, base, returned):
         self.problem, self.arrays, self.options, self.base, self.returned = problem, arrays, options, base, returned
-        self.solver_options, self.derivative_options = ad.split_options(problem, options)
+        self.solver_options, self.derivative_options = ad.split_options(problem, options) if options else ({}, {})
 
     def solve(self):
         """The returned outputs as tensors (sharing memory with the solution kept for backward)."""
@@ -159,7 +159,7 @@ def _apply(problem, args, options, returned):
         # an input changed in place before backward is an error, as for torch's own functions
         versions.append((name, x, x._version))
         if x.requires_grad:
-            arrays[name] = x.detach().numpy()  # a view, no copy, as below
+            arrays[name] = x.numpy(force=True)  # detached: a view, no copy, as below
             if track:
                 grad_names.append(name)
                 grad_tensors.append(x)

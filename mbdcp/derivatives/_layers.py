@@ -156,6 +156,8 @@ def arguments(problem, a):
     h = args[-1]
     if type(h) is not float and np.ndim(h) == 0:
         args[-1] = float(h)
+    if len(a) == len(args):
+        return args, {}
     keywords = _KEYWORDS[problem.name]
     return args, {k: x for k, x in a.items() if k in keywords}
 
