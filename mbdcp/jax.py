@@ -463,7 +463,8 @@ def _layer(problem, names, shapes, options):
 
 def _lead(packs):
     """The batch axes of packed callback arguments (all in front of the last axis)."""
-    return np.broadcast_shapes(*(np.shape(p)[:-1] for p in packs))
+    leads = [np.shape(p)[:-1] for p in packs]
+    return np.broadcast_shapes(*leads) if any(leads) else ()
 
 
 def lcp(M, q, **options):
