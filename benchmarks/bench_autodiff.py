@@ -12,7 +12,16 @@ velocity v:
 - PyTorch: mbdcp.torch.step on float64 tensors (forward) and torch.autograd.grad on its graph
   (backward, alone);
 - overhead: a pass's wall time minus the time it spent inside mbdcp.step (forward) or
-  mbdcp.derivatives.step and its vjp (backward), measured in the same call.
+  mbdcp.derivatives.step and its vjp (backward), measured in the same call. A pass that never
+  enters mbdcp's Python is charged the time of that work measured apart instead: the jitted
+  forward of a plain step (an XLA custom call into the C core) mbdcp.step's, and the jitted
+  backward of a plain step with at most 16 contacts (computed in JAX itself)
+  mbdcp.derivatives.step's plus its vjp's; such an overhead is negative when the pass is
+  faster than that work from NumPy;
+- torch floor: the same overhead of a bare torch.autograd.Function that calls mbdcp.step in its
+  forward and mbdcp.derivatives.step and the vjp in its backward, nothing else: what PyTorch's
+  autograd itself costs around that work (its own code runs slower after that work has filled the
+  caches, so this floor is well above the cost of an empty Function).
 
 Goals: a layer's backward <= its forward at n >= 50; overhead <= 20 us per call. A second table
 gives the overhead on the smallest problem (the sliding sphere: one contact), where it dominates;
@@ -87,7 +96,8 @@ class Inner:
 
     def __enter__(self):
         from mbdcp.derivatives.step import StepDerivative
-        for owner, name in ((mbdcp, "step"), (mbdcp.derivatives, "step"), (StepDerivative, "vjp")):
+        # the vjp's work is StepDerivative._vjp (what vjp calls, and what the layers call directly)
+        for owner, name in ((mbdcp, "step"), (mbdcp.derivatives, "step"), (StepDerivative, "_vjp")):
             self._saved.append((owner, name, getattr(owner, name)))
             setattr(owner, name, self._timed(getattr(owner, name)))
         return self
@@ -138,9 +148,14 @@ def time_jax(args, kw, g, repeat, inner, solve):
     apply = jax.jit(lambda f, c: f(c))
     jax.block_until_ready(apply(pullback, 1.0))
     out = {"eager": timed(lambda: mbdcp.jax.step(M, Wn, D, E, U, v, h, **kw).block_until_ready(), inner, repeat),
-           "fwd": timed(lambda: fwd(*xs).block_until_ready(), inner, repeat, solve),
-           "bwd": timed(lambda: jax.block_until_ready(apply(pullback, 1.0)), inner, repeat)}
-    return {k: x[:2] for k, x in out.items()}, np.asarray(out["bwd"][2][0])
+           "fwd": timed(lambda: fwd(*xs).block_until_ready(), inner, repeat, solve)}
+    inner.seconds = 0.0
+    jax.block_until_ready(apply(pullback, 1.0))
+    entered = inner.seconds > 0.0  # the backward called mbdcp.derivatives (else: computed in JAX itself)
+    b = timed(lambda: jax.block_until_ready(apply(pullback, 1.0)), inner, repeat)
+    times = {k: x[:2] for k, x in out.items()}
+    times["bwd"] = (b[0], b[1], entered)
+    return times, np.asarray(b[2][0])
 
 
 def time_torch(args, kw, g, repeat, inner, solve):
@@ -161,6 +176,32 @@ def time_torch(args, kw, g, repeat, inner, solve):
     return {"fwd": (t_fwd, o_fwd), "bwd": (t_bwd, o_bwd)}, grads[0].numpy()
 
 
+def torch_floor(args, kw, g, repeat, inner):
+    """(forward, backward) overhead [s] of a bare torch.autograd.Function around the same mbdcp
+    calls (U and v the inputs with a gradient), timed as time_torch times the layer."""
+    M, Wn, D, E, U, v, h = args
+    f64 = torch.float64
+    gt = torch.tensor(g, dtype=f64)
+    wanted = frozenset(("U", "v"))
+
+    class Bare(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, U, v):
+            ctx.res = res = mbdcp.step(M, Wn, D, E, U.numpy(), v.numpy(), h, **kw)
+            return torch.from_numpy(res.v_next)
+
+        @staticmethod
+        def backward(ctx, g_v):
+            d = mbdcp.derivatives.step(M, Wn, D, E, U, v, h, ctx.res, **kw)
+            grads = d.vjp(v_next=g_v.numpy(), _wanted=wanted)
+            return torch.from_numpy(grads["U"].reshape(np.shape(U))), torch.from_numpy(grads["v"])
+    Ut = torch.tensor(U, dtype=f64, requires_grad=True)
+    vt = torch.tensor(v, dtype=f64, requires_grad=True)
+    _, o_fwd, y = timed(lambda: gt @ Bare.apply(Ut, vt), inner, repeat)
+    _, o_bwd, _ = timed(lambda: torch.autograd.grad(y, (Ut, vt), retain_graph=True), inner, repeat)
+    return o_fwd, o_bwd
+
+
 def us(t):
     return f"{t * 1e6:.0f}"
 
@@ -169,19 +210,30 @@ def ms(t):
     return f"{t * 1e3:.3f}"
 
 
-def layer_columns(args, kw, g, repeat, inner, grad, solve):
-    """fwd, bwd [ms], bwd/fwd, overhead fwd/bwd [us] for JAX (jitted) and PyTorch; ``solve``: the
-    solve's own time (what a custom call spends in the C core)."""
+def layer_columns(args, kw, g, repeat, inner, grad, solve, deriv):
+    """fwd, bwd [ms], bwd/fwd, overhead fwd/bwd [us] for JAX (jitted) and PyTorch, and PyTorch's
+    floor; ``solve``: the solve's own time (what a custom call spends in the C core), ``deriv``:
+    the derivative's and its vjp's (what a backward computed in JAX itself is charged)."""
     cols, small = [], []
-    for name, timer, module in (("jax", time_jax, jax), ("torch", time_torch, torch)):
+    for name, module in (("jax", jax), ("torch", torch)):
         if module is None:
-            cols += ["-"] * 4
+            cols += ["-"] * (4 if name == "jax" else 5)
+            small += ["-"] * 3
             continue
-        t, gU = timer(args, kw, g, repeat, inner, solve)
+        if name == "jax":
+            t, gU = time_jax(args, kw, g, repeat, inner, solve)
+            # charged the derivative's own time when the backward stays in JAX (no call into mbdcp)
+            t["bwd"] = (t["bwd"][0], t["bwd"][1] if t["bwd"][2] else t["bwd"][1] - deriv)
+        else:
+            t, gU = time_torch(args, kw, g, repeat, inner, solve)
         assert np.allclose(gU, grad["U"], rtol=1e-10, atol=1e-12), f"{name} gradient differs from mbdcp.derivatives"
-        (f, of), (b, ob) = t["fwd"], t["bwd"]
+        (f, of), (b, ob) = t["fwd"], t["bwd"][:2]
         cols += [ms(f), ms(b), f"{b / f:.2f}", f"{us(of)}/{us(ob)}"]
         small += ([us(t["eager"][1])] if "eager" in t else []) + [us(of), us(ob)]
+        if name == "torch":
+            floor = torch_floor(args, kw, g, repeat, inner)
+            cols.append("/".join(us(x) for x in floor))
+            small.append("/".join(us(x) for x in floor))
     return cols, small
 
 
@@ -198,7 +250,10 @@ def lcp_layers(n=10, calls=2000):
         fn()
         return best_time(lambda: [fn() for _ in range(calls)], 5)[0] / calls * 1e6
 
-    row = [n, f"{per_call(lambda: mbdcp.lemke(M, q)):.1f}"]
+    res = mbdcp.lemke(M, q)
+    gz = np.ones(n)
+    row = [n, f"{per_call(lambda: mbdcp.lemke(M, q)):.1f}",
+           f"{per_call(lambda: mbdcp.derivatives.lcp(M, q, res).vjp(gz)):.1f}"]
     if jax is not None:
         Mj, qj = jnp.asarray(M), jnp.asarray(q)
         native = jax.jit(lambda M, q: mbdcp.jax.lcp(M, q))
@@ -216,8 +271,10 @@ def lcp_layers(n=10, calls=2000):
         row += [f"{fwd:.1f}", f"{both - fwd:.1f}"]
     else:
         row += ["-"] * 2
-    print(f"\nThe LCP layer at n = {n}, per call [us] (jax: jitted; the custom call is what mbdcp.jax.lcp uses on the CPU)")
-    print_table(["n", "mbdcp.lemke", "jax no-op", "jax lcp (custom call)", "jax lcp (callback)", "jax grad",
+    print(f"\nThe LCP layer at n = {n}, per call [us] (deriv: mbdcp.derivatives.lcp + vjp; jax: jitted, the custom")
+    print("call is what mbdcp.jax.lcp uses on the CPU, its gradient is computed in JAX itself; torch bwd: a forward")
+    print("and backward minus the forward)")
+    print_table(["n", "mbdcp.lemke", "deriv", "jax no-op", "jax lcp (custom call)", "jax lcp (callback)", "jax grad",
                  "torch fwd", "torch bwd"], [row])
 
 
@@ -234,22 +291,26 @@ def main():
             repeat = 3 if n <= 100 else 2
             g = np.random.default_rng(n).standard_normal(args[0].shape[0])
             t_solve, t_deriv, grad = time_numpy(args, kw, g, repeat)
-            cols, _ = layer_columns(args, kw, g, repeat, inner, grad, t_solve)
+            cols, _ = layer_columns(args, kw, g, repeat, inner, grad, t_solve, t_deriv)
             rows.append([n, args[0].shape[0], ms(t_solve), ms(t_deriv), f"{t_deriv / t_solve:.2f}"] + cols)
             print(*rows[-1], flush=True)
         args, kw = sphere()
         g = np.array([1.0, 0, 0, 0, 0, 0])
         t_solve, t_deriv, grad = time_numpy(args, kw, g, 5)
-        _, small = layer_columns(args, kw, g, 5, inner, grad, t_solve)
+        _, small = layer_columns(args, kw, g, 5, inner, grad, t_solve, t_deriv)
     print("\nGradient of <g, v_next> in U and v, one step of a random scene [ms] (machine shared: +-20 %)")
     print("(deriv: mbdcp.derivatives.step + vjp; fwd/bwd: a layer's forward and backward passes (JAX: jitted);")
-    print(" overhead: a pass's wall time minus its time inside mbdcp.step / the derivative, same call (an XLA custom")
-    print(" call: minus mbdcp.step's time from Python, measured apart, so it can be negative), in us)")
+    print(" overhead fwd/bwd [us]: a pass's wall time minus its time inside mbdcp.step / the derivative, same call;")
+    print(" a pass that never enters mbdcp's Python is charged that work's time from NumPy, measured apart, so its")
+    print(" overhead can be negative: the XLA custom call of the forward mbdcp.step's, the backward computed in JAX")
+    print(" itself (a plain step, <= 16 contacts) the deriv column's; torch floor: the same overhead of a bare")
+    print(" torch.autograd.Function around the same mbdcp calls, what PyTorch's autograd costs by itself)")
     print_table(["contacts", "n_v", "solve", "deriv", "deriv/solve", "jax fwd", "jax bwd", "jax bwd/fwd",
-                 "jax overhead", "torch fwd", "torch bwd", "torch bwd/fwd", "torch overhead"], rows)
-    print("\nOverhead per call on the smallest problem (the sliding sphere, one contact) [us] (goal <= 20)")
-    print_table(["solve", "deriv", "jax eager fwd", "jax jit fwd", "jax jit bwd", "torch fwd", "torch bwd"],
-                [[us(t_solve), us(t_deriv)] + small])
+                 "jax overhead", "torch fwd", "torch bwd", "torch bwd/fwd", "torch overhead", "torch floor"], rows)
+    print("\nOverhead per call on the smallest problem (the sliding sphere, one contact) [us] (goal <= 20; the jax jit")
+    print("bwd, computed in JAX itself, is charged the deriv column; torch floor fwd/bwd as above)")
+    print_table(["solve", "deriv", "jax eager fwd", "jax jit fwd", "jax jit bwd", "torch fwd", "torch bwd",
+                 "torch floor"], [[us(t_solve), us(t_deriv)] + small])
     lcp_layers(calls=500 if args_.quick else 2000)
 
 

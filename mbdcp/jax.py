@@ -13,8 +13,9 @@ theorem on the solution's active set), registered as a ``jax.custom_vjp``. It wo
   :func:`mbdcp.derivatives.step`'s; it calls the host only where that function decides: a
   degenerate point (to warn and take the documented side), a system near singularity (to raise),
   statically indeterminate contacts, two candidate rows that tie, or a sticking contact whose
-  directions are not in opposite pairs. Every other solve and gradient is a ``jax.pure_callback``
-  into Python,
+  directions are not in opposite pairs. Every other solve and gradient is a host callback into
+  Python (on the CPU ``jax.experimental.buffer_callback``, which reads XLA's buffers in place,
+  where JAX has it; else ``jax.pure_callback``),
 - ``jax.grad``, ``jax.vjp``, ``jax.jacrev`` in every array input, the keywords included (``p_ext``,
   gaps, moving surfaces, joints, joint friction); E and Ej group directions and get zero gradients.
   Forward mode (``jax.jvp``, ``jax.jacfwd``) is not registered: use the reverse mode;
@@ -74,6 +75,10 @@ try:
     from mbdcp.infrastructure import _xla
 except ImportError:  # an optional extension: without it, host callbacks
     _xla = None
+try:  # newer JAX: a host callback on the CPU's own buffers
+    from jax.experimental.buffer_callback import buffer_callback as _buffer_callback
+except ImportError:
+    _buffer_callback = None
 
 __all__ = ["CCPOutput", "DegenerateWarning", "SolveError", "StepOutput", "ccp", "lcp", "step"]
 
@@ -113,6 +118,26 @@ def _call(problem, args, options, full):
                 _LAYERS.clear()
             _LAYERS[key] = layer
     return layer(*vals)
+
+
+def _host_call(fn, size, *args):
+    """fn(*args as NumPy arrays) -> a float64 array of ``size`` entries (batch axes in front
+    under ``jax.vmap``), called from the compiled program. On the CPU through
+    ``jax.experimental.buffer_callback``: fn reads XLA's buffers in place and its result is written
+    into XLA's (``jax.pure_callback`` first copies every argument into a new jax.Array, which
+    costs more than a small solve); fn must keep no reference to its arguments. Elsewhere (or
+    with a JAX without it), ``jax.pure_callback``."""
+    result = jax.ShapeDtypeStruct((size,), jnp.float64)
+
+    def pure(*a):
+        return jax.pure_callback(fn, result, *a, vmap_method="expand_dims")
+    if _buffer_callback is None:
+        return pure(*args)
+
+    def in_place(ctx, out, *a):
+        np.asarray(out)[...] = fn(*[np.asarray(x) for x in a])
+    cpu = _buffer_callback(in_place, result, vmap_method="expand_dims")
+    return jax.lax.platform_dependent(*args, cpu=cpu, default=pure)
 
 
 def _pack(vals):
@@ -305,9 +330,7 @@ def _plain_step_vjp(layout, tol, mats, vecs, flat, cots):
 def _host_gradients(host_vjp, shapes, wanted, mats, vecs, flat, cot):
     """The gradients of the inputs ``wanted`` (indices into ``shapes``), packed, from the host's vjp
     (a callback on the packed inputs, the forward's ``flat`` and the given cotangents ``cot``)."""
-    size = sum(math.prod(shapes[i]) for i in wanted)
-    return jax.pure_callback(host_vjp, jax.ShapeDtypeStruct((size,), jnp.float64), mats, vecs, flat, _pack(cot),
-                             vmap_method="expand_dims")
+    return _host_call(host_vjp, sum(math.prod(shapes[i]) for i in wanted), mats, vecs, flat, _pack(cot))
 
 
 def _plain_backward(layout, tol, host_vjp, given, wanted):
@@ -361,21 +384,24 @@ def _layer(problem, names, shapes, options):
         return arrays
 
     def host_solve(*packs):  # NumPy for the solvers, batch axes in front
-        outs, extras = ad.forward(problem, inputs(packs), options, base)
-        return _flat(outs + extras, out_shapes + extra_shapes, _lead(packs))
+        lead = _lead(packs)
+        outs, extras = ad.forward(problem, inputs(packs), options, base if lead else None)
+        return _flat(outs + extras, out_shapes + extra_shapes, lead)
 
     def host_vjp(given, wanted):
         """The host vjp for the output gradients ``given`` and input gradients ``wanted`` (indices)."""
+        wanted_names = [names[i] for i in wanted]
+
         def host(mats, vecs, flat, cot):
             n_out = len(out_shapes)
             solution = _unpack(flat, out_shapes + extra_shapes)
             cots = [None] * n_out
             for i, c in zip(given, _unpack(cot, [out_shapes[i] for i in given])):
                 cots[i] = c
+            lead = _lead((mats, vecs, flat, cot))
             grads = ad.backward(problem, inputs((mats, vecs)), options, solution[:n_out], solution[n_out:], cots,
-                                base, reduce=False, layer="mbdcp.jax", wanted=[names[i] for i in wanted])
-            return _flat([grads[names[i]] for i in wanted], [shapes[i] for i in wanted],
-                         _lead((mats, vecs, flat, cot)))
+                                base if lead else None, reduce=False, layer="mbdcp.jax", wanted=wanted_names)
+            return _flat([grads[n] for n in wanted_names], [shapes[i] for i in wanted], lead)
         return host
 
     plain = _plain_step(names, shapes, options) if problem.name == "step" else None
@@ -389,8 +415,7 @@ def _layer(problem, names, shapes, options):
     degenerate_tol = val.positive_scalar("degenerate_tol", options.get("degenerate_tol", DEGENERATE_TOL))
 
     def callback(*packs):
-        return jax.pure_callback(host_solve, jax.ShapeDtypeStruct((total,), jnp.float64), *packs,
-                                 vmap_method="expand_dims")
+        return _host_call(host_solve, total, *packs)
 
     def solve(vals):
         packs = tuple(_pack([vals[i] for i in group]) for group in groups)
@@ -438,7 +463,8 @@ def _layer(problem, names, shapes, options):
 
 def _lead(packs):
     """The batch axes of packed callback arguments (all in front of the last axis)."""
-    return np.broadcast_shapes(*(np.shape(p)[:-1] for p in packs))
+    leads = [np.shape(p)[:-1] for p in packs]
+    return np.broadcast_shapes(*leads) if any(leads) else ()
 
 
 def lcp(M, q, **options):

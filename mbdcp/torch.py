@@ -64,7 +64,9 @@ def _reject(name, x):
 
 
 def _tensor(a):
-    return torch.from_numpy(np.ascontiguousarray(a, dtype=np.float64))
+    if type(a) is not np.ndarray or a.dtype != np.float64 or not a.flags.c_contiguous:
+        a = np.ascontiguousarray(a, dtype=np.float64)
+    return torch.from_numpy(a)
 
 
 class _Call:
@@ -75,11 +77,11 @@ class _Call:
     (one problem: the solver's result object itself)."""
 
     __slots__ = ("arrays", "base", "call_args", "derivative_options", "extras", "grad_names", "options", "outs",
-                 "problem", "res", "returned", "solver_options", "versions")
+                 "problem", "res", "returned", "solver_options", "versions", "wanted")
 
     def __init__(self, problem, arrays, options, base, returned):
         self.problem, self.arrays, self.options, self.base, self.returned = problem, arrays, options, base, returned
-        self.solver_options, self.derivative_options = ad.split_options(problem, options)
+        self.solver_options, self.derivative_options = ad.split_options(problem, options) if options else ({}, {})
 
     def solve(self):
         """The returned outputs as tensors (sharing memory with the solution kept for backward)."""
@@ -103,7 +105,7 @@ class _Call:
         cots = [None if c is None else c.detach().numpy() if c.requires_grad else c.numpy() for c in cots]
         if self.base is None:
             grads = ad.backward_one(self.problem, self.arrays, self.call_args, self.res, self.derivative_options,
-                                    cots, self.grad_names, layer="mbdcp.torch")
+                                    cots, self.grad_names, layer="mbdcp.torch", wanted_set=self.wanted)
         else:
             cots += [None] * (len(self.outs) - len(cots))
             named = ad.backward(self.problem, self.arrays, self.options, self.outs, self.extras, cots, self.base,
@@ -157,7 +159,7 @@ def _apply(problem, args, options, returned):
         # an input changed in place before backward is an error, as for torch's own functions
         versions.append((name, x, x._version))
         if x.requires_grad:
-            arrays[name] = x.detach().numpy()  # a view, no copy, as below
+            arrays[name] = x.numpy(force=True)  # detached: a view, no copy, as below
             if track:
                 grad_names.append(name)
                 grad_tensors.append(x)
@@ -169,7 +171,7 @@ def _apply(problem, args, options, returned):
     call = _Call(problem, arrays, options, base, returned)
     if not grad_tensors:
         return call.solve()
-    call.grad_names, call.versions = grad_names, versions
+    call.grad_names, call.versions, call.wanted = grad_names, versions, frozenset(grad_names)
     return _Layer.apply(call, *grad_tensors)
 
 

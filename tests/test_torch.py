@@ -292,3 +292,14 @@ def test_a_column_q_is_named_as_a_batch_of_size_one_problems():
     M = torch.tensor([[2.0, 1.0], [1.0, 2.0]], dtype=torch.float64)
     with pytest.raises(ValueError, match=r"q of shape \(2, 1\) is read as a batch .* M must have shape"):
         mt.lcp(M, torch.tensor([[-5.0], [-6.0]], dtype=torch.float64))
+
+
+def test_lcp_gradient_of_a_sum_is_mbdcp_derivatives(rng):
+    # the gradient of z.sum() reaches the layer as a broadcast (stride 0) tensor
+    data, _ = C.planted_lcp(7, 2)
+    M, q = data["M"], data["q"]
+    want = mbdcp.derivatives.lcp(M, q, mbdcp.lemke(M, q)).vjp(np.ones(7))
+    Mt, qt = tensor(M), tensor(q)
+    gM, gq = torch.autograd.grad(mt.lcp(Mt, qt).sum(), (Mt, qt))
+    np.testing.assert_array_equal(gq.numpy(), want.q)
+    np.testing.assert_array_equal(gM.numpy(), want.M)

@@ -1,8 +1,11 @@
 """Shared pieces of the derivative objects: a readable repr and argument checks for tangents."""
+import math
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import lapack
 
+from mbdcp.infrastructure import _core
 from mbdcp.infrastructure import validate as val
 
 DEGENERATE_TOL = 1e-9  # the default tolerance below which a complementary pair counts as both zero
@@ -39,17 +42,31 @@ def finite_result(out, given):
     ``given`` when the finite data they hold gave an infinite or NaN result: a derivative is linear,
     so tangents or output gradients near the largest float64 overflow it."""
     values = out.values() if isinstance(out, dict) else [out]
-    if all(np.all(np.isfinite(x.data if sp.issparse(x) else x)) for x in values if x is not None):
+    if all(_finite(x) for x in values):
         return out
     names = ", ".join(given) or "the tangents"
     raise ValueError(f"{names}: the derivative overflows float64 for values this large (it is linear in them: "
                      "scale them down and the result up)")
 
 
+def _finite(x):
+    """True unless x (an array, a sparse matrix, a float or None) holds an infinity or a NaN."""
+    if type(x) is np.ndarray and x.dtype == np.float64 and x.flags.c_contiguous:
+        return _core.all_finite(x)  # one C loop: NumPy's isfinite then all cost more on small arrays
+    if x is None:
+        return True
+    if type(x) is float:
+        return math.isfinite(x)
+    return bool(np.all(np.isfinite(x.data if sp.issparse(x) else x)))
+
+
 def dense_tangent(name, x, shape):
     """A tangent (or output gradient) of the given shape as a float64 array; None gives None."""
     if x is None:
         return None
+    if type(x) is np.ndarray and x.ndim and x.shape == shape and x.dtype == np.float64:
+        # the common case: only finiteness to check (and the layout: a broadcast gradient has stride 0)
+        return val.as_array(name, x if x.flags.c_contiguous else np.ascontiguousarray(x))
     if sp.issparse(x):
         x = x.toarray()
     a = val.as_array(name, x)
@@ -138,6 +155,17 @@ def owners(E, name):
     if E.shape[0] == 0:
         return np.zeros(0, dtype=np.intp)
     return np.argmax(E, axis=1)
+
+
+def groups(E, n_g):
+    """(owner of each row, has (groups with rows), first row of each group with rows, the rows of
+    every group when they all have as many (else 0)) of a validated grouping matrix E with n_g
+    groups, whose rows are grouped consecutively in group order."""
+    own = E.nonzero()[1]  # one 1 per row, rows in order
+    counts = np.bincount(own, minlength=n_g)
+    has = counts > 0
+    k = int(counts[0]) if n_g and (counts == counts[0]).all() else 0
+    return own, has, np.searchsorted(own, np.arange(n_g))[has], k
 
 
 # LAPACK directly: the scipy.linalg wrappers cost more than the factorizations of small systems

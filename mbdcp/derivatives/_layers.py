@@ -156,6 +156,8 @@ def arguments(problem, a):
     h = args[-1]
     if type(h) is not float and np.ndim(h) == 0:
         args[-1] = float(h)
+    if len(a) == len(args):
+        return args, {}
     keywords = _KEYWORDS[problem.name]
     return args, {k: x for k, x in a.items() if k in keywords}
 
@@ -218,15 +220,16 @@ def _vjp(problem, d, cots, wanted=None):
     if problem.name == "lcp":
         g = d.vjp(np.zeros(d.z.shape) if cots[0] is None else cots[0], _wanted=wanted)
         return {"M": g.M, "q": g.q}
-    given = {o: c for o, c in zip(problem.outputs, cots) if c is not None}
-    if problem.name == "step" and wanted is not None:
-        return d.vjp(**given, _wanted=wanted)
-    return d.vjp(**given)
+    if problem.name == "step" and wanted is not None:  # the outputs in order, absent ones None
+        return d._vjp(tuple(cots) + (None,) * (len(problem.outputs) - len(cots)), wanted)
+    return d.vjp(**{o: c for o, c in zip(problem.outputs, cots) if c is not None})
 
 
 def _fit(problem, name, g, shape):
     """A gradient in the shape its input was given: U or mu as a scalar (summed), a vector or a
     diagonal matrix; h as a scalar; a flat or (n_c, 2) dpsi_t."""
+    if type(g) is np.ndarray and g.shape == shape and name not in problem.combinatorial:
+        return g  # the common case: the derivative's own float64 array
     if g is None or name in problem.combinatorial:
         return np.zeros(shape)
     if type(g) is not np.ndarray or g.dtype != np.float64:  # h's gradient is a float
@@ -401,21 +404,23 @@ def backward(problem, arrays, options, outs, extras, cots, base_ndim=None, reduc
     return out
 
 
-def backward_one(problem, arrays, call_args, res, options, cots, wanted, layer="mbdcp"):
+def backward_one(problem, arrays, call_args, res, options, cots, wanted, layer="mbdcp", wanted_set=None):
     """:func:`backward` of one problem at ``res``, the result object :func:`solve` returned in the
     forward pass for ``call_args`` = (args, kw) of :func:`arguments` (nothing rebuilt or
     re-split): the gradients of the inputs named in ``wanted``, in that order, each in the shape of
-    its input in ``arrays``; ``options`` are the derivative's (:func:`split_options`)."""
-    grads = _gradients(problem, derivative(problem, *call_args, res, options), arrays, cots, wanted, layer)
+    its input in ``arrays``; ``options`` are the derivative's (:func:`split_options`);
+    ``wanted_set``: ``frozenset(wanted)``, if the caller keeps one."""
+    grads = _gradients(problem, derivative(problem, *call_args, res, options), arrays, cots, wanted, layer,
+                       wanted_set)
     return [grads[n] for n in wanted]
 
 
-def _gradients(problem, d, arrays, cots, wanted, layer):
+def _gradients(problem, d, arrays, cots, wanted, layer, wanted_set=None):
     """The gradients of one problem at its derivative ``d`` (a warning first at a kink), each in its
     input's shape."""
     if d.degenerate.size:
         _warn(layer, problem, [(None, _degenerate_note(problem, d))])
-    g = _vjp(problem, d, cots, frozenset(wanted))
+    g = _vjp(problem, d, cots, frozenset(wanted) if wanted_set is None else wanted_set)
     return {n: _fit(problem, n, g.get(n), np.shape(arrays[n])) for n in wanted}
 
 

@@ -5,7 +5,7 @@ from typing import NamedTuple
 import numpy as np
 
 from mbdcp.derivatives._common import DEGENERATE_TOL, _Repr, dense_tangent, finite_result, lu_factor, lu_solve
-from mbdcp.formulations.lemke import lcp_residual
+from mbdcp.infrastructure import _core
 from mbdcp.infrastructure import validate as val
 from mbdcp.infrastructure.results import LemkeResult
 from mbdcp.infrastructure.status import Status
@@ -14,6 +14,7 @@ __all__ = ["LCPDerivative", "LCPGradient", "lcp"]
 
 #: an active block this close to singular (reciprocal condition number) has no derivative
 RCOND_MIN = 1e-13
+_TINY = float(np.finfo(float).tiny)
 
 
 class LCPGradient(NamedTuple):
@@ -81,7 +82,8 @@ class LCPDerivative(_Repr):
         if a.size:
             gq[a] = -lu_solve(self._lu, gz[a], trans=1)
         gM = np.outer(gq, self.z) if _wanted is None or "M" in _wanted else None
-        finite_result({"M": gM, "q": gq}, ["gz"])
+        if not (_core.all_finite(gq) and (gM is None or _core.all_finite(gM))):  # fresh C-contiguous arrays
+            finite_result({"M": gM, "q": gq}, ["gz"])
         return LCPGradient(M=gM, q=gq)
 
 
@@ -140,13 +142,14 @@ def lcp(M, q, res, *, degenerate_tol=DEGENERATE_TOL):
     if res.status != Status.SOLVED:
         raise ValueError(f"res must be a SOLVED result of mbdcp.lemke(M, q), got status {res.status.name}: "
                          "an unsolved LCP has no solution to differentiate")
-    z = np.asarray(res.z, dtype=np.float64)
+    z = np.ascontiguousarray(res.z, dtype=np.float64)
     if z.shape != (n,):
         raise ValueError(f"res.z has shape {z.shape} but M, q have n = {n}: res belongs to another problem")
     tol = val.positive_scalar("degenerate_tol", degenerate_tol)
     w = M @ z + q
     scale = np.abs(q) + np.abs(M) @ np.abs(z)
-    if lcp_residual(M, q, z) > 1e3 * tol * max(scale.max(initial=0.0), np.finfo(float).tiny):
+    # mbdcp.lcp_residual's C loop on the arrays checked above
+    if _core.lcp_residual(M, q, z) > 1e3 * tol * max(scale.max(initial=0.0), _TINY):
         raise ValueError("res does not solve LCP(M, q) (min(z, Mz + q) is not zero): it belongs to other data")
     thr = tol * scale
     zpos, wpos = z > thr, w > thr
@@ -156,15 +159,18 @@ def lcp(M, q, res, *, degenerate_tol=DEGENERATE_TOL):
         active = zpos | (deg & np.asarray(basis, dtype=bool))
     else:
         active = zpos
-    ratios = np.where(zpos, z, w)[~deg] / np.maximum(scale[~deg], np.finfo(float).tiny)
+    decided = ~deg
+    ratios = np.where(zpos, z, w)
+    ratios = ratios / np.maximum(scale, _TINY) if deg.size and not deg.any() else \
+        ratios[decided] / np.maximum(scale[decided], _TINY)
     margin = float(ratios.min()) if ratios.size else np.inf
-    idx = np.flatnonzero(active)
+    idx = active.nonzero()[0]
     lu = None
     if idx.size:
-        lu, piv, rcond = lu_factor(M[np.ix_(idx, idx)])  # LAPACK directly: no warning to filter when singular
+        lu, piv, rcond = lu_factor(M[idx][:, idx])  # LAPACK directly: no warning to filter when singular
         lu = (lu, piv)
         if not rcond > RCOND_MIN:
             raise ValueError(f"M restricted to the active set of res is singular (reciprocal condition {rcond:.1e}): "
                              "the solution is not locally unique, so it has no derivative")
-    return LCPDerivative(z=z.copy(), w=w, active=active, degenerate=np.flatnonzero(deg), margin=margin,
+    return LCPDerivative(z=z.copy(), w=w, active=active, degenerate=deg.nonzero()[0], margin=margin,
                          _M=M, _idx=idx, _lu=lu)

@@ -5,11 +5,13 @@ The mixed LCP of :func:`mbdcp.step` is differentiated directly, in the unknowns
 :func:`step` for the conventions.
 """
 import dataclasses
+import functools
+import math
 import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.linalg as la
+from scipy.linalg import lapack
 
 from mbdcp.derivatives._common import (
     DEGENERATE_TOL,
@@ -21,12 +23,13 @@ from mbdcp.derivatives._common import (
     lu_factor,
     lu_solve,
     momentum_change,
-    owners,
+    groups,
     sym_outer,
     tangents_of,
     tri_solve,
 )
 from mbdcp.derivatives.lcp import RCOND_MIN
+from mbdcp.infrastructure import _core
 from mbdcp.infrastructure import stabilization as stab
 from mbdcp.infrastructure import validate as val
 from mbdcp.infrastructure.deprecated import renamed
@@ -42,11 +45,14 @@ _ALL_INPUTS = frozenset(INPUTS)
 OUTPUTS = ("v_next", "p_n", "beta", "sigma", "p_b", "beta_j", "sigma_j")
 # keywords of mbdcp.step that choose how the step is solved, not what it is
 _SOLVER_ONLY = ("method", "return_lcp", "warm_start", "basis", "max_iter", "tol")
+_TINY = float(np.finfo(float).tiny)
+_EMPTY = np.zeros(0)
+_EMPTY.setflags(write=False)
 
 
 def _pairs_ok(z, w, tz, tw):
     """True unless some pair is clearly not complementary or clearly negative."""
-    return not (np.any((z > tz) & (w > tw)) or np.any(z < -tz) or np.any(w < -tw))
+    return not (((z > tz) & (w > tw)).any() or (z < -tz).any() or (w < -tw).any())
 
 
 @dataclass(frozen=True, repr=False)
@@ -131,8 +137,7 @@ class StepDerivative(_Repr):
 
     def _offsets(self):
         """Where p_b, p_n[FN], beta[FB], beta_j[FBJ], sigma[FS], sigma_j[FSJ] start in the unknowns."""
-        d = self._d
-        return np.cumsum([0, d["n_b"], d["FN"].size, d["FB"].size, d["FBJ"].size, d["FS"].size, d["FSJ"].size])
+        return self._d["offsets"]
 
     def _outputs(self, t, dv, dx):
         """The output tangents from dv and the free multipliers' changes dx; the sigma of a contact
@@ -201,43 +206,57 @@ class StepDerivative(_Repr):
     def _vjp(self, cots, wanted):
         d = self._d
         FN, FB, FBJ, FS, FSJ = d["FN"], d["FB"], d["FBJ"], d["FS"], d["FSJ"]
-        g = {}
-        for name, x in zip(OUTPUTS, cots):
-            g[name] = np.zeros(d[name].shape) if x is None else dense_tangent(name, x, d[name].shape)
+        g = [None if x is None else dense_tangent(name, x, d[name].shape) for name, x in zip(OUTPUTS, cots)]
         h, vn = d["h"], d["v_next"]
         want = (_ALL_INPUTS if wanted is None else wanted).__contains__
         # each Jacobian's gradient is outer(a_v, impulses) - outer(v_next, c) with c the multipliers
-        # of its rows (a separated contact's sigma adds its slowest direction's): c_n, c_f, c_j
-        g_v = g["v_next"].copy()
+        # of its rows (a separated contact's sigma adds its slowest direction's): c_n, c_f, c_j;
+        # absent output gradients are zero, and add nothing
+        g_v = np.zeros(d["n_v"]) if g[0] is None else g[0].copy()
         c_f, c_j = np.zeros(d["m"]), np.zeros(d["Dj"].shape[1])
         pc, pk = d["post_c"], d["post_k"]
-        if pc.size:
-            gs = g["sigma"][pc]
+        if pc.size and g[3] is not None:
+            gs = g[3][pc]
             g_v -= d["D"][:, pk] @ gs
             c_f[pk] += gs
         pj, pjk = d["post_j"], d["post_jk"]
-        if pj.size:
-            gs = g["sigma_j"][pj]
+        if pj.size and g[6] is not None:
+            gs = g[6][pj]
             g_v -= d["Dj"][:, pjk] @ gs
             c_j[pjk] += gs
-        g_x = np.concatenate([g["p_b"], g["p_n"][FN], g["beta"][FB], g["beta_j"][FBJ], g["sigma"][FS],
-                              g["sigma_j"][FSJ]])
+        o = d["offsets"]
+        if any(x is not None for x in g[1:]):
+            g_x = np.concatenate([np.zeros(o[i + 1] - o[i]) if x is None else x if idx is None else x[idx]
+                                  for i, (x, idx) in enumerate(zip((g[4], g[1], g[2], g[5], g[3], g[6]),
+                                                                   (None, FN, FB, FBJ, FS, FSJ)))])
+        else:
+            g_x = np.zeros(o[6])
         X, L = d["X"], d["L"]
         nJ = X.shape[1]
         a = tri_solve(L, g_v)
-        hvec = g_x.copy()
+        hvec = g_x
         hvec[:nJ] += X.T @ a
         lam = lu_solve(d["lu"], hvec, trans=1)
         a_v = tri_solve(L, a - X @ lam[:nJ], trans=1)
-        o = self._offsets()
         lb, ln, lf, lj, ls, lsj = (lam[o[i]:o[i + 1]] for i in range(6))
         c_n = np.zeros(d["n_c"])
         c_n[FN] = ln
         c_f[FB] += lf
         c_j[FBJ] += lj
-        grad = {"v": d["M"] @ a_v, "p_ext": a_v.copy(), "psi_n": -c_n / h, "dpsi_n": -c_n, "dpsi_f": -c_f,
-                "U": np.zeros(d["n_c"]), "h": float(ln @ d["psi_n"][FN] + lb @ d["theta"]) / h ** 2}
-        grad["U"][FS] = -ls * d["p_n"][FS]
+        grad = {}
+        if want("v"):
+            grad["v"] = d["M"] @ a_v
+        if want("p_ext"):
+            grad["p_ext"] = a_v.copy()
+        grad["psi_n"] = -c_n / h
+        if want("dpsi_n"):
+            grad["dpsi_n"] = -c_n
+        if want("dpsi_f"):
+            grad["dpsi_f"] = -c_f
+        if want("U"):
+            grad["U"] = np.zeros(d["n_c"])
+            grad["U"][FS] = -ls * d["p_n"][FS]
+        grad["h"] = float(ln @ d["psi_n"][FN] + (lb @ d["theta"] if d["n_b"] else 0.0)) / h ** 2
         # the matrices' gradients (outer products of n_v rows) only where wanted
         if want("M"):
             grad["M"] = sym_outer(a_v, d["v"] - vn)
@@ -259,8 +278,9 @@ class StepDerivative(_Repr):
             grad["psi_n"], grad["h"] = d["psi_chain"].pullback(grad["psi_n"], grad["h"])
         if wanted is not None:
             grad = {n: x for n, x in grad.items() if n in wanted}
-        given = [n for n, x in zip(OUTPUTS, cots) if x is not None]
-        return finite_result(grad, given)
+        if all(_core.all_finite(x) if type(x) is np.ndarray else math.isfinite(x) for x in grad.values()):
+            return grad  # fresh C-contiguous arrays and floats: checked in C, one call each
+        return finite_result(grad, [n for n, x in zip(OUTPUTS, cots) if x is not None])
 
     def jacobian(self, of, wrt):
         """Dense Jacobian d(of)/d(wrt), shape of.shape + wrt.shape, for an output name ``of`` and an
@@ -289,70 +309,101 @@ class StepDerivative(_Repr):
         return tangents_of(tangents, INPUTS, self._d, "U", gap=("psi_n", self._d["psi_chain"]))
 
 
-def _group_min(w, own, n_g, has):
+def _group_min(w, own, n_g, has, first, k):
     """Per group: the smallest w, the index of its first minimiser, and the second smallest
-    (groups without directions get inf and -1)."""
+    (groups without directions get inf and -1); ``first``: the first row of each group with rows
+    (rows grouped consecutively in group order), ``k`` the rows of every group if they all have
+    as many, else 0."""
     inf = np.full(n_g, np.inf)
     if w.size == 0:
         return inf, np.full(n_g, -1), inf
-    first = np.searchsorted(own, np.arange(n_g))
+    if k:
+        # every group has k directions (the usual case): a (n_g, k) array
+        W = w.reshape(n_g, k)
+        low = W.argmin(axis=1)  # the first minimiser
+        rows = np.arange(n_g)
+        w1 = W[rows, low]
+        if k == 1:
+            return w1, low + rows, inf
+        W = W.copy()
+        W[rows, low] = np.inf
+        return w1, low + rows * k, W.min(axis=1)
     w1 = inf.copy()
-    w1[has] = np.minimum.reduceat(w, first[has])
+    w1[has] = np.minimum.reduceat(w, first)
+    hit = (w == w1[own]).nonzero()[0]
+    g = own[hit]
+    lead = np.ones(g.size, dtype=bool)  # the first hit of each group (hits and groups ascend together)
+    lead[1:] = g[1:] != g[:-1]
     arg = np.full(n_g, -1)
-    hit = np.flatnonzero(w == w1[own])
-    g_hit, pos = np.unique(own[hit], return_index=True)
-    arg[g_hit] = hit[pos]
+    arg[g[lead]] = hit[lead]
     w_rest = w.copy()
     w_rest[arg[has]] = np.inf
     w2 = inf.copy()
-    w2[has] = np.minimum.reduceat(w_rest, first[has])
+    w2[has] = np.minimum.reduceat(w_rest, first)
     return w1, arg, w2
 
 
-def _classify(in_contact, beta, w_beta, sigma, w_sigma, limit_zero, own, n_g, tv, tp):
-    """Modes of friction groups (contacts or friction joints) from the solution.
+_MODES = np.array(["separated", "sliding", "sticking"])
+_TINY_RATIO = 1e-300
+
+
+def _classify(in_contact, beta, w_beta, sigma, w_sigma, limit_zero, grouped, n_g, tv, tp):
+    """Modes of friction groups (contacts or friction joints) from the solution; ``grouped``:
+    (owner of each direction, has, first) of :func:`mbdcp.derivatives._common.groups`.
 
     Returns (mode, free_beta, free_sigma, post groups, post directions, candidates (group,
-    directions) for the rank selection, degenerate list of (kind, "beta"|"sigma", index), margins)."""
-    has = np.bincount(own, minlength=n_g) > 0
+    directions) for the rank selection, degenerate list of (kind, "beta"|"sigma", index), the
+    smallest margin (inf: none))."""
+    own, has, first, k = grouped
     tvd = tv[own]
     free_b = beta > tp
     bz = ~free_b & (w_beta <= tvd)  # beta_k = w_k = 0
-    w1, arg, w2 = _group_min(w_beta, own, n_g, has)
+    w1, arg, w2 = _group_min(w_beta, own, n_g, has, first, k)
     sig_pos = sigma > tv
+    no_slip, limited = ~sig_pos, ~limit_zero
     # friction impulses zero (no contact, or a zero limit without slip): sigma only bounded below by
     # the sliding speed max_k -(d_k^T v + ...); follow it
-    free = ~in_contact | (limit_zero & ~sig_pos)
-    free_b &= ~free[own]
-    post = free & has & sig_pos & (w1 <= tv)
-    kink = free & has & (w1 <= tv) & (~sig_pos | (w2 <= tv))
-    slide = ~free & has & sig_pos
-    stick = ~free & has & ~sig_pos
-    lonely = slide & ~np.bincount(own, weights=free_b, minlength=n_g).astype(bool)
-    free_b[arg[lonely]] = True  # limit ~ 0: the slip direction still carries sigma
-    edge = stick & (w_sigma <= tp) & ~limit_zero
-    mode = np.where(~in_contact, "separated", np.where(has & sig_pos & ~free | ~has & sig_pos, "sliding", "sticking"))
-    degenerate = ([("sigma", "sigma", g) for g in np.flatnonzero(kink)]
-                  + [("direction", "beta", k) for k in np.flatnonzero(bz & ~free_b & slide[own])]
-                  + [("stick-slip", "sigma", g) for g in np.flatnonzero(edge)])
+    free = ~in_contact | (limit_zero & no_slip)
+    bound = ~free
+    free_b &= bound[own]
+    low = has & (w1 <= tv)
+    post = free & sig_pos & low
+    kink = free & low & (no_slip | (w2 <= tv))
+    acting = bound & has
+    slide = acting & sig_pos
+    stick = acting & no_slip
+    if slide.any():
+        lonely = slide & ~np.bincount(own, weights=free_b, minlength=n_g).astype(bool)
+        free_b[arg[lonely]] = True  # limit ~ 0: the slip direction still carries sigma
+    edge = stick & (w_sigma <= tp) & limited
+    mode = _MODES[np.where(in_contact, 2 - (sig_pos & (bound | ~has)), 0)]
+    degenerate = []
+    if kink.any():
+        degenerate += [("sigma", "sigma", g) for g in np.flatnonzero(kink)]
+    direction = bz & ~free_b & slide[own]
+    if direction.any():
+        degenerate += [("direction", "beta", k) for k in np.flatnonzero(direction)]
+    if edge.any():
+        degenerate += [("stick-slip", "sigma", g) for g in np.flatnonzero(edge)]
     cand = bz & stick[own]
-    cands = [(g, np.flatnonzero(cand & (own == g))) for g in np.unique(own[cand])]
-    tiny = 1e-300
-    margins = np.concatenate([sigma[post] / np.maximum(tv[post], tiny),
-                              w2[post & ~kink & np.isfinite(w2)] / np.maximum(tv[post & ~kink & np.isfinite(w2)], tiny),
-                              sigma[slide] / np.maximum(tv[slide], tiny),
-                              w_sigma[stick & ~edge & ~limit_zero] / max(tp, tiny)])
-    return mode, free_b, slide, np.flatnonzero(post), arg[post], cands, degenerate, margins
+    cands = [(g, np.flatnonzero(cand & (own == g))) for g in np.unique(own[cand])] if cand.any() else []
+    margin = np.inf
+    for num, den, mask in ((sigma, tv, post | slide), (w2, tv, post & ~kink & (w2 < np.inf)),
+                           (w_sigma, None, stick & ~edge & limited)):
+        if mask.any():
+            r = num[mask] / (max(tp, _TINY_RATIO) if den is None else np.maximum(den[mask], _TINY_RATIO))
+            margin = min(margin, r.min())
+    post_c = np.flatnonzero(post)
+    return mode, free_b, slide, post_c, arg[post_c], cands, degenerate, margin
 
 
 def _opposite_pairs(cols):
     """True if every column has its negative among the columns (then they positively span their span)."""
     k = cols.shape[1]
     scale = np.abs(cols).max(initial=0.0)
-    for i in range(k):
-        if not any(np.abs(cols[:, i] + cols[:, j]).max() <= val.OPPOSITE_RTOL * scale for j in range(k) if j != i):
-            return False
-    return True
+    gap = np.abs(cols[:, :, None] + cols[:, None, :]).max(axis=0, initial=0.0)  # gap[i, j]: |col i + col j|
+    gap[np.arange(k), np.arange(k)] = np.inf
+    return bool((gap <= val.OPPOSITE_RTOL * scale).any(axis=1).all())
 
 
 def _positively_spanning(cols):
@@ -366,22 +417,60 @@ def _positively_spanning(cols):
     return r.status == 0
 
 
+@functools.lru_cache(maxsize=256)
+def _qr_work(n_r, n_k):
+    """LAPACK's workspace sizes (its query) for the pivoted QR of an n_r x n_k matrix and for
+    forming its economic Q, as scipy.linalg.qr asks them."""
+    a = np.zeros((n_r, n_k), order="F")
+    work = lapack.dgeqp3(a, lwork=-1)[3]
+    k = min(n_r, n_k)
+    work_q = lapack.dorgqr(a[:, :k], np.zeros(k), lwork=-1)[1]
+    return int(work[0].real), int(work_q[0].real)
+
+
+def _pivoted_qr(R, need_q):
+    """(q or None, |diag(r)|, column order) of R's pivoted QR: the LAPACK calls and workspace
+    scipy.linalg.qr(R, mode="economic", pivoting=True) makes, without its Python layers."""
+    n_r, n_k = R.shape
+    lwork, lwork_q = _qr_work(n_r, n_k)
+    qr, jpvt, tau, work, info = lapack.dgeqp3(R, lwork=lwork)
+    if info < 0:
+        raise ValueError(f"illegal value in argument {-info} of LAPACK's dgeqp3")
+    diag = np.abs(np.diagonal(qr))
+    if not need_q:
+        return None, diag, jpvt - 1
+    q, work, info = lapack.dorgqr(qr[:, :n_r] if n_r < n_k else qr, tau, lwork=lwork_q, overwrite_a=1)
+    if info < 0:
+        raise ValueError(f"illegal value in argument {-info} of LAPACK's dorgqr")
+    return q, diag, jpvt - 1
+
+
 def _independent(L, blocks, mats):
     """Entries (name, index) of the blocks whose columns (in the metric of M^-1 = L^-T L^-1) are
     independent: all of the first block, then per block a maximal subset independent of those
-    kept before (pivoted QR of what the kept columns leave unexplained)."""
-    Q = np.zeros((L.shape[0], 0))
+    kept before (pivoted QR of what the kept columns leave unexplained). A block is a list of
+    (name, indices) runs; its entries are (name, index) in that order."""
+    Q = None
     kept = set()
-    for b, block in enumerate(blocks):
-        if not block:
+    blocks = [[(var, idx) for var, idx in block if len(idx)] for block in blocks]
+    last = max(b for b, block in enumerate(blocks) if block)
+    for b, runs in enumerate(blocks):
+        if not runs:
             continue
-        X = tri_solve(L, np.column_stack([mats[var][:, i] for var, i in block]))
-        cut = 1e-9 * max(np.linalg.norm(X, axis=0).max(), 1e-300)
-        R = X - Q @ (Q.T @ X)
-        q, r, piv = la.qr(R, mode="economic", pivoting=True, check_finite=False)
-        rank = int(np.sum(np.abs(np.diag(r)) > cut))
+        block = [(var, i) for var, idx in runs for i in idx]
+        cols = [mats[var][:, idx] for var, idx in runs]
+        X = tri_solve(L, cols[0] if len(cols) == 1 else np.hstack(cols))
+        # the columns' norms as np.linalg.norm forms them
+        cut = 1e-9 * max(np.sqrt(np.add.reduce(X * X, axis=0)).max(), 1e-300)
+        R = X if Q is None else X - Q @ (Q.T @ X)
+        if R.shape[0] == 0:  # no velocities: nothing is independent
+            q, diag, piv = np.zeros((0, 0)), np.zeros(0), np.arange(R.shape[1])
+        else:
+            q, diag, piv = _pivoted_qr(R, b < last)
+        rank = int(np.count_nonzero(diag > cut))
         kept.update(block if b == 0 else [block[p] for p in piv[:rank]])
-        Q = np.hstack([Q, q[:, :rank]])
+        if b < last:
+            Q = q[:, :rank] if Q is None else np.hstack([Q, q[:, :rank]])
     return kept
 
 
@@ -389,21 +478,24 @@ def _independent(L, blocks, mats):
 class _Point:
     """The step and the solution being differentiated: the validated data with absent vectors as
     zeros (the derivation uses them in products) and psi_n the gap the step used (after the
-    correction, whose chain ``psi_chain`` is None without one), res's outputs by name, and the
-    relative tolerance deciding that an impulse or a velocity is zero."""
+    correction, whose chain ``psi_chain`` is None without one), res's outputs by name, the
+    relative tolerance deciding that an impulse or a velocity is zero, and the names of the
+    vectors that were absent (zeros: terms that add nothing are skipped)."""
 
     p: StepProblem
     psi_chain: object
     has_joint_friction: bool
     sol: dict
     tol: float
+    absent: frozenset = frozenset()
 
 
 @dataclass
 class _Scales:
     """How small is zero at this solution: the lower Cholesky factor L of M, the owner (contact or
     joint) of each friction direction, the velocity scale V, the impulse threshold tp and the
-    velocity thresholds per contact (tv_c) and per friction joint (tv_j)."""
+    velocity thresholds per contact (tv_c) and per friction joint (tv_j); the groupings as
+    :func:`mbdcp.derivatives._common.groups` gives them, and M v, M v_next."""
 
     L: np.ndarray
     own: np.ndarray
@@ -412,6 +504,10 @@ class _Scales:
     tp: float
     tv_c: np.ndarray
     tv_j: np.ndarray
+    grouped: tuple
+    grouped_j: tuple
+    Mv: np.ndarray
+    Mvn: np.ndarray
 
 
 @dataclass
@@ -431,8 +527,8 @@ class _ActiveSets:
     """The pieces the solution lies on. ``free_*``: masks of the multipliers left free (their rows
     hold with equality) for p_n, beta, sigma, beta_j, sigma_j; ``post_*``: groups without friction
     impulse whose sigma follows the sliding speed of direction ``post_k`` / ``post_jk``;
-    ``degenerate``: (kind, variable, index) of the kinks; ``margins``: relative distances of the
-    decided pairs from degeneracy; ``held`` / ``unused``: dependent rows dropped (impulse held at
+    ``degenerate``: (kind, variable, index) of the kinks; ``margins``: the smallest relative
+    distances of decided pairs from degeneracy (normal pairs, contacts' friction, joints' friction); ``held`` / ``unused``: dependent rows dropped (impulse held at
     its value / structural direction kept at zero)."""
 
     mode: np.ndarray
@@ -450,20 +546,27 @@ class _ActiveSets:
     margins: list
     held: list = field(default_factory=list)
     unused: list = field(default_factory=list)
+    indices: tuple = None
 
     def free(self):
-        """Indices of the free multipliers: (FN, FB, FBJ, FS, FSJ)."""
-        return tuple(np.flatnonzero(x) for x in (self.free_n, self.free_b, self.free_bj, self.free_s, self.free_sj))
+        """Indices of the free multipliers: (FN, FB, FBJ, FS, FSJ), once the masks are final."""
+        if self.indices is None:
+            self.indices = tuple(x.nonzero()[0] for x in (self.free_n, self.free_b, self.free_bj, self.free_s,
+                                                          self.free_sj))
+        return self.indices
 
 
 def _point(data, has_joint_friction, res, degenerate_tol, max_correction_speed, baumgarte):
-    """The _Point of validated step data and res; raises unless res is a SOLVED StepResult of
-    data's sizes."""
+    """The _Point of validated step data (made for this call: completed in place) and res; raises
+    unless res is a SOLVED StepResult of data's sizes."""
     n_v, n_c, m, n_b, m_j, n_j = data.sizes
-    zeros = {name: np.zeros(n) for name, n in (("p_ext", n_v), ("psi_n", n_c), ("dpsi_n", n_c), ("dpsi_f", m),
-                                               ("theta", n_b), ("dtheta", n_b), ("beta_max", n_j))
-             if getattr(data, name).size != n}
-    p = dataclasses.replace(data, **zeros)
+    p = data
+    absent = []
+    for name, n in (("p_ext", n_v), ("psi_n", n_c), ("dpsi_n", n_c), ("dpsi_f", m), ("theta", n_b), ("dtheta", n_b),
+                    ("beta_max", n_j)):
+        if getattr(p, name).size != n:
+            setattr(p, name, np.zeros(n))
+            absent.append(name)
     # through the correction too
     p.psi_n, psi_chain = stab.differentiable("psi_n", p.psi_n, p.h, max_correction_speed, baumgarte)
     tol = val.positive_scalar("degenerate_tol", degenerate_tol)
@@ -474,11 +577,13 @@ def _point(data, has_joint_friction, res, degenerate_tol, max_correction_speed, 
                          "an unsolved step has no solution to differentiate")
     sol = {}
     for name, n in zip(OUTPUTS, (n_v, n_c, m, n_c, n_b, m_j, n_j)):
-        x = np.asarray(getattr(res, name), dtype=np.float64)
+        x = getattr(res, name)
+        if type(x) is not np.ndarray or x.dtype != np.float64:
+            x = np.asarray(x, dtype=np.float64)
         if x.shape != (n,):
             raise ValueError(f"res.{name} has shape {x.shape}, expected ({n},): res belongs to other data")
         sol[name] = x
-    return _Point(p, psi_chain, has_joint_friction, sol, tol)
+    return _Point(p, psi_chain, has_joint_friction, sol, tol, frozenset(absent))
 
 
 def _scales(pt):
@@ -489,21 +594,33 @@ def _scales(pt):
     L = cholesky_lower(M)
     if L is None:
         raise ValueError("M must be symmetric positive definite (its Cholesky factorization failed)")
-    own, own_j = owners(p.E, "E"), owners(p.Ej, "Ej")
+    n_c, n_j = p.Wn.shape[1], p.Ej.shape[1]
+    grouped = groups(p.E, n_c)
+    grouped_j = groups(p.Ej, n_j) if n_j else (np.zeros(0, dtype=np.intp), np.zeros(0, dtype=bool), np.zeros(0, np.intp),
+                                                0)
+    own, own_j = grouped[0], grouped_j[0]
     free_acc = tri_solve(L, tri_solve(L, p_ext), trans=1)
-    V = max(np.abs(v).max(), np.abs(vn).max(), np.abs(free_acc).max(), np.abs(vn - v - free_acc).max(),
-            np.finfo(float).tiny)
-    P = max(np.abs(M @ v).max(), np.abs(M @ vn).max(), np.abs(p_ext).max(), np.abs(sol["p_n"]).max(initial=0),
-            np.abs(sol["beta"]).max(initial=0), np.abs(sol["p_b"]).max(initial=0),
-            np.abs(sol["beta_j"]).max(initial=0), np.abs(p.beta_max).max(initial=0), np.finfo(float).tiny)
-    col_n, col_d, col_j = np.abs(p.Wn).sum(axis=0), np.abs(p.D).sum(axis=0), np.abs(p.Dj).sum(axis=0)
-    S_c = V * col_n + np.abs(p.psi_n) / p.h + np.abs(p.dpsi_n)
+    Mv, Mvn = M @ v, M @ vn
+    # the largest magnitude of several arrays is that of their concatenation (max is exact)
+    V = max(np.abs(np.concatenate((v, vn, free_acc, vn - v - free_acc))).max(initial=0.0), _TINY)
+    P = max(np.abs(np.concatenate((Mv, Mvn, p_ext, sol["p_n"], sol["beta"], sol["p_b"], sol["beta_j"],
+                                   p.beta_max))).max(initial=0.0), _TINY)
+    # absent gaps and surface speeds add zeros to nonnegative sums: skipped
+    absent = pt.absent
+    S_c = V * np.abs(p.Wn).sum(axis=0) + np.abs(p.psi_n) / p.h
+    if "dpsi_n" not in absent:
+        S_c += np.abs(p.dpsi_n)
     if p.D.shape[1]:
-        np.maximum.at(S_c, own, V * col_d + np.abs(p.dpsi_f))
-    S_j = np.zeros(p.Ej.shape[1])
+        has, first = grouped[1:3]
+        S_d = V * np.abs(p.D).sum(axis=0)
+        if "dpsi_f" not in absent:
+            S_d += np.abs(p.dpsi_f)
+        S_c[has] = np.maximum(S_c[has], np.maximum.reduceat(S_d, first))
+    S_j = np.zeros(n_j)
     if p.Dj.shape[1]:
-        np.maximum.at(S_j, own_j, V * col_j)
-    return _Scales(L, own, own_j, V, tol * P, tol * S_c, tol * S_j)
+        has, first = grouped_j[1:3]
+        S_j[has] = np.maximum(S_j[has], np.maximum.reduceat(V * np.abs(p.Dj).sum(axis=0), first))
+    return _Scales(L, own, own_j, V, tol * P, tol * S_c, tol * S_j, grouped, grouped_j, Mv, Mvn)
 
 
 def _check_solution(pt, sc):
@@ -511,18 +628,39 @@ def _check_solution(pt, sc):
     balance, joints and complementarity, within a loose multiple of the zero thresholds)."""
     p, tol, tp, tv_c, tv_j = pt.p, pt.tol, sc.tp, sc.tv_c, sc.tv_j
     vn, pn, beta, sigma, pb, bj, sj = (pt.sol[k] for k in OUTPUTS)
-    own, own_j, n_c, n_j, h = sc.own, sc.own_j, p.Wn.shape[1], p.Ej.shape[1], p.h
-    bal = p.M @ vn - p.Wb @ pb - p.Wn @ pn - p.D @ beta - p.Dj @ bj - p.M @ p.v - p.p_ext
-    rows = _Rows(w_n=p.Wn.T @ vn + p.psi_n / h + p.dpsi_n, w_b=p.D.T @ vn + p.dpsi_f + sigma[own],
-                 w_s=p.mu * pn - np.bincount(own, beta, minlength=n_c), w_bj=p.Dj.T @ vn + sj[own_j],
-                 w_sj=p.beta_max - np.bincount(own_j, bj, minlength=n_j))
-    w_jt = p.Wb.T @ vn + p.theta / h + p.dtheta
+    own, own_j, n_c, n_j, n_b, h = sc.own, sc.own_j, p.Wn.shape[1], p.Ej.shape[1], p.Wb.shape[1], p.h
+    # absent joints and joint friction subtract exact zeros: skipped
+    bal = sc.Mvn - p.Wb @ pb if n_b else sc.Mvn
+    bal = bal - p.Wn @ pn - p.D @ beta
+    if n_j:
+        bal = bal - p.Dj @ bj
+    bal = bal - sc.Mv
+    absent = pt.absent
+    if "p_ext" not in absent:
+        bal -= p.p_ext
+    # absent surface speeds add zeros (changing at most the sign of a zero row, which compares the same)
+    w_n = p.Wn.T @ vn + p.psi_n / h
+    if "dpsi_n" not in absent:
+        w_n += p.dpsi_n
+    w_b = p.D.T @ vn
+    if "dpsi_f" not in absent:
+        w_b += p.dpsi_f
+    w_b += sigma[own]
+    rows = _Rows(w_n=w_n, w_b=w_b, w_s=p.mu * pn - np.bincount(own, beta, minlength=n_c), w_bj=_EMPTY, w_sj=_EMPTY)
+    if n_j:
+        rows.w_bj, rows.w_sj = p.Dj.T @ vn + sj[own_j], p.beta_max - np.bincount(own_j, bj, minlength=n_j)
     loose = 1e3
-    S_b = sc.V * np.abs(p.Wb).sum(axis=0) + np.abs(p.theta) / h + np.abs(p.dtheta)
-    if (np.abs(bal).max() > loose * tp or np.any(np.abs(w_jt) > loose * tol * S_b)
-            or not _pairs_ok(pn, rows.w_n, loose * tp, loose * tv_c)
-            or not _pairs_ok(beta, rows.w_b, loose * tp, loose * tv_c[own])
-            or not _pairs_ok(sigma, rows.w_s, loose * tv_c, loose * tp)
+    joints_fail = False
+    if n_b:
+        w_jt = p.Wb.T @ vn + p.theta / h + p.dtheta
+        S_b = sc.V * np.abs(p.Wb).sum(axis=0) + np.abs(p.theta) / h + np.abs(p.dtheta)
+        joints_fail = (np.abs(w_jt) > loose * tol * S_b).any()
+    ltp, ltv = loose * tp, loose * tv_c
+    # the pairs (p_n, w_n), (beta, w_b), (sigma, w_s) at once: impulses against tp, velocities against tv
+    z, w = np.concatenate((pn, beta, sigma)), np.concatenate((rows.w_n, rows.w_b, rows.w_s))
+    tz = np.concatenate((np.full(pn.size + beta.size, ltp), ltv))
+    tw = np.concatenate((ltv, ltv[own], np.full(sigma.size, ltp)))
+    if (np.abs(bal).max() > ltp or joints_fail or not _pairs_ok(z, w, tz, tw)
             or n_j and not (_pairs_ok(bj, rows.w_bj, loose * tp, loose * tv_j[own_j])
                             and _pairs_ok(sj, rows.w_sj, loose * tv_j, loose * tp))):
         raise ValueError("res is not a solution of this step (momentum balance or complementarity fails): "
@@ -536,18 +674,20 @@ def _active_sets(pt, sc, rows):
     p, sol, tp, tv_c = pt.p, pt.sol, sc.tp, sc.tv_c
     pn, w_n, n_j = sol["p_n"], rows.w_n, p.Ej.shape[1]
     in_contact = pn > tp
-    degenerate = [("grazing", "p_n", c) for c in np.flatnonzero(~in_contact & (w_n <= tv_c))]
+    grazing = ~in_contact & (w_n <= tv_c)
+    degenerate = [("grazing", "p_n", c) for c in np.flatnonzero(grazing)] if grazing.any() else []
     dec = in_contact | (w_n > tv_c)
     # divided after selecting: with the data all zero (and denormals flushed, as in XLA's threads) tp is 0
-    margins = [np.where(in_contact, pn, w_n)[dec] / np.where(in_contact, tp, np.maximum(tv_c, 1e-300))[dec]]
+    margins = [(np.where(in_contact, pn, w_n)[dec] / np.where(in_contact, tp, np.maximum(tv_c, 1e-300))[dec]).min(
+        initial=np.inf)]
     mode, free_b, free_s, post_c, post_k, cands, deg_c, mar = _classify(
-        in_contact, sol["beta"], rows.w_b, sol["sigma"], rows.w_s, p.mu == 0, sc.own, p.Wn.shape[1], tv_c, tp)
+        in_contact, sol["beta"], rows.w_b, sol["sigma"], rows.w_s, p.mu == 0, sc.grouped, p.Wn.shape[1], tv_c, tp)
     degenerate += deg_c
     margins.append(mar)
     if n_j:
         jmode, free_bj, free_sj, post_j, post_jk, cands_j, deg_j, mar_j = _classify(
-            np.ones(n_j, dtype=bool), sol["beta_j"], rows.w_bj, sol["sigma_j"], rows.w_sj, p.beta_max == 0, sc.own_j,
-            n_j, sc.tv_j, tp)
+            np.ones(n_j, dtype=bool), sol["beta_j"], rows.w_bj, sol["sigma_j"], rows.w_sj, p.beta_max == 0,
+            sc.grouped_j, n_j, sc.tv_j, tp)
         degenerate += [(kind, {"beta": "beta_j", "sigma": "sigma_j"}[var], i) for kind, var, i in deg_j]
         margins.append(mar_j)
     else:
@@ -565,6 +705,8 @@ def _structural(pt, sc, rows, sets, cands, cands_j):
     joints): structural when the group's zero-w directions positively span (then w = 0 persists),
     a kink otherwise (added to ``sets.degenerate``). Returns the structural (variable, index)."""
     structural = []
+    if not (cands or cands_j):
+        return structural
     for which, groups, cols, wrow, tvg, own_g in (("beta", cands, pt.p.D, rows.w_b, sc.tv_c, sc.own),
                                                   ("beta_j", cands_j, pt.p.Dj, rows.w_bj, sc.tv_j, sc.own_j)):
         for g, ks in groups:
@@ -584,15 +726,19 @@ def _drop_dependent(pt, sc, sets, structural):
     structural direction stays at zero. Updates ``sets`` (free masks, held, unused)."""
     p = pt.p
     in_contact, free_s = sets.free_n.copy(), sets.free_s
-    stick_b = np.flatnonzero(sets.free_b & ~free_s[sc.own])
-    stick_bj = np.flatnonzero(sets.free_bj & ~sets.free_sj[sc.own_j])
-    sticking_n = [("p_n", c) for c in np.flatnonzero(in_contact & ~free_s)]
-    if not (sticking_n or stick_b.size or stick_bj.size or structural):
+    stick_b = sets.free_b & ~free_s[sc.own]
+    stick_bj = sets.free_bj & ~sets.free_sj[sc.own_j] if sets.free_bj.size else sets.free_bj
+    stick_n = in_contact & ~free_s
+    if not (structural or stick_n.any() or stick_b.any() or stick_bj.any()):
         return
-    blocks = [[("p_b", i) for i in range(p.Wb.shape[1])] + [("p_n", c) for c in np.flatnonzero(in_contact & free_s)],
-              sticking_n, [("beta", k) for k in stick_b] + [("beta_j", k) for k in stick_bj], structural]
-    kept = _independent(sc.L, blocks, {"p_b": p.Wb, "p_n": p.Wn, "beta": p.D, "beta_j": p.Dj})
-    for b, block in enumerate(blocks[1:], 1):
+    stick_b, stick_bj = np.flatnonzero(stick_b), np.flatnonzero(stick_bj)
+    sticking_n = np.flatnonzero(stick_n)
+    runs = [[("p_b", range(p.Wb.shape[1])), ("p_n", np.flatnonzero(in_contact & free_s))], [("p_n", sticking_n)],
+            [("beta", stick_b), ("beta_j", stick_bj)], _runs(structural)]
+    kept = _independent(sc.L, runs, {"p_b": p.Wb, "p_n": p.Wn, "beta": p.D, "beta_j": p.Dj})
+    blocks = [[("p_n", c) for c in sticking_n], [("beta", k) for k in stick_b] + [("beta_j", k) for k in stick_bj],
+              structural]
+    for b, block in enumerate(blocks, 1):
         for e in block:
             if e not in kept:
                 (sets.held if b < 3 else sets.unused).append(e)
@@ -604,6 +750,17 @@ def _drop_dependent(pt, sc, sets, structural):
             masks[var][i] = True
 
 
+def _runs(entries):
+    """(name, indices) runs of consecutive (name, index) entries of the same name."""
+    runs = []
+    for var, i in entries:
+        if runs and runs[-1][0] == var:
+            runs[-1][1].append(i)
+        else:
+            runs.append((var, [i]))
+    return runs
+
+
 def _ift_system(pt, sc, sets):
     """The implicit-function-theorem system with v_next and p_b eliminated: X = L^-1 J for the
     imposed rows J = [Wb, Wn_F, D_F, Dj_F] and the LU factor of the small matrix in the free
@@ -611,26 +768,30 @@ def _ift_system(pt, sc, sets):
     p, n_b, n_c, n_j = pt.p, pt.p.Wb.shape[1], pt.p.Wn.shape[1], pt.p.Ej.shape[1]
     own, own_j = sc.own, sc.own_j
     FN, FB, FBJ, FS, FSJ = sets.free()
-    J = np.hstack([p.Wb, p.Wn[:, FN], p.D[:, FB], p.Dj[:, FBJ]])
-    nJ, ns = J.shape[1], FS.size + FSJ.size
-    X = tri_solve(sc.L, J) if J.shape[1] else np.zeros((p.M.shape[0], 0))
+    parts = [a for a in (p.Wb, p.Wn[:, FN], p.D[:, FB], p.Dj[:, FBJ]) if a.shape[1]]
+    nJ, ns = sum(a.shape[1] for a in parts), FS.size + FSJ.size
+    X = tri_solve(sc.L, parts[0] if len(parts) == 1 else np.hstack(parts)) if parts else np.zeros((p.M.shape[0], 0))
     K = np.zeros((nJ + ns, nJ + ns))
     K[:nJ, :nJ] = X.T @ X
     ob, oj = n_b + FN.size, n_b + FN.size + FB.size
-    pos_s = np.full(n_c, -1)
-    pos_s[FS] = np.arange(FS.size)
-    pos_sj = np.full(n_j, -1)
-    pos_sj[FSJ] = nJ + FS.size + np.arange(FSJ.size)
-    pos_n = np.full(n_c, -1)
-    pos_n[FN] = n_b + np.arange(FN.size)
     # beta rows get + dsigma; sigma rows read mu dp_n - sum dbeta (beta_max - sum dbeta_j for joints)
-    r = np.flatnonzero(pos_s[own[FB]] >= 0)
-    K[ob + r, nJ + pos_s[own[FB[r]]]] = 1.0
-    K[nJ + pos_s[own[FB[r]]], ob + r] = -1.0
-    K[nJ + pos_s[FS], pos_n[FS]] = p.mu[FS]
-    r = np.flatnonzero(pos_sj[own_j[FBJ]] >= 0)
-    K[oj + r, pos_sj[own_j[FBJ[r]]]] = 1.0
-    K[pos_sj[own_j[FBJ[r]]], oj + r] = -1.0
+    if FS.size:
+        pos_s = np.zeros(n_c, dtype=np.intp) - 1
+        pos_s[FS] = np.arange(FS.size)
+        pos_n = np.zeros(n_c, dtype=np.intp) - 1
+        pos_n[FN] = np.arange(n_b, n_b + FN.size)
+        s_of = pos_s[own[FB]]
+        r = (s_of >= 0).nonzero()[0]
+        K[ob + r, nJ + s_of[r]] = 1.0
+        K[nJ + s_of[r], ob + r] = -1.0
+        K[nJ + pos_s[FS], pos_n[FS]] = p.mu[FS]
+    if FSJ.size:
+        pos_sj = np.zeros(n_j, dtype=np.intp) - 1
+        pos_sj[FSJ] = nJ + FS.size + np.arange(FSJ.size)
+        s_of = pos_sj[own_j[FBJ]]
+        r = (s_of >= 0).nonzero()[0]
+        K[oj + r, s_of[r]] = 1.0
+        K[s_of[r], oj + r] = -1.0
     lu = None
     if K.size:
         *lu, rcond = lu_factor(K)
@@ -653,29 +814,43 @@ def _singular_system(L, rcond):
                       "impulses are not locally unique, so the step has no derivative at this solution")
 
 
+_INPUTS_OF = {(joints, friction): tuple(k for k in INPUTS if (k not in ("Wb", "theta", "dtheta") or joints)
+                                       and (k not in ("Dj", "beta_max") or friction))
+              for joints in (False, True) for friction in (False, True)}
+
+
 def _derivative(pt, sc, sets, X, lu):
     """The StepDerivative: public fields from the active sets, the factors and data for jvp/vjp."""
     p, n_c, m, m_j, n_b = pt.p, pt.p.Wn.shape[1], pt.p.D.shape[1], pt.p.Dj.shape[1], pt.p.Wb.shape[1]
     has_jf, degenerate = pt.has_joint_friction, sets.degenerate
-    o_z = {"p_n": 0, "beta": n_c, "beta_j": n_c + m, "sigma": n_c + m + m_j, "sigma_j": 2 * n_c + m + m_j}
-    degenerate.sort(key=lambda e: o_z[e[1]] + e[2])
-    contact_of = {"p_n": lambda i: i, "sigma": lambda i: i, "beta": lambda i: int(sc.own[i])}
     FN, FB, FBJ, FS, FSJ = sets.free()
     d = dict(M=p.M, Wn=p.Wn, D=p.D, Dj=p.Dj, Wb=p.Wb, v=p.v, h=p.h, p_ext=p.p_ext, psi_n=p.psi_n, dpsi_n=p.dpsi_n,
              dpsi_f=p.dpsi_f, theta=p.theta, dtheta=p.dtheta, beta_max=p.beta_max, n_v=p.M.shape[0], n_c=n_c, m=m,
              n_b=n_b, n_j=p.Ej.shape[1], has_joint_friction=has_jf, L=sc.L, X=X, lu=lu, FN=FN, FB=FB, FBJ=FBJ,
              FS=FS, FSJ=FSJ, post_c=sets.post_c, post_k=sets.post_k, post_j=sets.post_j, post_jk=sets.post_jk,
              held=sets.held, unused=sets.unused, V=sc.V, psi_chain=pt.psi_chain, **pt.sol)
-    d["inputs"] = tuple(k for k in INPUTS if (k not in ("Wb", "theta", "dtheta") or n_b)
-                        and (k not in ("Dj", "beta_max") or has_jf))
+    d["inputs"] = _INPUTS_OF[bool(n_b), bool(has_jf)]
+    # where p_b, p_n[FN], beta[FB], beta_j[FBJ], sigma[FS], sigma_j[FSJ] start in the unknowns
+    o = [0]
+    for size in (n_b, FN.size, FB.size, FBJ.size, FS.size, FSJ.size):
+        o.append(o[-1] + size)
+    d["offsets"] = tuple(o)
+    if degenerate:
+        o_z = {"p_n": 0, "beta": n_c, "beta_j": n_c + m, "sigma": n_c + m + m_j, "sigma_j": 2 * n_c + m + m_j}
+        degenerate.sort(key=lambda e: o_z[e[1]] + e[2])
+        contact_of = {"p_n": lambda i: i, "sigma": lambda i: i, "beta": lambda i: int(sc.own[i])}
+        indices = np.array([o_z[var] + i for _, var, i in degenerate], dtype=np.intp)
+        contacts = np.unique(np.array([contact_of[var](i) for _, var, i in degenerate if var in contact_of],
+                                      dtype=np.intp))
+    else:
+        indices, contacts = np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp)
     return StepDerivative(
-        mode=sets.mode.astype(str),
+        mode=sets.mode,
         joint_mode=sets.joint_mode.astype(str),
-        degenerate=np.array([o_z[var] + i for _, var, i in degenerate], dtype=np.intp),
+        degenerate=indices,
         degenerate_kind=tuple(kind for kind, _, _ in degenerate),
-        degenerate_contacts=np.unique(np.array([contact_of[var](i) for _, var, i in degenerate
-                                                if var in contact_of], dtype=np.intp)),
-        margin=float(np.concatenate(sets.margins).min(initial=np.inf)) * pt.tol,
+        degenerate_contacts=contacts,
+        margin=float(min(sets.margins)) * pt.tol,
         indeterminate=bool(sets.held),
         _d=d,
     )
