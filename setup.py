@@ -33,7 +33,10 @@ core = Extension(
     sources=["mbdcp/infrastructure/_core.pyx", *sorted(glob("csrc/src/*.c"))],
     include_dirs=["csrc/include", numpy.get_include()],
     define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-    extra_compile_args=["-std=c99", "-O3", "-fno-math-errno", "-fvisibility=hidden"],
+    # link-time optimization: the core's small helpers (norms, checks, the monitor) inline across
+    # its files, which a small solve's time feels
+    extra_compile_args=["-std=c99", "-O3", "-fno-math-errno", "-fvisibility=hidden", "-flto"],
+    extra_link_args=["-O3", "-flto=auto"],
 )
 
 # Lemke's method and the plain time step as XLA FFI handlers, for mbdcp.jax under jax.jit: the
