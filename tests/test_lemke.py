@@ -1,4 +1,5 @@
 """Lemke's method: checked by definition, against exact arithmetic, closed forms and Siconos."""
+import dataclasses
 import json
 import os
 import threading
@@ -218,6 +219,22 @@ def test_any_layout_and_read_only_input(rng):
         np.testing.assert_allclose(mbdcp.lemke(Mx, qx).z, ref, atol=1e-6)
     assert np.array_equal(Mro, M) and np.array_equal(qro, q)  # inputs untouched
     assert mbdcp.lemke(np.eye(2, dtype=int), np.array([-1, -2])).success
+
+
+def test_fast_path_result_is_the_validating_paths(rng):
+    """Plain float64 input takes the fast path (its result built in Cython, field by field); a list
+    takes the validating path. Same fields, same values, whatever the status."""
+    M = random_spd(5, rng)
+    cases = [(M, lcp_with_solution(M, rng)[0], {}), (-np.eye(2), -np.ones(2), {}), (M, -np.ones(5), {"max_iter": 1})]
+    for M_, q_, kw in cases:
+        fast, slow = mbdcp.lemke(M_, q_, **kw), mbdcp.lemke(M_.tolist(), q_.tolist(), **kw)
+        names = [f.name for f in dataclasses.fields(mbdcp.LemkeResult)]
+        assert sorted(vars(fast)) == sorted(vars(slow)) == sorted(names)
+        for name in names:
+            a, b = getattr(fast, name), getattr(slow, name)
+            assert np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b, name
+    assert {mbdcp.lemke(*c[:2], **c[2]).status for c in cases} == {Status.SOLVED, Status.RAY_TERMINATION,
+                                                                    Status.MAX_ITERATIONS}
 
 
 def test_empty_problem():

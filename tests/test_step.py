@@ -199,6 +199,22 @@ def test_conveyor_belt_drags_resting_block():
     assert res.success and res.v_next[0] == pytest.approx(u)
 
 
+def test_fast_path_result_is_the_validating_paths():
+    """Plain float64 arrays take the fast path (its StepResult built in Cython, field by field);
+    lists take the validating path. Same fields, same values, solved or not."""
+    M, Wn, D, E, U = sphere_on_plane()
+    v, h, p_ext = np.array([1.0, 0, 0, 0, 0, 0]), 0.01, np.array([0, 0, -G * 0.01, 0, 0, 0])
+    for kw in ({"p_ext": p_ext}, {"p_ext": p_ext, "psi_n": np.array([-0.1])}, {}):
+        fast = mbdcp.step(M, Wn, D, E, U, v, h, **kw)
+        slow = mbdcp.step(M.tolist(), Wn.tolist(), D.tolist(), E.tolist(), U.tolist(), v.tolist(), h,
+                          **{k: x.tolist() for k, x in kw.items()})
+        check_mixed_lcp(fast, M, Wn, D, E, U, v, h, **kw)
+        assert sorted(vars(fast)) == sorted(vars(slow))
+        for name in vars(slow):
+            a, b = getattr(fast, name), getattr(slow, name)
+            assert np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b, name
+
+
 def test_zero_contacts_is_free_flight():
     M = np.diag([2.0, 2.0, 3.0])
     v, p = np.array([1.0, 2.0, 3.0]), np.array([0.5, -1.0, 0.3])

@@ -381,28 +381,31 @@ cdef int _load_results() except -1:
 cpdef object lemke_result(z, w, int code, int pivots, double residual, basis, certificate, int worst,
                           trace=None, bint warm=False):
     """mbdcp.lemke's LemkeResult from the C solve's outputs (``code``: the C status; ``worst``: the
-    worst row, named in the message of a failed point; ``trace``: the named pivots or None),
-    built without its __init__: the frozen dataclass's __dict__ filled in place (a small solve's
-    result costs about as much as the solve)."""
+    worst row, named in the message of a failed point; ``trace``: the named pivots or None)."""
     if _LemkeResult is None:
         _load_results()
     status = _STATUSES[code]
     message = _STATUS_MESSAGES[code]
     if (code == MBDCP_NUMERICAL_ERROR or code == MBDCP_MAX_ITERATIONS) and worst >= 0 and residual > 0:
         message += f"; at the last point, row {worst} is violated by {residual:.3g} of its own scale"
-    result = object.__new__(_LemkeResult)
+    return _built(_LemkeResult, _LEMKE_FIELDS, (code == MBDCP_SOLVED, status, message, z, w, pivots, residual, trace,
+                                                basis, certificate, warm))
+
+
+cdef tuple _LEMKE_FIELDS = ("success", "status", "message", "z", "w", "pivots", "residual", "trace", "basis",
+                            "certificate", "warm_started")
+cdef tuple _STEP_FIELDS = ("success", "status", "message", "v_next", "p_n", "beta", "sigma", "p_b", "beta_j", "sigma_j",
+                           "pivots", "residual", "lcp", "basis", "cone_slack")
+
+
+cdef object _built(cls, tuple names, tuple values):
+    """An instance of the frozen result dataclass cls from all its fields, without its __init__: its
+    __dict__ filled in place (a small solve's result costs about as much as the solve)."""
+    result = object.__new__(cls)
     cdef dict d = result.__dict__
-    d["success"] = code == MBDCP_SOLVED
-    d["status"] = status
-    d["message"] = message
-    d["z"] = z
-    d["w"] = w
-    d["pivots"] = pivots
-    d["residual"] = residual
-    d["trace"] = trace
-    d["basis"] = basis
-    d["certificate"] = certificate
-    d["warm_started"] = warm
+    cdef Py_ssize_t i
+    for i in range(len(names)):
+        d[names[i]] = values[i]
     return result
 
 
@@ -519,27 +522,12 @@ def step_plain(object M, object Wn, object D, object E, object mu, object v, dou
 
 
 cdef object _plain_step_result(v_next, p_n, beta, sigma, cone_slack, int code, int pivots, double residual, basis):
-    """The StepResult of a plain step (no joints, no LCP kept), built as lemke_result's is."""
+    """The StepResult of a plain step (no joints, no LCP kept)."""
     if _StepResult is None:
         _load_results()
-    result = object.__new__(_StepResult)
-    cdef dict d = result.__dict__
-    d["success"] = code == MBDCP_SOLVED
-    d["status"] = _STATUSES[code]
-    d["message"] = _STATUS_MESSAGES[code]
-    d["v_next"] = v_next
-    d["p_n"] = p_n
-    d["beta"] = beta
-    d["sigma"] = sigma
-    d["p_b"] = _NOTHING
-    d["beta_j"] = _NOTHING
-    d["sigma_j"] = _NOTHING
-    d["pivots"] = pivots
-    d["residual"] = residual
-    d["lcp"] = None
-    d["basis"] = basis
-    d["cone_slack"] = cone_slack
-    return result
+    return _built(_StepResult, _STEP_FIELDS, (code == MBDCP_SOLVED, _STATUSES[code], _STATUS_MESSAGES[code], v_next,
+                                              p_n, beta, sigma, _NOTHING, _NOTHING, _NOTHING, pivots, residual, None,
+                                              basis, cone_slack))
 
 
 def lcp_verify(const double[:, ::1] M, const double[::1] q, const double[::1] z, double tol):
