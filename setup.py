@@ -47,7 +47,8 @@ XLA = "mbdcp/infrastructure/xla/"
 xla = Extension(
     "mbdcp.infrastructure._xla",
     sources=["mbdcp/infrastructure/_xla.pyx", XLA + "ffi_frame.c", XLA + "lemke_ffi.c", XLA + "step_ffi.c",
-             "csrc/src/step.c", "csrc/src/assemble.c", "csrc/src/lemke.c", "csrc/src/dense.c", "csrc/src/status.c"],
+             "csrc/src/step.c", "csrc/src/assemble.c", "csrc/src/lemke.c", "csrc/src/lemke_avx2.c", "csrc/src/dense.c",
+             "csrc/src/status.c"],
     include_dirs=["csrc/include", XLA],
     extra_compile_args=["-std=c99", "-O3", "-fno-math-errno", "-fvisibility=hidden"],
     optional=True,

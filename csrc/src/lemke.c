@@ -22,6 +22,7 @@
 
 #include "mbdcp/dense.h"
 #include "mbdcp/lemke.h"
+#include "lemke_avx2.h"
 
 /* Ratios closer than TIGHT_TIE (relative to the largest basic value) are ties; closer than
  * LOOSE_TIE they are too close to call with a rank-one-updated inverse, which is then
@@ -111,7 +112,8 @@ size_t mbdcp_lemke_workspace_size(mbdcp_int n)
 {
     if (n < 0) return 0;
     const size_t nn = (size_t)n, ld = (size_t)row_stride(n);
-    return 32 + (2 * ld * ld + 10 * ld + PANEL * nn) * sizeof(mbdcp_float) + 5 * nn * sizeof(mbdcp_int) + 16;
+    const size_t bytes = 32 + (2 * ld * ld + 10 * ld + PANEL * nn) * sizeof(mbdcp_float) + 5 * nn * sizeof(mbdcp_int) + 16;
+    return (bytes + 15) / 16 * 16; /* what a caller places after the workspace stays aligned */
 }
 
 mbdcp_float mbdcp_lcp_residual(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q,
@@ -1617,17 +1619,39 @@ static MbdcpReturn solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q
     return MBDCP_OK;
 }
 
+#ifdef LEMKE_AVX2_COPY
+MbdcpReturn mbdcp_lemke_solve_avx2(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q,
+                                   const MbdcpLemkeSettings *settings, const mbdcp_int *start, int reuse,
+                                   const MbdcpLemkeOutput *out, MbdcpLemkeInfo *info, void *work,
+                                   size_t work_bytes)
+{
+    return solve(n, M, q, settings, start, reuse, out, info, work, work_bytes);
+}
+#else
+/* solve() in the copy compiled for AVX2 when the CPU has it, else here: the same answers */
+static MbdcpReturn dispatch(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q,
+                            const MbdcpLemkeSettings *settings, const mbdcp_int *start, int reuse,
+                            const MbdcpLemkeOutput *out, MbdcpLemkeInfo *info, void *work, size_t work_bytes)
+{
+#ifdef LEMKE_AVX2
+    if (__builtin_cpu_supports("avx2"))
+        return mbdcp_lemke_solve_avx2(n, M, q, settings, start, reuse, out, info, work, work_bytes);
+#endif
+    return solve(n, M, q, settings, start, reuse, out, info, work, work_bytes);
+}
+
 MbdcpReturn mbdcp_lemke_solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q,
                               const MbdcpLemkeSettings *settings, const mbdcp_int *start,
                               const MbdcpLemkeOutput *out, MbdcpLemkeInfo *info, void *work,
                               size_t work_bytes)
 {
-    return solve(n, M, q, settings, start, 0, out, info, work, work_bytes);
+    return dispatch(n, M, q, settings, start, 0, out, info, work, work_bytes);
 }
 
 MbdcpReturn mbdcp_lemke_resolve(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q,
                                 const MbdcpLemkeSettings *settings, const MbdcpLemkeOutput *out,
                                 MbdcpLemkeInfo *info, void *work, size_t work_bytes)
 {
-    return solve(n, M, q, settings, NULL, 1, out, info, work, work_bytes);
+    return dispatch(n, M, q, settings, NULL, 1, out, info, work, work_bytes);
 }
+#endif

@@ -7,7 +7,7 @@ cd "$(dirname "$0")/../.."
 mkdir -p tests/c/build
 X=mbdcp/infrastructure/xla
 SOURCES="$X/ffi_frame.c $X/lemke_ffi.c $X/step_ffi.c csrc/src/step.c csrc/src/assemble.c
-         csrc/src/lemke.c csrc/src/dense.c csrc/src/status.c tests/c/test_xla_ffi.c"
+         csrc/src/lemke.c csrc/src/lemke_avx2.c csrc/src/dense.c csrc/src/status.c tests/c/test_xla_ffi.c"
 if [ "${1:-}" = "--valgrind" ]; then
     # shellcheck disable=SC2086
     ${CC:-gcc} -std=c99 -g -O1 -Icsrc/include -I$X $SOURCES -lm -o tests/c/build/test_xla_ffi_vg
