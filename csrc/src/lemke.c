@@ -1628,13 +1628,15 @@ MbdcpReturn mbdcp_lemke_solve_avx2(mbdcp_int n, const mbdcp_float *M, const mbdc
     return solve(n, M, q, settings, start, reuse, out, info, work, work_bytes);
 }
 #else
-/* solve() in the copy compiled for AVX2 when the CPU has it, else here: the same answers */
+/* solve() in the copy compiled for AVX2 from this size on, when the CPU has it, else here: the
+ * same answers. Below it, the longer vectors' loop heads and tails cost more than they save. */
+#define AVX2_FROM_N 12
 static MbdcpReturn dispatch(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q,
                             const MbdcpLemkeSettings *settings, const mbdcp_int *start, int reuse,
                             const MbdcpLemkeOutput *out, MbdcpLemkeInfo *info, void *work, size_t work_bytes)
 {
 #ifdef LEMKE_AVX2
-    if (__builtin_cpu_supports("avx2"))
+    if (n >= AVX2_FROM_N && __builtin_cpu_supports("avx2"))
         return mbdcp_lemke_solve_avx2(n, M, q, settings, start, reuse, out, info, work, work_bytes);
 #endif
     return solve(n, M, q, settings, start, reuse, out, info, work, work_bytes);
