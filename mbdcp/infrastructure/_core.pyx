@@ -474,9 +474,10 @@ cdef cnp.ndarray _copy(double *x, Py_ssize_t n):
 
 
 def step_plain(object M, object Wn, object D, object E, object mu, object v, double h, object p_ext, object psi_n):
-    """The StepResult of one time step without joints or moving surfaces, or None when an argument is not a plain float64 array of its
-    shape, or its values fail the C core's check (finite, M symmetric, E a grouping, mu >= 0, h > 0): the
-    validating path then names the argument. p_ext, psi_n: None or arrays."""
+    """The StepResult of one time step without joints or moving surfaces, or None when an argument
+    is not a plain float64 array of its shape, or its values fail the C core's check (finite, M
+    symmetric, E a grouping, mu >= 0, h > 0): the validating path then names the argument. p_ext,
+    psi_n: None or arrays."""
     if not (_plain_array(M, 2) and _plain_array(Wn, 2) and _plain_array(D, 2) and _plain_array(E, 2)
             and _plain_array(mu, 1) and _plain_array(v, 1) and (p_ext is None or _plain_array(p_ext, 1))
             and (psi_n is None or _plain_array(psi_n, 1))):
