@@ -112,7 +112,8 @@ size_t mbdcp_lemke_workspace_size(mbdcp_int n)
 {
     if (n < 0) return 0;
     const size_t nn = (size_t)n, ld = (size_t)row_stride(n);
-    const size_t bytes = 32 + (2 * ld * ld + 10 * ld + PANEL * nn) * sizeof(mbdcp_float) + 5 * nn * sizeof(mbdcp_int) + 16;
+    const size_t bytes =
+        32 + (2 * ld * ld + 10 * ld + PANEL * nn) * sizeof(mbdcp_float) + 5 * nn * sizeof(mbdcp_int) + 16;
     return (bytes + 15) / 16 * 16; /* what a caller places after the workspace stays aligned */
 }
 
@@ -647,7 +648,7 @@ static mbdcp_float blocking_ratios(mbdcp_int n, const mbdcp_float *restrict x, c
                                    mbdcp_float ptol, mbdcp_float *restrict t)
 {
     for (mbdcp_int i = 0; i < n; ++i) { /* 1 / +0 = +inf on the rows that do not block */
-        const mbdcp_float xi = x[i], di = d[i], xp = xi > 0.0 ? xi : 0.0;
+        const mbdcp_float di = d[i], xp = pos_part(x[i]);
         t[i] = (di > ptol ? xp : 1.0) / (di > ptol ? di : 0.0);
     }
     mbdcp_float m0 = INFINITY, m1 = INFINITY, m2 = INFINITY, m3 = INFINITY; /* exact in any order */
@@ -670,7 +671,7 @@ static mbdcp_int near_rows(mbdcp_int n, const mbdcp_float *restrict x, const mbd
 {
     mbdcp_float count = 0.0; /* a double: the loop then vectorizes */
     for (mbdcp_int i = 0; i < n; ++i) {
-        const mbdcp_float xi = x[i], di = d[i], gap = (xi > 0.0 ? xi : 0.0) - theta * di;
+        const mbdcp_float di = d[i], gap = pos_part(x[i]) - theta * di;
         count += (di > ptol) & (gap <= loose) ? 1.0 : 0.0;
     }
     return (mbdcp_int)count;

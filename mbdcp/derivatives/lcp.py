@@ -82,8 +82,7 @@ class LCPDerivative(_Repr):
         if a.size:
             gq[a] = -lu_solve(self._lu, gz[a], trans=1)
         gM = np.outer(gq, self.z) if _wanted is None or "M" in _wanted else None
-        if not (_core.all_finite(gq) and (gM is None or _core.all_finite(gM))):  # fresh C-contiguous arrays
-            finite_result({"M": gM, "q": gq}, ["gz"])
+        finite_result({"M": gM, "q": gq}, ["gz"])
         return LCPGradient(M=gM, q=gq)
 
 

@@ -4,9 +4,7 @@ The mixed LCP of :func:`mbdcp.step` is differentiated directly, in the unknowns
 (v_next, p_b, p_n, beta, beta_j, sigma, sigma_j), with the active set read off the solution; see
 :func:`step` for the conventions.
 """
-import dataclasses
 import functools
-import math
 import warnings
 from dataclasses import dataclass, field
 
@@ -20,16 +18,15 @@ from mbdcp.derivatives._common import (
     cholesky_lower,
     dense_tangent,
     finite_result,
+    groups,
     lu_factor,
     lu_solve,
     momentum_change,
-    groups,
     sym_outer,
     tangents_of,
     tri_solve,
 )
 from mbdcp.derivatives.lcp import RCOND_MIN
-from mbdcp.infrastructure import _core
 from mbdcp.infrastructure import stabilization as stab
 from mbdcp.infrastructure import validate as val
 from mbdcp.infrastructure.deprecated import renamed
@@ -278,8 +275,6 @@ class StepDerivative(_Repr):
             grad["psi_n"], grad["h"] = d["psi_chain"].pullback(grad["psi_n"], grad["h"])
         if wanted is not None:
             grad = {n: x for n, x in grad.items() if n in wanted}
-        if all(_core.all_finite(x) if type(x) is np.ndarray else math.isfinite(x) for x in grad.values()):
-            return grad  # fresh C-contiguous arrays and floats: checked in C, one call each
         return finite_result(grad, [n for n, x in zip(OUTPUTS, cots) if x is not None])
 
     def jacobian(self, of, wrt):
@@ -433,13 +428,13 @@ def _pivoted_qr(R, need_q):
     scipy.linalg.qr(R, mode="economic", pivoting=True) makes, without its Python layers."""
     n_r, n_k = R.shape
     lwork, lwork_q = _qr_work(n_r, n_k)
-    qr, jpvt, tau, work, info = lapack.dgeqp3(R, lwork=lwork)
+    qr, jpvt, tau, _, info = lapack.dgeqp3(R, lwork=lwork)
     if info < 0:
         raise ValueError(f"illegal value in argument {-info} of LAPACK's dgeqp3")
     diag = np.abs(np.diagonal(qr))
     if not need_q:
         return None, diag, jpvt - 1
-    q, work, info = lapack.dorgqr(qr[:, :n_r] if n_r < n_k else qr, tau, lwork=lwork_q, overwrite_a=1)
+    q, _, info = lapack.dorgqr(qr[:, :n_r] if n_r < n_k else qr, tau, lwork=lwork_q, overwrite_a=1)
     if info < 0:
         raise ValueError(f"illegal value in argument {-info} of LAPACK's dorgqr")
     return q, diag, jpvt - 1
@@ -707,9 +702,9 @@ def _structural(pt, sc, rows, sets, cands, cands_j):
     structural = []
     if not (cands or cands_j):
         return structural
-    for which, groups, cols, wrow, tvg, own_g in (("beta", cands, pt.p.D, rows.w_b, sc.tv_c, sc.own),
-                                                  ("beta_j", cands_j, pt.p.Dj, rows.w_bj, sc.tv_j, sc.own_j)):
-        for g, ks in groups:
+    for which, group_cands, cols, wrow, tvg, own_g in (("beta", cands, pt.p.D, rows.w_b, sc.tv_c, sc.own),
+                                                       ("beta_j", cands_j, pt.p.Dj, rows.w_bj, sc.tv_j, sc.own_j)):
+        for g, ks in group_cands:
             allk = np.flatnonzero((own_g == g) & (wrow <= tvg[own_g]))
             if _positively_spanning(cols[:, allk]):
                 structural += [(which, k) for k in ks]

@@ -339,21 +339,27 @@ def _stepped(blocks, P_arrays, mu, v, h, p_ext, psi_n, warm_start=None, Wb=None,
     theta (n_b,). Only what the step's model can get wrong is checked (M positive definite)."""
     n_c = mu.shape[0]
     if Wb is not None:
-        P_arrays = _csc_arrays(sp.hstack([sp.csc_matrix(P_arrays[::-1], shape=(blocks.shape[0] * blocks.shape[1], 3 * n_c)),
+        P_arrays = _csc_arrays(sp.hstack([_cone_matrix(blocks, P_arrays, n_c),
                                           _sparse_or_dense("Wb", Wb, (None, None), ("n_v", "n_b"))], format="csc"))
     n_b = 0 if Wb is None else Wb.shape[1]
-    nu0 = None if warm_start is None else warm_start.ravel() if n_b == 0 else np.concatenate([warm_start.ravel(), np.zeros(n_b)])
+    nu0 = None if warm_start is None else _warm_start(warm_start, n_c, n_b)
     psi_n = stab.corrected("psi_n", psi_n, h, max_correction_speed, baumgarte)
     theta = np.zeros(0) if theta is None else np.asarray(theta, dtype=np.float64)
     return _solve(blocks, blocks, _invert_blocks(blocks), P_arrays, n_c, n_b, mu, v, h, p_ext, psi_n, None, theta,
                   np.zeros(0), method, tol, max_iter, 0.0, nu0)
 
 
+def _cone_matrix(blocks, P_arrays, n_c):
+    """The CSC matrix [n_1 u_1 w_1 ...] of the arrays (indptr, indices, data) of a step whose M has
+    the diagonal blocks ``blocks``."""
+    return sp.csc_matrix(P_arrays[::-1], shape=(blocks.shape[0] * blocks.shape[1], 3 * n_c))
+
+
 def _as_call(blocks, P_arrays, mu, v, h, p_ext, psi_n, warm_start=None, Wb=None, theta=None, **options):
     """(args, kwargs) of the mbdcp.ccp call that poses the problem of a _stepped call (Wn and Wt
     taken from P's columns): to record a simulation's steps and solve them again."""
     n_c = mu.shape[0]
-    P = sp.csc_matrix(P_arrays[::-1], shape=(blocks.shape[0] * blocks.shape[1], 3 * n_c))
+    P = _cone_matrix(blocks, P_arrays, n_c)
     tangent = np.arange(3 * n_c).reshape(n_c, 3)[:, 1:].ravel()
     return ((blocks, P[:, 0::3], P[:, tangent], mu, v, h),
             dict(p_ext=p_ext, psi_n=psi_n, warm_start=warm_start, Wb=Wb, theta=theta, **options))

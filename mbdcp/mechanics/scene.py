@@ -122,8 +122,12 @@ class Scene:
         contacts = self.contacts() if contacts is None else _contacts(contacts, self.dim)
         form = val.choice("form", form, assembly.FORMS, allow_none=True) or (
             "sparse" if val.flag("sparse", sparse) else "dense")
-        parts = _parts(parts)
-        out = assembly.assemble(self.fields(), self.planar, self.gravity, self.mu, self.n_d, h, contacts, form, parts)
+        return self._assembled(h, contacts, form, _parts(parts))
+
+    def _assembled(self, h, contacts, form, parts, J=None):
+        """:meth:`assemble` of checked arguments (simulate's loop); ``J``: the bodies' world
+        inertias (:func:`mbdcp.mechanics.assembly.world_inertia`), if already known."""
+        out = assembly.assemble(self.fields(), self.planar, self.gravity, self.mu, self.n_d, h, contacts, form, parts, J)
         if self.joints:  # W_b and the drift theta of the joints (Trinkle 2003, eq. 28)
             out["Wb"], out["theta"] = self.joint_jacobian(sparse=form != "dense")
         return out

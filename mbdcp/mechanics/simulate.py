@@ -286,15 +286,6 @@ _STEPPERS = {"lcp": _lcp_stepper, "fixed_point": _fixed_point_stepper, "ccp": _c
 _FORMS = {"directions": ("dense", ("Wn", "D")), "pairs": ("blocks", ("P",))}
 
 
-def _assemble(scene, h, contacts, form, parts, J):
-    """Scene.assemble of the loop's own h, contacts, form and parts, which need no checks (J: the
-    world inertias, or None)."""
-    out = assembly.assemble(scene.fields(), scene.planar, scene.gravity, scene.mu, scene.n_d, h, contacts, form, parts, J)
-    if scene.joints:  # W_b and the drift theta of the joints (Trinkle 2003, eq. 28)
-        out["Wb"], out["theta"] = scene.joint_jacobian(sparse=form != "dense")
-    return out
-
-
 def _inertia(scene):
     """The world inertias of a spatial scene's bodies, None for a planar one."""
     return None if scene.planar else assembly.world_inertia(scene.fields())
@@ -492,7 +483,7 @@ def simulate(scene, h, T, method="lcp", progress=True, algorithm=None, tol=None,
         fail(0, "penetration", f"the initial penetration {pen[0]:.3g} exceeds max_penetration = {pen_tol:.3g}")
     t0 = time.perf_counter()
     for k in iterator:
-        a = _assemble(scene, h, contacts, form, parts, J)
+        a = scene._assembled(h, contacts, form, parts, J)
         t1 = time.perf_counter()
         res, p_n = solve(a)
         solver_seconds += time.perf_counter() - t1
