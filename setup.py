@@ -50,7 +50,8 @@ xla = Extension(
              "csrc/src/step.c", "csrc/src/assemble.c", "csrc/src/lemke.c", "csrc/src/lemke_avx2.c", "csrc/src/dense.c",
              "csrc/src/status.c"],
     include_dirs=["csrc/include", XLA],
-    extra_compile_args=["-std=c99", "-O3", "-fno-math-errno", "-fvisibility=hidden"],
+    extra_compile_args=["-std=c99", "-O3", "-fno-math-errno", "-fvisibility=hidden", "-flto"],
+    extra_link_args=["-O3", "-flto=auto"],
     optional=True,
 )
 

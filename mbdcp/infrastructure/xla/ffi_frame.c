@@ -1,8 +1,52 @@
 /* ffi_frame.c - the call-frame helpers shared by mbdcp's XLA FFI handlers (see ffi_frame.h). */
 #include "ffi_frame.h"
 
+#include <pthread.h> /* the per-thread workspace */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* A thread's workspace, reached through a thread-specific key created once per process. */
+typedef struct {
+    size_t bytes;
+    void *block;
+} Workspace;
+
+static pthread_once_t workspace_once = PTHREAD_ONCE_INIT;
+static pthread_key_t workspace_key;
+static int workspace_key_made;
+
+static void workspace_free(void *p)
+{
+    Workspace *w = (Workspace *)p;
+    free(w->block);
+    free(w);
+}
+
+static void workspace_key_create(void)
+{
+    workspace_key_made = pthread_key_create(&workspace_key, workspace_free) == 0;
+}
+
+void *mbdcp_xla_workspace(size_t bytes)
+{
+    if (pthread_once(&workspace_once, workspace_key_create) != 0 || !workspace_key_made) return NULL;
+    Workspace *w = (Workspace *)pthread_getspecific(workspace_key);
+    if (!w) {
+        w = (Workspace *)calloc(1, sizeof *w);
+        if (!w) return NULL;
+        if (pthread_setspecific(workspace_key, w) != 0) {
+            free(w);
+            return NULL;
+        }
+    }
+    if (w->bytes < bytes) {
+        free(w->block);
+        w->block = malloc(bytes);
+        w->bytes = w->block ? bytes : 0;
+    }
+    return w->block;
+}
 
 MbdcpXlaError *mbdcp_xla_error(const MbdcpXlaCallFrame *frame, int errc, const char *message)
 {

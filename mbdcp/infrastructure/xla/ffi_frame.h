@@ -23,6 +23,13 @@ MbdcpXlaError *mbdcp_xla_error(const MbdcpXlaCallFrame *frame, int errc, const c
  * execution), 0 if it is to execute. `who` names the function in messages ("mbdcp.lcp"). */
 int mbdcp_xla_preamble(MbdcpXlaCallFrame *frame, const char *who, MbdcpXlaError **result);
 
+/* The calling thread's workspace of at least `bytes`, or NULL when out of memory. It is kept
+ * between calls (grown, never shrunk, as the Python binding's is) and freed when the thread ends:
+ * a step of a few hundred contacts needs tens of megabytes, which malloc would map afresh on every
+ * call and the kernel zero page by page (a quarter of the solve's time at 200 contacts). One block
+ * per thread keeps the handlers reentrant: XLA may run two calls at once on its threads. */
+void *mbdcp_xla_workspace(size_t bytes);
+
 /* Buffer i of args or rets (NULL unless an f64 buffer of the given rank). */
 const MbdcpXlaBuffer *mbdcp_xla_f64_buffer(int64_t size, const int *types, void *const *items, int64_t i,
                                            int64_t rank);

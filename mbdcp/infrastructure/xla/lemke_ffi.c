@@ -1,14 +1,13 @@
 /*
  * lemke_ffi.c - mbdcp_lemke_solve as an XLA FFI handler (see lemke_ffi.h).
  *
- * Glue, not core: XLA gives a CPU handler no allocator, so the workspace of a call is one
- * malloc'd block, shared by the call's instances and freed before returning. No globals: the
- * handler is reentrant (XLA may run two calls at once on its threads).
+ * Glue, not core: XLA gives a CPU handler no allocator, so the workspace of a call is the calling
+ * thread's block (mbdcp_xla_workspace), shared by the call's instances. The handler is reentrant:
+ * XLA may run two calls at once on its threads.
  */
 #include "lemke_ffi.h"
 
 #include <stdio.h>  /* snprintf: messages of failed calls */
-#include <stdlib.h> /* malloc, free: the call's workspace */
 #include <string.h>
 
 #include "ffi_frame.h"
@@ -70,7 +69,7 @@ static int64_t instance_offset(const Call *c, const MbdcpXlaBuffer *b, int64_t i
 static MbdcpXlaError *solve_all(const MbdcpXlaCallFrame *frame, const Call *c, const MbdcpLemkeSettings *s)
 {
     const size_t n = (size_t)c->n, nbytes = mbdcp_lemke_workspace_size(c->n);
-    char *block = malloc(nbytes + n * (sizeof(double) + sizeof(mbdcp_int)));
+    char *block = mbdcp_xla_workspace(nbytes + n * (sizeof(double) + sizeof(mbdcp_int)));
     if (!block) return mbdcp_xla_error(frame, MBDCP_XLA_RESOURCE_EXHAUSTED, "mbdcp.lcp: no memory for Lemke's workspace");
     MbdcpLemkeOutput out;
     out.w = (double *)(block + nbytes);
@@ -93,7 +92,6 @@ static MbdcpXlaError *solve_all(const MbdcpXlaCallFrame *frame, const Call *c, c
         }
         for (size_t j = 0; j < n; ++j) basis[j] = out.basis[j] ? 1.0 : 0.0;
     }
-    free(block);
     char message[320];
     if (rc != MBDCP_OK) {
         snprintf(message, sizeof message, "mbdcp.lcp: %s (M or q)", mbdcp_return_message(rc));

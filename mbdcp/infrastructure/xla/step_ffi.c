@@ -1,14 +1,12 @@
 /*
  * step_ffi.c - mbdcp_step_solve as an XLA FFI handler (see step_ffi.h).
  *
- * Glue, not core: as in lemke_ffi.c, the workspace of a call is one malloc'd block shared by its
- * instances and freed before returning; no globals (XLA may run two calls at once). The call
- * frame's helpers are ffi_frame.c's.
+ * Glue, not core: as in lemke_ffi.c, the workspace of a call is the calling thread's block, shared
+ * by its instances (XLA may run two calls at once). The call frame's helpers are ffi_frame.c's.
  */
 #include "step_ffi.h"
 
 #include <stdio.h>  /* snprintf: messages of failed calls */
-#include <stdlib.h> /* malloc, free: the call's workspace */
 #include <string.h>
 
 #include "ffi_frame.h"
@@ -122,7 +120,7 @@ static MbdcpXlaError *solve_all(const MbdcpXlaCallFrame *frame, const Call *c, c
     problem_of(c, 0, &p);
     const size_t N = (size_t)mbdcp_step_lcp_size(&p), width = (size_t)c->n_v + N;
     const size_t nbytes = mbdcp_step_workspace_size(&p);
-    char *block = malloc(nbytes + (N + 1) * sizeof(double));
+    char *block = mbdcp_xla_workspace(nbytes + (N + 1) * sizeof(double));
     if (!block) return mbdcp_xla_error(frame, MBDCP_XLA_RESOURCE_EXHAUSTED, "mbdcp.step: no memory for the step's workspace");
     MbdcpStepOutput out;
     memset(&out, 0, sizeof out);
@@ -145,7 +143,6 @@ static MbdcpXlaError *solve_all(const MbdcpXlaCallFrame *frame, const Call *c, c
             first_status = info.status;
         }
     }
-    free(block);
     char message[320];
     if (rc != MBDCP_OK) {
         const char *what = rc == MBDCP_ERR_SETTING ? "h" : "M, Wn, D, E, U, v, p_ext or psi_n";
