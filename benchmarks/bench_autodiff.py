@@ -18,10 +18,12 @@ velocity v:
   backward of a plain step with at most 16 contacts (computed in JAX itself)
   mbdcp.derivatives.step's plus its vjp's; such an overhead is negative when the pass is
   faster than that work from NumPy;
-- torch floor: the same overhead of a bare torch.autograd.Function that calls mbdcp.step in its
-  forward and mbdcp.derivatives.step and the vjp in its backward, nothing else: what PyTorch's
-  autograd itself costs around that work (its own code runs slower after that work has filled the
-  caches, so this floor is well above the cost of an empty Function).
+- floors: the same overhead of a bare torch.autograd.Function, or a bare jax.custom_vjp whose
+  passes are host callbacks, that calls mbdcp.step in its forward and mbdcp.derivatives.step and
+  the vjp in its backward, nothing else: what PyTorch's autograd and JAX's callbacks themselves
+  cost around that work (their code runs slower after that work has filled the caches: an empty
+  Function's gradient takes 16 us warm and about 50 us after a pass over 32 MB, so a floor is well
+  above the cost of an empty Function).
 
 Goals: a layer's backward <= its forward at n >= 50; overhead <= 20 us per call. A second table
 gives the overhead on the smallest problem (the sliding sphere: one contact), where it dominates;
@@ -202,6 +204,58 @@ def torch_floor(args, kw, g, repeat, inner):
     return o_fwd, o_bwd
 
 
+def jax_floor(args, kw, g, repeat, inner):
+    """(forward, backward) overhead [s] of a bare jax.custom_vjp around the same mbdcp calls (U and
+    v the inputs with a gradient), each pass one host callback as mbdcp.jax's (reading XLA's buffers
+    in place where JAX can), timed as time_jax times the layer's jitted passes."""
+    M, Wn, D, E, U, v, h = args
+    wanted, saved = frozenset(("U", "v")), {}
+    try:
+        from jax.experimental.buffer_callback import buffer_callback
+    except ImportError:
+        buffer_callback = None
+
+    def host(fn, size, *a):
+        out = jax.ShapeDtypeStruct((size,), jnp.float64)
+        if buffer_callback is None:
+            return jax.pure_callback(fn, out, *a)
+
+        def in_place(ctx, o, *x):
+            np.asarray(o)[...] = fn(*[np.asarray(y) for y in x])
+        return buffer_callback(in_place, out)(*a)
+
+    def solve(U, v):
+        saved["res"] = mbdcp.step(M, Wn, D, E, U, v, h, **kw)
+        return saved["res"].v_next
+
+    def gradient(U, v, g_v):
+        d = mbdcp.derivatives.step(M, Wn, D, E, U, v, h, saved["res"], **kw)
+        grads = d.vjp(v_next=g_v, _wanted=wanted)
+        return np.concatenate([np.ravel(grads["U"]), grads["v"]])
+
+    @jax.custom_vjp
+    def bare(U, v):
+        return host(solve, v.size, U, v)
+
+    def bare_fwd(U, v):
+        return bare(U, v), (U, v)
+
+    def bare_bwd(res, g_v):
+        U, v = res
+        flat = host(gradient, U.size + v.size, U, v, g_v)
+        return flat[:U.size].reshape(U.shape), flat[U.size:]
+    bare.defvjp(bare_fwd, bare_bwd)
+    Uj, vj, gj = jnp.asarray(U), jnp.asarray(v), jnp.asarray(g)
+    fwd = jax.jit(lambda U, v: gj @ bare(U, v))
+    fwd(Uj, vj).block_until_ready()
+    _, pullback = jax.vjp(lambda U, v: gj @ bare(U, v), Uj, vj)
+    apply = jax.jit(lambda f, c: f(c))
+    jax.block_until_ready(apply(pullback, 1.0))
+    _, o_fwd, _ = timed(lambda: fwd(Uj, vj).block_until_ready(), inner, repeat)
+    _, o_bwd, _ = timed(lambda: jax.block_until_ready(apply(pullback, 1.0)), inner, repeat)
+    return o_fwd, o_bwd
+
+
 def us(t):
     return f"{t * 1e6:.0f}"
 
@@ -211,14 +265,14 @@ def ms(t):
 
 
 def layer_columns(args, kw, g, repeat, inner, grad, solve, deriv):
-    """fwd, bwd [ms], bwd/fwd, overhead fwd/bwd [us] for JAX (jitted) and PyTorch, and PyTorch's
-    floor; ``solve``: the solve's own time (what a custom call spends in the C core), ``deriv``:
+    """fwd, bwd [ms], bwd/fwd, overhead fwd/bwd [us] and the floor fwd/bwd [us] for JAX (jitted)
+    and PyTorch; ``solve``: the solve's own time (what a custom call spends in the C core), ``deriv``:
     the derivative's and its vjp's (what a backward computed in JAX itself is charged)."""
     cols, small = [], []
     for name, module in (("jax", jax), ("torch", torch)):
         if module is None:
-            cols += ["-"] * (4 if name == "jax" else 5)
-            small += ["-"] * 3
+            cols += ["-"] * 5
+            small += ["-"] * (4 if name == "jax" else 3)
             continue
         if name == "jax":
             t, gU = time_jax(args, kw, g, repeat, inner, solve)
@@ -230,10 +284,9 @@ def layer_columns(args, kw, g, repeat, inner, grad, solve, deriv):
         (f, of), (b, ob) = t["fwd"], t["bwd"][:2]
         cols += [ms(f), ms(b), f"{b / f:.2f}", f"{us(of)}/{us(ob)}"]
         small += ([us(t["eager"][1])] if "eager" in t else []) + [us(of), us(ob)]
-        if name == "torch":
-            floor = torch_floor(args, kw, g, repeat, inner)
-            cols.append("/".join(us(x) for x in floor))
-            small.append("/".join(us(x) for x in floor))
+        floor = (jax_floor if name == "jax" else torch_floor)(args, kw, g, repeat, inner)
+        cols.append("/".join(us(x) for x in floor))
+        small.append("/".join(us(x) for x in floor))
     return cols, small
 
 
@@ -303,13 +356,14 @@ def main():
     print(" overhead fwd/bwd [us]: a pass's wall time minus its time inside mbdcp.step / the derivative, same call;")
     print(" a pass that never enters mbdcp's Python is charged that work's time from NumPy, measured apart, so its")
     print(" overhead can be negative: the XLA custom call of the forward mbdcp.step's, the backward computed in JAX")
-    print(" itself (a plain step, <= 16 contacts) the deriv column's; torch floor: the same overhead of a bare")
-    print(" torch.autograd.Function around the same mbdcp calls, what PyTorch's autograd costs by itself)")
+    print(" itself (a plain step, <= 16 contacts) the deriv column's; floors: the same overhead of a bare")
+    print(" jax.custom_vjp (host callbacks) or torch.autograd.Function around the same mbdcp calls: what JAX's")
+    print(" callbacks and PyTorch's autograd cost by themselves; the layer's own overhead is the excess over it)")
     print_table(["contacts", "n_v", "solve", "deriv", "deriv/solve", "jax fwd", "jax bwd", "jax bwd/fwd",
-                 "jax overhead", "torch fwd", "torch bwd", "torch bwd/fwd", "torch overhead", "torch floor"], rows)
+                 "jax overhead", "jax floor", "torch fwd", "torch bwd", "torch bwd/fwd", "torch overhead", "torch floor"], rows)
     print("\nOverhead per call on the smallest problem (the sliding sphere, one contact) [us] (goal <= 20; the jax jit")
-    print("bwd, computed in JAX itself, is charged the deriv column; torch floor fwd/bwd as above)")
-    print_table(["solve", "deriv", "jax eager fwd", "jax jit fwd", "jax jit bwd", "torch fwd", "torch bwd",
+    print("bwd, computed in JAX itself, is charged the deriv column; floors fwd/bwd as above)")
+    print_table(["solve", "deriv", "jax eager fwd", "jax jit fwd", "jax jit bwd", "jax floor", "torch fwd", "torch bwd",
                  "torch floor"], [[us(t_solve), us(t_deriv)] + small])
     lcp_layers(calls=500 if args_.quick else 2000)
 

@@ -155,19 +155,31 @@ def _split(flat, shapes):
     return out
 
 
-def _unpack(flat, shapes):
-    """The arrays packed in a flat NumPy vector, its leading (batch) axes kept in front of each."""
-    flat = np.asarray(flat)
-    lead, out, o = flat.shape[:-1], [], 0
+def _offsets(shapes):
+    """(start, stop, shape) of each array of these shapes packed in a flat vector: what
+    :func:`_unpack` takes, worked out once per layer rather than once per call."""
+    out, o = [], 0
     for s in shapes:
         n = math.prod(s)
-        out.append(flat[..., o:o + n].reshape(lead + tuple(s)))
+        out.append((o, o + n, tuple(s)))
         o += n
-    return out
+    return tuple(out)
+
+
+def _unpack(flat, offsets):
+    """The arrays packed in a flat NumPy vector at ``offsets`` (:func:`_offsets`), its leading
+    (batch) axes kept in front of each."""
+    flat = np.asarray(flat)
+    if flat.ndim == 1:
+        return [flat[a:b].reshape(s) for a, b, s in offsets]
+    lead = flat.shape[:-1]
+    return [flat[..., a:b].reshape(lead + s) for a, b, s in offsets]
 
 
 def _flat(arrays, shapes, lead):
     """Arrays with the batch axes ``lead`` in front, packed along the last axis."""
+    if not lead:
+        return np.concatenate([np.ravel(a) for a in arrays]) if arrays else np.zeros(0)
     return np.concatenate([np.reshape(a, lead + (math.prod(s),)) for a, s in zip(arrays, shapes)] + [np.zeros(lead + (0,))],
                           axis=-1)
 
@@ -376,11 +388,13 @@ def _layer(problem, names, shapes, options):
     out_shapes, extra_shapes = ad.output_shapes(problem, dict(zip(names, shapes)))
     groups = ([i for i, s in enumerate(shapes) if len(s) >= 2], [i for i, s in enumerate(shapes) if len(s) < 2])
     total = sum(math.prod(s) for s in out_shapes + extra_shapes)
+    packed = [([names[i] for i in group], _offsets([shapes[i] for i in group])) for group in groups]
+    solution_offsets = _offsets(out_shapes + extra_shapes)
 
     def inputs(packs):
         arrays = {}
-        for group, pack in zip(groups, packs):
-            arrays.update(zip((names[i] for i in group), _unpack(pack, [shapes[i] for i in group])))
+        for (group, offsets), pack in zip(packed, packs):
+            arrays.update(zip(group, _unpack(pack, offsets)))
         return arrays
 
     def host_solve(*packs):  # NumPy for the solvers, batch axes in front
@@ -391,12 +405,13 @@ def _layer(problem, names, shapes, options):
     def host_vjp(given, wanted):
         """The host vjp for the output gradients ``given`` and input gradients ``wanted`` (indices)."""
         wanted_names = [names[i] for i in wanted]
+        cot_offsets = _offsets([out_shapes[i] for i in given])
 
         def host(mats, vecs, flat, cot):
             n_out = len(out_shapes)
-            solution = _unpack(flat, out_shapes + extra_shapes)
+            solution = _unpack(flat, solution_offsets)
             cots = [None] * n_out
-            for i, c in zip(given, _unpack(cot, [out_shapes[i] for i in given])):
+            for i, c in zip(given, _unpack(cot, cot_offsets)):
                 cots[i] = c
             lead = _lead((mats, vecs, flat, cot))
             grads = ad.backward(problem, inputs((mats, vecs)), options, solution[:n_out], solution[n_out:], cots,
