@@ -72,12 +72,14 @@ static size_t polish_size(const MbdcpCcpProblem *p)
 }
 
 /* eta, ieta, g, y, prev, Nx, Ny, trial, Ngam, gam, tmp, sc, pol, pg (n_p each); Nii (9 per contact); mux
- * (n_c); ut, au, mark (n_v); the polish subproblem: A (K^2), b, x, y, prev, grad, cols (K each), K = polish_size. */
+ * (n_c); ut, au, mark (n_v); the polish subproblem: A (K^2), b, x, y, prev, grad, cols (K each), its
+ * blocks' pattern (K^2 / 9 + K / 3 + 1 slots), K = polish_size. */
 size_t mbdcp_ccp_workspace_size(const MbdcpCcpProblem *p)
 {
     if (!p) return 0;
     const size_t K = polish_size(p);
-    return (14 * (size_t)n_p(p) + 10 * (size_t)p->n_c + 3 * (size_t)p->n_v + K * K + 6 * K) * sizeof(mbdcp_float);
+    return (14 * (size_t)n_p(p) + 10 * (size_t)p->n_c + 3 * (size_t)p->n_v + K * K + 6 * K + K * K / 9 + K / 3 + 1) *
+           sizeof(mbdcp_float);
 }
 
 static int uses_ipm(const MbdcpCcpSettings *s)
@@ -400,6 +402,7 @@ typedef struct {
     const MbdcpCcpSettings *s;
     mbdcp_float *eta, *ieta, *g, *y, *prev, *Nx, *Ny, *trial, *Ngam, *gam, *tmp, *sc, *pol, *pg, *Nii, *mux, *ut, *au, *mark;
     mbdcp_float *A, *ab, *ax, *ay, *aprev, *agrad, *acols; /* the polish subproblem (acols: its contacts) */
+    mbdcp_int *aptr, *anbr; /* its blocks' pattern: block row a has nonzero blocks anbr[aptr[a] .. aptr[a + 1]) */
     mbdcp_float L, pnorm, omega;
     MbdcpCcpInfo *info;
     int interrupted, diverged;
@@ -455,10 +458,47 @@ static mbdcp_float trial_product(const MbdcpCcpProblem *p, int blocked, const mb
     return curv;
 }
 
+/* Which 3 x 3 blocks of the polish subproblem's A (K x K) are nonzero, row by row, in C->aptr and
+ * C->anbr: two contacts are coupled only through a body they share, so A is sparse (a sphere in a
+ * pile touches a handful of others) and FISTA's products need only these blocks. */
+static void sub_pattern(const Ccp *C, mbdcp_int K)
+{
+    const mbdcp_int k = K / 3;
+    mbdcp_int n = 0;
+    for (mbdcp_int a = 0; a < k; ++a) {
+        C->aptr[a] = n;
+        for (mbdcp_int b = 0; b < k; ++b) {
+            int nonzero = 0;
+            for (mbdcp_int i = 0; i < 9 && !nonzero; ++i) nonzero = C->A[(size_t)(3 * a + i / 3) * K + 3 * b + i % 3] != 0.0;
+            if (nonzero) C->anbr[n++] = b;
+        }
+    }
+    C->aptr[k] = n;
+}
+
+/* y = A x on the polish subproblem (K entries), over the nonzero blocks of sub_pattern. */
+static void sub_product(const Ccp *C, mbdcp_int K, const mbdcp_float *x, mbdcp_float *y)
+{
+    for (mbdcp_int a = 0; a < K / 3; ++a) {
+        mbdcp_float y0 = 0.0, y1 = 0.0, y2 = 0.0;
+        const mbdcp_float *r0 = C->A + (size_t)(3 * a) * K, *r1 = r0 + K, *r2 = r1 + K;
+        for (mbdcp_int t = C->aptr[a]; t < C->aptr[a + 1]; ++t) {
+            const mbdcp_int j = 3 * C->anbr[t];
+            y0 += r0[j] * x[j] + r0[j + 1] * x[j + 1] + r0[j + 2] * x[j + 2];
+            y1 += r1[j] * x[j] + r1[j + 1] * x[j + 1] + r1[j + 2] * x[j + 2];
+            y2 += r2[j] * x[j] + r2[j + 1] * x[j + 1] + r2[j + 2] * x[j + 2];
+        }
+        y[3 * a] = y0;
+        y[3 * a + 1] = y1;
+        y[3 * a + 2] = y2;
+    }
+}
+
 /* grad = A x + b on the polish subproblem (K entries). */
 static void sub_gradient(const Ccp *C, mbdcp_int K, const mbdcp_float *x, mbdcp_float *grad)
 {
-    for (mbdcp_int a = 0; a < K; ++a) grad[a] = dot(K, C->A + (size_t)a * K, x) + C->ab[a];
+    sub_product(C, K, x, grad);
+    for (mbdcp_int a = 0; a < K; ++a) grad[a] += C->ab[a];
 }
 
 /* Largest eigenvalue of the polish subproblem's A (symmetric PSD) by power iteration, a little
@@ -471,7 +511,7 @@ static mbdcp_float sub_lipschitz(const Ccp *C, mbdcp_int K)
         const mbdcp_float nx = sqrt(dot(K, x, x));
         if (!(nx > 0.0)) break;
         for (mbdcp_int a = 0; a < K; ++a) x[a] /= nx;
-        for (mbdcp_int a = 0; a < K; ++a) y[a] = dot(K, C->A + (size_t)a * K, x);
+        sub_product(C, K, x, y);
         lam = dot(K, x, y);
         memcpy(x, y, (size_t)K * sizeof(mbdcp_float));
     }
@@ -543,8 +583,10 @@ static int solve_around(Ccp *C, mbdcp_float *x, mbdcp_float *gx, const mbdcp_flo
         for (mbdcp_int a = 0; a < K; ++a) A[(size_t)a * K + bcol] = col_dot_P(p, 3 * set[a / 3] + a % 3, u);
         for (mbdcp_int t = p->Q_colptr[j]; t < p->Q_colptr[j + 1]; ++t) u[p->Q_rowind[t]] = 0.0;
     }
+    sub_pattern(C, K);
     for (mbdcp_int a = 0; a < K; ++a) C->ax[a] = C->ay[a] = x[3 * set[a / 3] + a % 3];
-    for (mbdcp_int a = 0; a < K; ++a) C->ab[a] = gx[3 * set[a / 3] + a % 3] - dot(K, A + (size_t)a * K, C->ax);
+    sub_product(C, K, C->ax, C->ab);
+    for (mbdcp_int a = 0; a < K; ++a) C->ab[a] = gx[3 * set[a / 3] + a % 3] - C->ab[a];
     const mbdcp_float LA = sub_lipschitz(C, K);
     if (!(LA > 0.0) || !isfinite(LA)) return 0;
     mbdcp_float theta = 1.0;
@@ -1131,6 +1173,8 @@ static void setup(Ccp *C, const MbdcpCcpProblem *p, const MbdcpCcpSettings *s, M
         *sub[k] = w;
         w += polish_size(p);
     }
+    C->aptr = (mbdcp_int *)w;
+    C->anbr = C->aptr + polish_size(p) / 3 + 1;
 }
 
 /* What every method needs: the Lipschitz estimate L of N (the residual's scale), the scale of p,
