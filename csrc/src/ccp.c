@@ -12,6 +12,7 @@
 #define POWER_ITERATIONS 30
 /* Lanczos steps for the Lipschitz constants of N and S N S (see lipschitz()). */
 #define LANCZOS_STEPS 12
+#define APGD_LANCZOS_STEPS 4
 /* Polish (see polish()): at most this many failing contacts, this many contacts around them, this
  * many iterations on their subproblem, this many rounds, a first wait of this many APGD iterations
  * after a miss (doubled after each). */
@@ -229,7 +230,7 @@ static int below(int k, const mbdcp_float *a, const mbdcp_float *b, mbdcp_float 
  * Sturm count. It is the largest Rayleigh quotient over the Krylov space that as many power
  * iterations explore, so it is closer from below than power iteration at the same number of
  * products. */
-static mbdcp_float lipschitz(const MbdcpCcpProblem *p, int blocked, const mbdcp_float *S, mbdcp_float *x,
+static mbdcp_float lipschitz(const MbdcpCcpProblem *p, int blocked, const mbdcp_float *S, int steps, mbdcp_float *x,
                              mbdcp_float *y, mbdcp_float *u, mbdcp_float *v)
 {
     const mbdcp_int np_ = n_p(p);
@@ -239,7 +240,7 @@ static mbdcp_float lipschitz(const MbdcpCcpProblem *p, int blocked, const mbdcp_
     mbdcp_float nx = sqrt(dot(np_, x, x));
     b[0] = 0.0;
     int k = 0;
-    while (k < LANCZOS_STEPS && nx > 0.0 && isfinite(nx)) {
+    while (k < steps && nx > 0.0 && isfinite(nx)) {
         /* x: the new Lanczos vector (unnormalized, norm nx), v: the one before it */
         for (mbdcp_int j = 0; j < np_; ++j) x[j] /= nx;
         b[k] = k > 0 ? nx : 0.0;
@@ -402,7 +403,7 @@ typedef struct {
     const MbdcpCcpSettings *s;
     mbdcp_float *eta, *ieta, *g, *y, *prev, *Nx, *Ny, *trial, *Ngam, *gam, *tmp, *sc, *pol, *pg, *Nii, *mux, *ut, *au, *mark;
     mbdcp_float *A, *ab, *ax, *ay, *aprev, *agrad, *acols; /* the polish subproblem (acols: its contacts) */
-    mbdcp_int *aptr, *anbr; /* its blocks' pattern: block row a has nonzero blocks anbr[aptr[a] .. aptr[a + 1]) */
+    mbdcp_int *aptr, *anbr; /* its nonzero blocks (see sub_matrix) */
     mbdcp_float L, pnorm, omega;
     MbdcpCcpInfo *info;
     int interrupted, diverged;
@@ -458,39 +459,53 @@ static mbdcp_float trial_product(const MbdcpCcpProblem *p, int blocked, const mb
     return curv;
 }
 
-/* Which 3 x 3 blocks of the polish subproblem's A (K x K) are nonzero, row by row, in C->aptr and
- * C->anbr: two contacts are coupled only through a body they share, so A is sparse (a sphere in a
- * pile touches a handful of others) and FISTA's products need only these blocks. */
-static void sub_pattern(const Ccp *C, mbdcp_int K)
+/* The polish subproblem's matrix A = N_SS (K = 3 k entries) on its nonzero 3 x 3 blocks, and their
+ * pattern: block column b has rows anbr[aptr[b] .. aptr[b + 1]). Two contacts couple only through a
+ * generalized velocity P's columns of the one share with Q's of the other (a body both touch), so A
+ * is sparse: a sphere in a pile touches a handful of others. Entries outside the pattern are never
+ * read. Scratch: u (n_v, zero on entry and exit). */
+static void sub_matrix(Ccp *C, const mbdcp_int *set, mbdcp_int k)
 {
-    const mbdcp_int k = K / 3;
+    const MbdcpCcpProblem *p = C->p;
+    const mbdcp_int K = 3 * k;
+    mbdcp_float *u = C->ut, *A = C->A;
     mbdcp_int n = 0;
-    for (mbdcp_int a = 0; a < k; ++a) {
-        C->aptr[a] = n;
-        for (mbdcp_int b = 0; b < k; ++b) {
-            int nonzero = 0;
-            for (mbdcp_int i = 0; i < 9 && !nonzero; ++i) nonzero = C->A[(size_t)(3 * a + i / 3) * K + 3 * b + i % 3] != 0.0;
-            if (nonzero) C->anbr[n++] = b;
+    for (mbdcp_int b = 0; b < k; ++b) {
+        const mbdcp_int q0 = p->Q_colptr[3 * set[b]], q1 = p->Q_colptr[3 * set[b] + 3];
+        for (mbdcp_int t = q0; t < q1; ++t) u[p->Q_rowind[t]] = 1.0;
+        C->aptr[b] = n;
+        for (mbdcp_int a = 0; a < k; ++a) {
+            int touches = 0;
+            for (mbdcp_int t = p->P_colptr[3 * set[a]]; t < p->P_colptr[3 * set[a] + 3] && !touches; ++t)
+                touches = u[p->P_rowind[t]] != 0.0;
+            if (touches) C->anbr[n++] = a;
+        }
+        for (mbdcp_int t = q0; t < q1; ++t) u[p->Q_rowind[t]] = 0.0;
+        for (mbdcp_int c = 0; c < 3; ++c) { /* column 3 b + c: u = Q_j, then P_a^T u on the pattern */
+            const mbdcp_int j = 3 * set[b] + c;
+            for (mbdcp_int t = p->Q_colptr[j]; t < p->Q_colptr[j + 1]; ++t) u[p->Q_rowind[t]] += p->Q_val[t];
+            for (mbdcp_int t = C->aptr[b]; t < n; ++t)
+                for (mbdcp_int r = 0; r < 3; ++r)
+                    A[(size_t)(3 * C->anbr[t] + r) * K + 3 * b + c] = col_dot_P(p, 3 * set[C->anbr[t]] + r, u);
+            for (mbdcp_int t = p->Q_colptr[j]; t < p->Q_colptr[j + 1]; ++t) u[p->Q_rowind[t]] = 0.0;
         }
     }
     C->aptr[k] = n;
 }
 
-/* y = A x on the polish subproblem (K entries), over the nonzero blocks of sub_pattern. */
+/* y = A x on the polish subproblem (K entries), over the blocks of sub_matrix's pattern. */
 static void sub_product(const Ccp *C, mbdcp_int K, const mbdcp_float *x, mbdcp_float *y)
 {
-    for (mbdcp_int a = 0; a < K / 3; ++a) {
-        mbdcp_float y0 = 0.0, y1 = 0.0, y2 = 0.0;
-        const mbdcp_float *r0 = C->A + (size_t)(3 * a) * K, *r1 = r0 + K, *r2 = r1 + K;
-        for (mbdcp_int t = C->aptr[a]; t < C->aptr[a + 1]; ++t) {
-            const mbdcp_int j = 3 * C->anbr[t];
-            y0 += r0[j] * x[j] + r0[j + 1] * x[j + 1] + r0[j + 2] * x[j + 2];
-            y1 += r1[j] * x[j] + r1[j + 1] * x[j + 1] + r1[j + 2] * x[j + 2];
-            y2 += r2[j] * x[j] + r2[j + 1] * x[j + 1] + r2[j + 2] * x[j + 2];
+    memset(y, 0, (size_t)K * sizeof(mbdcp_float));
+    for (mbdcp_int b = 0; b < K / 3; ++b) {
+        const mbdcp_float x0 = x[3 * b], x1 = x[3 * b + 1], x2 = x[3 * b + 2];
+        for (mbdcp_int t = C->aptr[b]; t < C->aptr[b + 1]; ++t) {
+            const mbdcp_int i = 3 * C->anbr[t];
+            for (mbdcp_int r = 0; r < 3; ++r) {
+                const mbdcp_float *Ar = C->A + (size_t)(i + r) * K + 3 * b;
+                y[i + r] += Ar[0] * x0 + Ar[1] * x1 + Ar[2] * x2;
+            }
         }
-        y[3 * a] = y0;
-        y[3 * a + 1] = y1;
-        y[3 * a + 2] = y2;
     }
 }
 
@@ -563,7 +578,7 @@ static int solve_around(Ccp *C, mbdcp_float *x, mbdcp_float *gx, const mbdcp_flo
 {
     const MbdcpCcpProblem *p = C->p;
     const mbdcp_int nc = p->n_c, nv = p->n_v;
-    mbdcp_float *mark = C->mark, *u = C->ut, *A = C->A;
+    mbdcp_float *mark = C->mark, *u = C->ut;
     mbdcp_int *set = (mbdcp_int *)C->acols, k = 0;
     for (mbdcp_int i = 0; i < nc; ++i) {
         int touches = 0;
@@ -575,15 +590,8 @@ static int solve_around(Ccp *C, mbdcp_float *x, mbdcp_float *gx, const mbdcp_flo
     }
     const mbdcp_int K = 3 * k;
     if (K == 0) return 0;
-    /* A = N_SS column by column: u = Q_j, then P_a^T u */
     memset(u, 0, (size_t)nv * sizeof(mbdcp_float));
-    for (mbdcp_int bcol = 0; bcol < K; ++bcol) {
-        const mbdcp_int j = 3 * set[bcol / 3] + bcol % 3;
-        for (mbdcp_int t = p->Q_colptr[j]; t < p->Q_colptr[j + 1]; ++t) u[p->Q_rowind[t]] += p->Q_val[t];
-        for (mbdcp_int a = 0; a < K; ++a) A[(size_t)a * K + bcol] = col_dot_P(p, 3 * set[a / 3] + a % 3, u);
-        for (mbdcp_int t = p->Q_colptr[j]; t < p->Q_colptr[j + 1]; ++t) u[p->Q_rowind[t]] = 0.0;
-    }
-    sub_pattern(C, K);
+    sub_matrix(C, set, k);
     for (mbdcp_int a = 0; a < K; ++a) C->ax[a] = C->ay[a] = x[3 * set[a / 3] + a % 3];
     sub_product(C, K, C->ax, C->ab);
     for (mbdcp_int a = 0; a < K; ++a) C->ab[a] = gx[3 * set[a / 3] + a % 3] - C->ab[a];
@@ -775,7 +783,7 @@ static void apgd_start(Ccp *C, Apgd *A, mbdcp_float *nu, mbdcp_float res)
     A->NX = C->Ngam;
     A->NT = nu;
     apgd_scaling(C, A);
-    A->Lk = lipschitz(p, C->blocked, A->S, C->y, C->Ny, C->ut, A->T);
+    A->Lk = lipschitz(p, C->blocked, A->S, APGD_LANCZOS_STEPS, C->y, C->Ny, C->ut, A->T);
     A->theta = 1.0;
     A->res = A->best = A->stall_best = res;
     A->cw = A->best_cw = INFINITY;
@@ -1184,7 +1192,7 @@ static void prepare(Ccp *C, const mbdcp_float *nu, mbdcp_float *u)
     const MbdcpCcpProblem *p = C->p;
     const mbdcp_int np_ = n_p(p), nv = p->n_v;
     memset(C->ut, 0, (size_t)nv * sizeof(mbdcp_float));
-    C->L = lipschitz(p, C->blocked, NULL, C->y, C->Ny, C->ut, C->trial);
+    C->L = lipschitz(p, C->blocked, NULL, LANCZOS_STEPS, C->y, C->Ny, C->ut, C->trial);
     C->info->lipschitz = C->L;
     memset(C->ut, 0, (size_t)nv * sizeof(mbdcp_float)); /* scaling() accumulates into a zero u */
     C->pnorm = fmax(mbdcp_norm_inf((size_t)np_, p->p), 1e-300);
