@@ -196,7 +196,7 @@ def simulate_profile(n_spheres, h, steps):
     def cumulative(file_end, name):
         return sum(v[3] for (f, _, n), v in stats.items() if f.endswith(file_end) and n == name)
 
-    parts = {"contact search": cumulative("scene.py", "contacts"), "assembly": cumulative("simulate.py", "_assemble"),
+    parts = {"contact search": cumulative("scene.py", "contacts"), "assembly": cumulative("scene.py", "_assembled"),
              **spent, "mbdcp.ccp": cumulative("formulations/ccp.py", "_stepped"),
              "state update": cumulative("scene.py", "advanced") + cumulative("scene.py", "replace")}
     parts["mbdcp.ccp"] -= sum(spent.values())
