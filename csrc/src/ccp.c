@@ -407,6 +407,7 @@ typedef struct {
     mbdcp_float L, pnorm, omega;
     MbdcpCcpInfo *info;
     int interrupted, diverged;
+    int polish_moved; /* the last polish changed its iterate (C->pol), whether accepted or not */
     int blocked;  /* BLOCKED_P | BLOCKED_Q */
     mbdcp_int k0; /* iterations of earlier phases (AUTO), added to the counts reported */
 } Ccp;
@@ -618,7 +619,8 @@ static int solve_around(Ccp *C, mbdcp_float *x, mbdcp_float *gx, const mbdcp_flo
  * generalized velocity with them are solved by solve_around. Its change moves the velocities of
  * the bodies around it, so a neighbour may now fail: up to POLISH_ROUNDS rounds, each on the union
  * of the sets so far. The result is accepted only if the whole iterate then passes both tests:
- * 1, with it in C->pol (its gradient in C->pg). */
+ * 1, with it in C->pol (its gradient in C->pg). A result that falls short is still an iterate in
+ * C->pol (C->polish_moved): APGD goes on from it (see apgd()). */
 static int polish(Ccp *C, const mbdcp_float *nu, const mbdcp_float *g)
 {
     const MbdcpCcpProblem *p = C->p;
@@ -640,6 +642,7 @@ static int polish(Ccp *C, const mbdcp_float *nu, const mbdcp_float *g)
         }
         if (failing == 0) return round > 0;
         if (!solve_around(C, x, gx, s, floor_)) return 0;
+        C->polish_moved = 1;
     }
     return answer_residual(p, x, gx, L, C->pnorm, C->au, C->sc) <= tol;
 }
@@ -853,6 +856,7 @@ static int apgd_stop(Ccp *C, Apgd *A, mbdcp_int k)
     } else {
         stop = converged(C, k, A->res, NULL, NULL, &A->cw);
     }
+    C->polish_moved = 0;
     if (!stop && A->res <= tol && k >= A->next_polish) {
         stop = A->polished = polish(C, C->Nx, C->tmp);
         A->next_polish = k + A->polish_wait;
@@ -932,7 +936,10 @@ static void apgd_finish(Ccp *C, const Apgd *A, mbdcp_float *nu, mbdcp_float *u)
  * curvature test (T - y)^T S N S (T - y) <= Lk |T - y|^2, evaluated from the two products
  * without the cancellation of differencing f. The best iterate by the normwise residual is kept.
  * When it stalls, relieve() re-solves the worst contacts locally without a restart (a restart
- * would drop the momentum of the slow, ill-conditioned piles). Leaves the best iterate in nu, its
+ * would drop the momentum of the slow, ill-conditioned piles). A polish that falls short hands
+ * APGD its iterate the same way: the contacts it re-solved no longer crawl, and their neighbours,
+ * pushed off, settle in a few iterations (refusing it left a 500-sphere pile's step at the same
+ * iterate for 2,500 iterations, polished again and again). Leaves the best iterate in nu, its
  * gradient in C->g. */
 static void apgd(Ccp *C, mbdcp_float *nu, mbdcp_float *u, mbdcp_float res, mbdcp_int max_iter)
 {
@@ -946,6 +953,7 @@ static void apgd(Ccp *C, mbdcp_float *nu, mbdcp_float *u, mbdcp_float res, mbdcp
         accept(&A);
         const int stop = apgd_stop(C, &A, k);
         track_best(C, &A);
+        if (!stop && C->polish_moved) take_relieved(C, &A, residual(C->p, C->pol, C->pg, C->L, C->pnorm));
         if (!stop && A.res > C->s->tol) unstall(C, &A, k);
         if (stop) break;
         A.theta = restart > 0.0 ? 1.0 : theta_new;
@@ -1162,6 +1170,7 @@ static void setup(Ccp *C, const MbdcpCcpProblem *p, const MbdcpCcpSettings *s, M
     C->s = s;
     C->info = info;
     C->interrupted = 0;
+    C->polish_moved = 0;
     C->diverged = 0;
     C->blocked = (columns_blocked(p->n_c, p->P_colptr, p->P_rowind) ? BLOCKED_P : 0) |
                  (columns_blocked(p->n_c, p->Q_colptr, p->Q_rowind) ? BLOCKED_Q : 0);
