@@ -10,8 +10,9 @@
 
 /* Power iterations for the polish subproblem's Lipschitz constant (see sub_lipschitz()). */
 #define POWER_ITERATIONS 30
-/* Lanczos steps for the Lipschitz constants of N and S N S (see lipschitz()). */
+/* Lanczos steps for the Lipschitz constant of N, the residual's scale (see lipschitz()), ... */
 #define LANCZOS_STEPS 12
+/* ... and of S N S for APGD's first step only: its line search doubles an estimate that is low. */
 #define APGD_LANCZOS_STEPS 4
 /* Polish (see polish()): at most this many failing contacts, this many contacts around them, this
  * many iterations on their subproblem, this many rounds, a first wait of this many APGD iterations
@@ -953,7 +954,10 @@ static void apgd(Ccp *C, mbdcp_float *nu, mbdcp_float *u, mbdcp_float res, mbdcp
         accept(&A);
         const int stop = apgd_stop(C, &A, k);
         track_best(C, &A);
-        if (!stop && C->polish_moved) take_relieved(C, &A, residual(C->p, C->pol, C->pg, C->L, C->pnorm));
+        if (!stop && C->polish_moved) {
+            const mbdcp_float polished = residual(C->p, C->pol, C->pg, C->L, C->pnorm);
+            if (isfinite(polished)) take_relieved(C, &A, polished);
+        }
         if (!stop && A.res > C->s->tol) unstall(C, &A, k);
         if (stop) break;
         A.theta = restart > 0.0 ? 1.0 : theta_new;

@@ -42,7 +42,7 @@ void *mbdcp_xla_workspace(size_t bytes)
     }
     if (w->bytes < bytes) {
         free(w->block);
-        w->block = malloc(bytes);
+        w->block = malloc(bytes > 0 ? bytes : 1);
         w->bytes = w->block ? bytes : 0;
     }
     return w->block;
