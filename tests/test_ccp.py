@@ -333,9 +333,8 @@ def test_no_step_of_a_settling_pile_crawls():
     needs more than 5 times the median iterations. A polish that fell short of the componentwise
     test used to be dropped and tried again at doubling waits: one step took 2,737 iterations
     against a median of 194."""
-    from mbdcp.mechanics import simulate, sphere_pile_scene
-
     from mbdcp.formulations import ccp as formulation
+    from mbdcp.mechanics import simulate, sphere_pile_scene
 
     iterations, stepped = [], formulation._stepped
 
