@@ -187,6 +187,24 @@ def _redundant_scene(seed):
     return dict(M=s.M, Wn=s.Wn, Wt=s.Wt, mu=s.U, v=s.v, h=s.h, p_ext=s.p_ext, psi_n=s.psi_n)
 
 
+def test_mass_in_csc_from_equal_blocks_is_scipys_block_diag():
+    """The interior-point method's M in CSC, built directly from equal diagonal blocks, has exactly
+    the arrays scipy's block_diag gives (every entry stored, zeros and -0.0 included)."""
+    from mbdcp.formulations.ccp import _mass_csc
+
+    rng = np.random.default_rng(5)
+    for shape in [(1, 1, 1), (4, 3, 3), (9, 6, 6)]:
+        blocks = rng.standard_normal(shape)
+        blocks[rng.random(shape) < 0.3] = 0.0
+        blocks[0, 0, 0] = -0.0
+        A = sp.block_diag(list(blocks), format="csc")
+        got = _mass_csc(None, blocks)
+        for a, b in zip(got, (A.indptr, A.indices, A.data)):
+            assert a.dtype in (np.intc, np.float64) and a.flags.c_contiguous
+            np.testing.assert_array_equal(a, b)
+        assert np.signbit(got[2][0])
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_gauss_seidel_converges_with_redundant_contacts(seed):
     # 8-20 contacts on 1-3 bodies: N singular, its 3x3 blocks possibly ill-conditioned
