@@ -902,7 +902,7 @@ static void take_relieved(Ccp *C, Apgd *A, mbdcp_float relieved)
  * the worst contacts, and APGD goes on from its iterate even when its residual is higher (the
  * best iterate stays kept apart). Solved with the others held, those contacts push their
  * neighbours off, which APGD settles in a few iterations; refusing the iterate instead left a
- * 20,000-contact pile at the same residual for 300 iterations, relieved again and again. */
+ * large pile at the same residual, relieved again and again. */
 static void unstall(Ccp *C, Apgd *A, mbdcp_int k)
 {
     if (A->best < 0.5 * A->stall_best) {
@@ -939,8 +939,8 @@ static void apgd_finish(Ccp *C, const Apgd *A, mbdcp_float *nu, mbdcp_float *u)
  * When it stalls, relieve() re-solves the worst contacts locally without a restart (a restart
  * would drop the momentum of the slow, ill-conditioned piles). A polish that falls short hands
  * APGD its iterate the same way: the contacts it re-solved no longer crawl, and their neighbours,
- * pushed off, settle in a few iterations (refusing it left a 500-sphere pile's step at the same
- * iterate for 2,500 iterations, polished again and again). Leaves the best iterate in nu, its
+ * pushed off, settle in a few iterations (refusing it left a settling pile's step at the same
+ * iterate, polished again and again at doubling waits). Leaves the best iterate in nu, its
  * gradient in C->g. */
 static void apgd(Ccp *C, mbdcp_float *nu, mbdcp_float *u, mbdcp_float res, mbdcp_int max_iter)
 {

@@ -442,7 +442,7 @@ def _mass_csc(M, blocks):
     method's augmented system."""
     if isinstance(blocks, np.ndarray) and blocks.ndim == 3 and blocks.dtype == np.float64:
         # equal blocks, every entry stored as scipy's block_diag stores them, without its Python
-        # loop over the blocks (1.7 ms at 500 bodies)
+        # loop over the blocks
         n_b, k = blocks.shape[:2]
         rows = np.arange(n_b, dtype=np.intc)[:, None, None] * k + np.arange(k, dtype=np.intc)
         return (np.arange(0, n_b * k * k + 1, k, dtype=np.intc), np.ascontiguousarray(np.broadcast_to(rows, (n_b, k, k)).ravel()),

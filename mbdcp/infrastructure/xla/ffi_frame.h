@@ -25,9 +25,9 @@ int mbdcp_xla_preamble(MbdcpXlaCallFrame *frame, const char *who, MbdcpXlaError 
 
 /* The calling thread's workspace of at least `bytes`, or NULL when out of memory. It is kept
  * between calls (grown, never shrunk, as the Python binding's is) and freed when the thread ends:
- * a step of a few hundred contacts needs tens of megabytes, which malloc would map afresh on every
- * call and the kernel zero page by page (a quarter of the solve's time at 200 contacts). One block
- * per thread keeps the handlers reentrant: XLA may run two calls at once on its threads. */
+ * a large step's workspace, malloc'd per call, would be mapped afresh every time and zeroed by the
+ * kernel page by page. One block per thread keeps the handlers reentrant: XLA may run two calls at
+ * once on its threads. */
 void *mbdcp_xla_workspace(size_t bytes);
 
 /* Buffer i of args or rets (NULL unless an f64 buffer of the given rank). */
