@@ -28,15 +28,18 @@ class BuildExtAlsoInSource(build_ext):
                 shutil.copyfile(built, os.path.join(package_dir, os.path.basename(built)))
 
 
+# Both extensions: link-time optimization, so that the core's small helpers (norms, checks, the
+# monitor) inline across its files, which a small solve's time feels.
+C_FLAGS = ["-std=c99", "-O3", "-fno-math-errno", "-fvisibility=hidden", "-flto"]
+LINK_FLAGS = ["-O3", "-flto=auto"]
+
 core = Extension(
     "mbdcp.infrastructure._core",
     sources=["mbdcp/infrastructure/_core.pyx", *sorted(glob("csrc/src/*.c"))],
     include_dirs=["csrc/include", numpy.get_include()],
     define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-    # link-time optimization: the core's small helpers (norms, checks, the monitor) inline across
-    # its files, which a small solve's time feels
-    extra_compile_args=["-std=c99", "-O3", "-fno-math-errno", "-fvisibility=hidden", "-flto"],
-    extra_link_args=["-O3", "-flto=auto"],
+    extra_compile_args=C_FLAGS,
+    extra_link_args=LINK_FLAGS,
 )
 
 # Lemke's method and the plain time step as XLA FFI handlers, for mbdcp.jax under jax.jit: the
@@ -50,8 +53,8 @@ xla = Extension(
              "csrc/src/step.c", "csrc/src/assemble.c", "csrc/src/lemke.c", "csrc/src/lemke_avx2.c", "csrc/src/dense.c",
              "csrc/src/status.c"],
     include_dirs=["csrc/include", XLA],
-    extra_compile_args=["-std=c99", "-O3", "-fno-math-errno", "-fvisibility=hidden", "-flto"],
-    extra_link_args=["-O3", "-flto=auto"],
+    extra_compile_args=C_FLAGS,
+    extra_link_args=LINK_FLAGS,
     optional=True,
 )
 

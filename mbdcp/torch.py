@@ -81,7 +81,7 @@ class _Call:
 
     def __init__(self, problem, arrays, options, base, returned):
         self.problem, self.arrays, self.options, self.base, self.returned = problem, arrays, options, base, returned
-        self.solver_options, self.derivative_options = ad.split_options(problem, options) if options else ({}, {})
+        self.solver_options, self.derivative_options = ad.split_options(problem, options)
 
     def solve(self):
         """The returned outputs as tensors (sharing memory with the solution kept for backward)."""

@@ -408,7 +408,6 @@ typedef struct {
     mbdcp_float L, pnorm, omega;
     MbdcpCcpInfo *info;
     int interrupted, diverged;
-    int polish_moved; /* the last polish changed its iterate (C->pol), whether accepted or not */
     int blocked;  /* BLOCKED_P | BLOCKED_Q */
     mbdcp_int k0; /* iterations of earlier phases (AUTO), added to the counts reported */
 } Ccp;
@@ -620,32 +619,34 @@ static int solve_around(Ccp *C, mbdcp_float *x, mbdcp_float *gx, const mbdcp_flo
  * generalized velocity with them are solved by solve_around. Its change moves the velocities of
  * the bodies around it, so a neighbour may now fail: up to POLISH_ROUNDS rounds, each on the union
  * of the sets so far. The result is accepted only if the whole iterate then passes both tests:
- * 1, with it in C->pol (its gradient in C->pg). A result that falls short is still an iterate in
- * C->pol (C->polish_moved): APGD goes on from it (see apgd()). */
+ * POLISH_SOLVED, with it in C->pol (its gradient in C->pg). POLISH_SHORT: a result that falls
+ * short, still an iterate in C->pol, which APGD goes on from (see apgd()). POLISH_NONE: nothing
+ * was re-solved. */
+enum { POLISH_NONE, POLISH_SHORT, POLISH_SOLVED };
 static int polish(Ccp *C, const mbdcp_float *nu, const mbdcp_float *g)
 {
     const MbdcpCcpProblem *p = C->p;
     const mbdcp_int nc = p->n_c, nv = p->n_v, np_ = n_p(p);
     const mbdcp_float tol = C->s->tol, L = C->L;
-    if (p->n_b > 0 || nc == 0) return 0;
+    if (p->n_b > 0 || nc == 0) return POLISH_NONE;
     mbdcp_float *s = C->sc, *mark = C->mark, *x = C->pol, *gx = C->pg;
     memcpy(x, nu, (size_t)np_ * sizeof(mbdcp_float));
     memcpy(gx, g, (size_t)np_ * sizeof(mbdcp_float));
     for (int round = 0; round < POLISH_ROUNDS; ++round) {
+        const int so_far = round > 0 ? POLISH_SHORT : POLISH_NONE; /* what the rounds before left */
         const mbdcp_float floor_ = magnitudes(p, x, C->au, s);
         if (round == 0) memset(mark, 0, (size_t)nv * sizeof(mbdcp_float));
         mbdcp_int failing = 0;
         for (mbdcp_int i = 0; i < nc; ++i) {
             const int normwise = block_residual(3, p->mu[i], x + 3 * i, gx + 3 * i, 1.0 / L) * L > tol * C->pnorm;
             if (!normwise && !(block_ratio(p, i, x, gx, L, s, floor_) > tol)) continue;
-            if (++failing > POLISH_FAILING) return 0;
+            if (++failing > POLISH_FAILING) return so_far;
             for (mbdcp_int k = p->P_colptr[3 * i]; k < p->P_colptr[3 * i + 3]; ++k) mark[p->P_rowind[k]] = 1.0;
         }
-        if (failing == 0) return round > 0;
-        if (!solve_around(C, x, gx, s, floor_)) return 0;
-        C->polish_moved = 1;
+        if (failing == 0) return round > 0 ? POLISH_SOLVED : POLISH_NONE;
+        if (!solve_around(C, x, gx, s, floor_)) return so_far;
     }
-    return answer_residual(p, x, gx, L, C->pnorm, C->au, C->sc) <= tol;
+    return answer_residual(p, x, gx, L, C->pnorm, C->au, C->sc) <= tol ? POLISH_SOLVED : POLISH_SHORT;
 }
 
 /* Relief of a stalled APGD iterate x (gamma-space, gradient gx; both updated in place). The
@@ -713,6 +714,7 @@ typedef struct {
     mbdcp_float best, best_cw;          /* the best iterate's two residuals */
     int x_is_best;                      /* the best iterate is X (else B) */
     int polished;                       /* the answer is the polish's, in C->pol */
+    int polish_short;                   /* this iteration's polish fell short: its point is in C->pol */
     mbdcp_int next_polish, polish_wait; /* the first iteration a polish may run; the wait after a miss */
     mbdcp_int stall_k;                  /* iteration of the last halving of stall_best (or relief) */
     mbdcp_float stall_best;             /* the best normwise residual at stall_k */
@@ -792,7 +794,7 @@ static void apgd_start(Ccp *C, Apgd *A, mbdcp_float *nu, mbdcp_float res)
     A->res = A->best = A->stall_best = res;
     A->cw = A->best_cw = INFINITY;
     A->x_is_best = 1;
-    A->polished = 0;
+    A->polished = A->polish_short = 0;
     A->next_polish = 0;
     A->polish_wait = POLISH_EVERY;
     A->stall_k = 0;
@@ -857,9 +859,11 @@ static int apgd_stop(Ccp *C, Apgd *A, mbdcp_int k)
     } else {
         stop = converged(C, k, A->res, NULL, NULL, &A->cw);
     }
-    C->polish_moved = 0;
+    A->polish_short = 0;
     if (!stop && A->res <= tol && k >= A->next_polish) {
-        stop = A->polished = polish(C, C->Nx, C->tmp);
+        const int outcome = polish(C, C->Nx, C->tmp);
+        stop = A->polished = outcome == POLISH_SOLVED;
+        A->polish_short = outcome == POLISH_SHORT;
         A->next_polish = k + A->polish_wait;
         A->polish_wait *= 2;
     }
@@ -898,6 +902,13 @@ static void take_relieved(Ccp *C, Apgd *A, mbdcp_float relieved)
     }
 }
 
+/* APGD goes on from a re-solved point in C->pol (gradient C->pg) when its residual is finite. */
+static void go_on_from_pol(Ccp *C, Apgd *A)
+{
+    const mbdcp_float r = residual(C->p, C->pol, C->pg, C->L, C->pnorm);
+    if (isfinite(r)) take_relieved(C, A, r);
+}
+
 /* Stalled when the best residual has not halved in STALL_WAIT iterations: relieve() re-solves
  * the worst contacts, and APGD goes on from its iterate even when its residual is higher (the
  * best iterate stays kept apart). Solved with the others held, those contacts push their
@@ -913,8 +924,7 @@ static void unstall(Ccp *C, Apgd *A, mbdcp_int k)
     if (k - A->stall_k < STALL_WAIT) return;
     A->stall_k = k;
     to_gamma(C, A, C->pol, C->pg);
-    const mbdcp_float relieved = relieve(C, C->pol, C->pg) ? residual(C->p, C->pol, C->pg, C->L, C->pnorm) : NAN;
-    if (isfinite(relieved)) take_relieved(C, A, relieved);
+    if (relieve(C, C->pol, C->pg)) go_on_from_pol(C, A);
 }
 
 /* The answer in nu: the polish's, or gamma = S x of the best iterate, projected (S x lies in K
@@ -954,10 +964,7 @@ static void apgd(Ccp *C, mbdcp_float *nu, mbdcp_float *u, mbdcp_float res, mbdcp
         accept(&A);
         const int stop = apgd_stop(C, &A, k);
         track_best(C, &A);
-        if (!stop && C->polish_moved) {
-            const mbdcp_float polished = residual(C->p, C->pol, C->pg, C->L, C->pnorm);
-            if (isfinite(polished)) take_relieved(C, &A, polished);
-        }
+        if (!stop && A.polish_short) go_on_from_pol(C, &A);
         if (!stop && A.res > C->s->tol) unstall(C, &A, k);
         if (stop) break;
         A.theta = restart > 0.0 ? 1.0 : theta_new;
@@ -1174,7 +1181,6 @@ static void setup(Ccp *C, const MbdcpCcpProblem *p, const MbdcpCcpSettings *s, M
     C->s = s;
     C->info = info;
     C->interrupted = 0;
-    C->polish_moved = 0;
     C->diverged = 0;
     C->blocked = (columns_blocked(p->n_c, p->P_colptr, p->P_rowind) ? BLOCKED_P : 0) |
                  (columns_blocked(p->n_c, p->Q_colptr, p->Q_rowind) ? BLOCKED_Q : 0);

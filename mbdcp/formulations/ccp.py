@@ -439,16 +439,13 @@ def _newton(P, Q_arrays, n_c, mu, p, tol, nu0):
 
 def _mass_csc(M, blocks):
     """M in CSC (int32 indptr, sorted indices, float64 data; both triangles) for the interior-point
-    method's augmented system."""
-    if isinstance(blocks, np.ndarray) and blocks.ndim == 3 and blocks.dtype == np.float64:
-        # equal blocks, every entry stored as scipy's block_diag stores them, without its Python
-        # loop over the blocks
-        n_b, k = blocks.shape[:2]
-        rows = np.arange(n_b, dtype=np.intc)[:, None, None] * k + np.arange(k, dtype=np.intc)
-        return (np.arange(0, n_b * k * k + 1, k, dtype=np.intc), np.ascontiguousarray(np.broadcast_to(rows, (n_b, k, k)).ravel()),
-                np.ascontiguousarray(blocks.transpose(0, 2, 1)).ravel())
-    A = sp.block_diag(list(blocks), format="csc") if blocks is not None else sp.csc_matrix(M)
-    A = sp.csc_matrix(A, dtype=np.float64)
+    method's augmented system; from its diagonal blocks when given (every entry stored)."""
+    if blocks is not None:
+        n, k = blocks.shape[:2]
+        rows, cols, vals = _block_entries(np.arange(n) * k, blocks)
+        A = sp.csc_matrix((vals, (rows, cols)), shape=(n * k, n * k))
+    else:
+        A = sp.csc_matrix(M, dtype=np.float64)
     A.sum_duplicates()
     A.sort_indices()
     return (np.ascontiguousarray(A.indptr, dtype=np.intc), np.ascontiguousarray(A.indices, dtype=np.intc),
