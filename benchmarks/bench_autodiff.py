@@ -14,16 +14,19 @@ velocity v:
 - overhead: a pass's wall time minus the time it spent inside mbdcp.step (forward) or
   mbdcp.derivatives.step and its vjp (backward), measured in the same call. A pass that never
   enters mbdcp's Python is charged the time of that work measured apart instead: the jitted
-  forward of a plain step (an XLA custom call into the C core) mbdcp.step's, and the jitted
-  backward of a plain step with at most 16 contacts (computed in JAX itself)
+  forward of a plain step (an XLA custom call into the C core) mbdcp.step's, and the backward of
+  a plain step (computed in JAX itself up to 16 contacts, else in the C core, as PyTorch's is)
   mbdcp.derivatives.step's plus its vjp's; such an overhead is negative when the pass is
   faster than that work from NumPy;
 - floors: the same overhead of a bare torch.autograd.Function, or a bare jax.custom_vjp whose
   passes are host callbacks, that calls mbdcp.step in its forward and mbdcp.derivatives.step and
   the vjp in its backward, nothing else: what PyTorch's autograd and JAX's callbacks themselves
-  cost around that work (their code runs slower after that work has filled the caches: an empty
-  Function's gradient takes 16 us warm and about 50 us after a pass over 32 MB, so a floor is well
-  above the cost of an empty Function).
+  cost around that work (their code runs slower after that work has filled the caches, so a floor
+  is well above the cost of an empty pass);
+- empty passes: the gradient through a torch.autograd.Function, and the backward of a
+  jax.custom_vjp that is one host callback, each doing nothing, timed warm and right after a pass
+  over 32 MB (as a derivative's work leaves the caches): the frameworks' own cost, the least any
+  layer's backward can add on this machine.
 
 Goals: a layer's backward <= its forward at n >= 50; overhead <= 20 us per call. A second table
 gives the overhead on the smallest problem (the sliding sphere: one contact), where it dominates;
@@ -67,8 +70,11 @@ except ImportError:
 
 
 def scene(n):
+    """A random scene's step: its arrays C-contiguous, as a user's usually are (mbdcp.step then takes
+    its fast path, which the custom call and the C backward are charged)."""
     s = random_scene(max(2, n // 2), n, seed=n, n_d=(4, 4))
-    return s.args(), s.kwargs()
+    args = tuple(np.ascontiguousarray(a) if isinstance(a, np.ndarray) else a for a in s.args())
+    return args, {k: np.ascontiguousarray(a) for k, a in s.kwargs().items()}
 
 
 def sphere():
@@ -153,16 +159,17 @@ def time_jax(args, kw, g, repeat, inner, solve):
            "fwd": timed(lambda: fwd(*xs).block_until_ready(), inner, repeat, solve)}
     inner.seconds = 0.0
     jax.block_until_ready(apply(pullback, 1.0))
-    entered = inner.seconds > 0.0  # the backward called mbdcp.derivatives (else: computed in JAX itself)
+    entered = inner.seconds > 0.0  # the backward called mbdcp.derivatives (else: in JAX itself or in the C core)
     b = timed(lambda: jax.block_until_ready(apply(pullback, 1.0)), inner, repeat)
     times = {k: x[:2] for k, x in out.items()}
     times["bwd"] = (b[0], b[1], entered)
     return times, np.asarray(b[2][0])
 
 
-def time_torch(args, kw, g, repeat, inner, solve):
+def time_torch(args, kw, g, repeat, inner, deriv):
     """{name: (wall time, overhead)} for the forward and the backward alone (torch.autograd.grad
-    on one graph); and the gradient in U."""
+    on one graph); and the gradient in U. A backward computed in the C core (a plain step) is
+    charged ``deriv``, the derivative's and its vjp's time from NumPy."""
     M, Wn, D, E, U, v, h = args
     f64 = torch.float64
     Mt, Wnt, Dt, Et = (torch.tensor(a, dtype=f64) for a in (M, Wn, D, E))
@@ -174,7 +181,7 @@ def time_torch(args, kw, g, repeat, inner, solve):
     def forward():
         return gt @ mbdcp.torch.step(Mt, Wnt, Dt, Et, Ut, vt, h, **kwt)
     t_fwd, o_fwd, y = timed(forward, inner, repeat)
-    t_bwd, o_bwd, grads = timed(lambda: torch.autograd.grad(y, (Ut, vt), retain_graph=True), inner, repeat)
+    t_bwd, o_bwd, grads = timed(lambda: torch.autograd.grad(y, (Ut, vt), retain_graph=True), inner, repeat, deriv)
     return {"fwd": (t_fwd, o_fwd), "bwd": (t_bwd, o_bwd)}, grads[0].numpy()
 
 
@@ -204,25 +211,26 @@ def torch_floor(args, kw, g, repeat, inner):
     return o_fwd, o_bwd
 
 
+def host(fn, size, *a):
+    """A host callback as mbdcp.jax's: fn's result written into XLA's output buffer in place where
+    JAX can (buffer_callback), else a pure_callback."""
+    out = jax.ShapeDtypeStruct((size,), jnp.float64)
+    try:
+        from jax.experimental.buffer_callback import buffer_callback
+    except ImportError:
+        return jax.pure_callback(fn, out, *a)
+
+    def in_place(ctx, o, *x):
+        np.asarray(o)[...] = fn(*[np.asarray(y) for y in x])
+    return buffer_callback(in_place, out)(*a)
+
+
 def jax_floor(args, kw, g, repeat, inner):
     """(forward, backward) overhead [s] of a bare jax.custom_vjp around the same mbdcp calls (U and
     v the inputs with a gradient), each pass one host callback as mbdcp.jax's (reading XLA's buffers
     in place where JAX can), timed as time_jax times the layer's jitted passes."""
     M, Wn, D, E, U, v, h = args
     wanted, saved = frozenset(("U", "v")), {}
-    try:
-        from jax.experimental.buffer_callback import buffer_callback
-    except ImportError:
-        buffer_callback = None
-
-    def host(fn, size, *a):
-        out = jax.ShapeDtypeStruct((size,), jnp.float64)
-        if buffer_callback is None:
-            return jax.pure_callback(fn, out, *a)
-
-        def in_place(ctx, o, *x):
-            np.asarray(o)[...] = fn(*[np.asarray(y) for y in x])
-        return buffer_callback(in_place, out)(*a)
 
     def solve(U, v):
         saved["res"] = mbdcp.step(M, Wn, D, E, U, v, h, **kw)
@@ -256,6 +264,50 @@ def jax_floor(args, kw, g, repeat, inner):
     return o_fwd, o_bwd
 
 
+def empty_passes(calls=2000, polluted=200):
+    """(warm, after a 32 MB pass) [s] per call of an empty backward: torch.autograd.Function's
+    gradient and a jax.custom_vjp whose backward is one host callback; None without the framework."""
+    buffer = np.ones(4 << 20)  # 32 MB
+
+    def per_call(fn, pollute):
+        fn()
+        if not pollute:
+            return best_time(lambda: [fn() for _ in range(calls)], 5)[0] / calls
+        best = np.inf
+        for _ in range(polluted):
+            buffer.sum()
+            t0 = time.perf_counter()
+            fn()
+            best = min(best, time.perf_counter() - t0)
+        return best
+    out = {}
+    if torch is not None:
+        class Empty(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x.detach()
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+        x = torch.ones(3, dtype=torch.float64, requires_grad=True)
+        y = Empty.apply(x).sum()
+        out["torch"] = [per_call(lambda: torch.autograd.grad(y, x, retain_graph=True), p) for p in (False, True)]
+    if jax is not None:
+        @jax.custom_vjp
+        def empty(x):
+            return x
+
+        def empty_bwd(_, g):
+            return (host(lambda c: c, g.size, g),)
+        empty.defvjp(lambda x: (x, None), empty_bwd)
+        _, pullback = jax.vjp(empty, jnp.ones(3))
+        apply = jax.jit(lambda f, c: f(c))
+        ones = jnp.ones(3)
+        out["jax"] = [per_call(lambda: jax.block_until_ready(apply(pullback, ones)), p) for p in (False, True)]
+    return out
+
+
 def us(t):
     return f"{t * 1e6:.0f}"
 
@@ -267,7 +319,7 @@ def ms(t):
 def layer_columns(args, kw, g, repeat, inner, grad, solve, deriv):
     """fwd, bwd [ms], bwd/fwd, overhead fwd/bwd [us] and the floor fwd/bwd [us] for JAX (jitted)
     and PyTorch; ``solve``: the solve's own time (what a custom call spends in the C core), ``deriv``:
-    the derivative's and its vjp's (what a backward computed in JAX itself is charged)."""
+    the derivative's and its vjp's (what a backward computed in JAX itself or in the C core is charged)."""
     cols, small = [], []
     for name, module in (("jax", jax), ("torch", torch)):
         if module is None:
@@ -279,7 +331,7 @@ def layer_columns(args, kw, g, repeat, inner, grad, solve, deriv):
             # charged the derivative's own time when the backward stays in JAX (no call into mbdcp)
             t["bwd"] = (t["bwd"][0], t["bwd"][1] if t["bwd"][2] else t["bwd"][1] - deriv)
         else:
-            t, gU = time_torch(args, kw, g, repeat, inner, solve)
+            t, gU = time_torch(args, kw, g, repeat, inner, deriv)
         assert np.allclose(gU, grad["U"], rtol=1e-10, atol=1e-12), f"{name} gradient differs from mbdcp.derivatives"
         (f, of), (b, ob) = t["fwd"], t["bwd"][:2]
         cols += [ms(f), ms(b), f"{b / f:.2f}", f"{us(of)}/{us(ob)}"]
@@ -355,16 +407,20 @@ def main():
     print("(deriv: mbdcp.derivatives.step + vjp; fwd/bwd: a layer's forward and backward passes (JAX: jitted);")
     print(" overhead fwd/bwd [us]: a pass's wall time minus its time inside mbdcp.step / the derivative, same call;")
     print(" a pass that never enters mbdcp's Python is charged that work's time from NumPy, measured apart, so its")
-    print(" overhead can be negative: the XLA custom call of the forward mbdcp.step's, the backward computed in JAX")
-    print(" itself (a plain step, <= 16 contacts) the deriv column's; floors: the same overhead of a bare")
+    print(" overhead can be negative: the XLA custom call of the forward mbdcp.step's, the backward of a plain step")
+    print(" (in JAX itself up to 16 contacts, else in the C core) the deriv column's; floors: the same overhead of a bare")
     print(" jax.custom_vjp (host callbacks) or torch.autograd.Function around the same mbdcp calls: what JAX's")
     print(" callbacks and PyTorch's autograd cost by themselves; the layer's own overhead is the excess over it)")
     print_table(["contacts", "n_v", "solve", "deriv", "deriv/solve", "jax fwd", "jax bwd", "jax bwd/fwd",
                  "jax overhead", "jax floor", "torch fwd", "torch bwd", "torch bwd/fwd", "torch overhead", "torch floor"], rows)
     print("\nOverhead per call on the smallest problem (the sliding sphere, one contact) [us] (goal <= 20; the jax jit")
-    print("bwd, computed in JAX itself, is charged the deriv column; floors fwd/bwd as above)")
+    print("and torch bwd, computed in JAX itself and in the C core, are charged the deriv column; floors as above)")
     print_table(["solve", "deriv", "jax eager fwd", "jax jit fwd", "jax jit bwd", "jax floor", "torch fwd", "torch bwd",
                  "torch floor"], [[us(t_solve), us(t_deriv)] + small])
+    empty = empty_passes()
+    print("\nAn empty backward pass [us]: the frameworks' own cost, warm and right after a pass over 32 MB (the")
+    print("least a layer's backward adds around the derivative; the overhead goal is <= 20)")
+    print_table(["framework", "warm", "after 32 MB"], [[k, us(w), us(c)] for k, (w, c) in empty.items()])
     lcp_layers(calls=500 if args_.quick else 2000)
 
 

@@ -7,6 +7,11 @@
 
 MbdcpReturn mbdcp_cholesky(mbdcp_int n, mbdcp_float *A, mbdcp_float rel_tol)
 {
+    return mbdcp_cholesky_profile(n, A, rel_tol, NULL);
+}
+
+MbdcpReturn mbdcp_cholesky_profile(mbdcp_int n, mbdcp_float *A, mbdcp_float rel_tol, mbdcp_int *first)
+{
     if (n < 0) return MBDCP_ERR_DIMENSION;
     if (n > 0 && !A) return MBDCP_ERR_NULL;
     for (mbdcp_int i = 0; i < n; ++i) {
@@ -14,10 +19,15 @@ MbdcpReturn mbdcp_cholesky(mbdcp_int n, mbdcp_float *A, mbdcp_float rel_tol)
         /* each pivot against its own diagonal entry: invariant under D A D (a change of units), so a
          * diagonal matrix of condition 1e20 factors while a dependent row still fails */
         const mbdcp_float floor_ = rel_tol * fabs(Ai[i]);
-        for (mbdcp_int j = 0; j <= i; ++j) {
+        mbdcp_int fi = 0;
+        if (first) { /* L keeps A's profile: the entries left of a row's first nonzero stay zero */
+            while (fi < i && Ai[fi] == 0.0) ++fi;
+            first[i] = fi;
+        }
+        for (mbdcp_int j = fi; j <= i; ++j) {
             const mbdcp_float *Aj = A + (size_t)j * n;
             mbdcp_float s = Ai[j];
-            for (mbdcp_int k = 0; k < j; ++k) s -= Ai[k] * Aj[k];
+            for (mbdcp_int k = first && first[j] > fi ? first[j] : fi; k < j; ++k) s -= Ai[k] * Aj[k];
             if (j < i) {
                 Ai[j] = s / Aj[j];
             } else {

@@ -25,6 +25,7 @@ import numpy as np
 
 import mbdcp
 from mbdcp import derivatives
+from mbdcp.derivatives import _native_step
 from mbdcp.infrastructure.deprecated import renamed_keywords
 from mbdcp.infrastructure.results import CCPResult, LemkeResult, StepResult
 from mbdcp.infrastructure.status import Status
@@ -371,6 +372,9 @@ def backward(problem, arrays, options, outs, extras, cots, base_ndim=None, reduc
     """
     wanted = list(arrays) if wanted is None else wanted
     if base_ndim is None:
+        native = _native(problem, arrays, options, outs, cots, wanted)
+        if native is not None:
+            return native
         return _gradients(problem, _derivative(problem, arrays, outs, extras, options), arrays, cots, wanted, layer)
     # inputs, outputs, extras and cotangents: each may carry batch axes or not
     named, base = dict(arrays), dict(base_ndim)
@@ -389,6 +393,12 @@ def backward(problem, arrays, options, outs, extras, cots, base_ndim=None, reduc
     notes, d, need = [], None, frozenset(wanted)
     for i in range(lay.size):
         x = _pick(inst, lay, i)
+        g = _native(problem, {n: x[n] for n in arrays}, options, [x[f"out:{k}"] for k in range(len(outs))],
+                    [x.get(f"cot:{k}") for k in range(len(cots))], wanted)
+        if g is not None:
+            for n in wanted:
+                grads[n][i] = g[n]
+            continue
         if d is None or per_problem:
             d = _derivative(problem, {n: x[n] for n in arrays}, [x[f"out:{k}"] for k in range(len(outs))],
                             [x[f"extra:{k}"] for k in range(len(extras))], options)
@@ -410,9 +420,23 @@ def backward_one(problem, arrays, call_args, res, options, cots, wanted, layer="
     re-split): the gradients of the inputs named in ``wanted``, in that order, each in the shape of
     its input in ``arrays``; ``options`` are the derivative's (:func:`split_options`);
     ``wanted_set``: ``frozenset(wanted)``, if the caller keeps one."""
-    grads = _gradients(problem, derivative(problem, *call_args, res, options), arrays, cots, wanted, layer,
-                       wanted_set)
+    grads = None
+    if problem.name == "step":
+        grads = _native(problem, arrays, options, (res.v_next, res.p_n, res.beta, res.sigma), cots, wanted)
+    if grads is None:
+        grads = _gradients(problem, derivative(problem, *call_args, res, options), arrays, cots, wanted, layer,
+                           wanted_set)
     return [grads[n] for n in wanted]
+
+
+def _native(problem, arrays, options, outs, cots, wanted):
+    """The gradients of one plain step (:mod:`mbdcp.derivatives._native_step`: in the C core) in
+    the inputs' shapes, or None: another problem, or a point the C rule leaves to
+    :mod:`mbdcp.derivatives`."""
+    g = _native_step.vjp(arrays, options, outs, cots, wanted) if problem.name == "step" else None
+    if g is None:
+        return None
+    return {n: _fit(problem, n, g.get(n), np.shape(arrays[n])) for n in wanted}
 
 
 def _gradients(problem, d, arrays, cots, wanted, layer, wanted_set=None):

@@ -108,6 +108,50 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
                                  const mbdcp_int *start, MbdcpStepOutput *out, MbdcpLemkeInfo *info, void *work,
                                  size_t work_bytes)
 
+    ctypedef struct MbdcpStepPoint:
+        mbdcp_int n_v, n_c, m
+        const mbdcp_float *M
+        const mbdcp_float *Wn
+        const mbdcp_float *D
+        const mbdcp_int *own
+        const mbdcp_float *mu
+        const mbdcp_float *v
+        const mbdcp_float *p_ext
+        const mbdcp_float *psi_n
+        mbdcp_float h
+        const mbdcp_float *v_next
+        const mbdcp_float *p_n
+        const mbdcp_float *beta
+        const mbdcp_float *sigma
+
+    ctypedef struct MbdcpStepVjpSettings:
+        mbdcp_float degenerate_tol
+        mbdcp_float rcond_min
+        mbdcp_float opposite_rtol
+
+    ctypedef struct MbdcpStepCotangents:
+        const mbdcp_float *v_next
+        const mbdcp_float *p_n
+        const mbdcp_float *beta
+        const mbdcp_float *sigma
+
+    ctypedef struct MbdcpStepGradients:
+        mbdcp_float *M
+        mbdcp_float *Wn
+        mbdcp_float *D
+        mbdcp_float *v
+        mbdcp_float *p_ext
+        mbdcp_float *mu
+        mbdcp_float *psi_n
+        mbdcp_float h
+
+    ctypedef enum MbdcpStepVjpOutcome:
+        MBDCP_VJP_DECIDED
+
+    size_t mbdcp_step_vjp_workspace_size(mbdcp_int n_v, mbdcp_int n_c, mbdcp_int m)
+    MbdcpReturn mbdcp_step_vjp(const MbdcpStepPoint *p, const MbdcpStepVjpSettings *s, const MbdcpStepCotangents *c,
+                               MbdcpStepGradients *g, MbdcpStepVjpOutcome *outcome, void *work, size_t work_bytes)
+
     ctypedef struct MbdcpFixedPointSettings:
         mbdcp_int algorithm
         mbdcp_float tol

@@ -531,6 +531,77 @@ cdef object _plain_step_result(v_next, p_n, beta, sigma, cone_slack, int code, i
                                               basis, cone_slack))
 
 
+cdef inline const double *_cot(object g, Py_ssize_t n) except? NULL:
+    """The data of an output gradient given to step_vjp (None: NULL, zero)."""
+    if g is None:
+        return NULL
+    if not (_plain_array(g, 1) and _dim(g, 0) == n):
+        raise ValueError(f"a cotangent of step_vjp must be a contiguous float64 vector of length {n}")
+    return _data(g)
+
+
+def step_vjp(tuple step, tuple solution, tuple cotangents, tuple settings, bint want_M, bint want_Wn, bint want_D):
+    """(outcome, gradients) of a plain step's reverse-mode derivative in the C core (step_vjp.h).
+
+    step: (M, Wn, D, E, mu (n_c,), v, h, p_ext or None, psi_n or None), contiguous float64 arrays
+    of a plain step, E a grouping; solution: (v_next, p_n, beta, sigma); cotangents: theirs, None
+    for zero; settings: (degenerate_tol, rcond_min, opposite_rtol). gradients: a dict (v, p_ext,
+    U, psi_n, h, and M, Wn, D if wanted) when outcome is 0 (decided), else None."""
+    M, Wn, D, E, mu, v, h, p_ext, psi_n = step
+    for a, nd in ((M, 2), (Wn, 2), (D, 2), (E, 2), (mu, 1), (v, 1)) + tuple((x, 1) for x in solution):
+        if not _plain_array(a, nd):
+            raise ValueError("step_vjp takes contiguous float64 arrays")
+    cdef MbdcpStepPoint p
+    memset(&p, 0, sizeof(p))
+    p.n_v, p.n_c, p.m, p.h = _dim(M, 0), _dim(Wn, 1), _dim(D, 1), h
+    if (_dim(M, 1) != p.n_v or _dim(Wn, 0) != p.n_v or _dim(D, 0) != p.n_v or _dim(E, 0) != p.m
+            or _dim(E, 1) != p.n_c or _dim(mu, 0) != p.n_c or _dim(v, 0) != p.n_v):
+        raise ValueError("step_vjp: the step's sizes do not fit")
+    cdef cnp.ndarray own = _empty(p.m, cnp.NPY_INT)
+    cdef int *op = <int *>cnp.PyArray_DATA(own)
+    cdef const double *Ep = _data(E)
+    cdef Py_ssize_t k, c
+    for k in range(p.m):  # the column of each row's 1 (a grouping)
+        op[k] = -1
+        for c in range(p.n_c):
+            if Ep[k * p.n_c + c] != 0.0:
+                op[k] = <int>c
+                break
+    p.M, p.Wn, p.D, p.own, p.mu, p.v = _data(M), _data(Wn), _data(D), op, _data(mu), _data(v)
+    p.p_ext, p.psi_n = _cot(p_ext, p.n_v), _cot(psi_n, p.n_c)
+    p.v_next, p.p_n, p.beta, p.sigma = (_cot(solution[0], p.n_v), _cot(solution[1], p.n_c),
+                                        _cot(solution[2], p.m), _cot(solution[3], p.n_c))
+    cdef MbdcpStepCotangents ct
+    ct.v_next, ct.p_n = _cot(cotangents[0], p.n_v), _cot(cotangents[1], p.n_c)
+    ct.beta, ct.sigma = _cot(cotangents[2], p.m), _cot(cotangents[3], p.n_c)
+    cdef MbdcpStepVjpSettings s
+    s.degenerate_tol, s.rcond_min, s.opposite_rtol = settings
+    out = {"v": _empty(p.n_v, cnp.NPY_DOUBLE), "p_ext": _empty(p.n_v, cnp.NPY_DOUBLE),
+           "U": _empty(p.n_c, cnp.NPY_DOUBLE), "psi_n": _empty(p.n_c, cnp.NPY_DOUBLE)}
+    cdef MbdcpStepGradients g
+    memset(&g, 0, sizeof(g))
+    g.v, g.p_ext, g.mu, g.psi_n = _out(out["v"]), _out(out["p_ext"]), _out(out["U"]), _out(out["psi_n"])
+    for name, wanted, shape in (("M", want_M, (p.n_v, p.n_v)), ("Wn", want_Wn, (p.n_v, p.n_c)),
+                                ("D", want_D, (p.n_v, p.m))):
+        if wanted:
+            out[name] = np.empty(shape)
+    g.M = _out(out["M"]) if want_M else NULL
+    g.Wn = _out(out["Wn"]) if want_Wn else NULL
+    g.D = _out(out["D"]) if want_D else NULL
+    cdef size_t nbytes = mbdcp_step_vjp_workspace_size(p.n_v, p.n_c, p.m)
+    cdef cnp.ndarray work = _thread_workspace(nbytes)
+    cdef void *wp = cnp.PyArray_DATA(work)
+    cdef MbdcpStepVjpOutcome outcome
+    cdef MbdcpReturn rc
+    with nogil:
+        rc = mbdcp_step_vjp(&p, &s, &ct, &g, &outcome, wp, nbytes)
+    _check(rc)
+    if outcome != MBDCP_VJP_DECIDED:
+        return <int>outcome, None
+    out["h"] = g.h
+    return 0, out
+
+
 def lcp_verify(const double[:, ::1] M, const double[::1] q, const double[::1] z, double tol):
     """True when z passes the componentwise verification of LCP(M, q) (lemke.h)."""
     cdef mbdcp_int n = q.shape[0]

@@ -234,6 +234,74 @@ static void test_step_sphere(void)
     CHECK(mbdcp_step_problem_check(&p) == MBDCP_ERR_SETTING);
 }
 
+/* The reverse mode of the sliding sphere's step (Trinkle (2003), section 4): v_x = v0 - mu g h and
+ * w_y = 2.5 mu g h / r, so d v_x / d mu = -g h, d w_y / d mu = 2.5 g h (r = 1), d v_x / d v0 = 1;
+ * without gravity the contact grazes (p_n = w_n = 0): left to the full derivative. */
+static void test_step_vjp_sphere(void)
+{
+    double M[36], Wn[6], D[24], E[4], mu[1], v[6], p_ext[6], psi[1];
+    const MbdcpStepProblem p = sphere(M, Wn, D, E, mu, v, p_ext, psi);
+    double v_next[6], z[6], w[6], F[36], f[6];
+    MbdcpStepOutput out = {v_next, NULL, z, w, F, f, NULL};
+    MbdcpLemkeSettings s;
+    MbdcpLemkeInfo info;
+    mbdcp_lemke_default_settings(&s);
+    size_t bytes = mbdcp_step_workspace_size(&p);
+    void *work = malloc(bytes);
+    CHECK(mbdcp_step_solve(&p, &s, NULL, &out, &info, work, bytes) == MBDCP_OK && info.status == MBDCP_SOLVED);
+    free(work);
+    const mbdcp_int own[4] = {0, 0, 0, 0};
+    MbdcpStepPoint pt = {.n_v = 6, .n_c = 1, .m = 4, .M = M, .Wn = Wn, .D = D, .own = own, .mu = mu, .v = v,
+                         .p_ext = p_ext, .psi_n = psi, .h = 0.12, .v_next = v_next, .p_n = z, .beta = z + 1,
+                         .sigma = z + 5};
+    const MbdcpStepVjpSettings set = {1e-9, 1e-13, 1e-12};
+    double gv[6] = {1, 0, 0, 0, 0, 0}, gM[36], gWn[6], gD[24], g_v[6], g_p[6], g_mu[1], g_psi[1];
+    const MbdcpStepCotangents c = {gv, NULL, NULL, NULL};
+    MbdcpStepGradients g = {gM, gWn, gD, g_v, g_p, g_mu, g_psi, 0.0};
+    MbdcpStepVjpOutcome outcome;
+    bytes = mbdcp_step_vjp_workspace_size(6, 1, 4);
+    work = malloc(bytes);
+    const double gh = 9.81 * 0.12;
+    CHECK(mbdcp_step_vjp(&pt, &set, &c, &g, &outcome, work, bytes) == MBDCP_OK && outcome == MBDCP_VJP_DECIDED);
+    CHECK(near(g_mu[0], -gh, 1e-13) && near(g_v[0], 1, 1e-13) && near(g_p[0], 1, 1e-13) && near(g_p[2], 0.2, 1e-13));
+    gv[0] = 0;
+    gv[4] = 1;
+    CHECK(mbdcp_step_vjp(&pt, &set, &c, &g, &outcome, work, bytes) == MBDCP_OK && outcome == MBDCP_VJP_DECIDED);
+    CHECK(near(g_mu[0], 2.5 * gh, 1e-13));
+    /* errors: workspace, NULLs, the owners' order */
+    CHECK(mbdcp_step_vjp(&pt, &set, &c, &g, &outcome, work, bytes - 8) == MBDCP_ERR_WORKSPACE);
+    CHECK(mbdcp_step_vjp(&pt, NULL, &c, &g, &outcome, work, bytes) == MBDCP_ERR_NULL);
+    const mbdcp_int bad[4] = {0, 0, 1, 0};
+    pt.own = bad;
+    CHECK(mbdcp_step_vjp(&pt, &set, &c, &g, &outcome, work, bytes) == MBDCP_ERR_DATA);
+    pt.own = own;
+    /* no gravity: the sphere skims the plane, p_n = w_n = 0 */
+    const double rest[6] = {2, 0, 0, 0, 0, 0}, none[6] = {0};
+    pt.v_next = rest;
+    pt.p_n = none;
+    pt.beta = none;
+    pt.sigma = none;
+    pt.p_ext = NULL;
+    CHECK(mbdcp_step_vjp(&pt, &set, &c, &g, &outcome, work, bytes) == MBDCP_OK && outcome == MBDCP_VJP_DEGENERATE);
+    free(work);
+}
+
+/* The profile Cholesky factor of a block-diagonal matrix is the dense one, bit for bit. */
+static void test_cholesky_profile(void)
+{
+    double A[25] = {0}, B[25];
+    const double blocks[2][4] = {{4, 1, 1, 3}, {2, 0.5, 0.5, 5}};
+    for (int b = 0; b < 2; ++b)
+        for (int i = 0; i < 2; ++i)
+            for (int j = 0; j < 2; ++j) A[(2 * b + i) * 5 + 2 * b + j] = blocks[b][2 * i + j];
+    A[24] = 7;
+    memcpy(B, A, sizeof A);
+    mbdcp_int first[5];
+    CHECK(mbdcp_cholesky(5, A, 0.0) == MBDCP_OK && mbdcp_cholesky_profile(5, B, 0.0, first) == MBDCP_OK);
+    CHECK(memcmp(A, B, sizeof A) == 0);
+    CHECK(first[0] == 0 && first[1] == 0 && first[2] == 2 && first[3] == 2 && first[4] == 4);
+}
+
 /* mbdcp_step_solve without a warm start, in an exactly sized heap workspace (freed). */
 static MbdcpReturn solve_step(const MbdcpStepProblem *p, const MbdcpLemkeSettings *s, MbdcpStepOutput *out,
                               MbdcpLemkeInfo *info)
@@ -671,6 +739,8 @@ int main(void)
     test_lemke_blocked_refactor();
     test_dense();
     test_step_sphere();
+    test_step_vjp_sphere();
+    test_cholesky_profile();
     test_step_joint();
     test_relax_block();
     test_full_rank_incline();

@@ -13,6 +13,11 @@
  * rel_tol around 1e-14 for an SPD test, larger to detect rank deficiency). */
 MbdcpReturn mbdcp_cholesky(mbdcp_int n, mbdcp_float *A, mbdcp_float rel_tol);
 
+/* mbdcp_cholesky on A's profile (first: n ints, out: the first nonzero column of each row of the
+ * lower triangle; the products outside the profile, all zero, are skipped): for block-diagonal or
+ * banded A, work in proportion to the profile instead of n^3 / 3. NULL first: mbdcp_cholesky. */
+MbdcpReturn mbdcp_cholesky_profile(mbdcp_int n, mbdcp_float *A, mbdcp_float rel_tol, mbdcp_int *first);
+
 /* Solve A x = b in place (A: n x n row-major, overwritten by its LU factors with partial
  * pivoting; piv: n ints; b: n, overwritten by x). MBDCP_ERR_RANK_DEFICIENT when a pivot is at or
  * below rel_tol times the largest entry of A, or not finite. */

@@ -7,6 +7,7 @@
 #include "lemke.h"
 #include "assemble.h"
 #include "step.h"
+#include "step_vjp.h"
 #include "relax.h"
 #include "full_rank.h"
 #include "cone.h"

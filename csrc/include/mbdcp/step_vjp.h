@@ -1,0 +1,73 @@
+/*
+ * step_vjp.h - the reverse-mode derivative (vector-Jacobian product) of one plain time step of
+ * step.h (the Stewart-Trinkle / Anitescu-Potra LCP without joints, joint friction or moving
+ * surfaces; Trinkle 2003, eqs. 25-38) at its solution, by the implicit function theorem on the
+ * solution's active set.
+ *
+ * It is the reverse mode of the Python layer's mbdcp.derivatives.step for the points where that
+ * derivative is one linear system: contacts separated, sliding or sticking, decided with the same
+ * relative thresholds, the imposed velocity rows independent (the sticking rows picked as a
+ * pivoted QR picks them: the largest residual norm first). Everything else is not decided here
+ * (an outcome other than MBDCP_VJP_DECIDED, no gradient written) and is left to the full
+ * derivative, which names the contacts of a degenerate point or raises: a degenerate point, a
+ * contact without friction, directions whose span needs a linear program, a dependent imposed row
+ * (an impulse the full derivative would hold at its value), a tie between two candidate rows, a
+ * system near singular.
+ */
+#ifndef MBDCP_STEP_VJP_H
+#define MBDCP_STEP_VJP_H
+
+#include "mbdcp_types.h"
+
+/* The step and its solution (row-major matrices; the solution of mbdcp_step_solve). */
+typedef struct {
+    mbdcp_int n_v, n_c, m;
+    const mbdcp_float *M;      /* n_v x n_v, symmetric positive definite */
+    const mbdcp_float *Wn;     /* n_v x n_c */
+    const mbdcp_float *D;      /* n_v x m */
+    const mbdcp_int *own;      /* m: the contact of each friction direction, ascending */
+    const mbdcp_float *mu;     /* n_c */
+    const mbdcp_float *v;      /* n_v */
+    const mbdcp_float *p_ext;  /* n_v, NULL: zero */
+    const mbdcp_float *psi_n;  /* n_c, NULL: zero */
+    mbdcp_float h;
+    const mbdcp_float *v_next, *p_n, *beta, *sigma; /* n_v, n_c, m, n_c */
+} MbdcpStepPoint;
+
+typedef struct {
+    mbdcp_float degenerate_tol; /* an impulse (a velocity) below it times the step's impulse
+                                   (the contact's velocity) scale is zero */
+    mbdcp_float rcond_min;      /* a system whose pivots spread more than its inverse is left */
+    mbdcp_float opposite_rtol;  /* two directions whose sum is below it times their largest entry
+                                   are opposite */
+} MbdcpStepVjpSettings;
+
+/* The output gradients (cotangents) of v_next, p_n, beta, sigma; NULL: zero. */
+typedef struct {
+    const mbdcp_float *v_next, *p_n, *beta, *sigma;
+} MbdcpStepCotangents;
+
+/* The input gradients: M (symmetric), Wn, D when not NULL; the others always. */
+typedef struct {
+    mbdcp_float *M, *Wn, *D;           /* n_v x n_v, n_v x n_c, n_v x m, or NULL */
+    mbdcp_float *v, *p_ext, *mu, *psi_n; /* n_v, n_v, n_c, n_c */
+    mbdcp_float h;
+} MbdcpStepGradients;
+
+typedef enum {
+    MBDCP_VJP_DECIDED = 0,    /* the gradients are written */
+    MBDCP_VJP_DEGENERATE = 1, /* a kink: grazing, stick-slip, a slip between directions, a sigma tie */
+    MBDCP_VJP_SPECIAL = 2,    /* mu = 0 in contact, sliding without a free direction, sticking
+                                 directions whose positive span needs a linear program */
+    MBDCP_VJP_DEPENDENT = 3,  /* a sticking row dependent on the others, or a tie choosing them */
+    MBDCP_VJP_SINGULAR = 4    /* M not positive definite, the system near singular, a gradient not finite */
+} MbdcpStepVjpOutcome;
+
+/* Bytes of workspace for a step of these sizes (0 for negative sizes). */
+size_t mbdcp_step_vjp_workspace_size(mbdcp_int n_v, mbdcp_int n_c, mbdcp_int m);
+
+/* The gradients g of sum <c_k, output_k> at the point p, or an outcome saying why not (see above). */
+MbdcpReturn mbdcp_step_vjp(const MbdcpStepPoint *p, const MbdcpStepVjpSettings *s, const MbdcpStepCotangents *c,
+                           MbdcpStepGradients *g, MbdcpStepVjpOutcome *outcome, void *work, size_t work_bytes);
+
+#endif /* MBDCP_STEP_VJP_H */

@@ -1,0 +1,497 @@
+/* The reverse-mode derivative of a plain time step at its solution; see step_vjp.h. */
+#include <math.h>
+#include <string.h>
+
+#include "mbdcp/dense.h"
+#include "mbdcp/step_vjp.h"
+
+#define TINY 2.2250738585072014e-308 /* the smallest normal double: a scale never below it */
+/* A sticking row is independent of those kept before when its residual norm exceeds this fraction
+ * of its block's largest column norm (the rank decision of a pivoted QR). */
+#define RANK_CUT 1e-9
+/* Two residual norms this close (relative) are a tie that a pivoted QR may break either way. */
+#define TIE 1e-9
+/* The pivots' spread only bounds the condition number: it must clear rcond_min by this factor. */
+#define MARGIN 1e3
+
+/* Blocks of imposed rows, in the order they are kept (sliding normals first, all of them). */
+enum { NONE = -1, SLIDING_N = 0, STICKING_N = 1, STICKING_B = 2, STRUCTURAL = 3 };
+
+typedef struct {
+    const MbdcpStepPoint *p;
+    mbdcp_int nv, nc, m, ncol, nk; /* ncol = n_c + m columns of J = [Wn D]; nk: the system's size bound */
+    mbdcp_float tp;                /* the impulse threshold */
+    mbdcp_int nfn, nfb, nfs;       /* free p_n, beta, sigma */
+    mbdcp_float *L, *X, *R, *Xs, *K;
+    mbdcp_float *free_acc, *Mv, *Mvn, *a, *av, *gv, *q, *tv, *wn, *wb, *ws, *w1, *w2, *rhs, *cn, *cf, *norm0, *nrm;
+    mbdcp_int *first, *piv, *arg, *FN, *FB, *FS, *pos_n, *pos_s, *block, *picked, *sel;
+    mbdcp_int *in_contact, *slide, *stick, *has, *post, *free_b, *cand;
+} Vjp;
+
+static size_t floats(mbdcp_int nv, mbdcp_int nc, mbdcp_int m)
+{
+    const size_t v = (size_t)nv, col = (size_t)nc + (size_t)m, k = col + (size_t)nc;
+    return v * v + 3 * v * col + k * k + 7 * v + 6 * (size_t)nc + 2 * (size_t)m + k + 2 * col;
+}
+
+static size_t ints(mbdcp_int nv, mbdcp_int nc, mbdcp_int m)
+{
+    const size_t col = (size_t)nc + (size_t)m;
+    return (size_t)nv + (col + (size_t)nc) + 10 * (size_t)nc + 3 * (size_t)m + 3 * col;
+}
+
+size_t mbdcp_step_vjp_workspace_size(mbdcp_int n_v, mbdcp_int n_c, mbdcp_int m)
+{
+    if (n_v < 0 || n_c < 0 || m < 0) return 0;
+    return floats(n_v, n_c, m) * sizeof(mbdcp_float) + ints(n_v, n_c, m) * sizeof(mbdcp_int);
+}
+
+static mbdcp_float *take(mbdcp_float **at, size_t n)
+{
+    mbdcp_float *x = *at;
+    *at += n;
+    return x;
+}
+
+static mbdcp_int *take_int(mbdcp_int **at, size_t n)
+{
+    mbdcp_int *x = *at;
+    *at += n;
+    return x;
+}
+
+static void layout(Vjp *w, void *work)
+{
+    const size_t v = (size_t)w->nv, nc = (size_t)w->nc, m = (size_t)w->m, col = (size_t)w->ncol, k = (size_t)w->nk;
+    mbdcp_float *f = (mbdcp_float *)work;
+    w->L = take(&f, v * v);
+    w->X = take(&f, v * col);
+    w->R = take(&f, v * col);
+    w->Xs = take(&f, v * col);
+    w->K = take(&f, k * k);
+    w->free_acc = take(&f, v);
+    w->Mv = take(&f, v);
+    w->Mvn = take(&f, v);
+    w->a = take(&f, v);
+    w->av = take(&f, v);
+    w->gv = take(&f, v);
+    w->q = take(&f, v);
+    w->tv = take(&f, nc);
+    w->wn = take(&f, nc);
+    w->ws = take(&f, nc);
+    w->w1 = take(&f, nc);
+    w->w2 = take(&f, nc);
+    w->cn = take(&f, nc);
+    w->wb = take(&f, m);
+    w->cf = take(&f, m);
+    w->rhs = take(&f, k);
+    w->norm0 = take(&f, col);
+    w->nrm = take(&f, col);
+    mbdcp_int *i = (mbdcp_int *)f;
+    w->first = take_int(&i, v);
+    w->piv = take_int(&i, k);
+    w->arg = take_int(&i, nc);
+    w->FN = take_int(&i, nc);
+    w->FS = take_int(&i, nc);
+    w->pos_n = take_int(&i, nc);
+    w->pos_s = take_int(&i, nc);
+    w->in_contact = take_int(&i, nc);
+    w->slide = take_int(&i, nc);
+    w->stick = take_int(&i, nc);
+    w->has = take_int(&i, nc);
+    w->post = take_int(&i, nc);
+    w->FB = take_int(&i, m);
+    w->free_b = take_int(&i, m);
+    w->cand = take_int(&i, m);
+    w->block = take_int(&i, col);
+    w->picked = take_int(&i, col);
+    w->sel = take_int(&i, col);
+}
+
+static mbdcp_float amax(mbdcp_int n, const mbdcp_float *x, mbdcp_float big)
+{
+    for (mbdcp_int i = 0; x && i < n; ++i) big = fmax(big, fabs(x[i]));
+    return big;
+}
+
+/* L = chol(M), X = L^-1 [Wn D], and the zero thresholds of mbdcp.derivatives.step: impulses
+ * against the largest momentum or impulse (tp), each contact's velocities against its rows' terms
+ * at the step's velocity scale (tv). 0 when M is not positive definite. */
+static int scales(Vjp *w, mbdcp_float tol)
+{
+    const MbdcpStepPoint *p = w->p;
+    const mbdcp_int nv = w->nv, nc = w->nc, m = w->m, col = w->ncol;
+    memcpy(w->L, p->M, (size_t)nv * nv * sizeof(mbdcp_float));
+    if (mbdcp_cholesky_profile(nv, w->L, 0.0, w->first) != MBDCP_OK) return 0;
+    for (mbdcp_int r = 0; r < nv; ++r) {
+        memcpy(w->X + (size_t)r * col, p->Wn + (size_t)r * nc, (size_t)nc * sizeof(mbdcp_float));
+        memcpy(w->X + (size_t)r * col + nc, p->D + (size_t)r * m, (size_t)m * sizeof(mbdcp_float));
+    }
+    mbdcp_trsm_lower(nv, w->L, col, w->X);
+    for (mbdcp_int r = 0; r < nv; ++r) w->free_acc[r] = p->p_ext ? p->p_ext[r] : 0.0;
+    mbdcp_trsv_lower(nv, w->L, 0, w->free_acc);
+    mbdcp_trsv_lower(nv, w->L, 1, w->free_acc);
+    mbdcp_gemv(nv, nv, 1.0, p->M, 0, p->v, 0.0, w->Mv);
+    mbdcp_gemv(nv, nv, 1.0, p->M, 0, p->v_next, 0.0, w->Mvn);
+    mbdcp_float V = amax(nv, p->v, amax(nv, p->v_next, amax(nv, w->free_acc, 0.0)));
+    for (mbdcp_int r = 0; r < nv; ++r) V = fmax(V, fabs(p->v_next[r] - p->v[r] - w->free_acc[r]));
+    V = fmax(V, TINY);
+    const mbdcp_float P = amax(nc, p->p_n, amax(m, p->beta, amax(nv, p->p_ext, amax(nv, w->Mv, amax(nv, w->Mvn, TINY)))));
+    w->tp = tol * P;
+    for (mbdcp_int c = 0; c < nc; ++c) w->tv[c] = p->psi_n ? fabs(p->psi_n[c]) / p->h : 0.0;
+    for (mbdcp_int j = 0; j < col; ++j) w->nrm[j] = 0.0;
+    for (mbdcp_int r = 0; r < nv; ++r) { /* column sums of |Wn|, |D| */
+        for (mbdcp_int c = 0; c < nc; ++c) w->nrm[c] += fabs(p->Wn[(size_t)r * nc + c]);
+        for (mbdcp_int k = 0; k < m; ++k) w->nrm[nc + k] += fabs(p->D[(size_t)r * m + k]);
+    }
+    for (mbdcp_int c = 0; c < nc; ++c) w->tv[c] += V * w->nrm[c];
+    for (mbdcp_int k = 0; k < m; ++k) w->tv[p->own[k]] = fmax(w->tv[p->own[k]], V * w->nrm[nc + k]);
+    for (mbdcp_int c = 0; c < nc; ++c) w->tv[c] *= tol;
+    return 1;
+}
+
+/* The complementary rows: w_n = Wn^T v_next + psi_n / h, w_b = D^T v_next + sigma(own),
+ * w_s = mu p_n - E^T beta; per contact the smallest w_b, its first direction and the next smallest. */
+static void rows(Vjp *w)
+{
+    const MbdcpStepPoint *p = w->p;
+    const mbdcp_int nv = w->nv, nc = w->nc, m = w->m;
+    mbdcp_gemv(nv, nc, 1.0, p->Wn, 1, p->v_next, 0.0, w->wn);
+    mbdcp_gemv(nv, m, 1.0, p->D, 1, p->v_next, 0.0, w->wb);
+    for (mbdcp_int c = 0; c < nc; ++c) {
+        if (p->psi_n) w->wn[c] += p->psi_n[c] / p->h;
+        w->ws[c] = p->mu[c] * p->p_n[c];
+        w->w1[c] = w->w2[c] = INFINITY;
+        w->arg[c] = -1;
+        w->has[c] = 0;
+    }
+    for (mbdcp_int k = 0; k < m; ++k) {
+        const mbdcp_int c = p->own[k];
+        w->wb[k] += p->sigma[c];
+        w->ws[c] -= p->beta[k];
+        w->has[c] = 1;
+        if (w->wb[k] < w->w1[c]) {
+            w->w2[c] = w->w1[c];
+            w->w1[c] = w->wb[k];
+            w->arg[c] = k;
+        } else if (w->wb[k] < w->w2[c]) {
+            w->w2[c] = w->wb[k];
+        }
+    }
+}
+
+/* Contacts in contact, sliding or sticking; free directions (beta > 0 at a contact in contact);
+ * candidates (beta = w = 0 at a sticking contact); the separated contacts whose sigma follows a
+ * sliding speed. The outcome of a point the rule here does not decide (mbdcp.derivatives.step's
+ * _classify: its degenerate points and special cases). */
+static MbdcpStepVjpOutcome classify(Vjp *w)
+{
+    const MbdcpStepPoint *p = w->p;
+    const mbdcp_int nc = w->nc, m = w->m;
+    const mbdcp_float tp = w->tp;
+    for (mbdcp_int c = 0; c < nc; ++c) {
+        const int in = p->p_n[c] > tp, sig = p->sigma[c] > w->tv[c], low = w->has[c] && w->w1[c] <= w->tv[c];
+        w->in_contact[c] = in;
+        w->slide[c] = in && w->has[c] && sig;
+        w->stick[c] = in && w->has[c] && !sig;
+        w->post[c] = !in && sig && low;
+        if (!in && (w->wn[c] <= w->tv[c] || (low && (!sig || w->w2[c] <= w->tv[c])))) return MBDCP_VJP_DEGENERATE;
+        if (in && w->has[c] && p->mu[c] == 0.0) return MBDCP_VJP_SPECIAL;
+        if (w->stick[c] && w->ws[c] <= tp) return MBDCP_VJP_DEGENERATE; /* at the cone's edge */
+    }
+    for (mbdcp_int c = 0; c < nc; ++c) w->picked[c] = 0; /* here: sliding contacts with a free direction */
+    for (mbdcp_int k = 0; k < m; ++k) {
+        const mbdcp_int c = p->own[k];
+        const int bz = p->beta[k] <= tp && w->wb[k] <= w->tv[c];
+        w->free_b[k] = p->beta[k] > tp && w->in_contact[c];
+        w->cand[k] = bz && w->stick[c];
+        if (bz && w->slide[c]) return MBDCP_VJP_DEGENERATE; /* slip exactly between two directions */
+        if (w->free_b[k]) w->picked[c] = 1;
+    }
+    for (mbdcp_int c = 0; c < nc; ++c)
+        if (w->slide[c] && !w->picked[c]) return MBDCP_VJP_SPECIAL; /* the full derivative frees a direction */
+    return MBDCP_VJP_DECIDED;
+}
+
+/* The candidates of a sticking contact are structural (w = 0 persists) when its zero-w directions
+ * come in opposite pairs; otherwise a linear program decides: not here. */
+static MbdcpStepVjpOutcome structural(const Vjp *w, mbdcp_float rtol)
+{
+    const MbdcpStepPoint *p = w->p;
+    const mbdcp_int nv = w->nv, m = w->m;
+    for (mbdcp_int k0 = 0; k0 < m;) {
+        const mbdcp_int c = p->own[k0];
+        mbdcp_int k1 = k0, any = 0;
+        while (k1 < m && p->own[k1] == c) any |= w->cand[k1++];
+        if (any) {
+            mbdcp_float scale = 0.0;
+            for (mbdcp_int k = k0; k < k1; ++k)
+                if (w->wb[k] <= w->tv[c])
+                    for (mbdcp_int r = 0; r < nv; ++r) scale = fmax(scale, fabs(p->D[(size_t)r * m + k]));
+            for (mbdcp_int i = k0; i < k1; ++i) {
+                if (!(w->wb[i] <= w->tv[c])) continue;
+                int paired = 0;
+                for (mbdcp_int j = k0; j < k1 && !paired; ++j) {
+                    if (j == i || !(w->wb[j] <= w->tv[c])) continue;
+                    mbdcp_float gap = 0.0;
+                    for (mbdcp_int r = 0; r < nv; ++r)
+                        gap = fmax(gap, fabs(p->D[(size_t)r * m + i] + p->D[(size_t)r * m + j]));
+                    paired = gap <= rtol * scale;
+                }
+                if (!paired) return MBDCP_VJP_SPECIAL;
+            }
+        }
+        k0 = k1;
+    }
+    return MBDCP_VJP_DECIDED;
+}
+
+/* Column norms of the n_v x nsel matrix R (row-major) into nrm, for the columns with block b that
+ * are not picked (-1 for the others). */
+static void norms(const Vjp *w, mbdcp_int nsel, int b)
+{
+    for (mbdcp_int j = 0; j < nsel; ++j) w->nrm[j] = 0.0;
+    for (mbdcp_int r = 0; r < w->nv; ++r) {
+        const mbdcp_float *Rr = w->R + (size_t)r * nsel;
+        for (mbdcp_int j = 0; j < nsel; ++j) w->nrm[j] += Rr[j] * Rr[j];
+    }
+    for (mbdcp_int j = 0; j < nsel; ++j)
+        w->nrm[j] = w->block[j] == b && !w->picked[j] ? sqrt(w->nrm[j]) : -1.0;
+}
+
+/* One pick of a pivoted QR on block b: the column of largest residual norm while it exceeds cut,
+ * orthogonalised out of R. Returns 0 when none is left, else 1, and sets *tie when the runner-up
+ * equalled it (not being its negative) and the pick made it dependent. */
+static int pick(Vjp *w, mbdcp_int nsel, int b, mbdcp_float cut, int *tie)
+{
+    norms(w, nsel, b);
+    mbdcp_int j = -1, k = -1;
+    for (mbdcp_int i = 0; i < nsel; ++i)
+        if (w->nrm[i] > (j < 0 ? -1.0 : w->nrm[j])) j = i;
+    if (j < 0 || !(w->nrm[j] > cut)) return 0;
+    for (mbdcp_int i = 0; i < nsel; ++i)
+        if (i != j && w->nrm[i] > (k < 0 ? -1.0 : w->nrm[k])) k = i;
+    const mbdcp_int nv = w->nv;
+    const mbdcp_float nj = w->nrm[j];
+    int near = 0;
+    if (k >= 0 && w->nrm[k] >= (1.0 - TIE) * nj) {
+        mbdcp_float s = 0.0;
+        for (mbdcp_int r = 0; r < nv; ++r) {
+            const mbdcp_float t = w->R[(size_t)r * nsel + j] + w->R[(size_t)r * nsel + k];
+            s += t * t;
+        }
+        near = sqrt(s) > TIE * nj;
+    }
+    for (mbdcp_int r = 0; r < nv; ++r) w->q[r] = w->R[(size_t)r * nsel + j] / nj;
+    mbdcp_float *coef = w->rhs; /* scratch (nsel <= nk) */
+    mbdcp_gemv(nv, nsel, 1.0, w->R, 1, w->q, 0.0, coef);
+    for (mbdcp_int r = 0; r < nv; ++r) {
+        mbdcp_float *Rr = w->R + (size_t)r * nsel;
+        for (mbdcp_int i = 0; i < nsel; ++i) Rr[i] -= w->q[r] * coef[i];
+    }
+    if (near) {
+        mbdcp_float s = 0.0;
+        for (mbdcp_int r = 0; r < nv; ++r) s += w->R[(size_t)r * nsel + k] * w->R[(size_t)r * nsel + k];
+        *tie |= sqrt(s) <= cut;
+    }
+    w->picked[j] = 1;
+    return 1;
+}
+
+/* The imposed rows kept (mbdcp.derivatives.step's _drop_dependent): all sliding normals, then per
+ * block (sticking normals, sticking directions, candidates) those independent of the rows kept
+ * before, in the metric of M^-1. A sticking row dropped, or a tie, is not decided here; a dropped
+ * candidate stays at zero, a kept one joins the free directions. */
+static MbdcpStepVjpOutcome independent(Vjp *w)
+{
+    const mbdcp_int nv = w->nv, nc = w->nc;
+    mbdcp_int nsel = 0, any = 0;
+    for (mbdcp_int j = 0; j < w->ncol; ++j) {
+        int b = NONE;
+        if (j < nc && w->in_contact[j]) b = w->slide[j] ? SLIDING_N : STICKING_N;
+        if (j >= nc && w->free_b[j - nc] && w->stick[w->p->own[j - nc]]) b = STICKING_B;
+        if (j >= nc && w->cand[j - nc]) b = STRUCTURAL;
+        if (b == NONE) continue;
+        any |= b != SLIDING_N;
+        w->sel[nsel] = j;
+        w->block[nsel] = b;
+        w->picked[nsel++] = 0;
+    }
+    if (!any) return MBDCP_VJP_DECIDED;
+    for (mbdcp_int r = 0; r < nv; ++r)
+        for (mbdcp_int i = 0; i < nsel; ++i) w->R[(size_t)r * nsel + i] = w->X[(size_t)r * w->ncol + w->sel[i]];
+    for (mbdcp_int i = 0; i < nsel; ++i) w->norm0[i] = 0.0;
+    for (mbdcp_int r = 0; r < nv; ++r)
+        for (mbdcp_int i = 0; i < nsel; ++i) w->norm0[i] += w->R[(size_t)r * nsel + i] * w->R[(size_t)r * nsel + i];
+    int tie = 0;
+    for (int b = SLIDING_N; b <= STRUCTURAL; ++b) {
+        mbdcp_float big = 0.0;
+        for (mbdcp_int i = 0; i < nsel; ++i)
+            if (w->block[i] == b) big = fmax(big, sqrt(w->norm0[i]));
+        while (pick(w, nsel, b, RANK_CUT * fmax(big, 1e-300), &tie)) {
+        }
+        for (mbdcp_int i = 0; i < nsel; ++i)
+            if ((b == STICKING_N || b == STICKING_B) && w->block[i] == b && !w->picked[i]) return MBDCP_VJP_DEPENDENT;
+    }
+    if (tie) return MBDCP_VJP_DEPENDENT;
+    for (mbdcp_int i = 0; i < nsel; ++i)
+        if (w->block[i] == STRUCTURAL && w->picked[i]) w->free_b[w->sel[i] - nc] = 1;
+    return MBDCP_VJP_DECIDED;
+}
+
+/* The free multipliers' indices, X's columns of their rows (Xs), and K^T of the implicit-function
+ * system in (p_n[FN], beta[FB], sigma[FS]) (mbdcp.derivatives.step's _ift_system). */
+static void system(Vjp *w)
+{
+    const MbdcpStepPoint *p = w->p;
+    const mbdcp_int nv = w->nv, nc = w->nc, m = w->m;
+    w->nfn = w->nfb = w->nfs = 0;
+    for (mbdcp_int c = 0; c < nc; ++c) {
+        w->pos_n[c] = w->pos_s[c] = -1;
+        if (w->in_contact[c]) w->pos_n[c] = w->nfn, w->FN[w->nfn++] = c;
+        if (w->slide[c]) w->pos_s[c] = w->nfs, w->FS[w->nfs++] = c;
+    }
+    for (mbdcp_int k = 0; k < m; ++k)
+        if (w->free_b[k]) w->FB[w->nfb++] = k;
+    const mbdcp_int nJ = w->nfn + w->nfb, n = nJ + w->nfs;
+    for (mbdcp_int r = 0; r < nv; ++r) {
+        const mbdcp_float *Xr = w->X + (size_t)r * w->ncol;
+        mbdcp_float *Sr = w->Xs + (size_t)r * nJ;
+        for (mbdcp_int i = 0; i < w->nfn; ++i) Sr[i] = Xr[w->FN[i]];
+        for (mbdcp_int i = 0; i < w->nfb; ++i) Sr[w->nfn + i] = Xr[nc + w->FB[i]];
+    }
+    /* X_s^T X_s formed at K's start (nJ x nJ), then spread to K's rows of n, the last row first */
+    mbdcp_gram(nv, nJ, w->Xs, w->K);
+    for (mbdcp_int i = n - 1; i >= 0; --i) {
+        mbdcp_float *Ki = w->K + (size_t)i * n;
+        if (i < nJ) memmove(Ki, w->K + (size_t)i * nJ, (size_t)nJ * sizeof(mbdcp_float));
+        for (mbdcp_int j = i < nJ ? nJ : 0; j < n; ++j) Ki[j] = 0.0;
+    }
+    /* K: beta rows + dsigma; sigma rows mu dp_n - sum dbeta; here transposed */
+    for (mbdcp_int i = 0; i < w->nfb; ++i) {
+        const mbdcp_int s = w->pos_s[p->own[w->FB[i]]];
+        if (s < 0) continue;
+        w->K[(size_t)(nJ + s) * n + w->nfn + i] = 1.0;
+        w->K[(size_t)(w->nfn + i) * n + nJ + s] = -1.0;
+    }
+    for (mbdcp_int s = 0; s < w->nfs; ++s) {
+        const mbdcp_int c = w->FS[s];
+        w->K[(size_t)w->pos_n[c] * n + nJ + s] = p->mu[c];
+    }
+}
+
+/* lam = K^-T h for h = (the free multipliers' cotangents) + (X_s^T L^-1 g_v, 0); a = L^-1 g_v. 0
+ * when K is too near singular for its pivots' spread to clear rcond_min. */
+static int multipliers(Vjp *w, const MbdcpStepCotangents *c, mbdcp_float rcond_min)
+{
+    const mbdcp_int nv = w->nv, nJ = w->nfn + w->nfb, n = nJ + w->nfs;
+    memcpy(w->a, w->gv, (size_t)nv * sizeof(mbdcp_float));
+    mbdcp_trsv_lower(nv, w->L, 0, w->a);
+    for (mbdcp_int i = 0; i < w->nfn; ++i) w->rhs[i] = c->p_n ? c->p_n[w->FN[i]] : 0.0;
+    for (mbdcp_int i = 0; i < w->nfb; ++i) w->rhs[w->nfn + i] = c->beta ? c->beta[w->FB[i]] : 0.0;
+    for (mbdcp_int i = 0; i < w->nfs; ++i) w->rhs[nJ + i] = c->sigma ? c->sigma[w->FS[i]] : 0.0;
+    mbdcp_gemv(nv, nJ, 1.0, w->Xs, 1, w->a, 1.0, w->rhs);
+    if (n == 0) return 1;
+    if (mbdcp_lu_solve(n, w->K, w->piv, w->rhs, 0.0) != MBDCP_OK) return 0;
+    mbdcp_float lo = INFINITY, hi = 0.0;
+    for (mbdcp_int i = 0; i < n; ++i) {
+        const mbdcp_float u = fabs(w->K[(size_t)i * n + i]);
+        lo = fmin(lo, u);
+        hi = fmax(hi, u);
+    }
+    return lo > MARGIN * rcond_min * hi;
+}
+
+/* The gradients from lam (mbdcp.derivatives.step's reverse mode): a_v = L^-T (a - X_s lam_J). */
+static void gradients(Vjp *w, MbdcpStepGradients *g)
+{
+    const MbdcpStepPoint *p = w->p;
+    const mbdcp_int nv = w->nv, nc = w->nc, m = w->m, nJ = w->nfn + w->nfb;
+    const mbdcp_float *lam = w->rhs, h = p->h;
+    memcpy(w->av, w->a, (size_t)nv * sizeof(mbdcp_float));
+    mbdcp_gemv(nv, nJ, -1.0, w->Xs, 0, lam, 1.0, w->av);
+    mbdcp_trsv_lower(nv, w->L, 1, w->av);
+    for (mbdcp_int c = 0; c < nc; ++c) w->cn[c] = g->mu[c] = 0.0;
+    g->h = 0.0;
+    for (mbdcp_int i = 0; i < w->nfn; ++i) {
+        w->cn[w->FN[i]] = lam[i];
+        if (p->psi_n) g->h += lam[i] * p->psi_n[w->FN[i]];
+    }
+    g->h /= h * h;
+    for (mbdcp_int i = 0; i < w->nfb; ++i) w->cf[w->FB[i]] += lam[w->nfn + i];
+    for (mbdcp_int i = 0; i < w->nfs; ++i) g->mu[w->FS[i]] = -lam[nJ + i] * p->p_n[w->FS[i]];
+    for (mbdcp_int c = 0; c < nc; ++c) g->psi_n[c] = -w->cn[c] / h;
+    memcpy(g->p_ext, w->av, (size_t)nv * sizeof(mbdcp_float));
+    mbdcp_gemv(nv, nv, 1.0, p->M, 0, w->av, 0.0, g->v);
+    for (mbdcp_int r = 0; r < nv; ++r) {
+        const mbdcp_float ar = w->av[r], vr = p->v_next[r], dr = p->v[r] - p->v_next[r];
+        if (g->M)
+            for (mbdcp_int j = 0; j < nv; ++j) g->M[(size_t)r * nv + j] = 0.5 * (ar * (p->v[j] - p->v_next[j]) + dr * w->av[j]);
+        if (g->Wn)
+            for (mbdcp_int c = 0; c < nc; ++c) g->Wn[(size_t)r * nc + c] = ar * p->p_n[c] - vr * w->cn[c];
+        if (g->D)
+            for (mbdcp_int k = 0; k < m; ++k) g->D[(size_t)r * m + k] = ar * p->beta[k] - vr * w->cf[k];
+    }
+}
+
+static int finite_gradients(const Vjp *w, const MbdcpStepGradients *g)
+{
+    const size_t nv = (size_t)w->nv, nc = (size_t)w->nc, m = (size_t)w->m;
+    return mbdcp_all_finite(nv, g->v) && mbdcp_all_finite(nv, g->p_ext) && mbdcp_all_finite(nc, g->mu) &&
+           mbdcp_all_finite(nc, g->psi_n) && isfinite(g->h) && (!g->M || mbdcp_all_finite(nv * nv, g->M)) &&
+           (!g->Wn || mbdcp_all_finite(nv * nc, g->Wn)) && (!g->D || mbdcp_all_finite(nv * m, g->D));
+}
+
+static MbdcpReturn check(const MbdcpStepPoint *p, const MbdcpStepVjpSettings *s, const MbdcpStepCotangents *c,
+                         const MbdcpStepGradients *g, const MbdcpStepVjpOutcome *outcome)
+{
+    if (!p || !s || !c || !g || !outcome) return MBDCP_ERR_NULL;
+    if (p->n_v < 0 || p->n_c < 0 || p->m < 0) return MBDCP_ERR_DIMENSION;
+    if ((p->n_v && (!p->M || !p->v || !p->v_next || !g->v || !g->p_ext)) ||
+        (p->n_c && (!p->Wn || !p->mu || !p->p_n || !p->sigma || !g->mu || !g->psi_n)) ||
+        (p->m && (!p->D || !p->own || !p->beta)))
+        return MBDCP_ERR_NULL;
+    for (mbdcp_int k = 0; k < p->m; ++k)
+        if (p->own[k] < 0 || p->own[k] >= p->n_c || (k && p->own[k] < p->own[k - 1])) return MBDCP_ERR_DATA;
+    if (!(p->h > 0.0) || !(s->degenerate_tol > 0.0) || !(s->rcond_min > 0.0) || !(s->opposite_rtol >= 0.0))
+        return MBDCP_ERR_SETTING;
+    return MBDCP_OK;
+}
+
+MbdcpReturn mbdcp_step_vjp(const MbdcpStepPoint *p, const MbdcpStepVjpSettings *s, const MbdcpStepCotangents *c,
+                           MbdcpStepGradients *g, MbdcpStepVjpOutcome *outcome, void *work, size_t work_bytes)
+{
+    const MbdcpReturn rc = check(p, s, c, g, outcome);
+    if (rc != MBDCP_OK) return rc;
+    if (!work || work_bytes < mbdcp_step_vjp_workspace_size(p->n_v, p->n_c, p->m)) return MBDCP_ERR_WORKSPACE;
+    Vjp w;
+    memset(&w, 0, sizeof w);
+    w.p = p;
+    w.nv = p->n_v;
+    w.nc = p->n_c;
+    w.m = p->m;
+    w.ncol = p->n_c + p->m;
+    w.nk = w.ncol + p->n_c;
+    layout(&w, work);
+    *outcome = MBDCP_VJP_SINGULAR;
+    if (!scales(&w, s->degenerate_tol)) return MBDCP_OK;
+    rows(&w);
+    if ((*outcome = classify(&w)) != MBDCP_VJP_DECIDED) return MBDCP_OK;
+    if ((*outcome = structural(&w, s->opposite_rtol)) != MBDCP_VJP_DECIDED) return MBDCP_OK;
+    if ((*outcome = independent(&w)) != MBDCP_VJP_DECIDED) return MBDCP_OK;
+    system(&w);
+    /* a separated contact's sigma follows the sliding speed of its slowest direction */
+    for (mbdcp_int r = 0; r < w.nv; ++r) w.gv[r] = c->v_next ? c->v_next[r] : 0.0;
+    for (mbdcp_int k = 0; k < w.m; ++k) w.cf[k] = 0.0;
+    for (mbdcp_int ci = 0; c->sigma && ci < w.nc; ++ci) {
+        if (!w.post[ci]) continue;
+        const mbdcp_int k = w.arg[ci];
+        w.cf[k] += c->sigma[ci];
+        for (mbdcp_int r = 0; r < w.nv; ++r) w.gv[r] -= p->D[(size_t)r * w.m + k] * c->sigma[ci];
+    }
+    *outcome = MBDCP_VJP_SINGULAR;
+    if (!multipliers(&w, c, s->rcond_min)) return MBDCP_OK;
+    gradients(&w, g);
+    if (finite_gradients(&w, g)) *outcome = MBDCP_VJP_DECIDED;
+    return MBDCP_OK;
+}
