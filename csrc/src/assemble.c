@@ -195,7 +195,9 @@ MbdcpReturn mbdcp_reduce_blocks(const MbdcpReduceInput *p, MbdcpReduced *red, vo
     red->scratch = w;
 
     memcpy(red->L, p->M, (size_t)nv * nv * sizeof(mbdcp_float));
-    if (mbdcp_cholesky(nv, red->L, SPD_TOL) != MBDCP_OK) return MBDCP_ERR_NOT_POSDEF;
+    /* on M's profile (block-diagonal for bodies: most of the dense factor's products are zeros);
+     * the scratch holds the profile until it is used below */
+    if (mbdcp_cholesky_profile(nv, red->L, SPD_TOL, (mbdcp_int *)red->scratch) != MBDCP_OK) return MBDCP_ERR_NOT_POSDEF;
 
     /* X = L^-1 W, W = the column blocks side by side */
     for (mbdcp_int i = 0; i < nv; ++i) {
