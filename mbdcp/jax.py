@@ -9,11 +9,12 @@ theorem on the solution's active set), registered as a ``jax.custom_vjp``. It wo
   method (no Python on the way), its gradient computed in JAX itself (a host callback runs only to
   warn or raise), and so is the solve of a plain :func:`step` (``p_ext`` and ``psi_n`` its only
   array keywords, U a scalar or (n_c,), no stabilisation option or warm start). A plain step's
-  gradient (up to 16 contacts) is computed in JAX itself too (on every platform), the same as
-  :func:`mbdcp.derivatives.step`'s; it calls the host only where that function decides: a
-  degenerate point (to warn and take the documented side), a system near singularity (to raise),
-  statically indeterminate contacts, two candidate rows that tie, or a sticking contact whose
-  directions are not in opposite pairs. Every other solve and gradient is a host callback into
+  gradient, the same as :func:`mbdcp.derivatives.step`'s, is computed by the C core on the CPU
+  (a host callback), and on other platforms up to 16 contacts in JAX itself; either calls
+  :func:`mbdcp.derivatives.step` only where that function decides: a degenerate point (to warn
+  and take the documented side), a system near singularity (to raise), statically indeterminate
+  contacts, two candidate rows that tie, or a sticking contact whose directions are not in
+  opposite pairs. Every other solve and gradient is a host callback into
   Python (on the CPU ``jax.experimental.buffer_callback``, which reads XLA's buffers in place,
   where JAX has it; else ``jax.pure_callback``),
 - ``jax.grad``, ``jax.vjp``, ``jax.jacrev`` in every array input, the keywords included (``p_ext``,
@@ -320,6 +321,10 @@ def _notify(singular, deg):
 # the plain step's backward in JAX up to this many contacts; beyond, its dense masked system of
 # size 2 n_c + m and its row selection cost more than the host's vjp on index sets (bench_autodiff)
 _JAX_BACKWARD_CONTACTS = 16
+# where the plain step's backward runs on the CPU: "c", the C core's rule through a host callback
+# (faster there than the same rule compiled by XLA); "jax", JAX's rule as on other platforms (its
+# tests run it on the CPU)
+_CPU_BACKWARD = "c"
 
 
 def _plain_step_vjp(layout, tol, mats, vecs, flat, cots):
@@ -462,11 +467,17 @@ def _layer(problem, names, shapes, options):
             return tuple(grads[i] if i in wanted else None for i in range(2))
         if plain is None:
             g = _host_gradients(host_vjp(given, wanted), shapes, wanted, mats, vecs, flat, [cots[i] for i in given])
-        else:  # in JAX itself; the host decides (and warns, or raises) only where the JAX rule does not
+        else:  # the C rule on the CPU, else JAX's; the host decides (and warns, or raises) where they do not
             key = (tuple(given), tuple(wanted))
             if key not in plain_backwards:
                 plain_backwards[key] = _plain_backward(layout, degenerate_tol, host_vjp(given, wanted), given, wanted)
-            g = plain_backwards[key](mats, vecs, flat, [cots[i] for i in given])
+            c = [cots[i] for i in given]
+            if _CPU_BACKWARD == "jax":
+                g = plain_backwards[key](mats, vecs, flat, c)
+            else:
+                def on_host(mats, vecs, flat, c):
+                    return _host_gradients(host_vjp(given, wanted), shapes, wanted, mats, vecs, flat, c)
+                g = jax.lax.platform_dependent(mats, vecs, flat, c, cpu=on_host, default=plain_backwards[key])
         out = [None] * len(names)
         for i, x in zip(wanted, _split(g, [shapes[i] for i in wanted])):
             out[i] = x

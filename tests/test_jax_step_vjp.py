@@ -1,5 +1,6 @@
 """The backward of a plain mbdcp.jax.step (no joints, moving surfaces, gap correction or warm
-start) computed in JAX itself.
+start) computed in JAX itself (what other platforms than the CPU run; here forced on the CPU,
+where the C core's rule is the default: tested last).
 
 Its gradients must be mbdcp.derivatives.step's (the reference) on random sliding and sticking
 scenes, jitted or not, under jax.vmap, against central differences of mbdcp.step, and through a
@@ -24,6 +25,12 @@ from mbdcp.tools.testing import random_scene
 
 NAMES = C.STEP_ARGS + ("p_ext", "psi_n")
 OUTS = ("v_next", "p_n", "beta", "sigma")
+
+
+@pytest.fixture(autouse=True)
+def jax_rule(monkeypatch):
+    """JAX's own rule on the CPU too (the default there is the C core's)."""
+    monkeypatch.setattr(mj, "_CPU_BACKWARD", "jax")
 
 
 @pytest.fixture
@@ -259,3 +266,35 @@ def test_many_contacts_take_the_host_vjp(host_calls):
         got = layer_grads(data, cots, jit=True)
     assert host_calls
     assert_same(got, want)
+
+
+def test_the_cpu_default_is_the_c_rule(monkeypatch, rng, host_calls):
+    """By default on the CPU a plain step's backward is the host's, computed in the C core:
+    mbdcp.derivatives.step is never built at a non-degenerate point, jitted or mapped, and the
+    gradients are its own to rounding."""
+    monkeypatch.setattr(mj, "_CPU_BACKWARD", "c")
+    built = []
+    real = mbdcp.derivatives.step
+
+    def counted(*a, **k):
+        built.append(1)
+        return real(*a, **k)
+    data = C.stable(lambda s: plain(s, False), 1)[0]
+    res = C.solve_step(data)
+    cots = C.output_weights(rng, res, OUTS)
+    _, want = reference(data, cots)
+    want["U"] = np.asarray(want["U"])
+    monkeypatch.setattr(mbdcp.derivatives, "step", counted)
+    for jit in (False, True):
+        assert_same(layer_grads(data, cots, jit), want)
+    assert host_calls and not built
+    grad_v = jax.vmap(jax.grad(lambda v: jnp.vdot(cots["v_next"], mj.step(*(data[k] for k in C.STEP_ARGS[:5]), v,
+                                                                          data["h"], p_ext=data["p_ext"],
+                                                                          psi_n=data["psi_n"]))))
+    monkeypatch.setattr(mbdcp.derivatives, "step", real)
+    _, want_v = reference(data, {"v_next": cots["v_next"]})
+    monkeypatch.setattr(mbdcp.derivatives, "step", counted)
+    vs = np.stack([data["v"], data["v"]])
+    np.testing.assert_allclose(grad_v(vs), np.stack([want_v["v"]] * 2), rtol=1e-10,
+                               atol=1e-10 * np.abs(want_v["v"]).max())
+    assert not built
