@@ -15,8 +15,8 @@ velocity v:
   mbdcp.derivatives.step and its vjp (backward), measured in the same call. A pass that never
   enters mbdcp's Python is charged the time of that work measured apart instead: the jitted
   forward of a plain step (an XLA custom call into the C core) mbdcp.step's, and the backward of
-  a plain step (computed in JAX itself up to 16 contacts, else in the C core, as PyTorch's is)
-  mbdcp.derivatives.step's plus its vjp's; such an overhead is negative when the pass is
+  a plain step (computed in the C core, in both frameworks) mbdcp.derivatives.step's plus its
+  vjp's; such an overhead is negative when the pass is
   faster than that work from NumPy;
 - floors: the same overhead of a bare torch.autograd.Function, or a bare jax.custom_vjp whose
   passes are host callbacks, that calls mbdcp.step in its forward and mbdcp.derivatives.step and
@@ -159,7 +159,7 @@ def time_jax(args, kw, g, repeat, inner, solve):
            "fwd": timed(lambda: fwd(*xs).block_until_ready(), inner, repeat, solve)}
     inner.seconds = 0.0
     jax.block_until_ready(apply(pullback, 1.0))
-    entered = inner.seconds > 0.0  # the backward called mbdcp.derivatives (else: in JAX itself or in the C core)
+    entered = inner.seconds > 0.0  # the backward called mbdcp.derivatives (else: computed in the C core)
     b = timed(lambda: jax.block_until_ready(apply(pullback, 1.0)), inner, repeat)
     times = {k: x[:2] for k, x in out.items()}
     times["bwd"] = (b[0], b[1], entered)
@@ -265,8 +265,9 @@ def jax_floor(args, kw, g, repeat, inner):
 
 
 def empty_passes(calls=2000, polluted=200):
-    """(warm, after a 32 MB pass) [s] per call of an empty backward: torch.autograd.Function's
-    gradient and a jax.custom_vjp whose backward is one host callback; None without the framework."""
+    """{framework: (warm, after a 32 MB pass)} [s] per call of an empty backward:
+    torch.autograd.Function's gradient and a jax.custom_vjp whose backward is one host callback
+    (the frameworks installed)."""
     buffer = np.ones(4 << 20)  # 32 MB
 
     def per_call(fn, pollute):
@@ -319,7 +320,7 @@ def ms(t):
 def layer_columns(args, kw, g, repeat, inner, grad, solve, deriv):
     """fwd, bwd [ms], bwd/fwd, overhead fwd/bwd [us] and the floor fwd/bwd [us] for JAX (jitted)
     and PyTorch; ``solve``: the solve's own time (what a custom call spends in the C core), ``deriv``:
-    the derivative's and its vjp's (what a backward computed in JAX itself or in the C core is charged)."""
+    the derivative's and its vjp's (what a backward computed in the C core is charged)."""
     cols, small = [], []
     for name, module in (("jax", jax), ("torch", torch)):
         if module is None:
@@ -408,13 +409,13 @@ def main():
     print(" overhead fwd/bwd [us]: a pass's wall time minus its time inside mbdcp.step / the derivative, same call;")
     print(" a pass that never enters mbdcp's Python is charged that work's time from NumPy, measured apart, so its")
     print(" overhead can be negative: the XLA custom call of the forward mbdcp.step's, the backward of a plain step")
-    print(" (in JAX itself up to 16 contacts, else in the C core) the deriv column's; floors: the same overhead of a bare")
+    print(" (in the C core) the deriv column's; floors: the same overhead of a bare")
     print(" jax.custom_vjp (host callbacks) or torch.autograd.Function around the same mbdcp calls: what JAX's")
     print(" callbacks and PyTorch's autograd cost by themselves; the layer's own overhead is the excess over it)")
     print_table(["contacts", "n_v", "solve", "deriv", "deriv/solve", "jax fwd", "jax bwd", "jax bwd/fwd",
                  "jax overhead", "jax floor", "torch fwd", "torch bwd", "torch bwd/fwd", "torch overhead", "torch floor"], rows)
     print("\nOverhead per call on the smallest problem (the sliding sphere, one contact) [us] (goal <= 20; the jax jit")
-    print("and torch bwd, computed in JAX itself and in the C core, are charged the deriv column; floors as above)")
+    print("and torch bwd, computed in the C core, are charged the deriv column; floors as above)")
     print_table(["solve", "deriv", "jax eager fwd", "jax jit fwd", "jax jit bwd", "jax floor", "torch fwd", "torch bwd",
                  "torch floor"], [[us(t_solve), us(t_deriv)] + small])
     empty = empty_passes()

@@ -65,7 +65,7 @@ except ModuleNotFoundError as exc:
         raise
     raise ModuleNotFoundError("mbdcp.jax needs JAX: pip install 'mbdcp[jax]'", name=exc.name) from exc
 
-from mbdcp.derivatives import _jax_step
+from mbdcp.derivatives import _jax_step, _native_step
 from mbdcp.derivatives import _layers as ad
 from mbdcp.derivatives._common import DEGENERATE_TOL
 from mbdcp.derivatives._layers import CCPOutput, DegenerateWarning, SolveError, StepOutput
@@ -234,18 +234,13 @@ def _native_lemke(options):
 
 
 _STEP_TARGET = "mbdcp_step"
-_STEP_INPUTS = ("M", "Wn", "D", "E", "U", "v", "h", "p_ext", "psi_n")
-_STEP_OPTIONS = ("max_iter", "tol", "degenerate_tol", "method", "baumgarte", "max_correction_speed")
 
 
 def _plain_step(names, shapes, options):
     """(n_v, n_c, m) of a plain step, or None: joints, moving surfaces, a matrix U (its diagonal is
     checked on the host), a stabilisation option, a warm start, ... or shapes that do not fit (a
     misfit the callback's validation names)."""
-    if not set(names) <= set(_STEP_INPUTS) or not set(options) <= set(_STEP_OPTIONS):
-        return None
-    if options.get("method", "lemke") != "lemke" or options.get("max_correction_speed") is not None \
-            or options.get("baumgarte", 1.0) != 1.0:
+    if not _native_step.plain(names, options):
         return None  # other methods raise, the stabilisation options change psi_n: the callback's
     s = dict(zip(names, shapes))
     n_v, n_c, m = s["v"][0] if len(s["v"]) == 1 else -1, s["Wn"][-1], s["D"][-1]
@@ -273,7 +268,7 @@ def _native_step(names, shapes, options):
     absent = {"p_ext": jnp.zeros(0), "psi_n": jnp.zeros(0)}  # a last axis of 0: NULL for the C core
 
     def native(vals):
-        a = [vals[index[k]] if k in index else absent[k] for k in _STEP_INPUTS]
+        a = [vals[index[k]] if k in index else absent[k] for k in _native_step.INPUTS]
         a[4] = jnp.broadcast_to(a[4], (n_c,))  # a scalar mu: the same for every contact
         result = jax.ShapeDtypeStruct((n_v + 2 * n_c + m,), jnp.float64)
         return ffi.ffi_call(target, result, vmap_method="expand_dims")(*a, max_iter=np.int32(max_iter),
