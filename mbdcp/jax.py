@@ -65,9 +65,11 @@ except ModuleNotFoundError as exc:
         raise
     raise ModuleNotFoundError("mbdcp.jax needs JAX: pip install 'mbdcp[jax]'", name=exc.name) from exc
 
-from mbdcp.derivatives import _jax_step, _native_step
+from mbdcp.derivatives import _jax_step
 from mbdcp.derivatives import _layers as ad
 from mbdcp.derivatives._common import DEGENERATE_TOL
+from mbdcp.derivatives._native_step import INPUTS as _PLAIN_INPUTS
+from mbdcp.derivatives._native_step import plain as _plain
 from mbdcp.derivatives._layers import CCPOutput, DegenerateWarning, SolveError, StepOutput
 from mbdcp.derivatives.lcp import RCOND_MIN
 from mbdcp.infrastructure import validate as val
@@ -240,7 +242,7 @@ def _plain_step(names, shapes, options):
     """(n_v, n_c, m) of a plain step, or None: joints, moving surfaces, a matrix U (its diagonal is
     checked on the host), a stabilisation option, a warm start, ... or shapes that do not fit (a
     misfit the callback's validation names)."""
-    if not _native_step.plain(names, options):
+    if not _plain(names, options):
         return None  # other methods raise, the stabilisation options change psi_n: the callback's
     s = dict(zip(names, shapes))
     n_v, n_c, m = s["v"][0] if len(s["v"]) == 1 else -1, s["Wn"][-1], s["D"][-1]
@@ -268,7 +270,7 @@ def _native_step(names, shapes, options):
     absent = {"p_ext": jnp.zeros(0), "psi_n": jnp.zeros(0)}  # a last axis of 0: NULL for the C core
 
     def native(vals):
-        a = [vals[index[k]] if k in index else absent[k] for k in _native_step.INPUTS]
+        a = [vals[index[k]] if k in index else absent[k] for k in _PLAIN_INPUTS]
         a[4] = jnp.broadcast_to(a[4], (n_c,))  # a scalar mu: the same for every contact
         result = jax.ShapeDtypeStruct((n_v + 2 * n_c + m,), jnp.float64)
         return ffi.ffi_call(target, result, vmap_method="expand_dims")(*a, max_iter=np.int32(max_iter),
