@@ -98,13 +98,15 @@ def _check_x64():
 def _call(problem, args, options, full):
     """The outputs of ``problem`` for inputs ``args`` (by name): all of them if ``full``, else the first."""
     _check_x64()
+    if not any(isinstance(x, jax.core.Tracer) for x in args.values()):
+        # no transformation to serve: the solver checks the inputs and solves (a failed solve
+        # raises SolveError as is)
+        outs, _ = ad.forward(problem, {n: np.asarray(x) if isinstance(x, jax.Array) else x for n, x in args.items()},
+                             options)
+        return tuple(jnp.asarray(o) for o in (outs if full else outs[:1]))
     # what is not traced is checked as any array argument is (a tracer's values are checked on the host)
     args = {n: x if isinstance(x, jax.core.Tracer) else val.as_array(n, np.asarray(x) if isinstance(x, jax.Array) else x)
             for n, x in args.items()}
-    if not any(isinstance(x, jax.core.Tracer) for x in args.values()):
-        # no transformation to serve: solve directly (a failed solve raises SolveError as is)
-        outs, _ = ad.forward(problem, args, options)
-        return tuple(jnp.asarray(o) for o in (outs if full else outs[:1]))
     names = tuple(args)
     vals = [jnp.asarray(args[n], dtype=jnp.float64) for n in names]
     shapes = tuple(tuple(v.shape) for v in vals)  # under vmap: one problem's shapes
