@@ -108,8 +108,10 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
                                  const mbdcp_int *start, MbdcpStepOutput *out, MbdcpLemkeInfo *info, void *work,
                                  size_t work_bytes)
 
+    # step_vjp.h (fields as the code reads them; Cython takes their layout from the header)
     ctypedef struct MbdcpStepPoint:
         mbdcp_int n_v, n_c, m
+        mbdcp_float h
         const mbdcp_float *M
         const mbdcp_float *Wn
         const mbdcp_float *D
@@ -118,16 +120,13 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
         const mbdcp_float *v
         const mbdcp_float *p_ext
         const mbdcp_float *psi_n
-        mbdcp_float h
         const mbdcp_float *v_next
         const mbdcp_float *p_n
         const mbdcp_float *beta
         const mbdcp_float *sigma
 
     ctypedef struct MbdcpStepVjpSettings:
-        mbdcp_float degenerate_tol
-        mbdcp_float rcond_min
-        mbdcp_float opposite_rtol
+        mbdcp_float degenerate_tol, rcond_min, opposite_rtol
 
     ctypedef struct MbdcpStepCotangents:
         const mbdcp_float *v_next

@@ -84,23 +84,9 @@ def all_finite(a: np.ndarray) -> Any: ...
 def asymmetry(A: np.ndarray) -> Any: ...
 def grouping_error(E: np.ndarray) -> Any: ...
 def fc_dense_csr(W: np.ndarray) -> Any: ...
-def fc_solve(
-    coulomb: bool,
-    n_c: int,
-    d: int,
-    W_ptr: np.ndarray,
-    W_ind: np.ndarray,
-    W_val: np.ndarray,
-    S: Any,
-    q: np.ndarray,
-    mu: np.ndarray,
-    method: str,
-    inner: str,
-    tol: float,
-    max_iter: int,
-    inner_max_iter: int,
-    r0: Any,
-) -> Any: ...
+def fc_solve(coulomb: bool, n_c: int, d: int, W_ptr: np.ndarray, W_ind: np.ndarray, W_val: np.ndarray, S: Any,
+             q: np.ndarray, mu: np.ndarray, method: str, inner: str, tol: float, max_iter: int, inner_max_iter: int,
+             r0: Any) -> Any: ...
 def fc_residual(
     coulomb: bool,
     n_c: int,

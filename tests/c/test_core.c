@@ -234,6 +234,17 @@ static void test_step_sphere(void)
     CHECK(mbdcp_step_problem_check(&p) == MBDCP_ERR_SETTING);
 }
 
+/* mbdcp_step_solve without a warm start, in an exactly sized heap workspace (freed). */
+static MbdcpReturn solve_step(const MbdcpStepProblem *p, const MbdcpLemkeSettings *s, MbdcpStepOutput *out,
+                              MbdcpLemkeInfo *info)
+{
+    const size_t bytes = mbdcp_step_workspace_size(p);
+    void *work = malloc(bytes);
+    const MbdcpReturn rc = work ? mbdcp_step_solve(p, s, NULL, out, info, work, bytes) : MBDCP_ERR_NULL;
+    free(work);
+    return rc;
+}
+
 /* The reverse mode of the sliding sphere's step (Trinkle (2003), section 4): v_x = v0 - mu g h and
  * w_y = 2.5 mu g h / r, so d v_x / d mu = -g h, d w_y / d mu = 2.5 g h (r = 1), d v_x / d v0 = 1;
  * without gravity the contact grazes (p_n = w_n = 0): left to the full derivative. */
@@ -241,15 +252,12 @@ static void test_step_vjp_sphere(void)
 {
     double M[36], Wn[6], D[24], E[4], mu[1], v[6], p_ext[6], psi[1];
     const MbdcpStepProblem p = sphere(M, Wn, D, E, mu, v, p_ext, psi);
-    double v_next[6], z[6], w[6], F[36], f[6];
-    MbdcpStepOutput out = {v_next, NULL, z, w, F, f, NULL};
+    double v_next[6], z[6], w[6];
+    MbdcpStepOutput out = {v_next, NULL, z, w, NULL, NULL, NULL};
     MbdcpLemkeSettings s;
     MbdcpLemkeInfo info;
     mbdcp_lemke_default_settings(&s);
-    size_t bytes = mbdcp_step_workspace_size(&p);
-    void *work = malloc(bytes);
-    CHECK(mbdcp_step_solve(&p, &s, NULL, &out, &info, work, bytes) == MBDCP_OK && info.status == MBDCP_SOLVED);
-    free(work);
+    CHECK(solve_step(&p, &s, &out, &info) == MBDCP_OK && info.status == MBDCP_SOLVED);
     const mbdcp_int own[4] = {0, 0, 0, 0};
     MbdcpStepPoint pt = {.n_v = 6, .n_c = 1, .m = 4, .M = M, .Wn = Wn, .D = D, .own = own, .mu = mu, .v = v,
                          .p_ext = p_ext, .psi_n = psi, .h = 0.12, .v_next = v_next, .p_n = z, .beta = z + 1,
@@ -259,8 +267,8 @@ static void test_step_vjp_sphere(void)
     const MbdcpStepCotangents c = {gv, NULL, NULL, NULL};
     MbdcpStepGradients g = {gM, gWn, gD, g_v, g_p, g_mu, g_psi, 0.0};
     MbdcpStepVjpOutcome outcome;
-    bytes = mbdcp_step_vjp_workspace_size(6, 1, 4);
-    work = malloc(bytes);
+    const size_t bytes = mbdcp_step_vjp_workspace_size(6, 1, 4);
+    void *work = malloc(bytes);
     const double gh = 9.81 * 0.12;
     CHECK(mbdcp_step_vjp(&pt, &set, &c, &g, &outcome, work, bytes) == MBDCP_OK && outcome == MBDCP_VJP_DECIDED);
     CHECK(near(g_mu[0], -gh, 1e-13) && near(g_v[0], 1, 1e-13) && near(g_p[0], 1, 1e-13) && near(g_p[2], 0.2, 1e-13));
@@ -300,17 +308,6 @@ static void test_cholesky_profile(void)
     CHECK(mbdcp_cholesky(5, A, 0.0) == MBDCP_OK && mbdcp_cholesky_profile(5, B, 0.0, first) == MBDCP_OK);
     CHECK(memcmp(A, B, sizeof A) == 0);
     CHECK(first[0] == 0 && first[1] == 0 && first[2] == 2 && first[3] == 2 && first[4] == 4);
-}
-
-/* mbdcp_step_solve without a warm start, in an exactly sized heap workspace (freed). */
-static MbdcpReturn solve_step(const MbdcpStepProblem *p, const MbdcpLemkeSettings *s, MbdcpStepOutput *out,
-                              MbdcpLemkeInfo *info)
-{
-    const size_t bytes = mbdcp_step_workspace_size(p);
-    void *work = malloc(bytes);
-    const MbdcpReturn rc = work ? mbdcp_step_solve(p, s, NULL, out, info, work, bytes) : MBDCP_ERR_NULL;
-    free(work);
-    return rc;
 }
 
 static void test_step_joint(void)
