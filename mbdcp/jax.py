@@ -99,11 +99,7 @@ def _call(problem, args, options, full):
     """The outputs of ``problem`` for inputs ``args`` (by name): all of them if ``full``, else the first."""
     _check_x64()
     if not any(isinstance(x, jax.core.Tracer) for x in args.values()):
-        # no transformation to serve: the solver checks the inputs and solves (a failed solve
-        # raises SolveError as is)
-        outs, _ = ad.forward(problem, {n: np.asarray(x) if isinstance(x, jax.Array) else x for n, x in args.items()},
-                             options)
-        return tuple(jnp.asarray(o) for o in (outs if full else outs[:1]))
+        return _eager(problem, args, options, full)
     # what is not traced is checked as any array argument is (a tracer's values are checked on the host)
     args = {n: x if isinstance(x, jax.core.Tracer) else val.as_array(n, np.asarray(x) if isinstance(x, jax.Array) else x)
             for n, x in args.items()}
@@ -123,6 +119,14 @@ def _call(problem, args, options, full):
                 _LAYERS.clear()
             _LAYERS[key] = layer
     return layer(*vals)
+
+
+def _eager(problem, args, options, full):
+    """:func:`_call` with no transformation to serve: the solver checks the inputs and solves (a
+    failed solve raises SolveError as is)."""
+    outs, _ = ad.forward(problem, {n: np.asarray(x) if isinstance(x, jax.Array) else x for n, x in args.items()},
+                         options)
+    return tuple(jnp.asarray(o) for o in (outs if full else outs[:1]))
 
 
 def _host_call(fn, size, *args):

@@ -10,6 +10,14 @@ MbdcpReturn mbdcp_cholesky(mbdcp_int n, mbdcp_float *A, mbdcp_float rel_tol)
     return mbdcp_cholesky_profile(n, A, rel_tol, NULL);
 }
 
+/* The first nonzero column of row i's part left of the diagonal (i when there is none). */
+static mbdcp_int row_start(const mbdcp_float *Ai, mbdcp_int i)
+{
+    mbdcp_int f = 0;
+    while (f < i && Ai[f] == 0.0) ++f;
+    return f;
+}
+
 MbdcpReturn mbdcp_cholesky_profile(mbdcp_int n, mbdcp_float *A, mbdcp_float rel_tol, mbdcp_int *first)
 {
     if (n < 0) return MBDCP_ERR_DIMENSION;
@@ -19,15 +27,13 @@ MbdcpReturn mbdcp_cholesky_profile(mbdcp_int n, mbdcp_float *A, mbdcp_float rel_
         /* each pivot against its own diagonal entry: invariant under D A D (a change of units), so a
          * diagonal matrix of condition 1e20 factors while a dependent row still fails */
         const mbdcp_float floor_ = rel_tol * fabs(Ai[i]);
-        mbdcp_int fi = 0;
-        if (first) { /* L keeps A's profile: the entries left of a row's first nonzero stay zero */
-            while (fi < i && Ai[fi] == 0.0) ++fi;
-            first[i] = fi;
-        }
+        /* L keeps A's profile: the entries left of a row's first nonzero stay zero */
+        const mbdcp_int fi = first ? (first[i] = row_start(Ai, i)) : 0;
         for (mbdcp_int j = fi; j <= i; ++j) {
             const mbdcp_float *Aj = A + (size_t)j * n;
             mbdcp_float s = Ai[j];
-            for (mbdcp_int k = first && first[j] > fi ? first[j] : fi; k < j; ++k) s -= Ai[k] * Aj[k];
+            const mbdcp_int k0 = first ? (first[j] > fi ? first[j] : fi) : 0;
+            for (mbdcp_int k = k0; k < j; ++k) s -= Ai[k] * Aj[k];
             if (j < i) {
                 Ai[j] = s / Aj[j];
             } else {

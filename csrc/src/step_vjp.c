@@ -180,37 +180,74 @@ static void rows(Vjp *w)
     }
 }
 
-/* Contacts in contact, sliding or sticking; free directions (beta > 0 at a contact in contact);
- * candidates (beta = w = 0 at a sticking contact); the separated contacts whose sigma follows a
- * sliding speed. The outcome of a point the rule here does not decide (mbdcp.derivatives.step's
- * _classify: its degenerate points and special cases). */
-static MbdcpStepVjpOutcome classify(Vjp *w)
+/* A separated contact: grazing (w_n = 0), or its sigma's maximum attained twice or at zero. */
+static MbdcpStepVjpOutcome separated_outcome(const Vjp *w, mbdcp_int c, int sig, int low)
+{
+    const mbdcp_float tv = w->tv[c];
+    if (w->wn[c] <= tv) return MBDCP_VJP_DEGENERATE;
+    return low && (!sig || w->w2[c] <= tv) ? MBDCP_VJP_DEGENERATE : MBDCP_VJP_DECIDED;
+}
+
+/* A contact in contact: without friction (mu = 0, a boundary), or sticking at the cone's edge. */
+static MbdcpStepVjpOutcome in_contact_outcome(const Vjp *w, mbdcp_int c)
+{
+    if (w->has[c] && w->p->mu[c] == 0.0) return MBDCP_VJP_SPECIAL;
+    return w->stick[c] && w->ws[c] <= w->tp ? MBDCP_VJP_DEGENERATE : MBDCP_VJP_DECIDED;
+}
+
+/* Each contact in contact, sliding or sticking; separated contacts whose sigma follows a sliding
+ * speed (post). The outcome of a contact the rule here does not decide (mbdcp.derivatives.step's
+ * _classify): grazing, a sigma tie, mu = 0 in contact, sticking at the cone's edge. */
+static MbdcpStepVjpOutcome contact_modes(Vjp *w)
 {
     const MbdcpStepPoint *p = w->p;
-    const mbdcp_int nc = w->nc, m = w->m;
-    const mbdcp_float tp = w->tp;
-    for (mbdcp_int c = 0; c < nc; ++c) {
-        const int in = p->p_n[c] > tp, sig = p->sigma[c] > w->tv[c], low = w->has[c] && w->w1[c] <= w->tv[c];
+    for (mbdcp_int c = 0; c < w->nc; ++c) {
+        const mbdcp_float tv = w->tv[c];
+        const int in = p->p_n[c] > w->tp, sig = p->sigma[c] > tv, low = w->has[c] && w->w1[c] <= tv;
         w->in_contact[c] = in;
         w->slide[c] = in && w->has[c] && sig;
         w->stick[c] = in && w->has[c] && !sig;
         w->post[c] = !in && sig && low;
-        if (!in && (w->wn[c] <= w->tv[c] || (low && (!sig || w->w2[c] <= w->tv[c])))) return MBDCP_VJP_DEGENERATE;
-        if (in && w->has[c] && p->mu[c] == 0.0) return MBDCP_VJP_SPECIAL;
-        if (w->stick[c] && w->ws[c] <= tp) return MBDCP_VJP_DEGENERATE; /* at the cone's edge */
+        const MbdcpStepVjpOutcome o = in ? in_contact_outcome(w, c) : separated_outcome(w, c, sig, low);
+        if (o != MBDCP_VJP_DECIDED) return o;
     }
-    for (mbdcp_int c = 0; c < nc; ++c) w->picked[c] = 0; /* here: sliding contacts with a free direction */
-    for (mbdcp_int k = 0; k < m; ++k) {
-        const mbdcp_int c = p->own[k];
-        const int bz = p->beta[k] <= tp && w->wb[k] <= w->tv[c];
-        w->free_b[k] = p->beta[k] > tp && w->in_contact[c];
-        w->cand[k] = bz && w->stick[c];
-        if (bz && w->slide[c]) return MBDCP_VJP_DEGENERATE; /* slip exactly between two directions */
-        if (w->free_b[k]) w->picked[c] = 1;
-    }
-    for (mbdcp_int c = 0; c < nc; ++c)
-        if (w->slide[c] && !w->picked[c]) return MBDCP_VJP_SPECIAL; /* the full derivative frees a direction */
     return MBDCP_VJP_DECIDED;
+}
+
+/* Free directions (beta > 0 at a contact in contact) and candidates (beta = w = 0 at a sticking
+ * contact); not decided here: a slip exactly between two directions, or a sliding contact
+ * without a free direction (the full derivative frees one). */
+static MbdcpStepVjpOutcome direction_modes(Vjp *w)
+{
+    const MbdcpStepPoint *p = w->p;
+    mbdcp_int *freed = w->picked; /* scratch: sliding contacts with a free direction */
+    for (mbdcp_int c = 0; c < w->nc; ++c) freed[c] = 0;
+    for (mbdcp_int k = 0; k < w->m; ++k) {
+        const mbdcp_int c = p->own[k];
+        const int bz = p->beta[k] <= w->tp && w->wb[k] <= w->tv[c];
+        w->free_b[k] = p->beta[k] > w->tp && w->in_contact[c];
+        w->cand[k] = bz && w->stick[c];
+        if (bz && w->slide[c]) return MBDCP_VJP_DEGENERATE;
+        if (w->free_b[k]) freed[c] = 1;
+    }
+    for (mbdcp_int c = 0; c < w->nc; ++c)
+        if (w->slide[c] && !freed[c]) return MBDCP_VJP_SPECIAL;
+    return MBDCP_VJP_DECIDED;
+}
+
+/* Has direction i of a contact (directions k0..k1-1, zero-w ones those with w_b <= tv) an opposite
+ * one among the contact's zero-w directions: |d_i + d_j| <= rtol scale? */
+static int paired(const Vjp *w, mbdcp_int i, mbdcp_int k0, mbdcp_int k1, mbdcp_float tv, mbdcp_float limit)
+{
+    const mbdcp_float *D = w->p->D;
+    const mbdcp_int m = w->m;
+    for (mbdcp_int j = k0; j < k1; ++j) {
+        if (j == i || !(w->wb[j] <= tv)) continue;
+        mbdcp_float gap = 0.0;
+        for (mbdcp_int r = 0; r < w->nv; ++r) gap = fmax(gap, fabs(D[(size_t)r * m + i] + D[(size_t)r * m + j]));
+        if (gap <= limit) return 1;
+    }
+    return 0;
 }
 
 /* The candidates of a sticking contact are structural (w = 0 persists) when its zero-w directions
@@ -218,30 +255,18 @@ static MbdcpStepVjpOutcome classify(Vjp *w)
 static MbdcpStepVjpOutcome structural(const Vjp *w, mbdcp_float rtol)
 {
     const MbdcpStepPoint *p = w->p;
-    const mbdcp_int nv = w->nv, m = w->m;
-    for (mbdcp_int k0 = 0; k0 < m;) {
+    const mbdcp_int m = w->m;
+    for (mbdcp_int k0 = 0, k1; k0 < m; k0 = k1) {
         const mbdcp_int c = p->own[k0];
-        mbdcp_int k1 = k0, any = 0;
-        while (k1 < m && p->own[k1] == c) any |= w->cand[k1++];
-        if (any) {
-            mbdcp_float scale = 0.0;
-            for (mbdcp_int k = k0; k < k1; ++k)
-                if (w->wb[k] <= w->tv[c])
-                    for (mbdcp_int r = 0; r < nv; ++r) scale = fmax(scale, fabs(p->D[(size_t)r * m + k]));
-            for (mbdcp_int i = k0; i < k1; ++i) {
-                if (!(w->wb[i] <= w->tv[c])) continue;
-                int paired = 0;
-                for (mbdcp_int j = k0; j < k1 && !paired; ++j) {
-                    if (j == i || !(w->wb[j] <= w->tv[c])) continue;
-                    mbdcp_float gap = 0.0;
-                    for (mbdcp_int r = 0; r < nv; ++r)
-                        gap = fmax(gap, fabs(p->D[(size_t)r * m + i] + p->D[(size_t)r * m + j]));
-                    paired = gap <= rtol * scale;
-                }
-                if (!paired) return MBDCP_VJP_SPECIAL;
-            }
-        }
-        k0 = k1;
+        const mbdcp_float tv = w->tv[c];
+        mbdcp_int any = 0;
+        for (k1 = k0; k1 < m && p->own[k1] == c; ++k1) any |= w->cand[k1];
+        if (!any) continue;
+        mbdcp_float scale = 0.0;
+        for (mbdcp_int k = k0; k < k1; ++k)
+            for (mbdcp_int r = 0; r < w->nv && w->wb[k] <= tv; ++r) scale = fmax(scale, fabs(p->D[(size_t)r * m + k]));
+        for (mbdcp_int i = k0; i < k1; ++i)
+            if (w->wb[i] <= tv && !paired(w, i, k0, k1, tv, rtol * scale)) return MBDCP_VJP_SPECIAL;
     }
     return MBDCP_VJP_DECIDED;
 }
@@ -259,29 +284,38 @@ static void norms(const Vjp *w, mbdcp_int nsel, int b)
         w->nrm[j] = w->block[j] == b && !w->picked[j] ? sqrt(w->nrm[j]) : -1.0;
 }
 
+/* The first index of the largest of the n values x that are not -1, but skip; -1 if none. */
+static mbdcp_int largest(const mbdcp_float *x, mbdcp_int n, mbdcp_int skip)
+{
+    mbdcp_int j = -1;
+    for (mbdcp_int i = 0; i < n; ++i)
+        if (i != skip && x[i] > (j < 0 ? -1.0 : x[j])) j = i;
+    return j;
+}
+
+/* |R_j + R_k| (k < 0: |R_j|) for columns of the n_v x nsel matrix R. */
+static mbdcp_float column_norm(const Vjp *w, mbdcp_int nsel, mbdcp_int j, mbdcp_int k)
+{
+    mbdcp_float s = 0.0;
+    for (mbdcp_int r = 0; r < w->nv; ++r) {
+        const mbdcp_float t = w->R[(size_t)r * nsel + j] + (k >= 0 ? w->R[(size_t)r * nsel + k] : 0.0);
+        s += t * t;
+    }
+    return sqrt(s);
+}
+
 /* One pick of a pivoted QR on block b: the column of largest residual norm while it exceeds cut,
  * orthogonalised out of R. Returns 0 when none is left, else 1, and sets *tie when the runner-up
  * equalled it (not being its negative) and the pick made it dependent. */
 static int pick(Vjp *w, mbdcp_int nsel, int b, mbdcp_float cut, int *tie)
 {
     norms(w, nsel, b);
-    mbdcp_int j = -1, k = -1;
-    for (mbdcp_int i = 0; i < nsel; ++i)
-        if (w->nrm[i] > (j < 0 ? -1.0 : w->nrm[j])) j = i;
+    const mbdcp_int j = largest(w->nrm, nsel, -1);
     if (j < 0 || !(w->nrm[j] > cut)) return 0;
-    for (mbdcp_int i = 0; i < nsel; ++i)
-        if (i != j && w->nrm[i] > (k < 0 ? -1.0 : w->nrm[k])) k = i;
+    const mbdcp_int k = largest(w->nrm, nsel, j);
     const mbdcp_int nv = w->nv;
     const mbdcp_float nj = w->nrm[j];
-    int near = 0;
-    if (k >= 0 && w->nrm[k] >= (1.0 - TIE) * nj) {
-        mbdcp_float s = 0.0;
-        for (mbdcp_int r = 0; r < nv; ++r) {
-            const mbdcp_float t = w->R[(size_t)r * nsel + j] + w->R[(size_t)r * nsel + k];
-            s += t * t;
-        }
-        near = sqrt(s) > TIE * nj;
-    }
+    const int near = k >= 0 && w->nrm[k] >= (1.0 - TIE) * nj && column_norm(w, nsel, j, k) > TIE * nj;
     for (mbdcp_int r = 0; r < nv; ++r) w->q[r] = w->R[(size_t)r * nsel + j] / nj;
     mbdcp_float *coef = w->rhs; /* scratch (nsel <= nk) */
     mbdcp_gemv(nv, nsel, 1.0, w->R, 1, w->q, 0.0, coef);
@@ -289,13 +323,43 @@ static int pick(Vjp *w, mbdcp_int nsel, int b, mbdcp_float cut, int *tie)
         mbdcp_float *Rr = w->R + (size_t)r * nsel;
         for (mbdcp_int i = 0; i < nsel; ++i) Rr[i] -= w->q[r] * coef[i];
     }
-    if (near) {
-        mbdcp_float s = 0.0;
-        for (mbdcp_int r = 0; r < nv; ++r) s += w->R[(size_t)r * nsel + k] * w->R[(size_t)r * nsel + k];
-        *tie |= sqrt(s) <= cut;
-    }
+    if (near) *tie |= column_norm(w, nsel, k, -1) <= cut;
     w->picked[j] = 1;
     return 1;
+}
+
+/* The block of column j of J = [Wn D] among the imposed rows (NONE: not imposed). */
+static int block_of(const Vjp *w, mbdcp_int j)
+{
+    const mbdcp_int nc = w->nc;
+    if (j < nc) return w->in_contact[j] ? (w->slide[j] ? SLIDING_N : STICKING_N) : NONE;
+    if (w->cand[j - nc]) return STRUCTURAL;
+    return w->free_b[j - nc] && w->stick[w->p->own[j - nc]] ? STICKING_B : NONE;
+}
+
+/* The imposed columns (sel, their blocks) and R = their columns of X with their norms squared in
+ * norm0; returns how many, 0 when all are sliding normals (nothing to choose). */
+static mbdcp_int imposed(Vjp *w)
+{
+    mbdcp_int nsel = 0, any = 0;
+    for (mbdcp_int j = 0; j < w->ncol; ++j) {
+        const int b = block_of(w, j);
+        if (b == NONE) continue;
+        any |= b != SLIDING_N;
+        w->sel[nsel] = j;
+        w->block[nsel] = b;
+        w->picked[nsel++] = 0;
+    }
+    if (!any) return 0;
+    for (mbdcp_int i = 0; i < nsel; ++i) w->norm0[i] = 0.0;
+    for (mbdcp_int r = 0; r < w->nv; ++r) {
+        mbdcp_float *Rr = w->R + (size_t)r * nsel;
+        for (mbdcp_int i = 0; i < nsel; ++i) {
+            Rr[i] = w->X[(size_t)r * w->ncol + w->sel[i]];
+            w->norm0[i] += Rr[i] * Rr[i];
+        }
+    }
+    return nsel;
 }
 
 /* The imposed rows kept (mbdcp.derivatives.step's _drop_dependent): all sliding normals, then per
@@ -304,39 +368,35 @@ static int pick(Vjp *w, mbdcp_int nsel, int b, mbdcp_float cut, int *tie)
  * candidate stays at zero, a kept one joins the free directions. */
 static MbdcpStepVjpOutcome independent(Vjp *w)
 {
-    const mbdcp_int nv = w->nv, nc = w->nc;
-    mbdcp_int nsel = 0, any = 0;
-    for (mbdcp_int j = 0; j < w->ncol; ++j) {
-        int b = NONE;
-        if (j < nc && w->in_contact[j]) b = w->slide[j] ? SLIDING_N : STICKING_N;
-        if (j >= nc && w->free_b[j - nc] && w->stick[w->p->own[j - nc]]) b = STICKING_B;
-        if (j >= nc && w->cand[j - nc]) b = STRUCTURAL;
-        if (b == NONE) continue;
-        any |= b != SLIDING_N;
-        w->sel[nsel] = j;
-        w->block[nsel] = b;
-        w->picked[nsel++] = 0;
-    }
-    if (!any) return MBDCP_VJP_DECIDED;
-    for (mbdcp_int r = 0; r < nv; ++r)
-        for (mbdcp_int i = 0; i < nsel; ++i) w->R[(size_t)r * nsel + i] = w->X[(size_t)r * w->ncol + w->sel[i]];
-    for (mbdcp_int i = 0; i < nsel; ++i) w->norm0[i] = 0.0;
-    for (mbdcp_int r = 0; r < nv; ++r)
-        for (mbdcp_int i = 0; i < nsel; ++i) w->norm0[i] += w->R[(size_t)r * nsel + i] * w->R[(size_t)r * nsel + i];
+    const mbdcp_int nsel = imposed(w);
     int tie = 0;
-    for (int b = SLIDING_N; b <= STRUCTURAL; ++b) {
+    for (int b = SLIDING_N; nsel && b <= STRUCTURAL; ++b) {
         mbdcp_float big = 0.0;
         for (mbdcp_int i = 0; i < nsel; ++i)
             if (w->block[i] == b) big = fmax(big, sqrt(w->norm0[i]));
         while (pick(w, nsel, b, RANK_CUT * fmax(big, 1e-300), &tie)) {
         }
-        for (mbdcp_int i = 0; i < nsel; ++i)
-            if ((b == STICKING_N || b == STICKING_B) && w->block[i] == b && !w->picked[i]) return MBDCP_VJP_DEPENDENT;
+        for (mbdcp_int i = 0; i < nsel && (b == STICKING_N || b == STICKING_B); ++i)
+            if (w->block[i] == b && !w->picked[i]) return MBDCP_VJP_DEPENDENT;
     }
     if (tie) return MBDCP_VJP_DEPENDENT;
     for (mbdcp_int i = 0; i < nsel; ++i)
-        if (w->block[i] == STRUCTURAL && w->picked[i]) w->free_b[w->sel[i] - nc] = 1;
+        if (w->block[i] == STRUCTURAL && w->picked[i]) w->free_b[w->sel[i] - w->nc] = 1;
     return MBDCP_VJP_DECIDED;
+}
+
+/* The free multipliers' indices FN (p_n), FB (beta), FS (sigma), and the positions of p_n and
+ * sigma among them (-1: not free). */
+static void free_indices(Vjp *w)
+{
+    w->nfn = w->nfb = w->nfs = 0;
+    for (mbdcp_int c = 0; c < w->nc; ++c) {
+        w->pos_n[c] = w->pos_s[c] = -1;
+        if (w->in_contact[c]) w->pos_n[c] = w->nfn, w->FN[w->nfn++] = c;
+        if (w->slide[c]) w->pos_s[c] = w->nfs, w->FS[w->nfs++] = c;
+    }
+    for (mbdcp_int k = 0; k < w->m; ++k)
+        if (w->free_b[k]) w->FB[w->nfb++] = k;
 }
 
 /* The free multipliers' indices, X's columns of their rows (Xs), and K^T of the implicit-function
@@ -344,15 +404,8 @@ static MbdcpStepVjpOutcome independent(Vjp *w)
 static void system(Vjp *w)
 {
     const MbdcpStepPoint *p = w->p;
-    const mbdcp_int nv = w->nv, nc = w->nc, m = w->m;
-    w->nfn = w->nfb = w->nfs = 0;
-    for (mbdcp_int c = 0; c < nc; ++c) {
-        w->pos_n[c] = w->pos_s[c] = -1;
-        if (w->in_contact[c]) w->pos_n[c] = w->nfn, w->FN[w->nfn++] = c;
-        if (w->slide[c]) w->pos_s[c] = w->nfs, w->FS[w->nfs++] = c;
-    }
-    for (mbdcp_int k = 0; k < m; ++k)
-        if (w->free_b[k]) w->FB[w->nfb++] = k;
+    const mbdcp_int nv = w->nv, nc = w->nc;
+    free_indices(w);
     const mbdcp_int nJ = w->nfn + w->nfb, n = nJ + w->nfs;
     for (mbdcp_int r = 0; r < nv; ++r) {
         const mbdcp_float *Xr = w->X + (size_t)r * w->ncol;
@@ -377,6 +430,21 @@ static void system(Vjp *w)
     for (mbdcp_int s = 0; s < w->nfs; ++s) {
         const mbdcp_int c = w->FS[s];
         w->K[(size_t)w->pos_n[c] * n + nJ + s] = p->mu[c];
+    }
+}
+
+/* g_v (the cotangent of v_next) and c_f: a separated contact's sigma follows the sliding speed of
+ * its slowest direction, -(d_k^T v_next), so its cotangent moves to v_next and to D's column. */
+static void follow_sliding_speed(Vjp *w, const MbdcpStepCotangents *c)
+{
+    const mbdcp_float *D = w->p->D;
+    for (mbdcp_int r = 0; r < w->nv; ++r) w->gv[r] = c->v_next ? c->v_next[r] : 0.0;
+    for (mbdcp_int k = 0; k < w->m; ++k) w->cf[k] = 0.0;
+    for (mbdcp_int i = 0; c->sigma && i < w->nc; ++i) {
+        if (!w->post[i]) continue;
+        const mbdcp_int k = w->arg[i];
+        w->cf[k] += c->sigma[i];
+        for (mbdcp_int r = 0; r < w->nv; ++r) w->gv[r] -= D[(size_t)r * w->m + k] * c->sigma[i];
     }
 }
 
@@ -442,20 +510,40 @@ static int finite_gradients(const Vjp *w, const MbdcpStepGradients *g)
            (!g->Wn || mbdcp_all_finite(nv * nc, g->Wn)) && (!g->D || mbdcp_all_finite(nv * m, g->D));
 }
 
+/* Are the n pointers given? */
+static int given(int n, const void *const *ptr)
+{
+    for (int i = 0; i < n; ++i)
+        if (!ptr[i]) return 0;
+    return 1;
+}
+
+/* The pointers a point of these sizes needs, and the gradients it writes. */
+static int pointers_given(const MbdcpStepPoint *p, const MbdcpStepGradients *g)
+{
+    const void *const per_v[] = {p->M, p->v, p->v_next, g->v, g->p_ext};
+    const void *const per_c[] = {p->Wn, p->mu, p->p_n, p->sigma, g->mu, g->psi_n};
+    const void *const per_m[] = {p->D, p->own, p->beta};
+    return (!p->n_v || given(5, per_v)) && (!p->n_c || given(6, per_c)) && (!p->m || given(3, per_m));
+}
+
+/* Each direction's contact in range, ascending (E's grouping). */
+static int owners_ordered(const MbdcpStepPoint *p)
+{
+    for (mbdcp_int k = 0; k < p->m; ++k)
+        if (p->own[k] < 0 || p->own[k] >= p->n_c || (k && p->own[k] < p->own[k - 1])) return 0;
+    return 1;
+}
+
 static MbdcpReturn check(const MbdcpStepPoint *p, const MbdcpStepVjpSettings *s, const MbdcpStepCotangents *c,
                          const MbdcpStepGradients *g, const MbdcpStepVjpOutcome *outcome)
 {
     if (!p || !s || !c || !g || !outcome) return MBDCP_ERR_NULL;
     if (p->n_v < 0 || p->n_c < 0 || p->m < 0) return MBDCP_ERR_DIMENSION;
-    if ((p->n_v && (!p->M || !p->v || !p->v_next || !g->v || !g->p_ext)) ||
-        (p->n_c && (!p->Wn || !p->mu || !p->p_n || !p->sigma || !g->mu || !g->psi_n)) ||
-        (p->m && (!p->D || !p->own || !p->beta)))
-        return MBDCP_ERR_NULL;
-    for (mbdcp_int k = 0; k < p->m; ++k)
-        if (p->own[k] < 0 || p->own[k] >= p->n_c || (k && p->own[k] < p->own[k - 1])) return MBDCP_ERR_DATA;
-    if (!(p->h > 0.0) || !(s->degenerate_tol > 0.0) || !(s->rcond_min > 0.0) || !(s->opposite_rtol >= 0.0))
-        return MBDCP_ERR_SETTING;
-    return MBDCP_OK;
+    if (!pointers_given(p, g)) return MBDCP_ERR_NULL;
+    if (!owners_ordered(p)) return MBDCP_ERR_DATA;
+    const int settings_ok = s->degenerate_tol > 0.0 && s->rcond_min > 0.0 && s->opposite_rtol >= 0.0;
+    return p->h > 0.0 && settings_ok ? MBDCP_OK : MBDCP_ERR_SETTING;
 }
 
 MbdcpReturn mbdcp_step_vjp(const MbdcpStepPoint *p, const MbdcpStepVjpSettings *s, const MbdcpStepCotangents *c,
@@ -476,19 +564,12 @@ MbdcpReturn mbdcp_step_vjp(const MbdcpStepPoint *p, const MbdcpStepVjpSettings *
     *outcome = MBDCP_VJP_SINGULAR;
     if (!scales(&w, s->degenerate_tol)) return MBDCP_OK;
     rows(&w);
-    if ((*outcome = classify(&w)) != MBDCP_VJP_DECIDED) return MBDCP_OK;
+    if ((*outcome = contact_modes(&w)) != MBDCP_VJP_DECIDED) return MBDCP_OK;
+    if ((*outcome = direction_modes(&w)) != MBDCP_VJP_DECIDED) return MBDCP_OK;
     if ((*outcome = structural(&w, s->opposite_rtol)) != MBDCP_VJP_DECIDED) return MBDCP_OK;
     if ((*outcome = independent(&w)) != MBDCP_VJP_DECIDED) return MBDCP_OK;
     system(&w);
-    /* a separated contact's sigma follows the sliding speed of its slowest direction */
-    for (mbdcp_int r = 0; r < w.nv; ++r) w.gv[r] = c->v_next ? c->v_next[r] : 0.0;
-    for (mbdcp_int k = 0; k < w.m; ++k) w.cf[k] = 0.0;
-    for (mbdcp_int ci = 0; c->sigma && ci < w.nc; ++ci) {
-        if (!w.post[ci]) continue;
-        const mbdcp_int k = w.arg[ci];
-        w.cf[k] += c->sigma[ci];
-        for (mbdcp_int r = 0; r < w.nv; ++r) w.gv[r] -= p->D[(size_t)r * w.m + k] * c->sigma[ci];
-    }
+    follow_sliding_speed(&w, c);
     *outcome = MBDCP_VJP_SINGULAR;
     if (!multipliers(&w, c, s->rcond_min)) return MBDCP_OK;
     gradients(&w, g);
