@@ -68,9 +68,9 @@ except ModuleNotFoundError as exc:
 from mbdcp.derivatives import _jax_step
 from mbdcp.derivatives import _layers as ad
 from mbdcp.derivatives._common import DEGENERATE_TOL
+from mbdcp.derivatives._layers import CCPOutput, DegenerateWarning, SolveError, StepOutput
 from mbdcp.derivatives._native_step import INPUTS as _PLAIN_INPUTS
 from mbdcp.derivatives._native_step import plain as _plain
-from mbdcp.derivatives._layers import CCPOutput, DegenerateWarning, SolveError, StepOutput
 from mbdcp.derivatives.lcp import RCOND_MIN
 from mbdcp.infrastructure import validate as val
 
