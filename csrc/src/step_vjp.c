@@ -18,26 +18,27 @@
 enum { NONE = -1, SLIDING_N = 0, STICKING_N = 1, STICKING_B = 2, STRUCTURAL = 3 };
 
 typedef struct {
-    const MbdcpStepPoint *p;
+    const MbdcpStepProblem *p;
+    const mbdcp_float *vn, *pn, *beta, *sigma; /* the solution */
     mbdcp_int nv, nc, m, ncol, nk; /* ncol = n_c + m columns of J = [Wn D]; nk: the system's size bound */
     mbdcp_float tp;                /* the impulse threshold */
     mbdcp_int nfn, nfb, nfs;       /* free p_n, beta, sigma */
-    mbdcp_float *L, *X, *R, *Xs, *K;
+    mbdcp_float *L, *X, *R, *K; /* X = L^-1 [Wn D], then its free columns Xs in its place (system) */
     mbdcp_float *free_acc, *Mv, *Mvn, *a, *av, *gv, *q, *tv, *wn, *wb, *ws, *w1, *w2, *rhs, *cn, *cf, *norm0, *nrm;
-    mbdcp_int *first, *piv, *arg, *FN, *FB, *FS, *pos_n, *pos_s, *block, *picked, *sel;
+    mbdcp_int *own, *first, *piv, *arg, *FN, *FB, *FS, *pos_n, *pos_s, *block, *picked, *sel;
     mbdcp_int *in_contact, *slide, *stick, *has, *post, *free_b, *cand;
 } Vjp;
 
 static size_t floats(mbdcp_int nv, mbdcp_int nc, mbdcp_int m)
 {
     const size_t v = (size_t)nv, col = (size_t)nc + (size_t)m, k = col + (size_t)nc;
-    return v * v + 3 * v * col + k * k + 7 * v + 6 * (size_t)nc + 2 * (size_t)m + k + 2 * col;
+    return v * v + 2 * v * col + k * k + 7 * v + 6 * (size_t)nc + 2 * (size_t)m + k + 2 * col;
 }
 
 static size_t ints(mbdcp_int nv, mbdcp_int nc, mbdcp_int m)
 {
     const size_t col = (size_t)nc + (size_t)m;
-    return (size_t)nv + (col + (size_t)nc) + 10 * (size_t)nc + 3 * (size_t)m + 3 * col;
+    return (size_t)nv + (col + (size_t)nc) + 10 * (size_t)nc + 4 * (size_t)m + 3 * col;
 }
 
 size_t mbdcp_step_vjp_workspace_size(mbdcp_int n_v, mbdcp_int n_c, mbdcp_int m)
@@ -67,7 +68,6 @@ static void layout(Vjp *w, void *work)
     w->L = take(&f, v * v);
     w->X = take(&f, v * col);
     w->R = take(&f, v * col);
-    w->Xs = take(&f, v * col);
     w->K = take(&f, k * k);
     w->free_acc = take(&f, v);
     w->Mv = take(&f, v);
@@ -100,6 +100,7 @@ static void layout(Vjp *w, void *work)
     w->stick = take_int(&i, nc);
     w->has = take_int(&i, nc);
     w->post = take_int(&i, nc);
+    w->own = take_int(&i, m);
     w->FB = take_int(&i, m);
     w->free_b = take_int(&i, m);
     w->cand = take_int(&i, m);
@@ -119,7 +120,7 @@ static mbdcp_float amax(mbdcp_int n, const mbdcp_float *x, mbdcp_float big)
  * at the step's velocity scale (tv). 0 when M is not positive definite. */
 static int scales(Vjp *w, mbdcp_float tol)
 {
-    const MbdcpStepPoint *p = w->p;
+    const MbdcpStepProblem *p = w->p;
     const mbdcp_int nv = w->nv, nc = w->nc, m = w->m, col = w->ncol;
     memcpy(w->L, p->M, (size_t)nv * nv * sizeof(mbdcp_float));
     if (mbdcp_cholesky_profile(nv, w->L, 0.0, w->first) != MBDCP_OK) return 0;
@@ -132,11 +133,11 @@ static int scales(Vjp *w, mbdcp_float tol)
     mbdcp_trsv_lower(nv, w->L, 0, w->free_acc);
     mbdcp_trsv_lower(nv, w->L, 1, w->free_acc);
     mbdcp_gemv(nv, nv, 1.0, p->M, 0, p->v, 0.0, w->Mv);
-    mbdcp_gemv(nv, nv, 1.0, p->M, 0, p->v_next, 0.0, w->Mvn);
-    mbdcp_float V = amax(nv, p->v, amax(nv, p->v_next, amax(nv, w->free_acc, 0.0)));
-    for (mbdcp_int r = 0; r < nv; ++r) V = fmax(V, fabs(p->v_next[r] - p->v[r] - w->free_acc[r]));
+    mbdcp_gemv(nv, nv, 1.0, p->M, 0, w->vn, 0.0, w->Mvn);
+    mbdcp_float V = amax(nv, p->v, amax(nv, w->vn, amax(nv, w->free_acc, 0.0)));
+    for (mbdcp_int r = 0; r < nv; ++r) V = fmax(V, fabs(w->vn[r] - p->v[r] - w->free_acc[r]));
     V = fmax(V, TINY);
-    const mbdcp_float P = amax(nc, p->p_n, amax(m, p->beta, amax(nv, p->p_ext, amax(nv, w->Mv, amax(nv, w->Mvn, TINY)))));
+    const mbdcp_float P = amax(nc, w->pn, amax(m, w->beta, amax(nv, p->p_ext, amax(nv, w->Mv, amax(nv, w->Mvn, TINY)))));
     w->tp = tol * P;
     for (mbdcp_int c = 0; c < nc; ++c) w->tv[c] = p->psi_n ? fabs(p->psi_n[c]) / p->h : 0.0;
     for (mbdcp_int j = 0; j < col; ++j) w->nrm[j] = 0.0;
@@ -145,7 +146,7 @@ static int scales(Vjp *w, mbdcp_float tol)
         for (mbdcp_int k = 0; k < m; ++k) w->nrm[nc + k] += fabs(p->D[(size_t)r * m + k]);
     }
     for (mbdcp_int c = 0; c < nc; ++c) w->tv[c] += V * w->nrm[c];
-    for (mbdcp_int k = 0; k < m; ++k) w->tv[p->own[k]] = fmax(w->tv[p->own[k]], V * w->nrm[nc + k]);
+    for (mbdcp_int k = 0; k < m; ++k) w->tv[w->own[k]] = fmax(w->tv[w->own[k]], V * w->nrm[nc + k]);
     for (mbdcp_int c = 0; c < nc; ++c) w->tv[c] *= tol;
     return 1;
 }
@@ -154,21 +155,21 @@ static int scales(Vjp *w, mbdcp_float tol)
  * w_s = mu p_n - E^T beta; per contact the smallest w_b, its first direction and the next smallest. */
 static void rows(Vjp *w)
 {
-    const MbdcpStepPoint *p = w->p;
+    const MbdcpStepProblem *p = w->p;
     const mbdcp_int nv = w->nv, nc = w->nc, m = w->m;
-    mbdcp_gemv(nv, nc, 1.0, p->Wn, 1, p->v_next, 0.0, w->wn);
-    mbdcp_gemv(nv, m, 1.0, p->D, 1, p->v_next, 0.0, w->wb);
+    mbdcp_gemv(nv, nc, 1.0, p->Wn, 1, w->vn, 0.0, w->wn);
+    mbdcp_gemv(nv, m, 1.0, p->D, 1, w->vn, 0.0, w->wb);
     for (mbdcp_int c = 0; c < nc; ++c) {
         if (p->psi_n) w->wn[c] += p->psi_n[c] / p->h;
-        w->ws[c] = p->mu[c] * p->p_n[c];
+        w->ws[c] = p->mu[c] * w->pn[c];
         w->w1[c] = w->w2[c] = INFINITY;
         w->arg[c] = -1;
         w->has[c] = 0;
     }
     for (mbdcp_int k = 0; k < m; ++k) {
-        const mbdcp_int c = p->own[k];
-        w->wb[k] += p->sigma[c];
-        w->ws[c] -= p->beta[k];
+        const mbdcp_int c = w->own[k];
+        w->wb[k] += w->sigma[c];
+        w->ws[c] -= w->beta[k];
         w->has[c] = 1;
         if (w->wb[k] < w->w1[c]) {
             w->w2[c] = w->w1[c];
@@ -200,10 +201,9 @@ static MbdcpStepVjpOutcome in_contact_outcome(const Vjp *w, mbdcp_int c)
  * _classify): grazing, a sigma tie, mu = 0 in contact, sticking at the cone's edge. */
 static MbdcpStepVjpOutcome contact_modes(Vjp *w)
 {
-    const MbdcpStepPoint *p = w->p;
     for (mbdcp_int c = 0; c < w->nc; ++c) {
         const mbdcp_float tv = w->tv[c];
-        const int in = p->p_n[c] > w->tp, sig = p->sigma[c] > tv, low = w->has[c] && w->w1[c] <= tv;
+        const int in = w->pn[c] > w->tp, sig = w->sigma[c] > tv, low = w->has[c] && w->w1[c] <= tv;
         w->in_contact[c] = in;
         w->slide[c] = in && w->has[c] && sig;
         w->stick[c] = in && w->has[c] && !sig;
@@ -219,13 +219,12 @@ static MbdcpStepVjpOutcome contact_modes(Vjp *w)
  * without a free direction (the full derivative frees one). */
 static MbdcpStepVjpOutcome direction_modes(Vjp *w)
 {
-    const MbdcpStepPoint *p = w->p;
     mbdcp_int *freed = w->picked; /* scratch: sliding contacts with a free direction */
     for (mbdcp_int c = 0; c < w->nc; ++c) freed[c] = 0;
     for (mbdcp_int k = 0; k < w->m; ++k) {
-        const mbdcp_int c = p->own[k];
-        const int bz = p->beta[k] <= w->tp && w->wb[k] <= w->tv[c];
-        w->free_b[k] = p->beta[k] > w->tp && w->in_contact[c];
+        const mbdcp_int c = w->own[k];
+        const int bz = w->beta[k] <= w->tp && w->wb[k] <= w->tv[c];
+        w->free_b[k] = w->beta[k] > w->tp && w->in_contact[c];
         w->cand[k] = bz && w->stick[c];
         if (bz && w->slide[c]) return MBDCP_VJP_DEGENERATE;
         if (w->free_b[k]) freed[c] = 1;
@@ -254,13 +253,13 @@ static int paired(const Vjp *w, mbdcp_int i, mbdcp_int k0, mbdcp_int k1, mbdcp_f
  * come in opposite pairs; otherwise a linear program decides: not here. */
 static MbdcpStepVjpOutcome structural(const Vjp *w, mbdcp_float rtol)
 {
-    const MbdcpStepPoint *p = w->p;
+    const MbdcpStepProblem *p = w->p;
     const mbdcp_int m = w->m;
     for (mbdcp_int k0 = 0, k1; k0 < m; k0 = k1) {
-        const mbdcp_int c = p->own[k0];
+        const mbdcp_int c = w->own[k0];
         const mbdcp_float tv = w->tv[c];
         mbdcp_int any = 0;
-        for (k1 = k0; k1 < m && p->own[k1] == c; ++k1) any |= w->cand[k1];
+        for (k1 = k0; k1 < m && w->own[k1] == c; ++k1) any |= w->cand[k1];
         if (!any) continue;
         mbdcp_float scale = 0.0;
         for (mbdcp_int k = k0; k < k1; ++k)
@@ -334,7 +333,7 @@ static int block_of(const Vjp *w, mbdcp_int j)
     const mbdcp_int nc = w->nc;
     if (j < nc) return w->in_contact[j] ? (w->slide[j] ? SLIDING_N : STICKING_N) : NONE;
     if (w->cand[j - nc]) return STRUCTURAL;
-    return w->free_b[j - nc] && w->stick[w->p->own[j - nc]] ? STICKING_B : NONE;
+    return w->free_b[j - nc] && w->stick[w->own[j - nc]] ? STICKING_B : NONE;
 }
 
 /* The imposed columns (sel, their blocks) and R = their columns of X with their norms squared in
@@ -403,18 +402,20 @@ static void free_indices(Vjp *w)
  * system in (p_n[FN], beta[FB], sigma[FS]) (mbdcp.derivatives.step's _ift_system). */
 static void system(Vjp *w)
 {
-    const MbdcpStepPoint *p = w->p;
+    const MbdcpStepProblem *p = w->p;
     const mbdcp_int nv = w->nv, nc = w->nc;
     free_indices(w);
     const mbdcp_int nJ = w->nfn + w->nfb, n = nJ + w->nfs;
+    /* Xs (n_v x nJ) in X's place: each entry moves to an index no larger than its own (the free
+     * columns ascend), which the entries before it have left */
     for (mbdcp_int r = 0; r < nv; ++r) {
         const mbdcp_float *Xr = w->X + (size_t)r * w->ncol;
-        mbdcp_float *Sr = w->Xs + (size_t)r * nJ;
+        mbdcp_float *Sr = w->X + (size_t)r * nJ;
         for (mbdcp_int i = 0; i < w->nfn; ++i) Sr[i] = Xr[w->FN[i]];
         for (mbdcp_int i = 0; i < w->nfb; ++i) Sr[w->nfn + i] = Xr[nc + w->FB[i]];
     }
     /* X_s^T X_s formed at K's start (nJ x nJ), then spread to K's rows of n, the last row first */
-    mbdcp_gram(nv, nJ, w->Xs, w->K);
+    mbdcp_gram(nv, nJ, w->X, w->K);
     for (mbdcp_int i = n - 1; i >= 0; --i) {
         mbdcp_float *Ki = w->K + (size_t)i * n;
         if (i < nJ) memmove(Ki, w->K + (size_t)i * nJ, (size_t)nJ * sizeof(mbdcp_float));
@@ -422,7 +423,7 @@ static void system(Vjp *w)
     }
     /* K: beta rows + dsigma; sigma rows mu dp_n - sum dbeta; here transposed */
     for (mbdcp_int i = 0; i < w->nfb; ++i) {
-        const mbdcp_int s = w->pos_s[p->own[w->FB[i]]];
+        const mbdcp_int s = w->pos_s[w->own[w->FB[i]]];
         if (s < 0) continue;
         w->K[(size_t)(nJ + s) * n + w->nfn + i] = 1.0;
         w->K[(size_t)(w->nfn + i) * n + nJ + s] = -1.0;
@@ -435,7 +436,7 @@ static void system(Vjp *w)
 
 /* g_v (the cotangent of v_next) and c_f: a separated contact's sigma follows the sliding speed of
  * its slowest direction, -(d_k^T v_next), so its cotangent moves to v_next and to D's column. */
-static void follow_sliding_speed(Vjp *w, const MbdcpStepCotangents *c)
+static void follow_sliding_speed(Vjp *w, const MbdcpStepVectors *c)
 {
     const mbdcp_float *D = w->p->D;
     for (mbdcp_int r = 0; r < w->nv; ++r) w->gv[r] = c->v_next ? c->v_next[r] : 0.0;
@@ -450,7 +451,7 @@ static void follow_sliding_speed(Vjp *w, const MbdcpStepCotangents *c)
 
 /* lam = K^-T h for h = (the free multipliers' cotangents) + (X_s^T L^-1 g_v, 0); a = L^-1 g_v. 0
  * when K is too near singular for its pivots' spread to clear rcond_min. */
-static int multipliers(Vjp *w, const MbdcpStepCotangents *c, mbdcp_float rcond_min)
+static int multipliers(Vjp *w, const MbdcpStepVectors *c, mbdcp_float rcond_min)
 {
     const mbdcp_int nv = w->nv, nJ = w->nfn + w->nfb, n = nJ + w->nfs;
     memcpy(w->a, w->gv, (size_t)nv * sizeof(mbdcp_float));
@@ -458,7 +459,7 @@ static int multipliers(Vjp *w, const MbdcpStepCotangents *c, mbdcp_float rcond_m
     for (mbdcp_int i = 0; i < w->nfn; ++i) w->rhs[i] = c->p_n ? c->p_n[w->FN[i]] : 0.0;
     for (mbdcp_int i = 0; i < w->nfb; ++i) w->rhs[w->nfn + i] = c->beta ? c->beta[w->FB[i]] : 0.0;
     for (mbdcp_int i = 0; i < w->nfs; ++i) w->rhs[nJ + i] = c->sigma ? c->sigma[w->FS[i]] : 0.0;
-    mbdcp_gemv(nv, nJ, 1.0, w->Xs, 1, w->a, 1.0, w->rhs);
+    mbdcp_gemv(nv, nJ, 1.0, w->X, 1, w->a, 1.0, w->rhs);
     if (n == 0) return 1;
     if (mbdcp_lu_solve(n, w->K, w->piv, w->rhs, 0.0) != MBDCP_OK) return 0;
     mbdcp_float lo = INFINITY, hi = 0.0;
@@ -473,11 +474,11 @@ static int multipliers(Vjp *w, const MbdcpStepCotangents *c, mbdcp_float rcond_m
 /* The gradients from lam (mbdcp.derivatives.step's reverse mode): a_v = L^-T (a - X_s lam_J). */
 static void gradients(Vjp *w, MbdcpStepGradients *g)
 {
-    const MbdcpStepPoint *p = w->p;
+    const MbdcpStepProblem *p = w->p;
     const mbdcp_int nv = w->nv, nc = w->nc, m = w->m, nJ = w->nfn + w->nfb;
     const mbdcp_float *lam = w->rhs, h = p->h;
     memcpy(w->av, w->a, (size_t)nv * sizeof(mbdcp_float));
-    mbdcp_gemv(nv, nJ, -1.0, w->Xs, 0, lam, 1.0, w->av);
+    mbdcp_gemv(nv, nJ, -1.0, w->X, 0, lam, 1.0, w->av);
     mbdcp_trsv_lower(nv, w->L, 1, w->av);
     for (mbdcp_int c = 0; c < nc; ++c) w->cn[c] = g->mu[c] = 0.0;
     g->h = 0.0;
@@ -487,18 +488,18 @@ static void gradients(Vjp *w, MbdcpStepGradients *g)
     }
     g->h /= h * h;
     for (mbdcp_int i = 0; i < w->nfb; ++i) w->cf[w->FB[i]] += lam[w->nfn + i];
-    for (mbdcp_int i = 0; i < w->nfs; ++i) g->mu[w->FS[i]] = -lam[nJ + i] * p->p_n[w->FS[i]];
+    for (mbdcp_int i = 0; i < w->nfs; ++i) g->mu[w->FS[i]] = -lam[nJ + i] * w->pn[w->FS[i]];
     for (mbdcp_int c = 0; c < nc; ++c) g->psi_n[c] = -w->cn[c] / h;
     memcpy(g->p_ext, w->av, (size_t)nv * sizeof(mbdcp_float));
     mbdcp_gemv(nv, nv, 1.0, p->M, 0, w->av, 0.0, g->v);
     for (mbdcp_int r = 0; r < nv; ++r) {
-        const mbdcp_float ar = w->av[r], vr = p->v_next[r], dr = p->v[r] - p->v_next[r];
+        const mbdcp_float ar = w->av[r], vr = w->vn[r], dr = p->v[r] - w->vn[r];
         if (g->M)
-            for (mbdcp_int j = 0; j < nv; ++j) g->M[(size_t)r * nv + j] = 0.5 * (ar * (p->v[j] - p->v_next[j]) + dr * w->av[j]);
+            for (mbdcp_int j = 0; j < nv; ++j) g->M[(size_t)r * nv + j] = 0.5 * (ar * (p->v[j] - w->vn[j]) + dr * w->av[j]);
         if (g->Wn)
-            for (mbdcp_int c = 0; c < nc; ++c) g->Wn[(size_t)r * nc + c] = ar * p->p_n[c] - vr * w->cn[c];
+            for (mbdcp_int c = 0; c < nc; ++c) g->Wn[(size_t)r * nc + c] = ar * w->pn[c] - vr * w->cn[c];
         if (g->D)
-            for (mbdcp_int k = 0; k < m; ++k) g->D[(size_t)r * m + k] = ar * p->beta[k] - vr * w->cf[k];
+            for (mbdcp_int k = 0; k < m; ++k) g->D[(size_t)r * m + k] = ar * w->beta[k] - vr * w->cf[k];
     }
 }
 
@@ -518,49 +519,61 @@ static int given(int n, const void *const *ptr)
     return 1;
 }
 
-/* The pointers a point of these sizes needs, and the gradients it writes. */
-static int pointers_given(const MbdcpStepPoint *p, const MbdcpStepGradients *g)
+/* The solution's and the gradients' pointers a step of these sizes needs. */
+static int pointers_given(const MbdcpStepProblem *p, const MbdcpStepVectors *x, const MbdcpStepGradients *g)
 {
-    const void *const per_v[] = {p->M, p->v, p->v_next, g->v, g->p_ext};
-    const void *const per_c[] = {p->Wn, p->mu, p->p_n, p->sigma, g->mu, g->psi_n};
-    const void *const per_m[] = {p->D, p->own, p->beta};
-    return (!p->n_v || given(5, per_v)) && (!p->n_c || given(6, per_c)) && (!p->m || given(3, per_m));
+    const void *const per_v[] = {x->v_next, g->v, g->p_ext};
+    const void *const per_c[] = {x->p_n, x->sigma, g->mu, g->psi_n};
+    return given(3, per_v) && (!p->n_c || given(4, per_c)) && (!p->m || x->beta);
 }
 
-/* Each direction's contact in range, ascending (E's grouping). */
-static int owners_ordered(const MbdcpStepPoint *p)
+/* The step checked as mbdcp_step_solve checks it, plain, with the solution's and the gradients'
+ * pointers given, and valid settings. */
+static MbdcpReturn check(const MbdcpStepProblem *p, const MbdcpStepVectors *x, const MbdcpStepVjpSettings *s,
+                         const MbdcpStepGradients *g)
 {
-    for (mbdcp_int k = 0; k < p->m; ++k)
-        if (p->own[k] < 0 || p->own[k] >= p->n_c || (k && p->own[k] < p->own[k - 1])) return 0;
-    return 1;
-}
-
-static MbdcpReturn check(const MbdcpStepPoint *p, const MbdcpStepVjpSettings *s, const MbdcpStepCotangents *c,
-                         const MbdcpStepGradients *g, const MbdcpStepVjpOutcome *outcome)
-{
-    if (!p || !s || !c || !g || !outcome) return MBDCP_ERR_NULL;
-    if (p->n_v < 0 || p->n_c < 0 || p->m < 0) return MBDCP_ERR_DIMENSION;
-    if (!pointers_given(p, g)) return MBDCP_ERR_NULL;
-    if (!owners_ordered(p)) return MBDCP_ERR_DATA;
+    const MbdcpReturn rc = mbdcp_step_problem_check(p);
+    if (rc != MBDCP_OK) return rc;
+    if (p->n_b || p->m_j || p->n_j || p->dpsi_n || p->dpsi_f) return MBDCP_ERR_DATA;
+    if (!pointers_given(p, x, g)) return MBDCP_ERR_NULL;
     const int settings_ok = s->degenerate_tol > 0.0 && s->rcond_min > 0.0 && s->opposite_rtol >= 0.0;
-    return p->h > 0.0 && settings_ok ? MBDCP_OK : MBDCP_ERR_SETTING;
+    return settings_ok ? MBDCP_OK : MBDCP_ERR_SETTING;
 }
 
-MbdcpReturn mbdcp_step_vjp(const MbdcpStepPoint *p, const MbdcpStepVjpSettings *s, const MbdcpStepCotangents *c,
-                           MbdcpStepGradients *g, MbdcpStepVjpOutcome *outcome, void *work, size_t work_bytes)
+/* The contact of each friction direction: the column of its row's 1 in E (checked a grouping). */
+static void owners(Vjp *w)
 {
-    const MbdcpReturn rc = check(p, s, c, g, outcome);
+    for (mbdcp_int k = 0; k < w->m; ++k) {
+        const mbdcp_float *Ek = w->p->E + (size_t)k * w->nc;
+        mbdcp_int c = 0;
+        while (Ek[c] != 1.0) ++c;
+        w->own[k] = c;
+    }
+}
+
+MbdcpReturn mbdcp_step_vjp(const MbdcpStepProblem *p, const MbdcpStepVectors *x, const MbdcpStepVectors *c,
+                           const MbdcpStepVjpSettings *s, MbdcpStepGradients *g, MbdcpStepVjpOutcome *outcome,
+                           void *work, size_t work_bytes)
+{
+    const void *const args[] = {p, x, c, s, g, outcome};
+    if (!given(6, args)) return MBDCP_ERR_NULL;
+    const MbdcpReturn rc = check(p, x, s, g);
     if (rc != MBDCP_OK) return rc;
     if (!work || work_bytes < mbdcp_step_vjp_workspace_size(p->n_v, p->n_c, p->m)) return MBDCP_ERR_WORKSPACE;
     Vjp w;
     memset(&w, 0, sizeof w);
     w.p = p;
+    w.vn = x->v_next;
+    w.pn = x->p_n;
+    w.beta = x->beta;
+    w.sigma = x->sigma;
     w.nv = p->n_v;
     w.nc = p->n_c;
     w.m = p->m;
     w.ncol = p->n_c + p->m;
     w.nk = w.ncol + p->n_c;
     layout(&w, work);
+    owners(&w);
     *outcome = MBDCP_VJP_SINGULAR;
     if (!scales(&w, s->degenerate_tol)) return MBDCP_OK;
     rows(&w);

@@ -42,11 +42,11 @@ def vjp(arrays, options, outs, cots, wanted):
     decide (the step is not plain, U is a matrix, or the point is not one linear system's)."""
     if not plain(arrays, options) or np.ndim(arrays["U"]) > 1:
         return None
-    n_c = np.shape(arrays["Wn"])[1]
+    U = arrays["U"]
+    mu = _f64(U) if np.ndim(U) == 1 else np.full(np.shape(arrays["Wn"])[1], float(U))  # a scalar: each contact's
     tol = val.positive_scalar("degenerate_tol", options.get("degenerate_tol", DEGENERATE_TOL))
-    step = (*(_f64(arrays[k]) for k in ("M", "Wn", "D", "E")),
-            np.array(np.broadcast_to(np.asarray(arrays["U"], dtype=np.float64), (n_c,))), _f64(arrays["v"]),
-            float(arrays["h"]), _f64(arrays.get("p_ext")), _f64(arrays.get("psi_n")))
+    step = (*(_f64(arrays[k]) for k in ("M", "Wn", "D", "E")), mu, _f64(arrays["v"]), float(arrays["h"]),
+            _f64(arrays.get("p_ext")), _f64(arrays.get("psi_n")))
     cots = tuple(_f64(c) for c in cots[:4]) + (None,) * (4 - min(len(cots), 4))
     _, grads = _core.step_vjp(step, tuple(_f64(x) for x in outs[:4]), cots, (tol, RCOND_MIN, val.OPPOSITE_RTOL),
                               *(m in wanted for m in _MATRICES))

@@ -108,18 +108,7 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
                                  const mbdcp_int *start, MbdcpStepOutput *out, MbdcpLemkeInfo *info, void *work,
                                  size_t work_bytes)
 
-    # step_vjp.h (fields as the code reads them; Cython takes their layout from the header)
-    ctypedef struct MbdcpStepPoint:
-        mbdcp_int n_v, n_c, m
-        mbdcp_float h
-        const mbdcp_float *M
-        const mbdcp_float *Wn
-        const mbdcp_float *D
-        const mbdcp_int *own
-        const mbdcp_float *mu
-        const mbdcp_float *v
-        const mbdcp_float *p_ext
-        const mbdcp_float *psi_n
+    ctypedef struct MbdcpStepVectors:
         const mbdcp_float *v_next
         const mbdcp_float *p_n
         const mbdcp_float *beta
@@ -127,12 +116,6 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
 
     ctypedef struct MbdcpStepVjpSettings:
         mbdcp_float degenerate_tol, rcond_min, opposite_rtol
-
-    ctypedef struct MbdcpStepCotangents:
-        const mbdcp_float *v_next
-        const mbdcp_float *p_n
-        const mbdcp_float *beta
-        const mbdcp_float *sigma
 
     ctypedef struct MbdcpStepGradients:
         mbdcp_float *M
@@ -148,8 +131,9 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
         MBDCP_VJP_DECIDED
 
     size_t mbdcp_step_vjp_workspace_size(mbdcp_int n_v, mbdcp_int n_c, mbdcp_int m)
-    MbdcpReturn mbdcp_step_vjp(const MbdcpStepPoint *p, const MbdcpStepVjpSettings *s, const MbdcpStepCotangents *c,
-                               MbdcpStepGradients *g, MbdcpStepVjpOutcome *outcome, void *work, size_t work_bytes)
+    MbdcpReturn mbdcp_step_vjp(const MbdcpStepProblem *p, const MbdcpStepVectors *x, const MbdcpStepVectors *c,
+                               const MbdcpStepVjpSettings *s, MbdcpStepGradients *g, MbdcpStepVjpOutcome *outcome,
+                               void *work, size_t work_bytes)
 
     ctypedef struct MbdcpFixedPointSettings:
         mbdcp_int algorithm

@@ -473,27 +473,36 @@ cdef cnp.ndarray _copy(double *x, Py_ssize_t n):
     return a
 
 
-def step_plain(object M, object Wn, object D, object E, object mu, object v, double h, object p_ext, object psi_n):
-    """The StepResult of one time step without joints or moving surfaces, or None when an argument
-    is not a plain float64 array of its shape, or its values fail the C core's check (finite, M
-    symmetric, E a grouping, mu >= 0, h > 0): the validating path then names the argument. p_ext,
-    psi_n: None or arrays."""
+cdef bint _plain_step(MbdcpStepProblem *p, object M, object Wn, object D, object E, object mu, object v, double h,
+                      object p_ext, object psi_n) except -1:
+    """p: a step without joints or moving surfaces on these arrays (p_ext, psi_n: None or arrays);
+    False when one is not a plain float64 array of its shape. Their values are the C core's to check."""
     if not (_plain_array(M, 2) and _plain_array(Wn, 2) and _plain_array(D, 2) and _plain_array(E, 2)
             and _plain_array(mu, 1) and _plain_array(v, 1) and (p_ext is None or _plain_array(p_ext, 1))
             and (psi_n is None or _plain_array(psi_n, 1))):
-        return None
-    cdef MbdcpStepProblem p
-    memset(&p, 0, sizeof(p))
+        return False
+    memset(p, 0, sizeof(MbdcpStepProblem))
     p.n_v, p.n_c, p.m = _dim(M, 0), _dim(Wn, 1), _dim(D, 1)
     if (_dim(M, 1) != p.n_v or _dim(Wn, 0) != p.n_v or _dim(D, 0) != p.n_v or _dim(E, 0) != p.m
             or _dim(E, 1) != p.n_c or _dim(mu, 0) != p.n_c or _dim(v, 0) != p.n_v or p.n_v == 0
             or (p_ext is not None and _dim(p_ext, 0) != p.n_v) or (psi_n is not None and _dim(psi_n, 0) != p.n_c)):
-        return None
+        return False
     p.h = h
     p.M, p.Wn, p.D, p.E = _data(M), _data(Wn), _data(D), _data(E)
     p.mu, p.v = _data(mu), _data(v)
     p.p_ext = _data(p_ext) if p_ext is not None else NULL
     p.psi_n = _data(psi_n) if psi_n is not None else NULL
+    return True
+
+
+def step_plain(object M, object Wn, object D, object E, object mu, object v, double h, object p_ext, object psi_n):
+    """The StepResult of one time step without joints or moving surfaces, or None when an argument
+    is not a plain float64 array of its shape, or its values fail the C core's check (finite, M
+    symmetric, E a grouping, mu >= 0, h > 0): the validating path then names the argument. p_ext,
+    psi_n: None or arrays."""
+    cdef MbdcpStepProblem p
+    if not _plain_step(&p, M, Wn, D, E, mu, v, h, p_ext, psi_n):
+        return None
     cdef mbdcp_int N = mbdcp_step_lcp_size(&p), i
     cdef MbdcpLemkeSettings s = _lemke_settings(0, 0.0)
     cdef Recorder R
@@ -531,49 +540,35 @@ cdef object _plain_step_result(v_next, p_n, beta, sigma, cone_slack, int code, i
                                               basis, cone_slack))
 
 
-cdef inline const double *_cot(object g, Py_ssize_t n) except? NULL:
-    """The data of an output gradient given to step_vjp (None: NULL, zero)."""
+cdef inline const double *_vector(object g, Py_ssize_t n) except? NULL:
+    """The data of a vector given to step_vjp (None: NULL)."""
     if g is None:
         return NULL
     if not (_plain_array(g, 1) and _dim(g, 0) == n):
-        raise ValueError(f"a cotangent of step_vjp must be a contiguous float64 vector of length {n}")
+        raise ValueError(f"step_vjp's solution and cotangents are contiguous float64 vectors, got one not of length {n}")
     return _data(g)
+
+
+cdef MbdcpStepVectors _step_vectors(const MbdcpStepProblem *p, tuple vectors) except *:
+    """(v_next, p_n, beta, sigma) of step p as the C core takes them (None: NULL)."""
+    cdef MbdcpStepVectors x
+    x.v_next, x.p_n = _vector(vectors[0], p.n_v), _vector(vectors[1], p.n_c)
+    x.beta, x.sigma = _vector(vectors[2], p.m), _vector(vectors[3], p.n_c)
+    return x
 
 
 def step_vjp(tuple step, tuple solution, tuple cotangents, tuple settings, bint want_M, bint want_Wn, bint want_D):
     """(outcome, gradients) of a plain step's reverse-mode derivative in the C core (step_vjp.h).
 
     step: (M, Wn, D, E, mu (n_c,), v, h, p_ext or None, psi_n or None), contiguous float64 arrays
-    of a plain step, E a grouping; solution: (v_next, p_n, beta, sigma); cotangents: theirs, None
-    for zero; settings: (degenerate_tol, rcond_min, opposite_rtol). gradients: a dict (v, p_ext,
-    U, psi_n, h, and M, Wn, D if wanted) when outcome is 0 (decided), else None."""
+    of a plain step; solution: (v_next, p_n, beta, sigma); cotangents: theirs, None for zero;
+    settings: (degenerate_tol, rcond_min, opposite_rtol). gradients: a dict (v, p_ext, U, psi_n, h,
+    and M, Wn, D if wanted) when outcome is 0 (decided), else None."""
     M, Wn, D, E, mu, v, h, p_ext, psi_n = step
-    for a, nd in ((M, 2), (Wn, 2), (D, 2), (E, 2), (mu, 1), (v, 1)) + tuple((x, 1) for x in solution):
-        if not _plain_array(a, nd):
-            raise ValueError("step_vjp takes contiguous float64 arrays")
-    cdef MbdcpStepPoint p
-    memset(&p, 0, sizeof(p))
-    p.n_v, p.n_c, p.m, p.h = _dim(M, 0), _dim(Wn, 1), _dim(D, 1), h
-    if (_dim(M, 1) != p.n_v or _dim(Wn, 0) != p.n_v or _dim(D, 0) != p.n_v or _dim(E, 0) != p.m
-            or _dim(E, 1) != p.n_c or _dim(mu, 0) != p.n_c or _dim(v, 0) != p.n_v):
-        raise ValueError("step_vjp: the step's sizes do not fit")
-    cdef cnp.ndarray own = _empty(p.m, cnp.NPY_INT)
-    cdef int *op = <int *>cnp.PyArray_DATA(own)
-    cdef const double *Ep = _data(E)
-    cdef Py_ssize_t k, c
-    for k in range(p.m):  # the column of each row's 1 (a grouping)
-        op[k] = -1
-        for c in range(p.n_c):
-            if Ep[k * p.n_c + c] != 0.0:
-                op[k] = <int>c
-                break
-    p.M, p.Wn, p.D, p.own, p.mu, p.v = _data(M), _data(Wn), _data(D), op, _data(mu), _data(v)
-    p.p_ext, p.psi_n = _cot(p_ext, p.n_v), _cot(psi_n, p.n_c)
-    p.v_next, p.p_n, p.beta, p.sigma = (_cot(solution[0], p.n_v), _cot(solution[1], p.n_c),
-                                        _cot(solution[2], p.m), _cot(solution[3], p.n_c))
-    cdef MbdcpStepCotangents ct
-    ct.v_next, ct.p_n = _cot(cotangents[0], p.n_v), _cot(cotangents[1], p.n_c)
-    ct.beta, ct.sigma = _cot(cotangents[2], p.m), _cot(cotangents[3], p.n_c)
+    cdef MbdcpStepProblem p
+    if not _plain_step(&p, M, Wn, D, E, mu, v, h, p_ext, psi_n):
+        raise ValueError("step_vjp takes the contiguous float64 arrays of a plain step, of fitting shapes")
+    cdef MbdcpStepVectors x = _step_vectors(&p, solution), ct = _step_vectors(&p, cotangents)
     cdef MbdcpStepVjpSettings s
     s.degenerate_tol, s.rcond_min, s.opposite_rtol = settings
     out = {"v": _empty(p.n_v, cnp.NPY_DOUBLE), "p_ext": _empty(p.n_v, cnp.NPY_DOUBLE),
@@ -594,7 +589,7 @@ def step_vjp(tuple step, tuple solution, tuple cotangents, tuple settings, bint 
     cdef MbdcpStepVjpOutcome outcome
     cdef MbdcpReturn rc
     with nogil:
-        rc = mbdcp_step_vjp(&p, &s, &ct, &g, &outcome, wp, nbytes)
+        rc = mbdcp_step_vjp(&p, &x, &ct, &s, &g, &outcome, wp, nbytes)
     _check(rc)
     if outcome != MBDCP_VJP_DECIDED:
         return <int>outcome, None

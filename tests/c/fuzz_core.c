@@ -111,20 +111,20 @@ static void fuzz_lemke(Reader *r)
 static void fuzz_step_vjp(Reader *r, const MbdcpStepProblem *p, const MbdcpStepOutput *out)
 {
     const int nv = p->n_v, nc = p->n_c, m = p->m;
-    int own[8];
-    for (int k = 0; k < m; ++k) own[k] = nc ? k % nc : 0; /* as E groups them above */
-    MbdcpStepPoint pt = {.n_v = nv, .n_c = nc, .m = m, .M = p->M, .Wn = p->Wn, .D = p->D, .own = own, .mu = p->mu,
-                         .v = p->v, .p_ext = byte(r) % 2 ? p->p_ext : NULL, .psi_n = p->psi_n, .h = p->h,
-                         .v_next = out->v_next, .p_n = out->z, .beta = out->z + nc, .sigma = out->z + nc + m};
+    MbdcpStepProblem q = *p;
+    q.n_b = q.m_j = q.n_j = 0;
+    q.dpsi_n = q.dpsi_f = NULL;
+    if (byte(r) % 2) q.p_ext = NULL;
+    const MbdcpStepVectors x = {out->v_next, out->z, out->z + nc, out->z + nc + m};
     const MbdcpStepVjpSettings s = {byte(r) % 4 ? 1e-9 : number(r), 1e-13, 1e-12};
     double c[32], g[3 * 6 * 6 + 4 * 8 + 8];
     fill(r, c, (size_t)(nv + 2 * nc + m));
-    const MbdcpStepCotangents ct = {c, byte(r) % 2 ? c + nv : NULL, c + nv + nc, c + nv + nc + m};
+    const MbdcpStepVectors ct = {c, byte(r) % 2 ? c + nv : NULL, c + nv + nc, c + nv + nc + m};
     MbdcpStepGradients gr = {g, byte(r) % 2 ? g + 36 : NULL, g + 72, g + 108, g + 114, g + 120, g + 124, 0.0};
     MbdcpStepVjpOutcome outcome;
     const size_t bytes = mbdcp_step_vjp_workspace_size(nv, nc, m);
     void *work = workspace(bytes);
-    if (mbdcp_step_vjp(&pt, &s, &ct, &gr, &outcome, work, bytes) == MBDCP_OK && outcome == MBDCP_VJP_DECIDED) {
+    if (mbdcp_step_vjp(&q, &x, &ct, &s, &gr, &outcome, work, bytes) == MBDCP_OK && outcome == MBDCP_VJP_DECIDED) {
         int finite = isfinite(gr.h);
         for (int i = 0; i < nv; ++i) finite &= isfinite(gr.v[i]) && isfinite(gr.p_ext[i]);
         for (int i = 0; i < nv * nv; ++i) finite &= isfinite(gr.M[i]);
@@ -200,7 +200,7 @@ static void fuzz_step(Reader *r)
             check(mbdcp_lcp_verify(N, out.F, out.f, out.z, st.tol, w, s), "step SOLVED on a non-solution");
             free(w), free(s);
         }
-        if (rc == MBDCP_OK && nb == 0 && nj == 0) fuzz_step_vjp(r, &p, &out);
+        if (rc == MBDCP_OK && nj == 0) fuzz_step_vjp(r, &p, &out);
         free(work);
     } else {
         p.m_j = p.n_j = 0; /* the relaxations have no joint friction */

@@ -258,39 +258,37 @@ static void test_step_vjp_sphere(void)
     MbdcpLemkeInfo info;
     mbdcp_lemke_default_settings(&s);
     CHECK(solve_step(&p, &s, &out, &info) == MBDCP_OK && info.status == MBDCP_SOLVED);
-    const mbdcp_int own[4] = {0, 0, 0, 0};
-    MbdcpStepPoint pt = {.n_v = 6, .n_c = 1, .m = 4, .M = M, .Wn = Wn, .D = D, .own = own, .mu = mu, .v = v,
-                         .p_ext = p_ext, .psi_n = psi, .h = 0.12, .v_next = v_next, .p_n = z, .beta = z + 1,
-                         .sigma = z + 5};
+    MbdcpStepProblem q = p;
+    MbdcpStepVectors x = {v_next, z, z + 1, z + 5};
     const MbdcpStepVjpSettings set = {1e-9, 1e-13, 1e-12};
     double gv[6] = {1, 0, 0, 0, 0, 0}, gM[36], gWn[6], gD[24], g_v[6], g_p[6], g_mu[1], g_psi[1];
-    const MbdcpStepCotangents c = {gv, NULL, NULL, NULL};
+    const MbdcpStepVectors c = {gv, NULL, NULL, NULL};
     MbdcpStepGradients g = {gM, gWn, gD, g_v, g_p, g_mu, g_psi, 0.0};
     MbdcpStepVjpOutcome outcome;
     const size_t bytes = mbdcp_step_vjp_workspace_size(6, 1, 4);
     void *work = malloc(bytes);
     const double gh = 9.81 * 0.12;
-    CHECK(mbdcp_step_vjp(&pt, &set, &c, &g, &outcome, work, bytes) == MBDCP_OK && outcome == MBDCP_VJP_DECIDED);
+    CHECK(mbdcp_step_vjp(&q, &x, &c, &set, &g, &outcome, work, bytes) == MBDCP_OK && outcome == MBDCP_VJP_DECIDED);
     CHECK(near(g_mu[0], -gh, 1e-13) && near(g_v[0], 1, 1e-13) && near(g_p[0], 1, 1e-13) && near(g_p[2], 0.2, 1e-13));
     gv[0] = 0;
     gv[4] = 1;
-    CHECK(mbdcp_step_vjp(&pt, &set, &c, &g, &outcome, work, bytes) == MBDCP_OK && outcome == MBDCP_VJP_DECIDED);
+    CHECK(mbdcp_step_vjp(&q, &x, &c, &set, &g, &outcome, work, bytes) == MBDCP_OK && outcome == MBDCP_VJP_DECIDED);
     CHECK(near(g_mu[0], 2.5 * gh, 1e-13));
-    /* errors: workspace, NULLs, the owners' order */
-    CHECK(mbdcp_step_vjp(&pt, &set, &c, &g, &outcome, work, bytes - 8) == MBDCP_ERR_WORKSPACE);
-    CHECK(mbdcp_step_vjp(&pt, NULL, &c, &g, &outcome, work, bytes) == MBDCP_ERR_NULL);
-    const mbdcp_int bad[4] = {0, 0, 1, 0};
-    pt.own = bad;
-    CHECK(mbdcp_step_vjp(&pt, &set, &c, &g, &outcome, work, bytes) == MBDCP_ERR_DATA);
-    pt.own = own;
+    /* errors: workspace, NULLs, the step's own (checked as mbdcp_step_solve checks it), not plain */
+    CHECK(mbdcp_step_vjp(&q, &x, &c, &set, &g, &outcome, work, bytes - 8) == MBDCP_ERR_WORKSPACE);
+    CHECK(mbdcp_step_vjp(&q, &x, &c, NULL, &g, &outcome, work, bytes) == MBDCP_ERR_NULL);
+    E[1] = 2.0;
+    CHECK(mbdcp_step_vjp(&q, &x, &c, &set, &g, &outcome, work, bytes) == MBDCP_ERR_DATA);
+    E[1] = 1.0;
+    const double dpsi[1] = {0.0};
+    q.dpsi_n = dpsi;
+    CHECK(mbdcp_step_vjp(&q, &x, &c, &set, &g, &outcome, work, bytes) == MBDCP_ERR_DATA);
+    q.dpsi_n = NULL;
     /* no gravity: the sphere skims the plane, p_n = w_n = 0 */
     const double rest[6] = {2, 0, 0, 0, 0, 0}, none[6] = {0};
-    pt.v_next = rest;
-    pt.p_n = none;
-    pt.beta = none;
-    pt.sigma = none;
-    pt.p_ext = NULL;
-    CHECK(mbdcp_step_vjp(&pt, &set, &c, &g, &outcome, work, bytes) == MBDCP_OK && outcome == MBDCP_VJP_DEGENERATE);
+    x = (MbdcpStepVectors){rest, none, none, none};
+    q.p_ext = NULL;
+    CHECK(mbdcp_step_vjp(&q, &x, &c, &set, &g, &outcome, work, bytes) == MBDCP_OK && outcome == MBDCP_VJP_DEGENERATE);
     free(work);
 }
 

@@ -17,22 +17,13 @@
 #ifndef MBDCP_STEP_VJP_H
 #define MBDCP_STEP_VJP_H
 
-#include "mbdcp_types.h"
+#include "step.h"
 
-/* The step and its solution (row-major matrices; the solution of mbdcp_step_solve). */
+/* A step's outputs v_next (n_v), p_n (n_c), beta (m), sigma (n_c): its solution, or their
+ * cotangents (the output gradients; NULL: zero). */
 typedef struct {
-    mbdcp_int n_v, n_c, m;
-    const mbdcp_float *M;      /* n_v x n_v, symmetric positive definite */
-    const mbdcp_float *Wn;     /* n_v x n_c */
-    const mbdcp_float *D;      /* n_v x m */
-    const mbdcp_int *own;      /* m: the contact of each friction direction, ascending */
-    const mbdcp_float *mu;     /* n_c */
-    const mbdcp_float *v;      /* n_v */
-    const mbdcp_float *p_ext;  /* n_v, NULL: zero */
-    const mbdcp_float *psi_n;  /* n_c, NULL: zero */
-    mbdcp_float h;
-    const mbdcp_float *v_next, *p_n, *beta, *sigma; /* n_v, n_c, m, n_c */
-} MbdcpStepPoint;
+    const mbdcp_float *v_next, *p_n, *beta, *sigma;
+} MbdcpStepVectors;
 
 typedef struct {
     mbdcp_float degenerate_tol; /* an impulse (a velocity) below it times the step's impulse
@@ -41,11 +32,6 @@ typedef struct {
     mbdcp_float opposite_rtol;  /* two directions whose sum is below it times their largest entry
                                    are opposite */
 } MbdcpStepVjpSettings;
-
-/* The output gradients (cotangents) of v_next, p_n, beta, sigma; NULL: zero. */
-typedef struct {
-    const mbdcp_float *v_next, *p_n, *beta, *sigma;
-} MbdcpStepCotangents;
 
 /* The input gradients: M (symmetric), Wn, D when not NULL; the others always. */
 typedef struct {
@@ -66,8 +52,12 @@ typedef enum {
 /* Bytes of workspace for a step of these sizes (0 for negative sizes). */
 size_t mbdcp_step_vjp_workspace_size(mbdcp_int n_v, mbdcp_int n_c, mbdcp_int m);
 
-/* The gradients g of sum <c_k, output_k> at the point p, or an outcome saying why not (see above). */
-MbdcpReturn mbdcp_step_vjp(const MbdcpStepPoint *p, const MbdcpStepVjpSettings *s, const MbdcpStepCotangents *c,
-                           MbdcpStepGradients *g, MbdcpStepVjpOutcome *outcome, void *work, size_t work_bytes);
+/* The gradients g of sum <c_k, output_k> at the solution x of the plain step p (no joints or
+ * joint friction: n_b = m_j = n_j = 0; no moving surfaces: dpsi_n and dpsi_f NULL), or an outcome
+ * saying why not (see above). The step is checked as mbdcp_step_solve checks it (its errors);
+ * MBDCP_ERR_DATA for a step that is not plain. */
+MbdcpReturn mbdcp_step_vjp(const MbdcpStepProblem *p, const MbdcpStepVectors *x, const MbdcpStepVectors *c,
+                           const MbdcpStepVjpSettings *s, MbdcpStepGradients *g, MbdcpStepVjpOutcome *outcome,
+                           void *work, size_t work_bytes);
 
 #endif /* MBDCP_STEP_VJP_H */
