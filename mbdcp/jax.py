@@ -126,7 +126,16 @@ def _eager(problem, args, options, full):
     failed solve raises SolveError as is)."""
     outs, _ = ad.forward(problem, {n: np.asarray(x) if isinstance(x, jax.Array) else x for n, x in args.items()},
                          options)
-    return tuple(jnp.asarray(o) for o in (outs if full else outs[:1]))
+    outs = _to_device(*(outs if full else outs[:1]))
+    if isinstance(outs[0], jax.Array):
+        return outs
+    return tuple(jnp.asarray(o) for o in outs)  # under jax.disable_jit(), _to_device returns its inputs
+
+
+# NumPy arrays to JAX arrays in one dispatch of a compiled identity: jit's dispatch, in C++, costs
+# less than jnp.asarray's Python, and compiles once per tuple of shapes, as jnp.asarray compiles
+# once per shape
+_to_device = jax.jit(lambda *outs: outs)
 
 
 def _host_call(fn, size, *args):

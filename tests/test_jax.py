@@ -51,6 +51,20 @@ def test_docstring_examples():
     assert result.attempted > 0 and result.failed == 0
 
 
+def test_an_eager_call_returns_float64_jax_arrays():
+    M, Wn, D, E, _ = mbdcp.examples.sphere_on_plane()
+    v0, kw = np.array([2.0, 0, 0, 0, 0, 0]), dict(p_ext=[0, 0, -0.0981, 0, 0, 0], psi_n=[0.0])
+    ref = mbdcp.step(M, Wn, D, E, 0.2, v0, 0.01, **kw)
+    for context in (jax.disable_jit, lambda: jax.disable_jit(False)):
+        with context():
+            out = mj.step(M, Wn, D, E, 0.2, v0, 0.01, full_output=True, **kw)
+        assert all(isinstance(x, jax.Array) and x.dtype == jnp.float64 for x in out)
+        np.testing.assert_array_equal(out.v_next, ref.v_next)
+        np.testing.assert_array_equal(out.p_n, ref.p_n)
+    z = mj.lcp(np.array([[2.0, 1.0], [1.0, 2.0]]), np.array([-5.0, 6.0]))
+    assert isinstance(z, jax.Array) and z.tolist() == [2.5, 0.0]
+
+
 @pytest.mark.parametrize("kind", sorted(C.SCENES))
 def test_step_gradient_in_every_input_matches_central_differences(kind, rng):
     for data in C.stable(C.SCENES[kind], 2):
