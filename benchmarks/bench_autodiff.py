@@ -187,16 +187,20 @@ def time_torch(args, kw, g, repeat, inner, deriv):
 
 def torch_floor(args, kw, g, repeat, inner):
     """(forward, backward) overhead [s] of a bare torch.autograd.Function around the same mbdcp
-    calls (U and v the inputs with a gradient), timed as time_torch times the layer."""
+    calls on the same tensors (U and v the inputs with a gradient; the others constants, each
+    converted to NumPy as any Function must), timed as time_torch times the layer."""
     M, Wn, D, E, U, v, h = args
     f64 = torch.float64
     gt = torch.tensor(g, dtype=f64)
     wanted = frozenset(("U", "v"))
+    Mt, Wnt, Dt, Et = (torch.tensor(a, dtype=f64) for a in (M, Wn, D, E))
+    kwt = {k: torch.tensor(x, dtype=f64) for k, x in kw.items()}
 
     class Bare(torch.autograd.Function):
         @staticmethod
         def forward(ctx, U, v):
-            ctx.res = res = mbdcp.step(M, Wn, D, E, U.numpy(), v.numpy(), h, **kw)
+            ctx.res = res = mbdcp.step(Mt.numpy(), Wnt.numpy(), Dt.numpy(), Et.numpy(), U.numpy(), v.numpy(), h,
+                                       **{k: x.numpy() for k, x in kwt.items()})
             return torch.from_numpy(res.v_next)
 
         @staticmethod
