@@ -31,11 +31,12 @@ import time
 
 import numpy as np
 import scipy.sparse as sp
+from bench_mujoco import run_mujoco
 from common import HERE, print_table, siconos_available
+from mbdcp.testing import granular_pile
 
 import mbdcp
 from mbdcp.formulations.ccp import mass_inverse
-from mbdcp.testing import granular_pile
 
 
 def conic_qp(d):
@@ -115,46 +116,6 @@ def recorded_steps(n_spheres, h, steps):
     return [module._as_call(*a, **kw) for a, kw in calls], tr, seconds  # as mbdcp.ccp's arguments
 
 
-def mujoco_pile(n_spheres, h, steps):
-    """The same pile in MuJoCo (Newton solver, defaults otherwise): (seconds, deepest penetration,
-    final mean height), or None without mujoco."""
-    try:
-        import mujoco
-    except ImportError:
-        return None
-    from mbdcp.mechanics import sphere_pile_scene
-
-    scene = sphere_pile_scene(n_spheres)
-    mu = float(scene.mu)
-    geoms = []
-    for w in scene.walls:
-        n, p = np.asarray(w.normal, float), np.asarray(w.point, float)
-        geoms.append(f'<geom type="plane" size="0 0 1" pos="{p[0]} {p[1]} {p[2]}" zaxis="{n[0]} {n[1]} {n[2]}" '
-                     f'friction="{mu} 0 0"/>')
-    bodies = []
-    for b in scene.bodies:
-        x = np.asarray(b.position, float)
-        bodies.append(f'<body pos="{x[0]} {x[1]} {x[2]}"><freejoint/><geom type="sphere" size="{b.radius}" '
-                      f'mass="{b.mass}" friction="{mu} 0 0"/></body>')
-    g = np.asarray(scene.gravity, float)
-    xml = (f'<mujoco><option timestep="{h}" gravity="{g[0]} {g[1]} {g[2]}" solver="Newton"/><worldbody>'
-           + "".join(geoms) + "".join(bodies) + "</worldbody></mujoco>")
-    model = mujoco.MjModel.from_xml_string(xml)
-    data = mujoco.MjData(model)
-    for k, b in enumerate(scene.bodies):
-        data.qvel[6 * k:6 * k + 3] = b.velocity
-        data.qvel[6 * k + 3:6 * k + 6] = b.omega
-    deepest = 0.0
-    t0 = time.perf_counter()
-    for _ in range(steps):
-        mujoco.mj_step(model, data)
-        if data.ncon:
-            deepest = max(deepest, -float(data.contact.dist[:data.ncon].min()))
-    seconds = time.perf_counter() - t0
-    heights = data.qpos.reshape(-1, 7)[:, 2]
-    return seconds, deepest, float(heights.mean())
-
-
 def simulate_profile(n_spheres, h, steps):
     """Where simulate(method="ccp")'s time goes, per step [ms]: contact search, assembly, the C
     solver, M's block inverses and M^-1 P (C), mbdcp.ccp's Python around them, the state update,
@@ -162,9 +123,8 @@ def simulate_profile(n_spheres, h, steps):
     import cProfile
     import pstats
 
-    from mbdcp.mechanics import simulate, sphere_pile_scene
-
     from mbdcp.infrastructure import _core
+    from mbdcp.mechanics import simulate, sphere_pile_scene
 
     # the C calls, timed around them (cProfile does not see inside): the solver, and M's block
     # inverses with Q = M^-1 P that mbdcp.ccp computes before it
@@ -237,7 +197,7 @@ def settling(sizes, h=0.01, steps=100):
         newton_seconds = time.perf_counter() - t0
         print(f"simulate(method='ccp', algorithm='newton'): {newton_seconds:.2f} s, every step SOLVED: "
               f"{tr_newton.success}, deepest penetration {tr_newton.max_penetration.max():.2e} m")
-        mj = mujoco_pile(n_spheres, h, steps)
+        mj = run_mujoco(sphere_pile_scene(n_spheres), h, steps)
         if mj is None:
             print("MuJoCo: not installed")
         else:

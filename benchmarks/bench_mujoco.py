@@ -1,0 +1,152 @@
+"""simulate(method="ccp") against MuJoCo on the same scene: time, penetration, iterations, heights.
+
+The scene (by default mbdcp.mechanics.sphere_pile_scene: spheres dropped into a box, h = 0.01 s,
+100 steps) is written as MJCF (mjcf below: its spheres and boxes with their masses, inertias,
+positions, orientations and velocities, its planes, gravity and friction coefficient) and run in
+MuJoCo with its Newton solver and defaults otherwise (pyramidal friction cones, soft contacts).
+Per N it prints both wall times and their ratio against the goals (<= 3x MuJoCo's time at N = 100,
+<= 1x at 500, <= 0.5x at 2,000), both deepest penetrations (mbdcp keeps its contacts exact;
+MuJoCo's soft contacts let bodies sink), the solver iterations per step (median and maximum)
+and the final mean height, then where simulate's time goes at N = 100. MuJoCo is an optional
+dependency (pip install mujoco, or mbdcp[peers]).
+
+    python benchmarks/bench_mujoco.py [--quick] [--sizes N ...] [--steps S]
+"""
+import argparse
+import sys
+import time
+
+import numpy as np
+from common import print_table
+
+import mbdcp
+from mbdcp.mechanics import simulate, sphere_pile_scene
+
+GOALS = {100: 3.0, 500: 1.0, 2000: 0.5}  # simulate's time / MuJoCo's, at most
+
+
+def _vec(x):
+    return " ".join(f"{float(c):.17g}" for c in np.ravel(x))
+
+
+def mjcf(scene, h):
+    """The MJCF text of a spatial ``scene`` of spheres and boxes among fixed planes, time step h.
+    Each body's inertia is given explicitly (MuJoCo would otherwise derive it from the geom)."""
+    if scene.planar or scene.joints:
+        raise ValueError("mjcf writes spatial scenes without joints")
+    if any(np.any(np.asarray(w.velocity) != 0.0) for w in scene.walls):
+        raise ValueError("mjcf writes fixed walls only")
+    friction = f'friction="{float(scene.mu):.17g} 0 0"'
+    geoms = [f'<geom type="plane" size="0 0 1" pos="{_vec(w.point)}" zaxis="{_vec(w.normal)}" {friction}/>'
+             for w in scene.walls]
+    bodies = []
+    for b in scene.bodies:
+        if b.half_extents is not None:
+            shape = f'type="box" size="{_vec(b.half_extents)}"'
+        elif b.radius > 0.0:
+            shape = f'type="sphere" size="{float(b.radius):.17g}"'
+        else:
+            raise ValueError("mjcf writes spheres and boxes, not particles")
+        J = np.asarray(b.inertia, float)
+        inertial = (f'<inertial pos="0 0 0" mass="{float(b.mass):.17g}" '
+                    f'fullinertia="{_vec([J[0, 0], J[1, 1], J[2, 2], J[0, 1], J[0, 2], J[1, 2]])}"/>')
+        bodies.append(f'<body pos="{_vec(b.position)}" quat="{_vec(b.quaternion)}"><freejoint/>{inertial}'
+                      f'<geom {shape} {friction}/></body>')
+    return (f'<mujoco><option timestep="{h:.17g}" gravity="{_vec(scene.gravity)}" solver="Newton"/><worldbody>'
+            + "".join(geoms) + "".join(bodies) + "</worldbody></mujoco>")
+
+
+def mujoco_model(scene, h):
+    """(model, data) of the scene in MuJoCo at its state: the bodies' velocities set as the
+    scene's (MuJoCo's free joint takes the angular velocity in the body frame)."""
+    import mujoco
+
+    model = mujoco.MjModel.from_xml_string(mjcf(scene, h))
+    data = mujoco.MjData(model)
+    for k, b in enumerate(scene.bodies):
+        R = np.empty(9)
+        mujoco.mju_quat2Mat(R, np.asarray(b.quaternion, float))
+        data.qvel[6 * k:6 * k + 3] = b.velocity
+        data.qvel[6 * k + 3:6 * k + 6] = R.reshape(3, 3).T @ np.asarray(b.omega, float)
+    return model, data
+
+
+def run_mujoco(scene, h, steps):
+    """MuJoCo on the scene: (seconds, deepest penetration, final mean height, iterations per step),
+    or None without mujoco."""
+    try:
+        import mujoco
+    except ImportError:
+        return None
+    model, data = mujoco_model(scene, h)
+    deepest, iterations = 0.0, np.zeros(steps, dtype=int)
+    t0 = time.perf_counter()
+    for s in range(steps):
+        mujoco.mj_step(model, data)
+        iterations[s] = data.solver_niter[0]
+        if data.ncon:
+            deepest = max(deepest, -float(data.contact.dist[:data.ncon].min()))
+    seconds = time.perf_counter() - t0
+    return seconds, deepest, float(data.qpos.reshape(-1, 7)[:, 2].mean()), iterations
+
+
+def run_mbdcp(scene, h, steps):
+    """simulate(method="ccp") on the scene: (seconds, trajectory, the CCP's iterations per step)."""
+    module = sys.modules["mbdcp.formulations.ccp"]  # simulate solves each step by its _stepped
+    original, iterations = module._stepped, []
+
+    def counting(*a, **kw):
+        res = original(*a, **kw)
+        iterations.append(res.iterations)
+        return res
+
+    module._stepped = counting
+    try:
+        t0 = time.perf_counter()
+        tr = simulate(scene, h, steps * h, method="ccp", progress=False)
+        seconds = time.perf_counter() - t0
+    finally:
+        module._stepped = original
+    return seconds, tr, np.array(iterations)
+
+
+def compare(sizes, h, steps):
+    rows = []
+    for n in sizes:
+        seconds, tr, its = run_mbdcp(sphere_pile_scene(n), h, steps)
+        solved = sum(s == mbdcp.Status.SOLVED for s in tr.statuses)
+        row = [n, int(np.median(tr.contacts)), f"{seconds:.3f}", f"{tr.max_penetration.max():.1e}",
+               f"{np.median(its):.0f}/{its.max()}", f"{tr.positions[-1].reshape(-1, 7)[:, 2].mean():.4f}",
+               f"{solved}/{len(tr.statuses)}"]
+        mj = run_mujoco(sphere_pile_scene(n), h, steps)
+        if mj is None:
+            row += ["-"] * 6
+        else:
+            mj_seconds, deepest, height, mj_its = mj
+            goal = GOALS.get(n)
+            row += [f"{mj_seconds:.3f}", f"{deepest:.1e}", f"{np.median(mj_its):.0f}/{mj_its.max()}", f"{height:.4f}",
+                    f"{seconds / mj_seconds:.2f}", "-" if goal is None else f"{goal:g}"]
+        rows.append(row)
+        print(*row, flush=True)
+    print(f"\nSphere piles (sphere_pile_scene), h = {h} s, {steps} steps; mbdcp simulate(method='ccp') against MuJoCo "
+          "(Newton solver, pyramidal cones, soft contacts)")
+    print_table(["N", "contacts", "mbdcp s", "mbdcp pen [m]", "mbdcp it med/max", "mbdcp height", "SOLVED",
+                 "mujoco s", "mujoco pen [m]", "mujoco it med/max", "mujoco height", "ratio", "goal"], rows)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--sizes", type=int, nargs="+")
+    ap.add_argument("--steps", type=int, default=100)
+    args = ap.parse_args()
+    sizes = args.sizes or ((100, 250) if args.quick else (100, 500, 2000))
+    print("Timings on a shared machine: ratios, not absolute figures, are what to compare.")
+    compare(sizes, 0.01, args.steps)
+    from bench_ccp import simulate_profile
+
+    simulate_profile(100, 0.01, args.steps)
+
+
+if __name__ == "__main__":
+    main()
