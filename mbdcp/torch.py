@@ -64,8 +64,10 @@ def _reject(name, x):
 
 
 def _tensor(a):
-    if type(a) is not np.ndarray or a.dtype != np.float64 or not a.flags.c_contiguous:
-        a = np.ascontiguousarray(a, dtype=np.float64)
+    """A float64 tensor sharing a's memory when PyTorch can (a C-contiguous, writable float64
+    array), else of a copy (the solvers' shared empty outputs are read-only)."""
+    if type(a) is not np.ndarray or a.dtype != np.float64 or not a.flags.c_contiguous or not a.flags.writeable:
+        a = np.array(a, dtype=np.float64, order="C")
     return torch.from_numpy(a)
 
 

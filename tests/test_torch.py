@@ -7,6 +7,8 @@ frame); rollouts are checked against a closed form and against central differenc
 rollouts.
 """
 import doctest
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -74,6 +76,23 @@ def test_step_gradcheck_in_every_input(kind, rng):
             grads = {k: v.grad.numpy() for k, v in x.items()}
             for k, t in C.step_tangents(rng, data).items():
                 close(C.central_difference(C.solve_step, data, {k: t}, weights), C.directional(grads, {k: t}))
+
+
+def test_every_output_of_a_plain_step_is_a_tensor_pytorch_accepts_silently():
+    # a plain step's absent outputs (p_b, beta_j, sigma_j) are one shared read-only empty array in
+    # the solver; PyTorch warns once per process when given one, so the check runs in a fresh one
+    code = ("import numpy as np, torch, mbdcp.torch as mt\n"
+            "from mbdcp.examples import sphere_on_plane\n"
+            "M, Wn, D, E = (np.ascontiguousarray(a) for a in sphere_on_plane()[:4])  # mbdcp.step's plain path\n"
+            "mu = torch.tensor([0.2], dtype=torch.float64, requires_grad=True)  # per contact: the plain path\n"
+            "v, p = np.array([2.0, 0, 0, 0, 0, 0]), np.array([0, 0, -0.0981, 0, 0, 0])\n"
+            "out = mt.step(M, Wn, D, E, mu, v, 0.01, p_ext=p, psi_n=np.zeros(1), full_output=True)\n"
+            "assert out.p_b.shape == (0,) and out.beta_j.shape == (0,) and out.sigma_j.shape == (0,)\n"
+            "out.v_next[0].backward()\n"
+            "print(mu.grad[0].item())\n")
+    run = subprocess.run([sys.executable, "-W", "error", "-c", code], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert abs(float(run.stdout) + 0.0981) < 1e-12
 
 
 @pytest.mark.parametrize("kind", sorted(C.SCENES))
