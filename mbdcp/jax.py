@@ -13,8 +13,9 @@ theorem on the solution's active set), registered as a ``jax.custom_vjp``. It wo
   (a host callback), and on other platforms up to 16 contacts in JAX itself; either calls
   :func:`mbdcp.derivatives.step` only where that function decides: a degenerate point (to warn
   and take the documented side), a system near singularity (to raise), statically indeterminate
-  contacts, two candidate rows that tie, or a sticking contact whose directions are not in
-  opposite pairs. Every other solve and gradient is a host callback into
+  contacts, two candidate rows that tie, a sticking contact whose directions are not in
+  opposite pairs, or (for a gradient in the gaps or directions) dropped candidate rows that may
+  tie contacts together. Every other solve and gradient is a host callback into
   Python (on the CPU ``jax.experimental.buffer_callback``, which reads XLA's buffers in place,
   where JAX has it; else ``jax.pure_callback``),
 - ``jax.grad``, ``jax.vjp``, ``jax.jacrev`` in every array input, the keywords included (``p_ext``,
@@ -36,7 +37,9 @@ unsolved problem.
 
 **Degenerate points.** Where the solution has a kink (a grazing contact, a contact at the edge of its
 friction cone, ...), the gradient is the one-sided derivative documented in
-:mod:`mbdcp.derivatives`, and a :class:`DegenerateWarning` names the contacts.
+:mod:`mbdcp.derivatives`, and a :class:`DegenerateWarning` names the contacts; so it does for a
+gradient in the gaps or the directions where contacts are tied by active rows dropped as
+dependent (see ``docs/gradients.rst``).
 
 Example: the sphere of Trinkle (2003) sliding at 2 m/s; one step slows it by mu g h, so
 d v_x / d mu = -g h:
@@ -67,7 +70,7 @@ except ModuleNotFoundError as exc:
 
 from mbdcp.derivatives import _jax_step
 from mbdcp.derivatives import _layers as ad
-from mbdcp.derivatives._common import DEGENERATE_TOL
+from mbdcp.derivatives._common import DEGENERATE_TOL, GEOMETRY
 from mbdcp.derivatives._layers import CCPOutput, DegenerateWarning, SolveError, StepOutput
 from mbdcp.derivatives._native_step import INPUTS as _PLAIN_INPUTS
 from mbdcp.derivatives._native_step import plain as _plain
@@ -339,9 +342,10 @@ _JAX_BACKWARD_CONTACTS = 16
 _CPU_BACKWARD = "c"
 
 
-def _plain_step_vjp(layout, tol, mats, vecs, flat, cots):
+def _plain_step_vjp(layout, tol, mats, vecs, flat, cots, geometry):
     """(gradients by name, ok) of a plain step by :func:`mbdcp.derivatives._jax_step.step_vjp`;
-    ``layout``: (names, shapes, groups of packed inputs, output shapes, (n_v, n_c, m))."""
+    ``layout``: (names, shapes, groups of packed inputs, output shapes, (n_v, n_c, m)); ``geometry``:
+    gradients in the gaps or constraint directions are wanted."""
     names, shapes, groups, out_shapes, (n_v, n_c, _) = layout
     a = {}
     for group, pack in zip(groups, (mats, vecs)):
@@ -350,7 +354,7 @@ def _plain_step_vjp(layout, tol, mats, vecs, flat, cots):
     a.setdefault("psi_n", jnp.zeros(n_c))
     out = _split(flat, out_shapes[:4])
     cot = [jnp.zeros(s) if c is None else c for c, s in zip(cots[:4], out_shapes[:4])]
-    grads, ok = _jax_step.step_vjp({**a, "U": jnp.broadcast_to(a["U"], (n_c,))}, out, cot, tol)
+    grads, ok = _jax_step.step_vjp({**a, "U": jnp.broadcast_to(a["U"], (n_c,))}, out, cot, tol, geometry)
     u_shape = shapes[names.index("U")]
     grads["U"] = jnp.reshape(jnp.sum(grads["U"]) if u_shape == () else grads["U"], u_shape)
     return grads, ok
@@ -389,7 +393,8 @@ def _plain_backward(layout, tol, host_vjp, given, wanted):
         full = [None] * len(out_shapes)
         for i, c in zip(given, cot):
             full[i] = c
-        grads, ok = _plain_step_vjp(layout, tol, mats, vecs, flat, full)
+        grads, ok = _plain_step_vjp(layout, tol, mats, vecs, flat, full,
+                                    not GEOMETRY.isdisjoint(names[i] for i in wanted))
         return either(ok, _pack([grads[names[i]] for i in wanted]), mats, vecs, flat, cot)
     return jax.jit(backward)
 

@@ -18,7 +18,9 @@ get no gradient. ``torch.autograd.gradcheck`` passes away from degenerate points
   the instance of a batch); no tensor is returned.
 - **Degenerate points** (a grazing contact, a contact at the edge of its friction cone, ...): the
   gradient is the one-sided derivative documented in :mod:`mbdcp.derivatives`, and a
-  :class:`DegenerateWarning` names the contacts.
+  :class:`DegenerateWarning` names the contacts; so it does for a gradient in the gaps or the
+  directions where contacts are tied by active rows dropped as dependent (see
+  ``docs/gradients.rst``).
 
 Example: the sphere of Trinkle (2003) sliding at 2 m/s; each step slows it by mu g h, so
 d v_x / d mu = -g h per sliding step:

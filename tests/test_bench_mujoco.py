@@ -9,9 +9,9 @@ import pytest
 mujoco = pytest.importorskip("mujoco")
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
 
-from bench_mujoco import mjcf, mujoco_model  # noqa: E402
+from bench_mujoco import mjcf, mujoco_model
 
-from mbdcp.mechanics import Body3D, Plane, Scene, sphere_pile_scene  # noqa: E402
+from mbdcp.mechanics import Body3D, Plane, Scene, sphere_pile_scene
 
 
 def scene():

@@ -36,7 +36,8 @@ def plain(seed, kind):
 
 def reference(data, res, cots):
     """(the reference's gradients, or None where it is not one linear system: degenerate,
-    indeterminate or singular)."""
+    indeterminate or singular; or where it holds a dependence on other contacts' rows, which the
+    layers name when gradients in the gaps or directions are asked for, as NAMES asks)."""
     args, kw = C.split(data, C.STEP_ARGS)
     try:
         with warnings.catch_warnings():
@@ -44,7 +45,7 @@ def reference(data, res, cots):
             d = mbdcp.derivatives.step(*args, res, **kw)
     except ValueError:
         return None
-    if d.degenerate.size or d.indeterminate:
+    if d.degenerate.size or d.indeterminate or d.dependent_contacts.size:
         return None
     return d.vjp(**cots)
 

@@ -90,7 +90,7 @@ def test_every_output_of_a_plain_step_is_a_tensor_pytorch_accepts_silently():
             "assert out.p_b.shape == (0,) and out.beta_j.shape == (0,) and out.sigma_j.shape == (0,)\n"
             "out.v_next[0].backward()\n"
             "print(mu.grad[0].item())\n")
-    run = subprocess.run([sys.executable, "-W", "error", "-c", code], capture_output=True, text=True)
+    run = subprocess.run([sys.executable, "-W", "error", "-c", code], capture_output=True, text=True, check=False)
     assert run.returncode == 0, run.stderr
     assert abs(float(run.stdout) + 0.0981) < 1e-12
 

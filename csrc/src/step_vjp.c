@@ -361,24 +361,95 @@ static mbdcp_int imposed(Vjp *w)
     return nsel;
 }
 
+/* An orthonormal basis (in the metric of M^-1) of the span of contact c's kept directions, in R's
+ * first columns (row stride nsel, R being free once the rows are picked); returns its size. */
+static mbdcp_int own_basis(Vjp *w, mbdcp_int nsel, mbdcp_int c)
+{
+    const mbdcp_int nv = w->nv;
+    mbdcp_int r = 0;
+    for (mbdcp_int i = 0; i < nsel; ++i) {
+        const mbdcp_int j = w->sel[i];
+        if (!w->picked[i] || w->block[i] < STICKING_B || w->own[j - w->nc] != c) continue;
+        mbdcp_float n0 = 0.0, n1 = 0.0;
+        for (mbdcp_int row = 0; row < nv; ++row) {
+            const mbdcp_float x = w->X[(size_t)row * w->ncol + j];
+            w->R[(size_t)row * nsel + r] = x;
+            n0 += x * x;
+        }
+        for (mbdcp_int t = 0; t < r; ++t) { /* modified Gram-Schmidt */
+            mbdcp_float dot = 0.0;
+            for (mbdcp_int row = 0; row < nv; ++row) dot += w->R[(size_t)row * nsel + t] * w->R[(size_t)row * nsel + r];
+            for (mbdcp_int row = 0; row < nv; ++row) w->R[(size_t)row * nsel + r] -= dot * w->R[(size_t)row * nsel + t];
+        }
+        for (mbdcp_int row = 0; row < nv; ++row) n1 += w->R[(size_t)row * nsel + r] * w->R[(size_t)row * nsel + r];
+        if (!(sqrt(n1) > RANK_CUT * sqrt(n0))) continue;
+        for (mbdcp_int row = 0; row < nv; ++row) w->R[(size_t)row * nsel + r] /= sqrt(n1);
+        ++r;
+    }
+    return r;
+}
+
+/* Is the dropped candidate sel[i] outside the span of its contact's kept directions (basis: R's
+ * first r columns), i.e. tied to other contacts' rows or to the normals (mbdcp.derivatives.step's
+ * _tied)? Scratch: q. */
+static int tied(Vjp *w, mbdcp_int nsel, mbdcp_int i, mbdcp_int r)
+{
+    const mbdcp_int nv = w->nv, j = w->sel[i];
+    mbdcp_float n0 = 0.0, n1 = 0.0;
+    for (mbdcp_int row = 0; row < nv; ++row) {
+        w->q[row] = w->X[(size_t)row * w->ncol + j];
+        n0 += w->q[row] * w->q[row];
+    }
+    for (mbdcp_int t = 0; t < r; ++t) {
+        mbdcp_float dot = 0.0;
+        for (mbdcp_int row = 0; row < nv; ++row) dot += w->R[(size_t)row * nsel + t] * w->q[row];
+        for (mbdcp_int row = 0; row < nv; ++row) w->q[row] -= dot * w->R[(size_t)row * nsel + t];
+    }
+    for (mbdcp_int row = 0; row < nv; ++row) n1 += w->q[row] * w->q[row];
+    return sqrt(n1) > RANK_CUT * fmax(sqrt(n0), 1e-300);
+}
+
+/* Does a dropped candidate depend on more than its own contact's kept directions? Then a gradient
+ * in the gaps or the directions holds a relation that a change of one of them breaks: the full
+ * derivative names the contacts. */
+static int any_tied(Vjp *w, mbdcp_int nsel)
+{
+    for (mbdcp_int c = 0; c < w->nc; ++c) {
+        mbdcp_int r = -1;
+        for (mbdcp_int i = 0; i < nsel; ++i) {
+            if (w->block[i] != STRUCTURAL || w->picked[i] || w->own[w->sel[i] - w->nc] != c) continue;
+            if (r < 0) r = own_basis(w, nsel, c);
+            if (tied(w, nsel, i, r)) return 1;
+        }
+    }
+    return 0;
+}
+
 /* The imposed rows kept (mbdcp.derivatives.step's _drop_dependent): all sliding normals, then per
  * block (sticking normals, sticking directions, candidates) those independent of the rows kept
- * before, in the metric of M^-1. A sticking row dropped, or a tie, is not decided here; a dropped
- * candidate stays at zero, a kept one joins the free directions. */
-static MbdcpStepVjpOutcome independent(Vjp *w)
+ * before, in the metric of M^-1. A sticking row dropped, or a tie, is not decided here, nor (with
+ * geometry) a dropped candidate tied to other contacts (any_tied); else a dropped candidate stays
+ * at zero, a kept one joins the free directions. */
+/* Block b's rows picked (pivoted QR against those kept before); 1 if a sticking row is dropped. */
+static int pick_block(Vjp *w, mbdcp_int nsel, int b, int *tie)
+{
+    mbdcp_float big = 0.0;
+    for (mbdcp_int i = 0; i < nsel; ++i)
+        if (w->block[i] == b) big = fmax(big, sqrt(w->norm0[i]));
+    while (pick(w, nsel, b, RANK_CUT * fmax(big, 1e-300), tie)) {
+    }
+    for (mbdcp_int i = 0; i < nsel && (b == STICKING_N || b == STICKING_B); ++i)
+        if (w->block[i] == b && !w->picked[i]) return 1;
+    return 0;
+}
+
+static MbdcpStepVjpOutcome independent(Vjp *w, int geometry)
 {
     const mbdcp_int nsel = imposed(w);
     int tie = 0;
-    for (int b = SLIDING_N; nsel && b <= STRUCTURAL; ++b) {
-        mbdcp_float big = 0.0;
-        for (mbdcp_int i = 0; i < nsel; ++i)
-            if (w->block[i] == b) big = fmax(big, sqrt(w->norm0[i]));
-        while (pick(w, nsel, b, RANK_CUT * fmax(big, 1e-300), &tie)) {
-        }
-        for (mbdcp_int i = 0; i < nsel && (b == STICKING_N || b == STICKING_B); ++i)
-            if (w->block[i] == b && !w->picked[i]) return MBDCP_VJP_DEPENDENT;
-    }
-    if (tie) return MBDCP_VJP_DEPENDENT;
+    for (int b = SLIDING_N; nsel && b <= STRUCTURAL; ++b)
+        if (pick_block(w, nsel, b, &tie)) return MBDCP_VJP_DEPENDENT;
+    if (tie || (geometry && any_tied(w, nsel))) return MBDCP_VJP_DEPENDENT;
     for (mbdcp_int i = 0; i < nsel; ++i)
         if (w->block[i] == STRUCTURAL && w->picked[i]) w->free_b[w->sel[i] - w->nc] = 1;
     return MBDCP_VJP_DECIDED;
@@ -580,7 +651,7 @@ MbdcpReturn mbdcp_step_vjp(const MbdcpStepProblem *p, const MbdcpStepVectors *x,
     if ((*outcome = contact_modes(&w)) != MBDCP_VJP_DECIDED) return MBDCP_OK;
     if ((*outcome = direction_modes(&w)) != MBDCP_VJP_DECIDED) return MBDCP_OK;
     if ((*outcome = structural(&w, s->opposite_rtol)) != MBDCP_VJP_DECIDED) return MBDCP_OK;
-    if ((*outcome = independent(&w)) != MBDCP_VJP_DECIDED) return MBDCP_OK;
+    if ((*outcome = independent(&w, s->geometry)) != MBDCP_VJP_DECIDED) return MBDCP_OK;
     system(&w);
     follow_sliding_speed(&w, c);
     *outcome = MBDCP_VJP_SINGULAR;

@@ -9,6 +9,10 @@ from mbdcp.infrastructure import _core
 from mbdcp.infrastructure import validate as val
 
 DEGENERATE_TOL = 1e-9  # the default tolerance below which a complementary pair counts as both zero
+# a step's inputs whose change can break the dependence of active rows dropped as dependent (the
+# gaps and the constraint directions; M, mu, v, p_ext and h keep it): see
+# StepDerivative.dependent_contacts
+GEOMETRY = frozenset(("psi_n", "dpsi_n", "dpsi_f", "Wn", "D", "Wb", "theta", "dtheta", "Dj"))
 _NO_TANGENT = ("E", "Ej")  # combinatorial inputs: which direction belongs to which contact or joint
 
 

@@ -106,22 +106,23 @@ def _greedy(R, cand, cut):
     return R, picked, tie
 
 
-def _independent(X, blocks):
+def _independent(X, blocks, geometry):
     """(kept, host): the kept columns (a mask) of the blocks (masks over X's columns, in order): all
     of the first, then per block a maximal subset independent of those kept before; host where the
     reference's choice is the host's to make: an imposed row dropped (blocks 1 and 2: its impulse
-    would be held) or a tie (see _greedy)."""
+    would be held), a tie (see _greedy), or with ``geometry`` (gradients in psi_n, Wn or D wanted)
+    a candidate dropped (block 3: the host tells whether they hold a dependence on other contacts)."""
     R, norms, kept, host = X, jnp.linalg.norm(X, axis=0), blocks[0], jnp.array(False)
     for b, block in enumerate(blocks):
         cut = 1e-9 * jnp.maximum(jnp.max(jnp.where(block, norms, 0.0), initial=0.0), 1e-300)
         R, picked, tie = _greedy(R, block, cut)
-        host = host | tie | (jnp.any(block & ~picked) if b in (1, 2) else False)
+        host = host | tie | (jnp.any(block & ~picked) if b in (1, 2) or (b == 3 and geometry) else False)
         if b:
             kept = kept | picked
     return kept, host
 
 
-def _free(X, n_c, s):
+def _free(X, n_c, s, geometry):
     """(free p_n, free beta, host): the rows imposed, an independent subset at sticking contacts
     (mbdcp.derivatives.step's _drop_dependent); host where the host must decide (_independent)."""
     in_contact, free_b, slide, stick, cand = s["in_contact"], s["free_b"], s["slide"], s["stick"], s["cand"]
@@ -133,17 +134,18 @@ def _free(X, n_c, s):
               jnp.concatenate([jnp.zeros_like(in_contact), stick_b]),
               jnp.concatenate([jnp.zeros_like(in_contact), cand])]
     kept, host = jax.lax.cond(jnp.any(sticking_n) | jnp.any(stick_b) | jnp.any(cand),
-                              lambda: _independent(X, blocks),
+                              lambda: _independent(X, blocks, geometry),
                               lambda: (jnp.concatenate([in_contact, free_b]), jnp.array(False)))
     return kept[:n_c], kept[n_c:] | (free_b & ~stick_b), host
 
 
-def step_vjp(a, out, cot, tol):
+def step_vjp(a, out, cot, tol, geometry=False):
     """Gradients by input name of sum_k <cot[k], out[k]> at a plain step's solution.
 
     ``a``: inputs by name (M, Wn, D, E, U as (n_c,), v, h, p_ext, psi_n; absent vectors as zeros),
-    ``out``: (v_next, p_n, beta, sigma), ``cot``: their cotangents (zeros where none). Returns
-    (gradients, ok): ok is False where the host's derivative must decide (see the module)."""
+    ``out``: (v_next, p_n, beta, sigma), ``cot``: their cotangents (zeros where none);
+    ``geometry``: the gradients in psi_n, Wn or D are wanted. Returns (gradients, ok): ok is False
+    where the host's derivative must decide (see the module)."""
     M, Wn, D, E, mu, v, h = (a[k] for k in ("M", "Wn", "D", "E", "U", "v", "h"))
     p_ext, psi_n = a["p_ext"], a["psi_n"]
     vn, p_n, beta, sigma = out
@@ -162,7 +164,7 @@ def step_vjp(a, out, cot, tol):
     s = _active(D, w_n, w_b, w_s, p_n, beta, sigma, mu, O, tp, tv)
     J = jnp.concatenate([Wn, D], axis=1)
     X = jax.scipy.linalg.solve_triangular(L, J, lower=True)  # the rows in the metric of M^-1
-    fn, fb, host = _free(X, n_c, dict(s, O=O))
+    fn, fb, host = _free(X, n_c, dict(s, O=O), geometry)
     fs, post_k, ok = s["slide"], s["post_k"], s["ok"]
     g_v, g_n, g_b, g_s = cot
     # a separated contact's sigma follows the sliding speed of its slowest direction

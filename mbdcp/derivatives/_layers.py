@@ -26,6 +26,7 @@ import numpy as np
 import mbdcp
 from mbdcp import derivatives
 from mbdcp.derivatives import _native_step
+from mbdcp.derivatives._common import GEOMETRY
 from mbdcp.infrastructure.deprecated import renamed_keywords
 from mbdcp.infrastructure.results import CCPResult, LemkeResult, StepResult
 from mbdcp.infrastructure.status import Status
@@ -64,7 +65,10 @@ class SolveError(RuntimeError):
 class DegenerateWarning(RuntimeWarning):
     """A gradient was taken at a degenerate solution (a kink: a grazing contact, a contact at the
     edge of its friction cone, ...). The gradient is the one-sided derivative documented in
-    :mod:`mbdcp.derivatives`; the message names the contacts."""
+    :mod:`mbdcp.derivatives`; the message names the contacts. Also for a step's gradient in the gaps
+    or constraint directions where active rows dropped as dependent tie contacts together
+    (``StepDerivative.dependent_contacts``): that gradient holds their dependence, exact only for
+    changes that keep it."""
 
 
 class StepOutput(NamedTuple):
@@ -244,17 +248,22 @@ def _fit(problem, name, g, shape):
     return g.reshape(shape)
 
 
-def _degenerate_note(problem, d):
-    """'contacts [..] (kinds)' for a derivative at a kink, or None."""
+def _degenerate_note(problem, d, wanted=()):
+    """'contacts [..] (kinds)' for a derivative at a kink, and for a step's gradients in the
+    inputs ``wanted`` that hold a dependence of active rows; or None."""
+    notes = []
+    if problem.name == "step" and d.dependent_contacts.size and not GEOMETRY.isdisjoint(wanted):
+        notes.append(f"contacts {d.dependent_contacts.tolist()} (rows dropped as dependent: the gradient in "
+                     f"{', '.join(sorted(GEOMETRY.intersection(wanted)))} holds their dependence, exact only for "
+                     "changes that keep it)")
     if d.degenerate.size == 0:
-        return None
+        return notes[0] if notes else None
     if problem.name == "lcp":
         return f"pairs z_i = w_i = 0 at {d.degenerate.tolist()}"
     kinds = ", ".join(sorted(set(d.degenerate_kind)))
     contacts = d.degenerate_contacts if problem.name == "step" else d.degenerate
-    if contacts.size == 0:
-        return f"joint friction ({kinds})"
-    return f"contacts {contacts.tolist()} ({kinds})"
+    notes.insert(0, f"joint friction ({kinds})" if contacts.size == 0 else f"contacts {contacts.tolist()} ({kinds})")
+    return "; ".join(notes)
 
 
 def _warn(layer, problem, notes):
@@ -265,8 +274,8 @@ def _warn(layer, problem, notes):
     parts = [n if i is None else f"instance {i}: {n}" for i, n in notes[:5]]
     more = f"; and {len(notes) - 5} more instances" if len(notes) > 5 else ""
     warnings.warn(f"{layer}.{problem.name}: the solution is at a degenerate point ({'; '.join(parts)}{more}); the "
-                  f"gradient is the one-sided derivative documented in mbdcp.derivatives.{problem.name}",
-                  DegenerateWarning, stacklevel=3)
+                  f"gradient is the one-sided derivative documented in mbdcp.derivatives.{problem.name}, or the one "
+                  "that holds the dependence named", DegenerateWarning, stacklevel=3)
 
 
 # ---- batches: extra leading axes ------------------------------------------------------------
@@ -402,7 +411,7 @@ def backward(problem, arrays, options, outs, extras, cots, base_ndim=None, reduc
         if d is None or per_problem:
             d = _derivative(problem, {n: x[n] for n in arrays}, [x[f"out:{k}"] for k in range(len(outs))],
                             [x[f"extra:{k}"] for k in range(len(extras))], options)
-            notes.append((i if per_problem else None, _degenerate_note(problem, d)))
+            notes.append((i if per_problem else None, _degenerate_note(problem, d, need)))
         g = _vjp(problem, d, [x.get(f"cot:{k}") for k in range(len(cots))], need)
         for n in wanted:
             grads[n][i] = _fit(problem, n, g.get(n), grads[n].shape[1:])
@@ -442,8 +451,7 @@ def _native(problem, arrays, options, outs, cots, wanted):
 def _gradients(problem, d, arrays, cots, wanted, layer, wanted_set=None):
     """The gradients of one problem at its derivative ``d`` (a warning first at a kink), each in its
     input's shape."""
-    if d.degenerate.size:
-        _warn(layer, problem, [(None, _degenerate_note(problem, d))])
+    _warn(layer, problem, [(None, _degenerate_note(problem, d, wanted))])
     g = _vjp(problem, d, cots, frozenset(wanted) if wanted_set is None else wanted_set)
     return {n: _fit(problem, n, g.get(n), np.shape(arrays[n])) for n in wanted}
 

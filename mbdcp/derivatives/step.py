@@ -62,8 +62,12 @@ class StepDerivative(_Repr):
     ``res.lcp``, of the pairs at which the solution has a kink), ``degenerate_kind`` (one word
     per index: "grazing", "direction", "stick-slip", "sigma"), ``degenerate_contacts`` (contact
     indices involved), ``margin`` (smallest relative distance of a decided pair from
-    degeneracy; infinity when no pair is decided) and ``indeterminate`` (True when dependent active constraints were dropped: the
-    impulse derivatives are those of one of many impulse distributions).
+    degeneracy; infinity when no pair is decided), ``indeterminate`` (True when dependent active constraints were dropped: the
+    impulse derivatives are those of one of many impulse distributions) and ``dependent_contacts``
+    (the contacts of active rows dropped as dependent on other contacts' rows or on the normals: the
+    derivatives in the gaps and the constraint directions, psi_n, dpsi_n, dpsi_f, Wn, D, hold
+    that dependence, and are exact only for changes that keep it; ``jvp`` warns when a tangent
+    breaks it).
     """
 
     mode: np.ndarray
@@ -73,6 +77,7 @@ class StepDerivative(_Repr):
     degenerate_contacts: np.ndarray
     margin: float
     indeterminate: bool
+    dependent_contacts: np.ndarray
     _d: dict = field(repr=False)
 
     # ---- forward mode -------------------------------------------------------------------------
@@ -524,7 +529,8 @@ class _ActiveSets:
     impulse whose sigma follows the sliding speed of direction ``post_k`` / ``post_jk``;
     ``degenerate``: (kind, variable, index) of the kinks; ``margins``: the smallest relative
     distances of decided pairs from degeneracy (normal pairs, contacts' friction, joints' friction); ``held`` / ``unused``: dependent rows dropped (impulse held at
-    its value / structural direction kept at zero)."""
+    its value / structural direction kept at zero); ``tied``: the contacts of the dropped rows
+    that depend on more than their own contact's friction directions (see _tied)."""
 
     mode: np.ndarray
     joint_mode: np.ndarray
@@ -541,6 +547,7 @@ class _ActiveSets:
     margins: list
     held: list = field(default_factory=list)
     unused: list = field(default_factory=list)
+    tied: list = field(default_factory=list)
     indices: tuple = None
 
     def free(self):
@@ -737,12 +744,36 @@ def _drop_dependent(pt, sc, sets, structural):
         for e in block:
             if e not in kept:
                 (sets.held if b < 3 else sets.unused).append(e)
+    sets.tied = _tied(sc, sets.held + sets.unused, kept, p.D)
     masks = {"p_n": sets.free_n, "beta": sets.free_b, "beta_j": sets.free_bj}
     for var, i in sets.held:
         masks[var][i] = False
     for var, i in structural:
         if (var, i) in kept:
             masks[var][i] = True
+
+
+def _tied(sc, dropped, kept, D):
+    """The contacts (sorted) of the dropped rows that are not combinations of their own contact's
+    kept friction directions alone. A direction opposite to a kept one of its contact (or in their
+    span) stays dependent under any change that keeps the contact's frame; any other dropped row
+    is tied to other contacts' rows or to the normals, and a change of one gap, normal or
+    direction breaks its dependence: the derivative in those inputs then holds a relation the
+    solution leaves (a kink, on one side or both)."""
+    tied = set()
+    for var, i in dropped:
+        if var != "beta":  # a normal (its gap enters the relation) or a joint's direction
+            tied.add(int(i) if var == "p_n" else -1)
+            continue
+        c = sc.own[i]
+        own = [k for v, k in kept if v == "beta" and sc.own[k] == c]
+        x = tri_solve(sc.L, D[:, i])
+        if own:
+            B = tri_solve(sc.L, D[:, own])
+            x = x - B @ np.linalg.lstsq(B, x, rcond=None)[0]
+        if np.linalg.norm(x) > 1e-9 * max(np.linalg.norm(tri_solve(sc.L, D[:, i])), 1e-300):
+            tied.add(int(c))
+    return sorted(tied - {-1})
 
 
 def _runs(entries):
@@ -847,6 +878,7 @@ def _derivative(pt, sc, sets, X, lu):
         degenerate_contacts=contacts,
         margin=float(min(sets.margins)) * pt.tol,
         indeterminate=bool(sets.held),
+        dependent_contacts=np.array(sets.tied, dtype=np.intp),
         _d=d,
     )
 

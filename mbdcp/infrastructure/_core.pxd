@@ -116,6 +116,7 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
 
     ctypedef struct MbdcpStepVjpSettings:
         mbdcp_float degenerate_tol, rcond_min, opposite_rtol
+        int geometry
 
     ctypedef struct MbdcpStepGradients:
         mbdcp_float *M

@@ -260,7 +260,7 @@ static void test_step_vjp_sphere(void)
     CHECK(solve_step(&p, &s, &out, &info) == MBDCP_OK && info.status == MBDCP_SOLVED);
     MbdcpStepProblem q = p;
     MbdcpStepVectors x = {v_next, z, z + 1, z + 5};
-    const MbdcpStepVjpSettings set = {1e-9, 1e-13, 1e-12};
+    const MbdcpStepVjpSettings set = {1e-9, 1e-13, 1e-12, 1};
     double gv[6] = {1, 0, 0, 0, 0, 0}, gM[36], gWn[6], gD[24], g_v[6], g_p[6], g_mu[1], g_psi[1];
     const MbdcpStepVectors c = {gv, NULL, NULL, NULL};
     MbdcpStepGradients g = {gM, gWn, gD, g_v, g_p, g_mu, g_psi, 0.0};
@@ -274,6 +274,13 @@ static void test_step_vjp_sphere(void)
     gv[4] = 1;
     CHECK(mbdcp_step_vjp(&q, &x, &c, &set, &g, &outcome, work, bytes) == MBDCP_OK && outcome == MBDCP_VJP_DECIDED);
     CHECK(near(g_mu[0], 2.5 * gh, 1e-13));
+    /* at rest the contact sticks and drops the directions opposite to those it keeps: dependent on
+     * its own directions only, so decided even with the gradients in the geometry wanted */
+    v[0] = 0.0;
+    CHECK(solve_step(&p, &s, &out, &info) == MBDCP_OK && info.status == MBDCP_SOLVED && near(v_next[0], 0, 1e-15));
+    CHECK(mbdcp_step_vjp(&q, &x, &c, &set, &g, &outcome, work, bytes) == MBDCP_OK && outcome == MBDCP_VJP_DECIDED);
+    v[0] = 2.0;
+    CHECK(solve_step(&p, &s, &out, &info) == MBDCP_OK);
     /* errors: workspace, NULLs, the step's own (checked as mbdcp_step_solve checks it), not plain */
     CHECK(mbdcp_step_vjp(&q, &x, &c, &set, &g, &outcome, work, bytes - 8) == MBDCP_ERR_WORKSPACE);
     CHECK(mbdcp_step_vjp(&q, &x, &c, NULL, &g, &outcome, work, bytes) == MBDCP_ERR_NULL);

@@ -31,6 +31,11 @@ typedef struct {
     mbdcp_float rcond_min;      /* a system whose pivots spread more than its inverse is left */
     mbdcp_float opposite_rtol;  /* two directions whose sum is below it times their largest entry
                                    are opposite */
+    int geometry;               /* 1: the gradients in psi_n, Wn or D are wanted; a candidate
+                                   direction dropped as dependent on other contacts' rows (not only
+                                   on its own contact's kept directions) is then left to the full
+                                   derivative, which names the contacts: those gradients hold a
+                                   dependence that a change of one gap or direction breaks */
 } MbdcpStepVjpSettings;
 
 /* The input gradients: M (symmetric), Wn, D when not NULL; the others always. */
@@ -45,7 +50,8 @@ typedef enum {
     MBDCP_VJP_DEGENERATE = 1, /* a kink: grazing, stick-slip, a slip between directions, a sigma tie */
     MBDCP_VJP_SPECIAL = 2,    /* mu = 0 in contact, sliding without a free direction, sticking
                                  directions whose positive span needs a linear program */
-    MBDCP_VJP_DEPENDENT = 3,  /* a sticking row dependent on the others, or a tie choosing them */
+    MBDCP_VJP_DEPENDENT = 3,  /* a sticking row dependent on the others, a tie choosing them, or
+                                 (settings.geometry) a candidate tied to other contacts' rows */
     MBDCP_VJP_SINGULAR = 4    /* M not positive definite, the system near singular, a gradient not finite */
 } MbdcpStepVjpOutcome;
 
