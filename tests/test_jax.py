@@ -65,6 +65,20 @@ def test_an_eager_call_returns_float64_jax_arrays():
     assert isinstance(z, jax.Array) and z.tolist() == [2.5, 0.0]
 
 
+@pytest.mark.parametrize("name, bad", [("D", np.ones((5, 4))), ("E", np.ones((4, 2))), ("U", np.ones(2)),
+                                       ("h", np.ones(1)), ("psi_n", np.zeros(3)), ("p_ext", np.zeros(5))])
+def test_a_misshapen_input_is_named_when_jit_traces(name, bad):
+    M, Wn, D, E, _ = mbdcp.examples.sphere_on_plane()
+    a = dict(M=M, Wn=Wn, D=D, E=E, U=0.2, v=np.array([2.0, 0, 0, 0, 0, 0]), h=0.01, p_ext=np.zeros(6),
+             psi_n=np.zeros(1))
+
+    def f(x):
+        b = dict(a, **{name: x})
+        return mj.step(b.pop("M"), b.pop("Wn"), b.pop("D"), b.pop("E"), b.pop("U"), b.pop("v"), b.pop("h"), **b)
+    with pytest.raises(ValueError, match=f"^{name} must have"):  # at trace time, not JAX's runtime error
+        jax.jit(f)(jnp.asarray(bad))
+
+
 @pytest.mark.parametrize("kind", sorted(C.SCENES))
 def test_step_gradient_in_every_input_matches_central_differences(kind, rng):
     for data in C.stable(C.SCENES[kind], 2):

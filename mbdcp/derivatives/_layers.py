@@ -483,11 +483,26 @@ def output_shapes(problem, shapes):
             raise ValueError(f"{name} must have n_v = {n_v} rows (the length of v), got shape {shapes[name]}")
     n_c = dim("Wn", 1)
     n_b = dim("Wb", 1)
-    if problem.name == "ccp":
-        return ((n_v,), (n_c, 3), (n_b,)), ((),)
     m, m_j = dim("D", 1), dim("Dj", 1)
     n_j = dim("Ej", 1, default=int(np.prod(shapes.get("beta_max", (0,)))))
+    _check_shapes(shapes, {"M": [(n_v, n_v)], "v": [(n_v,)], "h": [()], "E": [(m, n_c)], "U": [(), (n_c,), (n_c, n_c)],
+                           "mu": [(), (n_c,)], "Wt": [(n_v, 2 * n_c)], "psi_n": [(n_c,)], "dpsi_n": [(n_c,)],
+                           "dpsi_f": [(m,)], "theta": [(n_b,)], "dtheta": [(n_b,)], "Ej": [(m_j, n_j)],
+                           "beta_max": [(n_j,)], "dpsi_t": [(2 * n_c,), (n_c, 2)]})
+    if problem.name == "ccp":
+        return ((n_v,), (n_c, 3), (n_b,)), ((),)
     return ((n_v,), (n_c,), (m,), (n_c,), (n_b,), (m_j,), (n_j,)), ()
+
+
+def _check_shapes(shapes, allowed):
+    """ValueError naming the first input whose shape is none of those ``allowed`` for it (what
+    mbdcp.step and mbdcp.ccp check, here from shapes alone, as under jax.jit)."""
+    for name, shape in shapes.items():
+        ok = allowed.get(name)
+        if ok is not None and tuple(shape) not in ok:
+            forms = " or ".join(str(s) for s in ok)
+            raise ValueError(f"{name} must have shape {forms} (from the shapes of M, Wn, D, Wb, Dj and Ej), "
+                             f"got {tuple(shape)}")
 
 
 def torch_batch_ndims(problem, shapes):
