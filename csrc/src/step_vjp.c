@@ -425,11 +425,6 @@ static int any_tied(Vjp *w, mbdcp_int nsel)
     return 0;
 }
 
-/* The imposed rows kept (mbdcp.derivatives.step's _drop_dependent): all sliding normals, then per
- * block (sticking normals, sticking directions, candidates) those independent of the rows kept
- * before, in the metric of M^-1. A sticking row dropped, or a tie, is not decided here, nor (with
- * geometry) a dropped candidate tied to other contacts (any_tied); else a dropped candidate stays
- * at zero, a kept one joins the free directions. */
 /* Block b's rows picked (pivoted QR against those kept before); 1 if a sticking row is dropped. */
 static int pick_block(Vjp *w, mbdcp_int nsel, int b, int *tie)
 {
@@ -443,6 +438,11 @@ static int pick_block(Vjp *w, mbdcp_int nsel, int b, int *tie)
     return 0;
 }
 
+/* The imposed rows kept (mbdcp.derivatives.step's _drop_dependent): all sliding normals, then per
+ * block (sticking normals, sticking directions, candidates) those independent of the rows kept
+ * before, in the metric of M^-1. A sticking row dropped, or a tie, is not decided here, nor (with
+ * geometry) a dropped candidate tied to other contacts (any_tied); else a dropped candidate stays
+ * at zero, a kept one joins the free directions. */
 static MbdcpStepVjpOutcome independent(Vjp *w, int geometry)
 {
     const mbdcp_int nsel = imposed(w);

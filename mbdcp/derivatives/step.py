@@ -762,18 +762,19 @@ def _tied(sc, dropped, kept, D):
     solution leaves (a kink, on one side or both)."""
     tied = set()
     for var, i in dropped:
-        if var != "beta":  # a normal (its gap enters the relation) or a joint's direction
-            tied.add(int(i) if var == "p_n" else -1)
+        if var == "p_n":  # a normal: its gap enters the relation
+            tied.add(int(i))
+        if var != "beta":  # (a joint's friction direction names no contact)
             continue
         c = sc.own[i]
         own = [k for v, k in kept if v == "beta" and sc.own[k] == c]
-        x = tri_solve(sc.L, D[:, i])
+        x = x0 = tri_solve(sc.L, D[:, i])
         if own:
             B = tri_solve(sc.L, D[:, own])
-            x = x - B @ np.linalg.lstsq(B, x, rcond=None)[0]
-        if np.linalg.norm(x) > 1e-9 * max(np.linalg.norm(tri_solve(sc.L, D[:, i])), 1e-300):
+            x = x0 - B @ np.linalg.lstsq(B, x0, rcond=None)[0]
+        if np.linalg.norm(x) > 1e-9 * max(np.linalg.norm(x0), 1e-300):
             tied.add(int(c))
-    return sorted(tied - {-1})
+    return sorted(tied)
 
 
 def _runs(entries):
