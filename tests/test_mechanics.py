@@ -143,3 +143,18 @@ def test_simulate_ccp_takes_the_solver_as_algorithm():
         simulate(sphere_pile_scene(2, width=2), 0.01, 0.01, method="fixed_point", algorithm="newton", progress=False)
     with pytest.raises(TypeError, match="algorithm must be one of 'apgd'"):
         simulate(sphere_pile_scene(2, width=2), 0.01, 0.01, method="ccp", algorithm=3, progress=False)
+
+
+def test_the_trajectory_records_each_steps_solver_iterations():
+    from mbdcp.mechanics import sphere_pile_scene
+
+    ball = Scene([Body3D(1.0, [0, 0, 0.3], radius=0.1)], [Plane([0, 0, 0], [0, 0, 1])])
+    tr = simulate(ball, 0.01, 0.3, method="lcp", warm_start=False, progress=False)
+    assert tr.iterations.shape == (30,) and tr.iterations.dtype.kind == "i"
+    pushed = np.array([p.size > 0 and p.max() > 0 for p in tr.impulses])
+    assert pushed.any() and not pushed.all()  # it falls, then lands
+    # Lemke's pivots: none for a free flight, at least one for an impulse from a cold start
+    assert np.all(tr.iterations[tr.contacts == 0] == 0) and np.all(tr.iterations[pushed] > 0)
+    tr = simulate(sphere_pile_scene(8, width=2), 0.01, 0.2, method="ccp", max_iter=3, progress=False)
+    unsolved = np.array([s != Status.SOLVED for s in tr.statuses])
+    assert unsolved.any() and np.all(tr.iterations[unsolved] == 3) and np.all(tr.iterations <= 3)

@@ -65,9 +65,10 @@ class Trajectory(_Result):
     and why not. A step giving a non-finite state (``finite`` False) or two round bodies on one
     centre ends the run before it.
 
-    Per step it also keeps the active contacts' :class:`~mbdcp.ContactState` (``contact_states``,
-    drawn by :meth:`plot_contact_states`), points and normals, and the scene's geometry
-    (``shapes``) for :meth:`animate`.
+    Per step it also keeps the solver's iterations (``iterations``: Lemke's pivots for "lcp"), the
+    active contacts' :class:`~mbdcp.ContactState` (``contact_states``, drawn by
+    :meth:`plot_contact_states`), points and normals, and the scene's geometry (``shapes``) for
+    :meth:`animate`.
     """
 
     times: np.ndarray
@@ -88,6 +89,8 @@ class Trajectory(_Result):
     contact_points: list = field(default_factory=list)   # per step: (n_c, dim) points of the active contacts
     contact_normals: list = field(default_factory=list)  # per step: (n_c, dim) unit normals (into body a)
     shapes: Optional["Shapes"] = None  # the scene's geometry at t = 0, for drawing (:meth:`animate`)
+    iterations: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))  # per step: the solver's
+    # iterations (Lemke's pivots for "lcp", the fixed point's iterations, the CCP solver's)
 
     @property
     def steps(self):
@@ -472,6 +475,7 @@ def simulate(scene, h, T, method="lcp", progress=True, algorithm=None, tol=None,
     q, vel = [scene.configuration()], [assembly.velocity(scene.fields(), scene.planar)]
     ke, pe, pen = [assembly.kinetic_energy(scene.fields(), scene.planar, J)], [scene.potential_energy()], [contacts.max_penetration()]
     impulses, n_contacts, statuses, failure, finite, solver_seconds = [], [], [], None, True, 0.0
+    iterations = []
     contact_states, contact_points, contact_normals = [], [], []
     shapes = Shapes.of(scene)
 
@@ -522,6 +526,7 @@ def simulate(scene, h, T, method="lcp", progress=True, algorithm=None, tol=None,
         contact_normals.append(a["contacts"].normal)
         n_contacts.append(len(a["contacts"]))
         statuses.append(res.status)
+        iterations.append(res.pivots if method == "lcp" else res.iterations)
         if res.status != mbdcp.Status.SOLVED:
             fail(k, "solver", f"step {k} ended with status {res.status.name}")
         if pen[-1] > pen_tol:
@@ -531,4 +536,4 @@ def simulate(scene, h, T, method="lcp", progress=True, algorithm=None, tol=None,
                       contacts=np.array(n_contacts, dtype=int), statuses=statuses, seconds=time.perf_counter() - t0,
                       solver_seconds=solver_seconds, finite=finite, penetration_tolerance=pen_tol, first_failure=failure,
                       contact_states=contact_states, contact_points=contact_points, contact_normals=contact_normals,
-                      shapes=shapes)
+                      shapes=shapes, iterations=np.array(iterations, dtype=int))
