@@ -69,8 +69,8 @@ def test_an_eager_call_returns_float64_jax_arrays():
                                        ("h", np.ones(1)), ("psi_n", np.zeros(3)), ("p_ext", np.zeros(5))])
 def test_a_misshapen_input_is_named_when_jit_traces(name, bad):
     M, Wn, D, E, _ = mbdcp.examples.sphere_on_plane()
-    a = dict(M=M, Wn=Wn, D=D, E=E, U=0.2, v=np.array([2.0, 0, 0, 0, 0, 0]), h=0.01, p_ext=np.zeros(6),
-             psi_n=np.zeros(1))
+    a = {"M": M, "Wn": Wn, "D": D, "E": E, "U": 0.2, "v": np.array([2.0, 0, 0, 0, 0, 0]), "h": 0.01,
+         "p_ext": np.zeros(6), "psi_n": np.zeros(1)}
 
     def f(x):
         b = dict(a, **{name: x})
