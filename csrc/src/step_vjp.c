@@ -361,8 +361,9 @@ static mbdcp_int imposed(Vjp *w)
     return nsel;
 }
 
-/* An orthonormal basis (in the metric of M^-1) of the span of contact c's kept directions, in R's
- * first columns (row stride nsel, R being free once the rows are picked); returns its size. */
+/* An orthonormal basis of the span of contact c's kept directions (D's columns: dependence does not
+ * depend on the metric), in R's first columns (row stride nsel, R being free once the rows are
+ * picked); returns its size. */
 static mbdcp_int own_basis(Vjp *w, mbdcp_int nsel, mbdcp_int c)
 {
     const mbdcp_int nv = w->nv;
@@ -372,7 +373,7 @@ static mbdcp_int own_basis(Vjp *w, mbdcp_int nsel, mbdcp_int c)
         if (!w->picked[i] || w->block[i] < STICKING_B || w->own[j - w->nc] != c) continue;
         mbdcp_float n0 = 0.0, n1 = 0.0;
         for (mbdcp_int row = 0; row < nv; ++row) {
-            const mbdcp_float x = w->X[(size_t)row * w->ncol + j];
+            const mbdcp_float x = w->p->D[(size_t)row * w->m + (j - w->nc)];
             w->R[(size_t)row * nsel + r] = x;
             n0 += x * x;
         }
@@ -397,7 +398,7 @@ static int tied(Vjp *w, mbdcp_int nsel, mbdcp_int i, mbdcp_int r)
     const mbdcp_int nv = w->nv, j = w->sel[i];
     mbdcp_float n0 = 0.0, n1 = 0.0;
     for (mbdcp_int row = 0; row < nv; ++row) {
-        w->q[row] = w->X[(size_t)row * w->ncol + j];
+        w->q[row] = w->p->D[(size_t)row * w->m + (j - w->nc)];
         n0 += w->q[row] * w->q[row];
     }
     for (mbdcp_int t = 0; t < r; ++t) {

@@ -755,24 +755,25 @@ def _drop_dependent(pt, sc, sets, structural):
 
 def _tied(sc, dropped, kept, D):
     """The contacts (sorted) of the dropped rows that are not combinations of their own contact's
-    kept friction directions alone. A direction opposite to a kept one of its contact (or in their
+    kept friction directions alone (the C rule's any_tied, step_vjp.c, decides alike). A direction opposite to a kept one of its contact (or in their
     span) stays dependent under any change that keeps the contact's frame; any other dropped row
     is tied to other contacts' rows or to the normals, and a change of one gap, normal or
     direction breaks its dependence: the derivative in those inputs then holds a relation the
     solution leaves (a kink, on one side or both)."""
-    tied = set()
-    for var, i in dropped:
-        if var == "p_n":  # a normal: its gap enters the relation
-            tied.add(int(i))
-        if var != "beta":  # (a joint's friction direction names no contact)
+    tied = set(int(i) for var, i in dropped if var == "p_n")  # a normal: its gap enters the relation
+    kept_b = np.array([k for v, k in kept if v == "beta"], dtype=np.intp)
+    drop_b = np.array([i for var, i in dropped if var == "beta"], dtype=np.intp)
+    for c in np.unique(sc.own[drop_b]) if drop_b.size else ():
+        if int(c) in tied:
             continue
-        c = sc.own[i]
-        own = [k for v, k in kept if v == "beta" and sc.own[k] == c]
-        x = x0 = tri_solve(sc.L, D[:, i])
-        if own:
-            B = tri_solve(sc.L, D[:, own])
-            x = x0 - B @ np.linalg.lstsq(B, x0, rcond=None)[0]
-        if np.linalg.norm(x) > 1e-9 * max(np.linalg.norm(x0), 1e-300):
+        own, ks = kept_b[sc.own[kept_b] == c], drop_b[sc.own[drop_b] == c]
+        # dependence does not depend on the metric: D's rows where the contact's directions live
+        rows = np.flatnonzero(np.any(D[:, np.r_[own, ks]] != 0.0, axis=1))
+        X = R = D[np.ix_(rows, ks)]
+        if own.size:  # the kept directions are independent: a reduced QR spans them
+            Q = np.linalg.qr(D[np.ix_(rows, own)])[0]
+            R = X - Q @ (Q.T @ X)
+        if np.any(np.linalg.norm(R, axis=0) > 1e-9 * np.maximum(np.linalg.norm(X, axis=0), 1e-300)):
             tied.add(int(c))
     return sorted(tied)
 
