@@ -760,7 +760,7 @@ def _tied(sc, dropped, kept, D):
     is tied to other contacts' rows or to the normals, and a change of one gap, normal or
     direction breaks its dependence: the derivative in those inputs then holds a relation the
     solution leaves (a kink, on one side or both)."""
-    tied = set(int(i) for var, i in dropped if var == "p_n")  # a normal: its gap enters the relation
+    tied = {int(i) for var, i in dropped if var == "p_n"}  # a normal: its gap enters the relation
     kept_b = np.array([k for v, k in kept if v == "beta"], dtype=np.intp)
     drop_b = np.array([i for var, i in dropped if var == "beta"], dtype=np.intp)
     for c in np.unique(sc.own[drop_b]) if drop_b.size else ():
