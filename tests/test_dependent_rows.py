@@ -9,6 +9,7 @@ gaps (its one-sided derivatives differ, and the held derivative is neither): the
 for, and stay silent, and exact, for the others. A direction opposite to a kept one of its own
 contact stays dependent under any change of the gaps: no warning there.
 """
+import functools
 import warnings
 
 import numpy as np
@@ -106,8 +107,8 @@ def _jax_gradient(args, kw, name, g, jit):
     return np.asarray((jax.jit(grad) if jit else grad)(kw[name] if name in kw else args[4]))
 
 
-LAYERS = {"torch": lambda *a: _torch_gradient(*a), "jax": lambda *a: _jax_gradient(*a, jit=False),
-          "jax-jit": lambda *a: _jax_gradient(*a, jit=True)}
+LAYERS = {"torch": _torch_gradient, "jax": functools.partial(_jax_gradient, jit=False),
+          "jax-jit": functools.partial(_jax_gradient, jit=True)}
 
 
 @pytest.mark.parametrize("layer, rule", [("torch", "c"), ("jax", "c"), ("jax-jit", "c"), ("jax", "jax"),

@@ -361,67 +361,62 @@ static mbdcp_int imposed(Vjp *w)
     return nsel;
 }
 
+/* Direction k of D (its column) into x (stride apart); returns its norm. */
+static mbdcp_float load_direction(const Vjp *w, mbdcp_int k, mbdcp_float *x, size_t stride)
+{
+    mbdcp_float n = 0.0;
+    for (mbdcp_int row = 0; row < w->nv; ++row) {
+        x[(size_t)row * stride] = w->p->D[(size_t)row * w->m + k];
+        n += x[(size_t)row * stride] * x[(size_t)row * stride];
+    }
+    return sqrt(n);
+}
+
+/* x (stride apart) minus its projections on R's first r orthonormal columns (modified
+ * Gram-Schmidt); returns the norm left. */
+static mbdcp_float project_out(const Vjp *w, mbdcp_int nsel, mbdcp_int r, mbdcp_float *x, size_t stride)
+{
+    mbdcp_float n = 0.0;
+    for (mbdcp_int t = 0; t < r; ++t) {
+        mbdcp_float dot = 0.0;
+        for (mbdcp_int row = 0; row < w->nv; ++row) dot += w->R[(size_t)row * nsel + t] * x[(size_t)row * stride];
+        for (mbdcp_int row = 0; row < w->nv; ++row) x[(size_t)row * stride] -= dot * w->R[(size_t)row * nsel + t];
+    }
+    for (mbdcp_int row = 0; row < w->nv; ++row) n += x[(size_t)row * stride] * x[(size_t)row * stride];
+    return sqrt(n);
+}
+
 /* An orthonormal basis of the span of contact c's kept directions (D's columns: dependence does not
  * depend on the metric), in R's first columns (row stride nsel, R being free once the rows are
  * picked); returns its size. */
 static mbdcp_int own_basis(Vjp *w, mbdcp_int nsel, mbdcp_int c)
 {
-    const mbdcp_int nv = w->nv;
     mbdcp_int r = 0;
     for (mbdcp_int i = 0; i < nsel; ++i) {
-        const mbdcp_int j = w->sel[i];
-        if (!w->picked[i] || w->block[i] < STICKING_B || w->own[j - w->nc] != c) continue;
-        mbdcp_float n0 = 0.0, n1 = 0.0;
-        for (mbdcp_int row = 0; row < nv; ++row) {
-            const mbdcp_float x = w->p->D[(size_t)row * w->m + (j - w->nc)];
-            w->R[(size_t)row * nsel + r] = x;
-            n0 += x * x;
-        }
-        for (mbdcp_int t = 0; t < r; ++t) { /* modified Gram-Schmidt */
-            mbdcp_float dot = 0.0;
-            for (mbdcp_int row = 0; row < nv; ++row) dot += w->R[(size_t)row * nsel + t] * w->R[(size_t)row * nsel + r];
-            for (mbdcp_int row = 0; row < nv; ++row) w->R[(size_t)row * nsel + r] -= dot * w->R[(size_t)row * nsel + t];
-        }
-        for (mbdcp_int row = 0; row < nv; ++row) n1 += w->R[(size_t)row * nsel + r] * w->R[(size_t)row * nsel + r];
-        if (!(sqrt(n1) > RANK_CUT * sqrt(n0))) continue;
-        for (mbdcp_int row = 0; row < nv; ++row) w->R[(size_t)row * nsel + r] /= sqrt(n1);
+        const mbdcp_int k = w->sel[i] - w->nc;
+        if (!w->picked[i] || w->block[i] < STICKING_B || w->own[k] != c) continue;
+        mbdcp_float *x = w->R + r;
+        const mbdcp_float n0 = load_direction(w, k, x, (size_t)nsel), n1 = project_out(w, nsel, r, x, (size_t)nsel);
+        if (!(n1 > RANK_CUT * n0)) continue;
+        for (mbdcp_int row = 0; row < w->nv; ++row) x[(size_t)row * nsel] /= n1;
         ++r;
     }
     return r;
 }
 
-/* Is the dropped candidate sel[i] outside the span of its contact's kept directions (basis: R's
- * first r columns), i.e. tied to other contacts' rows or to the normals (mbdcp.derivatives.step's
- * _tied)? Scratch: q. */
-static int tied(Vjp *w, mbdcp_int nsel, mbdcp_int i, mbdcp_int r)
-{
-    const mbdcp_int nv = w->nv, j = w->sel[i];
-    mbdcp_float n0 = 0.0, n1 = 0.0;
-    for (mbdcp_int row = 0; row < nv; ++row) {
-        w->q[row] = w->p->D[(size_t)row * w->m + (j - w->nc)];
-        n0 += w->q[row] * w->q[row];
-    }
-    for (mbdcp_int t = 0; t < r; ++t) {
-        mbdcp_float dot = 0.0;
-        for (mbdcp_int row = 0; row < nv; ++row) dot += w->R[(size_t)row * nsel + t] * w->q[row];
-        for (mbdcp_int row = 0; row < nv; ++row) w->q[row] -= dot * w->R[(size_t)row * nsel + t];
-    }
-    for (mbdcp_int row = 0; row < nv; ++row) n1 += w->q[row] * w->q[row];
-    return sqrt(n1) > RANK_CUT * fmax(sqrt(n0), 1e-300);
-}
-
-/* Does a dropped candidate depend on more than its own contact's kept directions? Then a gradient
- * in the gaps or the directions holds a relation that a change of one of them breaks: the full
- * derivative names the contacts. */
+/* Does a dropped candidate lie outside the span of its own contact's kept directions, i.e. depend
+ * on other contacts' rows or on the normals (mbdcp.derivatives.step's _tied)? Then a gradient in
+ * the gaps or the directions holds a relation that a change of one of them breaks: the full
+ * derivative names the contacts. Scratch: q. */
 static int any_tied(Vjp *w, mbdcp_int nsel)
 {
-    for (mbdcp_int c = 0; c < w->nc; ++c) {
-        mbdcp_int r = -1;
-        for (mbdcp_int i = 0; i < nsel; ++i) {
-            if (w->block[i] != STRUCTURAL || w->picked[i] || w->own[w->sel[i] - w->nc] != c) continue;
-            if (r < 0) r = own_basis(w, nsel, c);
-            if (tied(w, nsel, i, r)) return 1;
-        }
+    mbdcp_int c = -1, r = 0;
+    for (mbdcp_int i = 0; i < nsel; ++i) {
+        if (w->block[i] != STRUCTURAL || w->picked[i]) continue;
+        const mbdcp_int k = w->sel[i] - w->nc;
+        if (w->own[k] != c) r = own_basis(w, nsel, c = w->own[k]);
+        const mbdcp_float n0 = load_direction(w, k, w->q, 1);
+        if (project_out(w, nsel, r, w->q, 1) > RANK_CUT * fmax(n0, 1e-300)) return 1;
     }
     return 0;
 }

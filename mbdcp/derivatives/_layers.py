@@ -27,6 +27,7 @@ import mbdcp
 from mbdcp import derivatives
 from mbdcp.derivatives import _native_step
 from mbdcp.derivatives._common import GEOMETRY
+from mbdcp.infrastructure import validate as val
 from mbdcp.infrastructure.deprecated import renamed_keywords
 from mbdcp.infrastructure.results import CCPResult, LemkeResult, StepResult
 from mbdcp.infrastructure.status import Status
@@ -485,24 +486,31 @@ def output_shapes(problem, shapes):
     n_b = dim("Wb", 1)
     m, m_j = dim("D", 1), dim("Dj", 1)
     n_j = dim("Ej", 1, default=int(np.prod(shapes.get("beta_max", (0,)))))
-    _check_shapes(shapes, {"M": [(n_v, n_v)], "v": [(n_v,)], "h": [()], "E": [(m, n_c)], "U": [(), (n_c,), (n_c, n_c)],
-                           "mu": [(), (n_c,)], "Wt": [(n_v, 2 * n_c)], "psi_n": [(n_c,)], "dpsi_n": [(n_c,)],
-                           "dpsi_f": [(m,)], "theta": [(n_b,)], "dtheta": [(n_b,)], "Ej": [(m_j, n_j)],
-                           "beta_max": [(n_j,)], "dpsi_t": [(2 * n_c,), (n_c, 2)]})
+    _check_shapes(shapes, {"n_v": n_v, "n_c": n_c, "m": m, "n_b": n_b, "m_j": m_j, "n_j": n_j, "2 n_c": 2 * n_c, "2": 2})
     if problem.name == "ccp":
         return ((n_v,), (n_c, 3), (n_b,)), ((),)
     return ((n_v,), (n_c,), (m,), (n_c,), (n_b,), (m_j,), (n_j,)), ()
 
 
-def _check_shapes(shapes, allowed):
-    """ValueError naming the first input whose shape is none of those ``allowed`` for it (what
-    mbdcp.step and mbdcp.ccp check, here from shapes alone, as under jax.jit)."""
+# the shapes mbdcp.step and mbdcp.ccp accept, by input name: each form a tuple of dimension symbols
+_FORMS = {"M": [("n_v", "n_v")], "v": [("n_v",)], "h": [()], "E": [("m", "n_c")], "U": [(), ("n_c",), ("n_c", "n_c")],
+          "mu": [(), ("n_c",)], "Wt": [("n_v", "2 n_c")], "psi_n": [("n_c",)], "dpsi_n": [("n_c",)],
+          "dpsi_f": [("m",)], "theta": [("n_b",)], "dtheta": [("n_b",)], "Ej": [("m_j", "n_j")],
+          "beta_max": [("n_j",)], "dpsi_t": [("2 n_c",), ("n_c", "2")]}
+
+
+def _check_shapes(shapes, dims):
+    """The ValueError of mbdcp.step and mbdcp.ccp (validate's message, saying which input fixed each
+    dimension) for the first input whose shape is none of its forms, from the shapes alone (as
+    under jax.jit); ``dims``: each symbol's size."""
+    def text(t):
+        return "(" + ", ".join(map(str, t)) + ("," if len(t) == 1 else "") + ")"
     for name, shape in shapes.items():
-        ok = allowed.get(name)
-        if ok is not None and tuple(shape) not in ok:
-            forms = " or ".join(str(s) for s in ok)
-            raise ValueError(f"{name} must have shape {forms} (from the shapes of M, Wn, D, Wb, Dj and Ej), "
-                             f"got {tuple(shape)}")
+        forms = _FORMS.get(name, ())
+        sizes = [tuple(dims[d] for d in f) for f in forms]
+        if forms and tuple(shape) not in sizes:
+            want = " or ".join(f"{text(f)} = {text(z)}" if f else "()" for f, z in zip(forms, sizes))
+            raise val._shape_error(name, want, tuple(shape), [d for f in forms for d in f], None)
 
 
 def torch_batch_ndims(problem, shapes):

@@ -77,8 +77,14 @@ class StepDerivative(_Repr):
     degenerate_contacts: np.ndarray
     margin: float
     indeterminate: bool
-    dependent_contacts: np.ndarray
     _d: dict = field(repr=False)
+
+    @functools.cached_property
+    def dependent_contacts(self):
+        """The contacts tied by active rows dropped as dependent (see the class; found when asked
+        for: only a gradient in the gaps or the directions needs them)."""
+        d = self._d
+        return np.array(_tied(d["own"], d["held"] + d["unused"], d["FB"], d["D"]), dtype=np.intp)
 
     # ---- forward mode -------------------------------------------------------------------------
     def jvp(self, **tangents):
@@ -529,8 +535,7 @@ class _ActiveSets:
     impulse whose sigma follows the sliding speed of direction ``post_k`` / ``post_jk``;
     ``degenerate``: (kind, variable, index) of the kinks; ``margins``: the smallest relative
     distances of decided pairs from degeneracy (normal pairs, contacts' friction, joints' friction); ``held`` / ``unused``: dependent rows dropped (impulse held at
-    its value / structural direction kept at zero); ``tied``: the contacts of the dropped rows
-    that depend on more than their own contact's friction directions (see _tied)."""
+    its value / structural direction kept at zero)."""
 
     mode: np.ndarray
     joint_mode: np.ndarray
@@ -547,7 +552,6 @@ class _ActiveSets:
     margins: list
     held: list = field(default_factory=list)
     unused: list = field(default_factory=list)
-    tied: list = field(default_factory=list)
     indices: tuple = None
 
     def free(self):
@@ -744,7 +748,6 @@ def _drop_dependent(pt, sc, sets, structural):
         for e in block:
             if e not in kept:
                 (sets.held if b < 3 else sets.unused).append(e)
-    sets.tied = _tied(sc, sets.held + sets.unused, kept, p.D)
     masks = {"p_n": sets.free_n, "beta": sets.free_b, "beta_j": sets.free_bj}
     for var, i in sets.held:
         masks[var][i] = False
@@ -753,20 +756,20 @@ def _drop_dependent(pt, sc, sets, structural):
             masks[var][i] = True
 
 
-def _tied(sc, dropped, kept, D):
-    """The contacts (sorted) of the dropped rows that are not combinations of their own contact's
-    kept friction directions alone (the C rule's any_tied, step_vjp.c, decides alike). A direction opposite to a kept one of its contact (or in their
-    span) stays dependent under any change that keeps the contact's frame; any other dropped row
-    is tied to other contacts' rows or to the normals, and a change of one gap, normal or
-    direction breaks its dependence: the derivative in those inputs then holds a relation the
-    solution leaves (a kink, on one side or both)."""
+def _tied(own_of, dropped, kept_b, D):
+    """The contacts (sorted) of the dropped rows (``dropped``: (name, index)) that are not
+    combinations of their own contact's kept directions (``kept_b``: the free ones; ``own_of``: each
+    direction's contact) alone; the C rule's any_tied (step_vjp.c) decides alike. A direction
+    opposite to a kept one of its contact (or in their span) stays dependent under any change
+    that keeps the contact's frame; any other dropped row is tied to other contacts' rows or to the
+    normals, and a change of one gap, normal or direction breaks its dependence: the derivative in
+    those inputs then holds a relation the solution leaves (a kink, on one side or both)."""
     tied = {int(i) for var, i in dropped if var == "p_n"}  # a normal: its gap enters the relation
-    kept_b = np.array([k for v, k in kept if v == "beta"], dtype=np.intp)
     drop_b = np.array([i for var, i in dropped if var == "beta"], dtype=np.intp)
-    for c in np.unique(sc.own[drop_b]) if drop_b.size else ():
+    for c in np.unique(own_of[drop_b]) if drop_b.size else ():
         if int(c) in tied:
             continue
-        own, ks = kept_b[sc.own[kept_b] == c], drop_b[sc.own[drop_b] == c]
+        own, ks = kept_b[own_of[kept_b] == c], drop_b[own_of[drop_b] == c]
         # dependence does not depend on the metric: D's rows where the contact's directions live
         rows = np.flatnonzero(np.any(D[:, np.r_[own, ks]] != 0.0, axis=1))
         X = R = D[np.ix_(rows, ks)]
@@ -856,7 +859,7 @@ def _derivative(pt, sc, sets, X, lu):
              dpsi_f=p.dpsi_f, theta=p.theta, dtheta=p.dtheta, beta_max=p.beta_max, n_v=p.M.shape[0], n_c=n_c, m=m,
              n_b=n_b, n_j=p.Ej.shape[1], has_joint_friction=has_jf, L=sc.L, X=X, lu=lu, FN=FN, FB=FB, FBJ=FBJ,
              FS=FS, FSJ=FSJ, post_c=sets.post_c, post_k=sets.post_k, post_j=sets.post_j, post_jk=sets.post_jk,
-             held=sets.held, unused=sets.unused, V=sc.V, psi_chain=pt.psi_chain, **pt.sol)
+             held=sets.held, unused=sets.unused, own=sc.own, V=sc.V, psi_chain=pt.psi_chain, **pt.sol)
     d["inputs"] = _INPUTS_OF[bool(n_b), bool(has_jf)]
     # where p_b, p_n[FN], beta[FB], beta_j[FBJ], sigma[FS], sigma_j[FSJ] start in the unknowns
     o = [0]
@@ -880,7 +883,6 @@ def _derivative(pt, sc, sets, X, lu):
         degenerate_contacts=contacts,
         margin=float(min(sets.margins)) * pt.tol,
         indeterminate=bool(sets.held),
-        dependent_contacts=np.array(sets.tied, dtype=np.intp),
         _d=d,
     )
 
