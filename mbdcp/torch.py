@@ -14,6 +14,8 @@ get no gradient. ``torch.autograd.gradcheck`` passes away from degenerate points
   as (B, n_c) (or (B, n_c, n_c) diagonals for ``U``); ``h`` is a scalar or (B,). Batches of
   :func:`lcp` and :func:`step` are solved by :func:`mbdcp.batch.lemke` and
   :func:`mbdcp.batch.step` (a loop when an option needs :func:`mbdcp.step` itself); :func:`ccp` loops.
+- **torch.func**: its transforms (``torch.func.grad``, ``vmap``, ...) are not supported and raise
+  RuntimeError: differentiate with ``torch.autograd`` and batch with a leading axis.
 - **Failures**: a solve that does not end SOLVED raises :class:`SolveError` naming the status (and
   the instance of a batch); no tensor is returned.
 - **Degenerate points** (a grazing contact, a contact at the edge of its friction cone, ...): the
@@ -81,7 +83,7 @@ class _Call:
     (one problem: the solver's result object itself)."""
 
     __slots__ = ("arrays", "base", "call_args", "derivative_options", "extras", "grad_names", "options", "outs",
-                 "problem", "res", "returned", "solver_options", "versions", "wanted")
+                 "problem", "res", "returned", "solver_options", "versions")
 
     def __init__(self, problem, arrays, options, base, returned):
         self.problem, self.arrays, self.options, self.base, self.returned = problem, arrays, options, base, returned
@@ -109,7 +111,7 @@ class _Call:
         cots = [None if c is None else c.detach().numpy() if c.requires_grad else c.numpy() for c in cots]
         if self.base is None:
             grads = ad.backward_one(self.problem, self.arrays, self.call_args, self.res, self.derivative_options,
-                                    cots, self.grad_names, layer="mbdcp.torch", wanted_set=self.wanted)
+                                    cots, self.grad_names, layer="mbdcp.torch")
         else:
             cots += [None] * (len(self.outs) - len(cots))
             named = ad.backward(self.problem, self.arrays, self.options, self.outs, self.extras, cots, self.base,
@@ -145,6 +147,11 @@ class _Layer(torch.autograd.Function):
 
 
 _Tensor = torch.Tensor
+# Function.apply is a Python wrapper, for torch.func, around this C++ apply; without torch.func's
+# tensors the C++ apply alone does the same and saves about a microsecond a call
+_apply_layer = super(torch.autograd.Function, _Layer).apply
+_transforms_active = torch._C._are_functorch_transforms_active
+_wrapped = torch._C._functorch.is_functorch_wrapped_tensor
 
 
 def _apply(problem, args, options, returned):
@@ -152,6 +159,10 @@ def _apply(problem, args, options, returned):
     Each input is checked and converted once (a tensor to the NumPy view of its memory); only the
     tensors that need a gradient enter the autograd graph (none: no graph at all), the others are
     constants of the call."""
+    if _transforms_active():  # its wrapped tensors have no memory for the solver to read
+        raise RuntimeError(f"mbdcp.torch.{problem.name} cannot run inside torch.func's transforms (grad, vjp, "
+                           "vmap, ...): differentiate it with torch.autograd (backward, torch.autograd.grad) and "
+                           "give a batch a leading axis")
     arrays, grad_names, grad_tensors, versions = {}, [], [], []
     track = torch.is_grad_enabled()
     for name, x in args.items():
@@ -175,8 +186,10 @@ def _apply(problem, args, options, returned):
     call = _Call(problem, arrays, options, base, returned)
     if not grad_tensors:
         return call.solve()
-    call.grad_names, call.versions, call.wanted = grad_names, versions, frozenset(grad_names)
-    return _Layer.apply(call, *grad_tensors)
+    call.grad_names, call.versions = grad_names, versions
+    if any(map(_wrapped, grad_tensors)):  # left over from a finished torch.func transform: apply unwraps it
+        return _Layer.apply(call, *grad_tensors)
+    return _apply_layer(call, *grad_tensors)
 
 
 def lcp(M, q, **options):

@@ -290,6 +290,26 @@ def test_inputs_changed_in_place_before_backward_are_an_error():
         out.sum().backward()
 
 
+def test_torch_func_transforms_are_refused_clearly_and_their_leftover_tensors_accepted():
+    M = torch.tensor([[2.0, 1.0], [1.0, 2.0]], dtype=F64)
+    with pytest.raises(RuntimeError, match=r"mbdcp.torch.lcp cannot run inside torch.func's transforms"):
+        torch.func.grad(lambda q: mt.lcp(M, q)[0])(torch.tensor([-5.0, 6.0], dtype=F64))
+    # a tensor kept from inside a finished torch.func.grad is still a functorch wrapper: the layer's
+    # graph must reach the tensor it wraps: q = (-3 x0 - 2, x1 + 5), z0 = -q0 / 2 = (3 x0 + 2) / 2, z1 = 0
+    kept = []
+
+    def f(x):
+        kept.append(x * torch.tensor([-3.0, 1.0], dtype=F64) + torch.tensor([-2.0, 5.0], dtype=F64))
+        return kept[-1].sum()
+    x = tensor([1.0, 1.0])
+    torch.func.grad(f)(x)
+    assert torch._C._functorch.is_functorch_wrapped_tensor(kept[0])
+    z = mt.lcp(M, kept[0])
+    z[0].backward()
+    np.testing.assert_allclose(z.detach().numpy(), [2.5, 0.0], rtol=1e-14)
+    np.testing.assert_allclose(x.grad.numpy(), [1.5, 0.0], rtol=1e-14)
+
+
 def test_constants_stay_out_of_the_graph_but_are_still_checked():
     M, Wn, D, E = (torch.tensor(a, dtype=F64) for a in C.sphere_data())
     mu, v = tensor(0.2), tensor([2.0, 0, 0, 0, 0, 0])

@@ -424,18 +424,16 @@ def backward(problem, arrays, options, outs, extras, cots, base_ndim=None, reduc
     return out
 
 
-def backward_one(problem, arrays, call_args, res, options, cots, wanted, layer="mbdcp", wanted_set=None):
+def backward_one(problem, arrays, call_args, res, options, cots, wanted, layer="mbdcp"):
     """:func:`backward` of one problem at ``res``, the result object :func:`solve` returned in the
     forward pass for ``call_args`` = (args, kw) of :func:`arguments` (nothing rebuilt or
     re-split): the gradients of the inputs named in ``wanted``, in that order, each in the shape of
-    its input in ``arrays``; ``options`` are the derivative's (:func:`split_options`);
-    ``wanted_set``: ``frozenset(wanted)``, if the caller keeps one."""
+    its input in ``arrays``; ``options`` are the derivative's (:func:`split_options`)."""
     grads = None
     if problem.name == "step":
         grads = _native(problem, arrays, options, (res.v_next, res.p_n, res.beta, res.sigma), cots, wanted)
     if grads is None:
-        grads = _gradients(problem, derivative(problem, *call_args, res, options), arrays, cots, wanted, layer,
-                           wanted_set)
+        grads = _gradients(problem, derivative(problem, *call_args, res, options), arrays, cots, wanted, layer)
     return [grads[n] for n in wanted]
 
 
@@ -449,11 +447,11 @@ def _native(problem, arrays, options, outs, cots, wanted):
     return {n: _fit(problem, n, g.get(n), np.shape(arrays[n])) for n in wanted}
 
 
-def _gradients(problem, d, arrays, cots, wanted, layer, wanted_set=None):
+def _gradients(problem, d, arrays, cots, wanted, layer):
     """The gradients of one problem at its derivative ``d`` (a warning first at a kink), each in its
     input's shape."""
     _warn(layer, problem, [(None, _degenerate_note(problem, d, wanted))])
-    g = _vjp(problem, d, cots, frozenset(wanted) if wanted_set is None else wanted_set)
+    g = _vjp(problem, d, cots, frozenset(wanted))
     return {n: _fit(problem, n, g.get(n), np.shape(arrays[n])) for n in wanted}
 
 
