@@ -319,7 +319,8 @@ def after_solve(args, kw, runs):
     torch.autograd.Function forward that only detaches its input, a jitted JAX identity, and a
     NumPy dot of three numbers. A larger solve leaves the caches cold for whatever runs next; this
     is the least any layer's forward overhead can be at that size."""
-    passes = {"numpy": lambda y=np.ones(3): y @ y}
+    y = np.ones(3)
+    passes = {"numpy": lambda: y @ y}
     if torch is not None:
         class Empty(torch.autograd.Function):
             @staticmethod
