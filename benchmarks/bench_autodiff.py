@@ -269,6 +269,20 @@ def jax_floor(args, kw, g, repeat, inner):
     return o_fwd, o_bwd
 
 
+def empty_function():
+    """A torch.autograd.Function that does nothing: its forward detaches, its backward passes the
+    gradient on."""
+    class Empty(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.detach()
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+    return Empty
+
+
 def empty_passes(calls=2000, polluted=200):
     """{framework: (warm, after a 32 MB pass)} [s] per call of an empty backward:
     torch.autograd.Function's gradient and a jax.custom_vjp whose backward is one host callback
@@ -288,16 +302,8 @@ def empty_passes(calls=2000, polluted=200):
         return best
     out = {}
     if torch is not None:
-        class Empty(torch.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                return x.detach()
-
-            @staticmethod
-            def backward(ctx, g):
-                return g
         x = torch.ones(3, dtype=torch.float64, requires_grad=True)
-        y = Empty.apply(x).sum()
+        y = empty_function().apply(x).sum()
         out["torch"] = [per_call(lambda: torch.autograd.grad(y, x, retain_graph=True), p) for p in (False, True)]
     if jax is not None:
         @jax.custom_vjp
@@ -322,15 +328,7 @@ def after_solve(args, kw, runs):
     y = np.ones(3)
     passes = {"numpy": lambda: y @ y}
     if torch is not None:
-        class Empty(torch.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                return x.detach()
-
-            @staticmethod
-            def backward(ctx, g):
-                return g
-        x = torch.ones(3, dtype=torch.float64, requires_grad=True)
+        x, Empty = torch.ones(3, dtype=torch.float64, requires_grad=True), empty_function()
         passes["torch"] = lambda: Empty.apply(x)
     if jax is not None:
         identity, xj = jax.jit(lambda x: x), jnp.ones(3)
