@@ -151,7 +151,11 @@ _Tensor = torch.Tensor
 # tensors the C++ apply alone does the same and saves about a microsecond a call
 _apply_layer = super(torch.autograd.Function, _Layer).apply
 _transforms_active = torch._C._are_functorch_transforms_active
-_wrapped = torch._C._functorch.is_functorch_wrapped_tensor
+try:
+    _wrapped = torch._C._functorch.is_functorch_wrapped_tensor
+except AttributeError:  # a PyTorch without it: every call through the Python wrapper
+    def _wrapped(x):
+        return True
 
 
 def _apply(problem, args, options, returned):

@@ -310,6 +310,21 @@ def test_torch_func_transforms_are_refused_clearly_and_their_leftover_tensors_ac
     np.testing.assert_allclose(x.grad.numpy(), [1.5, 0.0], rtol=1e-14)
 
 
+def test_the_python_apply_path_gives_the_same_gradients(monkeypatch):
+    # PyTorch's Python Function.apply (taken for functorch tensors, or on a PyTorch without the
+    # check) and its C++ apply (taken otherwise) build the same graph
+    def grads():
+        mu, v = tensor(0.2), tensor([2.0, 0, 0, 0, 0, 0])
+        out = mt.step(*C.sphere_data(), mu, v, 0.01, p_ext=[0, 0, -C.G * 0.01, 0, 0, 0], psi_n=[0.0])
+        return [g.numpy() for g in torch.autograd.grad(out @ tensor([1.0, 2, 3, 0, 0, 0], grad=False), (mu, v))]
+    direct = grads()
+    monkeypatch.setattr(mt, "_wrapped", lambda x: True)
+    wrapped = grads()
+    for a, b in zip(direct, wrapped):
+        np.testing.assert_array_equal(a, b)
+    assert abs(direct[0]).max() > 0.0
+
+
 def test_constants_stay_out_of_the_graph_but_are_still_checked():
     M, Wn, D, E = (torch.tensor(a, dtype=F64) for a in C.sphere_data())
     mu, v = tensor(0.2), tensor([2.0, 0, 0, 0, 0, 0])
