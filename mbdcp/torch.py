@@ -38,6 +38,8 @@ d v_x / d mu = -g h per sliding step:
 >>> round(mu.grad.item(), 12)
 -0.2943
 """
+from itertools import chain
+
 import numpy as np
 
 try:
@@ -76,24 +78,32 @@ def _tensor(a):
 
 
 class _Call:
-    """One layer call, from the forward pass to the backward: the inputs as NumPy (by name), the
-    solver's arguments built from them once (one problem), the options split for the solver and
-    the derivative, the batch dimensions (None: one problem), how many outputs are returned, the
-    inputs that get a gradient, every tensor input with its version, and the forward's solution
+    """One layer call, from the forward pass to the backward: the inputs as NumPy (the solver's
+    positional arguments in order, its array keywords by name), the options split for the solver
+    and the derivative, the batch dimensions (None: one problem), how many outputs are returned,
+    the inputs that get a gradient, every tensor input with its version, and the forward's solution
     (one problem: the solver's result object itself)."""
 
-    __slots__ = ("arrays", "base", "call_args", "derivative_options", "extras", "grad_names", "options", "outs",
+    __slots__ = ("args", "base", "call_args", "derivative_options", "extras", "grad_names", "kw", "options", "outs",
                  "problem", "res", "returned", "solver_options", "versions")
 
-    def __init__(self, problem, arrays, options, base, returned):
-        self.problem, self.arrays, self.options, self.base, self.returned = problem, arrays, options, base, returned
+    def __init__(self, problem, args, kw, options, returned):
+        self.problem, self.args, self.kw, self.options, self.returned = problem, args, kw, options, returned
         self.solver_options, self.derivative_options = ad.split_options(problem, options)
+        self.base = None
+        if getattr(args[_ANCHOR[problem.name]], "ndim", 0) > 1:  # a batch (a list anchor was made an array)
+            self.base = ad.torch_batch_ndims(problem, {n: np.shape(a) for n, a in self.arrays.items()})
+
+    @property
+    def arrays(self):
+        """The inputs by name."""
+        return dict(zip(self.problem.positional, self.args), **self.kw)
 
     def solve(self):
         """The returned outputs as tensors (sharing memory with the solution kept for backward)."""
         problem = self.problem
         if self.base is None:
-            self.call_args = ad.arguments(problem, self.arrays)
+            self.call_args = ad.positional(problem, self.args), self.kw
             self.res = res = ad.solve(problem, *self.call_args, self.solver_options)
             if self.returned == 1:
                 return (_tensor(getattr(res, problem.outputs[0])),)
@@ -109,12 +119,13 @@ class _Call:
                                    "the forward pass, so the gradient cannot be computed")
         # the engine's output gradients need no graph (create_graph=True runs under no_grad here)
         cots = [None if c is None else c.detach().numpy() if c.requires_grad else c.numpy() for c in cots]
+        arrays = self.arrays
         if self.base is None:
-            grads = ad.backward_one(self.problem, self.arrays, self.call_args, self.res, self.derivative_options,
+            grads = ad.backward_one(self.problem, arrays, self.call_args, self.res, self.derivative_options,
                                     cots, self.grad_names, layer="mbdcp.torch")
         else:
             cots += [None] * (len(self.outs) - len(cots))
-            named = ad.backward(self.problem, self.arrays, self.options, self.outs, self.extras, cots, self.base,
+            named = ad.backward(self.problem, arrays, self.options, self.outs, self.extras, cots, self.base,
                                 reduce=True, layer="mbdcp.torch", wanted=self.grad_names)
             grads = [named[n] for n in self.grad_names]
         return tuple([_tensor(g) for g in grads])
@@ -147,6 +158,7 @@ class _Layer(torch.autograd.Function):
 
 
 _Tensor = torch.Tensor
+_ANCHOR = {name: p.positional.index(p.anchor) for name, p in ad.PROBLEMS.items()}  # the batch-telling input
 # Function.apply is a Python wrapper, for torch.func, around this C++ apply; without torch.func's
 # tensors the C++ apply alone does the same and saves about a microsecond a call
 _apply_layer = super(torch.autograd.Function, _Layer).apply
@@ -158,36 +170,38 @@ except AttributeError:  # a PyTorch without it: every call through the Python wr
         return True
 
 
-def _apply(problem, args, options, returned):
-    """The outputs of ``problem`` for inputs ``args`` (by name): the first ``returned`` of them.
-    Each input is checked and converted once (a tensor to the NumPy view of its memory); only the
-    tensors that need a gradient enter the autograd graph (none: no graph at all), the others are
-    constants of the call."""
+def _apply(problem, positional, keywords, options, returned):
+    """The outputs of ``problem`` for its positional inputs (in order) and array keywords (by
+    name): the first ``returned`` of them. Each input is checked and converted once (a tensor to
+    the NumPy view of its memory); only the tensors that need a gradient enter the autograd graph
+    (none: no graph at all), the others are constants of the call."""
     if _transforms_active():  # its wrapped tensors have no memory for the solver to read
         raise RuntimeError(f"mbdcp.torch.{problem.name} cannot run inside torch.func's transforms (grad, vjp, "
                            "vmap, ...): differentiate it with torch.autograd (backward, torch.autograd.grad) and "
                            "give a batch a leading axis")
-    arrays, grad_names, grad_tensors, versions = {}, [], [], []
+    args, kw, grad_names, grad_tensors, versions = [], {}, [], [], []
     track = torch.is_grad_enabled()
-    for name, x in args.items():
+    n = len(positional)
+    for i, (name, x) in enumerate(chain(zip(problem.positional, positional), keywords.items())):
         if not isinstance(x, _Tensor):  # a constant; a Python float is checked by the solver
-            arrays[name] = x if type(x) is float else val.as_array(name, x)
-            continue
-        if x.dtype is not _F64 or not x.is_cpu:
+            a = x if type(x) is float else val.as_array(name, x)
+        elif x.dtype is not _F64 or not x.is_cpu:
             raise _reject(name, x)
-        # an input changed in place before backward is an error, as for torch's own functions
-        versions.append((name, x, x._version))
-        if x.requires_grad:
-            arrays[name] = x.numpy(force=True)  # detached: a view, no copy, as below
-            if track:
-                grad_names.append(name)
-                grad_tensors.append(x)
         else:
-            arrays[name] = x.numpy()
-    base = None
-    if getattr(arrays[problem.anchor], "ndim", 0) > 1:  # a batch (a list anchor was made an array above)
-        base = ad.torch_batch_ndims(problem, {n: np.shape(a) for n, a in arrays.items()})
-    call = _Call(problem, arrays, options, base, returned)
+            # an input changed in place before backward is an error, as for torch's own functions
+            versions.append((name, x, x._version))
+            if x.requires_grad:
+                a = x.numpy(force=True)  # detached: a view, no copy, as below
+                if track:
+                    grad_names.append(name)
+                    grad_tensors.append(x)
+            else:
+                a = x.numpy()
+        if i < n:
+            args.append(a)
+        else:
+            kw[name] = a
+    call = _Call(problem, args, kw, options, returned)
     if not grad_tensors:
         return call.solve()
     call.grad_names, call.versions = grad_names, versions
@@ -225,7 +239,7 @@ def lcp(M, q, **options):
     >>> z.tolist(), q.grad.tolist()
     ([2.5, 0.0], [-0.5, 0.0])
     """
-    return _apply(ad.PROBLEMS["lcp"], {"M": M, "q": q}, options, 1)[0]
+    return _apply(ad.PROBLEMS["lcp"], (M, q), {}, options, 1)[0]
 
 
 def step(M, Wn, D, E, U, v, h, *, full_output=False, **kwargs):
@@ -266,7 +280,7 @@ def step(M, Wn, D, E, U, v, h, *, full_output=False, **kwargs):
     """
     problem = ad.PROBLEMS["step"]
     arrays, options = ad.split_keywords(problem, kwargs)
-    outs = _apply(problem, dict(M=M, Wn=Wn, D=D, E=E, U=U, v=v, h=h, **arrays), options,
+    outs = _apply(problem, (M, Wn, D, E, U, v, h), arrays, options,
                   len(problem.outputs) if full_output else 1)
     return StepOutput(*outs) if full_output else outs[0]
 
@@ -304,6 +318,6 @@ def ccp(M, Wn, Wt, mu, v, h, *, full_output=False, **kwargs):
     """
     problem = ad.PROBLEMS["ccp"]
     arrays, options = ad.split_keywords(problem, kwargs)
-    outs = _apply(problem, dict(M=M, Wn=Wn, Wt=Wt, mu=mu, v=v, h=h, **arrays), options,
+    outs = _apply(problem, (M, Wn, Wt, mu, v, h), arrays, options,
                   len(problem.outputs) if full_output else 1)
     return CCPOutput(*outs) if full_output else outs[0]

@@ -45,6 +45,7 @@ __all__ = [
     "derivative",
     "forward",
     "output_shapes",
+    "positional",
     "solve",
     "split_keywords",
     "split_options",
@@ -153,19 +154,21 @@ def _fail(problem, status, instance=None, count=1):
 # ---- one problem ----------------------------------------------------------------------------
 
 def arguments(problem, a):
-    """The positional arguments (h a float when it is a scalar) and the array keywords of a step
-    or a CCP step (M, q of an LCP), from its inputs by name: what :func:`solve` and
-    :func:`derivative` take."""
-    args = [a[k] for k in problem.positional]
-    if problem.name == "lcp":
-        return args, {}
-    h = args[-1]
-    if type(h) is not float and np.ndim(h) == 0:
-        args[-1] = float(h)
-    if len(a) == len(args):
+    """The positional arguments (:func:`positional`) and the array keywords of a step or a CCP
+    step (M, q of an LCP), from its inputs by name: what :func:`solve` and :func:`derivative` take."""
+    args = positional(problem, [a[k] for k in problem.positional])
+    if problem.name == "lcp" or len(a) == len(args):
         return args, {}
     keywords = _KEYWORDS[problem.name]
     return args, {k: x for k, x in a.items() if k in keywords}
+
+
+def positional(problem, args):
+    """The positional inputs ``args`` (a list, in order) as the solver takes them: h a float when
+    it is a scalar (in a new list then)."""
+    if problem.name != "lcp" and type(args[-1]) is not float and np.ndim(args[-1]) == 0:
+        args = [*args[:-1], float(args[-1])]
+    return args
 
 
 def split_options(problem, options):
