@@ -255,19 +255,19 @@ def _fit(problem, name, g, shape):
 def _degenerate_note(problem, d, wanted=()):
     """'contacts [..] (kinds)' for a derivative at a kink, and for a step's gradients in the
     inputs ``wanted`` that hold a dependence of active rows; or None."""
-    notes = []
+    tied = None
     if problem.name == "step" and d.dependent_contacts.size and not GEOMETRY.isdisjoint(wanted):
-        notes.append(f"contacts {d.dependent_contacts.tolist()} (rows dropped as dependent: the gradient in "
-                     f"{', '.join(sorted(GEOMETRY.intersection(wanted)))} holds their dependence, exact only for "
-                     "changes that keep it)")
+        tied = (f"contacts {d.dependent_contacts.tolist()} (rows dropped as dependent: the gradient in "
+                f"{', '.join(sorted(GEOMETRY.intersection(wanted)))} holds their dependence, exact only for "
+                "changes that keep it)")
     if d.degenerate.size == 0:
-        return notes[0] if notes else None
+        return tied
     if problem.name == "lcp":
         return f"pairs z_i = w_i = 0 at {d.degenerate.tolist()}"
     kinds = ", ".join(sorted(set(d.degenerate_kind)))
     contacts = d.degenerate_contacts if problem.name == "step" else d.degenerate
-    notes.insert(0, f"joint friction ({kinds})" if contacts.size == 0 else f"contacts {contacts.tolist()} ({kinds})")
-    return "; ".join(notes)
+    kink = f"joint friction ({kinds})" if contacts.size == 0 else f"contacts {contacts.tolist()} ({kinds})"
+    return kink if tied is None else f"{kink}; {tied}"
 
 
 def _warn(layer, problem, notes):
