@@ -15,13 +15,16 @@
 /* ... and of S N S for APGD's first step only: its line search doubles an estimate that is low. */
 #define APGD_LANCZOS_STEPS 4
 /* Polish (see polish()): at most this many failing contacts, this many contacts around them, this
- * many iterations on their subproblem, this many rounds, a first wait of this many APGD iterations
- * after a miss (doubled after each). */
+ * many rounds, a first wait of this many APGD iterations after a miss (doubled after each). */
 #define POLISH_FAILING 16
 #define POLISH_SET 64
-#define POLISH_ITERATIONS 3000
 #define POLISH_ROUNDS 3
 #define POLISH_EVERY 10
+/* The subproblem's iterations (see sub_iterations()): as much work as POLISH_WORK products with N,
+ * within these bounds. */
+#define POLISH_WORK 300
+#define POLISH_MIN_ITERATIONS 3000
+#define POLISH_MAX_ITERATIONS 100000
 /* APGD has stalled when its best normwise residual has not halved in this many iterations (see
  * relieve()). */
 #define STALL_WAIT 30
@@ -534,6 +537,20 @@ static mbdcp_float sub_lipschitz(const Ccp *C, mbdcp_int K)
     return 1.05 * lam;
 }
 
+/* The subproblem's iteration limit. Its flat directions (a sphere on four neighbours) take FISTA
+ * thousands of its iterations, each a product with the k contacts' nonzero blocks of A: it gets the
+ * work of POLISH_WORK products with the whole N (their P and Q sweeps). A subproblem of a large pile
+ * then runs to the end for the price of a few dozen APGD iterations (stopped at 3,000, a 2,000-sphere
+ * pile's crawling step took 5,225 iterations, now 836); a small pile keeps the old 3,000. */
+static mbdcp_int sub_iterations(const Ccp *C, mbdcp_int k)
+{
+    const MbdcpCcpProblem *p = C->p;
+    const mbdcp_float whole = 2.0 * ((mbdcp_float)p->P_colptr[n_p(p)] + (mbdcp_float)p->Q_colptr[n_p(p)]);
+    const mbdcp_float step = 18.0 * (mbdcp_float)C->aptr[k] + 30.0 * (mbdcp_float)k; /* sub_product, projections */
+    const mbdcp_float n = POLISH_WORK * whole / step;
+    return (mbdcp_int)fmin((mbdcp_float)POLISH_MAX_ITERATIONS, fmax((mbdcp_float)POLISH_MIN_ITERATIONS, n));
+}
+
 /* One FISTA step (with gradient restart) on the polish subproblem min 1/2 x^T A x + b^T x over the
  * set's cones (K = 3 entries per contact, step 1 / LA): x <- Pi(y - (A y + b) / LA), y extrapolated. */
 static void sub_step(const Ccp *C, const mbdcp_int *set, mbdcp_int K, mbdcp_float LA, mbdcp_float *theta)
@@ -599,7 +616,8 @@ static int solve_around(Ccp *C, mbdcp_float *x, mbdcp_float *gx, const mbdcp_flo
     const mbdcp_float LA = sub_lipschitz(C, K);
     if (!(LA > 0.0) || !isfinite(LA)) return 0;
     mbdcp_float theta = 1.0;
-    for (mbdcp_int it = 0; it < POLISH_ITERATIONS; ++it) {
+    const mbdcp_int iterations = sub_iterations(C, k);
+    for (mbdcp_int it = 0; it < iterations; ++it) {
         sub_step(C, set, K, LA, &theta);
         if (it % 50 == 49 && sub_converged(C, set, K, LA, s, floor_)) break;
     }
