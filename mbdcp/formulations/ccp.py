@@ -211,7 +211,9 @@ def ccp(M, Wn, Wt, mu, v, h, *, p_ext=None, psi_n=None, Wb=None, theta=None, dth
         ``"newton"``: the semismooth Newton method on the Alart–Curnier function (Alart & Curnier
         1991) of the CCP in Delassus form, :math:`N` formed sparse and factored by the sparse block
         factorisation of :func:`mbdcp.coulomb` (see :func:`mbdcp.ccp_local`); a few iterations
-        per step where APGD can take hundreds on a settling pile. APGD then checks its answer by the
+        per step while N is nonsingular (a 100-sphere settling pile: a median of 4, where APGD takes
+        36), more, or no convergence, once the impulses outnumber the velocities (500 spheres: a
+        median of 14, 9 steps in 100 stopped at 50). APGD then checks its answer by the
         rule below (and finishes it if it falls short); without joints only: with joints, or where
         Newton fails, ``"auto"`` takes over from its last point. ``"ipm"``: a primal-dual
         interior-point method on the exact CCP (Nesterov–Todd scaling, Mehrotra's predictor–corrector;
