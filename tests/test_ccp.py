@@ -1,4 +1,6 @@
 """Cone complementarity: optimality by definition, an independent conic solver, artifacts."""
+import os
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -27,6 +29,24 @@ def build(d):
         p[1::3] += d["dpsi_t"][:, 0]
         p[2::3] += d["dpsi_t"][:, 1]
     return P, Minv, p, v_free
+
+
+def recorded_ccp(name, M):
+    """mbdcp.ccp's arguments for a CCP recorded from a simulation (tests/data, see its README), M
+    as its diagonal blocks ("blocks") or as one "dense" or "sparse" matrix."""
+    z = np.load(os.path.join(os.path.dirname(__file__), "data", name))
+    W = {k: sp.csc_matrix((z[f"{k}_data"], z[f"{k}_indices"], z[f"{k}_indptr"]), shape=z[f"{k}_shape"])
+         for k in ("Wn", "Wt")}
+    blocks = z["M_blocks"]
+    d = {"M": blocks if M == "blocks" else sp.block_diag(list(blocks), format="csr"), "Wn": W["Wn"], "Wt": W["Wt"],
+         "mu": z["mu"]}
+    if M == "dense":
+        d["M"] = d["M"].toarray()
+    if "phi" in z:  # the file names the gap phi
+        d.update(v=z["v"], h=float(z["h"]), p_ext=z["p_ext"], psi_n=z["phi"])
+    else:  # the whole of p carried by psi_n and dpsi_t
+        d.update(v=np.zeros(W["Wn"].shape[0]), h=1.0, psi_n=z["psi_n"], dpsi_t=z["dpsi_t"])
+    return d
 
 
 def check_optimal(res, d, tol=CHECK):
@@ -234,7 +254,6 @@ def test_gauss_seidel_descends_monotonically(seed):
 def _fclib_global(name):
     io = pytest.importorskip("mbdcp.io")
     pytest.importorskip("h5py")
-    import os
     import warnings
 
     path = os.path.join(os.path.dirname(__file__), "data", "fclib", name)
@@ -317,44 +336,20 @@ def test_a_polished_apgd_answer_is_optimal_by_definition():
         np.testing.assert_allclose(res.v_next, tight.v_next, atol=1e-5 * scale)
 
 
-def test_a_stalled_apgd_is_relieved_and_its_answer_is_optimal():
-    """A 150-sphere pile at rest (tests/data/settled150_ccp.npz): spheres in the box's corners can
-    trade floor friction for wall pressure, a direction N barely bends, and APGD's largest residual
-    sat still for hundreds of iterations (8,680 to 1e-10 before relieve(); now about 1,050). The
-    relieved answer must pass the definition checks and agree with Gauss-Seidel's."""
-    import os
-
-    z = np.load(os.path.join(os.path.dirname(__file__), "data", "settled150_ccp.npz"))
-    W = {k: sp.csc_matrix((z[f"{k}_data"], z[f"{k}_indices"], z[f"{k}_indptr"]), shape=z[f"{k}_shape"])
-         for k in ("Wn", "Wt")}
-    d = dict(M=sp.block_diag(list(z["M_blocks"])).toarray(), Wn=W["Wn"], Wt=W["Wt"], mu=z["mu"], v=z["v"],
-             h=float(z["h"]), p_ext=z["p_ext"], psi_n=z["phi"])  # the file names the gap phi
-    res = mbdcp.ccp(**d, tol=1e-10, max_iter=100_000)
-    assert res.status == Status.SOLVED and res.residual <= 1e-10
-    assert res.iterations < 3000
-    check_optimal(res, d)
-    pgs = mbdcp.ccp(**d, method="pgs", tol=1e-7, max_iter=100_000)
-    assert pgs.success
-    np.testing.assert_allclose(res.v_next, pgs.v_next, atol=1e-5 * np.abs(pgs.v_next).max())
-
-
-def test_a_small_subproblem_of_a_large_pile_is_solved_to_the_end():
-    """The 244 contacts around the ones at which APGD crawled for 4,000 iterations in step 97 of a
-    2,000-sphere pile (tests/data/pile2000_region_ccp.npz; the rest of the pile held at that
-    step's answer). Their re-solve (polish(), relieve()) stopped at 3,000 FISTA iterations, short
-    of the flat directions' end: 3,809 iterations. Given the work of a few hundred products with N,
-    about 1,400. The answer must pass the definition checks and agree with Gauss-Seidel's."""
-    import os
-
-    z = np.load(os.path.join(os.path.dirname(__file__), "data", "pile2000_region_ccp.npz"))
-    W = {k: sp.csc_matrix((z[f"{k}_data"], z[f"{k}_indices"], z[f"{k}_indptr"]), shape=z[f"{k}_shape"])
-         for k in ("Wn", "Wt")}
-    n_v = W["Wn"].shape[0]
-    d = dict(M=sp.block_diag(list(z["M_blocks"])).toarray(), Wn=W["Wn"], Wt=W["Wt"], mu=z["mu"], v=np.zeros(n_v),
-             h=1.0, psi_n=z["psi_n"], dpsi_t=z["dpsi_t"])
-    res = mbdcp.ccp(**d, tol=1e-8, max_iter=100_000)
-    assert res.status == Status.SOLVED and res.residual <= 1e-8
-    assert res.iterations < 2500
+@pytest.mark.parametrize("name, tol, most", [("settled150_ccp.npz", 1e-10, 3000), ("pile2000_region_ccp.npz", 1e-8, 2500)])
+def test_a_stalled_apgd_is_relieved_and_its_answer_is_optimal(name, tol, most):
+    """Two piles where APGD's largest residual sat still. settled150_ccp.npz: 150 spheres at rest;
+    spheres in the box's corners can trade floor friction for wall pressure, a direction N barely
+    bends (8,680 iterations to 1e-10 before relieve(); now about 1,050). pile2000_region_ccp.npz:
+    the 244 contacts around the ones at which APGD crawled for 4,000 iterations in step 97 of a
+    2,000-sphere pile, the rest held at that step's answer; the re-solve of polish() and relieve()
+    stopped at 3,000 FISTA iterations, short of the flat directions' end (3,809 iterations); given
+    the work of a few hundred products with N, about 1,400. The answer must pass the definition
+    checks and agree with Gauss-Seidel's. (tests/data/README.md tells how each was recorded.)"""
+    d = recorded_ccp(name, "dense")
+    res = mbdcp.ccp(**d, tol=tol, max_iter=100_000)
+    assert res.status == Status.SOLVED and res.residual <= tol
+    assert res.iterations < most
     check_optimal(res, d)
     pgs = mbdcp.ccp(**d, method="pgs", tol=1e-7, max_iter=100_000)
     assert pgs.success
@@ -400,16 +395,10 @@ def test_interior_point_and_auto_agree_with_apgd_on_velocity():
 def test_interior_point_on_a_settled_pile(as_blocks):
     """The 150-sphere pile at rest where APGD's residual sat still (see below), with M as its
     diagonal blocks or as one sparse matrix: the answer meets the definition and agrees with APGD."""
-    import os
-
-    z = np.load(os.path.join(os.path.dirname(__file__), "data", "settled150_ccp.npz"))
-    W = {k: sp.csc_matrix((z[f"{k}_data"], z[f"{k}_indices"], z[f"{k}_indptr"]), shape=z[f"{k}_shape"])
-         for k in ("Wn", "Wt")}
-    d = dict(M=z["M_blocks"] if as_blocks else sp.block_diag(list(z["M_blocks"])).tocsr(), Wn=W["Wn"], Wt=W["Wt"],
-             mu=z["mu"], v=z["v"], h=float(z["h"]), p_ext=z["p_ext"], psi_n=z["phi"])
+    d = recorded_ccp("settled150_ccp.npz", "blocks" if as_blocks else "sparse")
     res = mbdcp.ccp(**d, method="ipm", tol=1e-10, max_iter=100_000)
     assert res.status == Status.SOLVED and res.residual <= 1e-10
-    check_optimal(res, dict(d, M=sp.block_diag(list(z["M_blocks"])).toarray()))
+    check_optimal(res, dict(d, M=recorded_ccp("settled150_ccp.npz", "dense")["M"]))
     ref = mbdcp.ccp(**d, method="apgd", tol=1e-10, max_iter=100_000)
     np.testing.assert_allclose(res.v_next, ref.v_next, atol=1e-6 * np.abs(ref.v_next).max())
     warm = mbdcp.ccp(**d, method="ipm", tol=1e-10, max_iter=100_000, warm_start=res)
@@ -466,16 +455,10 @@ def test_newton_is_optimal_by_definition_and_agrees_with_apgd(seed):
 def test_newton_on_a_settled_pile_takes_few_iterations():
     """The 150-sphere pile at rest where APGD's residual sat still: Newton's iterations stay few,
     from cold and from the answer (the warm start a simulation gives it)."""
-    import os
-
-    z = np.load(os.path.join(os.path.dirname(__file__), "data", "settled150_ccp.npz"))
-    W = {k: sp.csc_matrix((z[f"{k}_data"], z[f"{k}_indices"], z[f"{k}_indptr"]), shape=z[f"{k}_shape"])
-         for k in ("Wn", "Wt")}
-    d = dict(M=z["M_blocks"], Wn=W["Wn"], Wt=W["Wt"], mu=z["mu"], v=z["v"], h=float(z["h"]), p_ext=z["p_ext"],
-             psi_n=z["phi"])
+    d = recorded_ccp("settled150_ccp.npz", "blocks")
     res = mbdcp.ccp(**d, method="newton", tol=1e-10)
     assert res.success and res.finished == "newton" and res.iterations <= 30
-    check_optimal(res, dict(d, M=sp.block_diag(list(z["M_blocks"])).toarray()))
+    check_optimal(res, dict(d, M=recorded_ccp("settled150_ccp.npz", "dense")["M"]))
     warm = mbdcp.ccp(**d, method="newton", tol=1e-10, warm_start=res)
     assert warm.success and warm.iterations <= 2
 
