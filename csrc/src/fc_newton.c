@@ -27,6 +27,14 @@
 #define LAMBDA_MIN 1e-12
 #define LAMBDA_RETRY 1e-8
 #define LAMBDA_MAX 1e2
+/* For the CCP, lambda is at least LAMBDA_RESIDUAL ||Phi||: its solutions form a convex set, which is
+ * not a point where N is singular (more impulses than velocities, a settling pile), and there the
+ * Jacobian is singular at the solution; a regularisation that shrinks with the residual keeps the
+ * steps bounded and fast (Yamashita and Fukushima 2001; Fan and Yuan 2005). On the recorded steps
+ * of a 500-sphere pile it took the median from 14 iterations to 9 and the steps stopped at the
+ * limit from 9 to 4. The Coulomb problem, not monotone, keeps the schedule alone (an FCLib problem
+ * no longer converged with this floor). */
+#define LAMBDA_RESIDUAL 1e-3
 
 static size_t align8(size_t bytes)
 {
@@ -335,6 +343,7 @@ static MbdcpReturn direction(const FcCtx *c, FcNewton *nw, mbdcp_float lambda)
 static mbdcp_float step(const FcCtx *c, FcNewton *nw, mbdcp_float *r, mbdcp_float *u, mbdcp_float *merit,
                         mbdcp_float *lambda, mbdcp_int *factorizations, MbdcpReturn *rc)
 {
+    if (!c->coulomb) *lambda = fmin(LAMBDA_MAX, fmax(*lambda, LAMBDA_RESIDUAL * sqrt(2.0 * *merit)));
     for (;;) {
         const MbdcpReturn drc = direction(c, nw, *lambda);
         ++*factorizations;
