@@ -33,15 +33,17 @@ def build(d):
     p = P.T @ v_free
     p[0::3] += d["psi_n"] / d["h"]
     if d.get("dpsi_t") is not None:  # moving surfaces: the tangential velocity offsets
-        p[1::3] += d["dpsi_t"][:, 0]
-        p[2::3] += d["dpsi_t"][:, 1]
+        dpsi_t = np.reshape(d["dpsi_t"], (-1, 2))
+        p[1::3] += dpsi_t[:, 0]
+        p[2::3] += dpsi_t[:, 1]
     return P, Minv, p, v_free
 
 
 def recorded_ccp(name, M):
     """mbdcp.ccp's arguments for a CCP recorded from a simulation (tests/data, see its README), M
     as its diagonal blocks ("blocks") or as one "dense" or "sparse" matrix."""
-    z = np.load(os.path.join(os.path.dirname(__file__), "data", name))
+    with np.load(os.path.join(os.path.dirname(__file__), "data", name)) as f:
+        z = dict(f)
     W = {k: sp.csc_matrix((z[f"{k}_data"], z[f"{k}_indices"], z[f"{k}_indptr"]), shape=z[f"{k}_shape"])
          for k in ("Wn", "Wt")}
     blocks = z["M_blocks"]
@@ -350,11 +352,13 @@ def test_a_stalled_apgd_is_relieved_and_its_answer_is_optimal(name, tol, most):
     """Two piles where APGD's largest residual sat still. settled150_ccp.npz: 150 spheres at rest;
     spheres in the box's corners can trade floor friction for wall pressure, a direction N barely
     bends (8,680 iterations to 1e-10 before relieve(); now about 1,050). pile2000_region_ccp.npz:
-    the 244 contacts around the ones at which APGD crawled for 4,000 iterations in step 97 of a
-    2,000-sphere pile, the rest held at that step's answer; the re-solve of polish() and relieve()
-    stopped at 3,000 FISTA iterations, short of the flat directions' end (3,809 iterations); given
-    the work of a few hundred products with N, about 1,400. The answer must pass the definition
-    checks and agree with Gauss-Seidel's. (tests/data/README.md tells how each was recorded.)"""
+    the 244 contacts around the ones at which APGD crawled (from about iteration 1,000 to 5,225, tol
+    1e-8) in step 97 of a 2,000-sphere pile, the rest held at that step's answer; the re-solve of
+    polish() and relieve() stopped at 3,000 FISTA iterations, short of the flat directions' end
+    (3,809 iterations); given the work of 300 products with N, about 1,200. This small problem's own
+    N buys the re-solve little more than the 3,000 (a whole pile's buys tens of thousands), so the
+    case rests on that margin. The answer must pass the definition checks and agree with
+    Gauss-Seidel's. (tests/data/README.md tells how each was recorded.)"""
     d = recorded_ccp(name, "dense")
     res = mbdcp.ccp(**d, tol=tol, max_iter=100_000)
     assert res.status == Status.SOLVED and res.residual <= tol
@@ -407,7 +411,7 @@ def test_interior_point_on_a_settled_pile(as_blocks):
     d = recorded_ccp("settled150_ccp.npz", "blocks" if as_blocks else "sparse")
     res = mbdcp.ccp(**d, method="ipm", tol=1e-10, max_iter=100_000)
     assert res.status == Status.SOLVED and res.residual <= 1e-10
-    check_optimal(res, dict(d, M=recorded_ccp("settled150_ccp.npz", "dense")["M"]))
+    check_optimal(res, d)
     ref = mbdcp.ccp(**d, method="apgd", tol=1e-10, max_iter=100_000)
     np.testing.assert_allclose(res.v_next, ref.v_next, atol=1e-6 * np.abs(ref.v_next).max())
     warm = mbdcp.ccp(**d, method="ipm", tol=1e-10, max_iter=100_000, warm_start=res)
@@ -462,14 +466,15 @@ def test_newton_is_optimal_by_definition_and_agrees_with_apgd(seed):
 
 
 def test_newton_on_a_singular_N_converges():
-    """Step 83 of a 500-sphere settling pile (tests/data/pile500_step82_ccp.npz), from the last
+    """Step 83 of a 500-sphere settling pile (tests/data/pile500_step83_ccp.npz), from the last
     step's impulses: 3,993 impulses against 3,000 velocities, so N is singular and the solutions
-    form a set. With a regularisation that falls tenfold after each full step, Newton stopped at
-    48 iterations without converging (APGD finished); at least 1e-3 times the residual, it takes
-    about 12. The answer must pass the definition checks (sparse: M by its blocks)."""
-    d = recorded_ccp("pile500_step82_ccp.npz", "blocks")
+    form a set. With a regularisation that falls tenfold after each full step alone, Newton stopped
+    after 48 iterations without converging (APGD finished); kept at least proportional to the
+    residual, it converges (about 30 iterations). The answer must pass the definition checks
+    (sparse: M by its blocks)."""
+    d = recorded_ccp("pile500_step83_ccp.npz", "blocks")
     res = mbdcp.ccp(**d, method="newton")
-    assert res.success and res.finished == "newton" and res.iterations <= 25
+    assert res.success and res.finished == "newton" and res.iterations <= 45
     check_optimal(res, d)
 
 
@@ -479,7 +484,7 @@ def test_newton_on_a_settled_pile_takes_few_iterations():
     d = recorded_ccp("settled150_ccp.npz", "blocks")
     res = mbdcp.ccp(**d, method="newton", tol=1e-10)
     assert res.success and res.finished == "newton" and res.iterations <= 30
-    check_optimal(res, dict(d, M=recorded_ccp("settled150_ccp.npz", "dense")["M"]))
+    check_optimal(res, d)
     warm = mbdcp.ccp(**d, method="newton", tol=1e-10, warm_start=res)
     assert warm.success and warm.iterations <= 2
 

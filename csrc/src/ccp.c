@@ -71,6 +71,13 @@ static mbdcp_int n_p(const MbdcpCcpProblem *p)
 }
 
 /* The polish subproblem's size: three entries per contact of its set. */
+/* Flops of one product with N = P^T Q: its two sweeps and the sum. */
+static mbdcp_float product_flops(const MbdcpCcpProblem *p)
+{
+    const mbdcp_int np_ = n_p(p);
+    return 2.0 * ((mbdcp_float)p->P_colptr[np_] + (mbdcp_float)p->Q_colptr[np_]) + np_;
+}
+
 static size_t polish_size(const MbdcpCcpProblem *p)
 {
     return 3 * (size_t)(p->n_c < POLISH_SET ? p->n_c : POLISH_SET);
@@ -539,16 +546,13 @@ static mbdcp_float sub_lipschitz(const Ccp *C, mbdcp_int K)
 
 /* The subproblem's iteration limit. Its flat directions (a sphere on four neighbours) take FISTA
  * thousands of its iterations, each a product with the k contacts' nonzero blocks of A: it gets the
- * work of POLISH_WORK products with the whole N (their P and Q sweeps). A subproblem of a large pile
- * then runs to the end for the price of a few dozen APGD iterations (stopped at 3,000, a 2,000-sphere
- * pile's crawling step took 5,225 iterations, now 836); a small pile keeps the old 3,000. */
+ * work of POLISH_WORK products with the whole N, at most that of a few hundred APGD iterations.
+ * Stopped short, it left a large pile crawling just above tol; a small pile keeps the 3,000 of old. */
 static mbdcp_int sub_iterations(const Ccp *C, mbdcp_int k)
 {
-    const MbdcpCcpProblem *p = C->p;
-    const mbdcp_float whole = 2.0 * ((mbdcp_float)p->P_colptr[n_p(p)] + (mbdcp_float)p->Q_colptr[n_p(p)]);
-    const mbdcp_float step = 18.0 * (mbdcp_float)C->aptr[k] + 30.0 * (mbdcp_float)k; /* sub_product, projections */
-    const mbdcp_float n = POLISH_WORK * whole / step;
-    return (mbdcp_int)fmin((mbdcp_float)POLISH_MAX_ITERATIONS, fmax((mbdcp_float)POLISH_MIN_ITERATIONS, n));
+    const mbdcp_float per_iteration = 18.0 * (mbdcp_float)C->aptr[k] + 30.0 * (mbdcp_float)k; /* sub_product, cones */
+    const mbdcp_float budget = POLISH_WORK * product_flops(C->p) / per_iteration;
+    return (mbdcp_int)fmin((mbdcp_float)POLISH_MAX_ITERATIONS, fmax((mbdcp_float)POLISH_MIN_ITERATIONS, budget));
 }
 
 /* One FISTA step (with gradient restart) on the polish subproblem min 1/2 x^T A x + b^T x over the
@@ -1112,8 +1116,7 @@ static MbdcpReturn run_ipm(Ccp *C, mbdcp_float *nu, mbdcp_float *u, int warm, mb
 static mbdcp_int auto_budget(const Ccp *C)
 {
     const MbdcpCcpProblem *p = C->p;
-    const mbdcp_int np_ = n_p(p);
-    const mbdcp_float product = 2.0 * ((mbdcp_float)p->P_colptr[np_] + (mbdcp_float)p->Q_colptr[np_]) + np_;
+    const mbdcp_float product = product_flops(p);
     const mbdcp_float blocks = (mbdcp_float)C->s->factor_blocks + p->n_c + p->n_v / 3.0 + 1.0;
     const mbdcp_float factor = C->s->factor_flops > 0.0 ? C->s->factor_flops : 27.0 * 4.0 * blocks;
     const mbdcp_float ipm_iteration = factor + 8.0 * 18.0 * blocks + 8.0 * product;

@@ -27,14 +27,12 @@
 #define LAMBDA_MIN 1e-12
 #define LAMBDA_RETRY 1e-8
 #define LAMBDA_MAX 1e2
-/* For the CCP, lambda is at least LAMBDA_RESIDUAL ||Phi||: its solutions form a convex set, which is
- * not a point where N is singular (more impulses than velocities, a settling pile), and there the
- * Jacobian is singular at the solution; a regularisation that shrinks with the residual keeps the
- * steps bounded and fast (Yamashita and Fukushima 2001; Fan and Yuan 2005). On the recorded steps
- * of a 500-sphere pile it took the median from 14 iterations to 9 and the steps stopped at the
- * limit from 9 to 4. The Coulomb problem, not monotone, keeps the schedule alone (an FCLib problem
- * no longer converged with this floor). */
-#define LAMBDA_RESIDUAL 1e-3
+/* For the CCP, lambda is at least LAMBDA_RESIDUAL ||Phi|| / ||rho o q|| (unitless, as J is; Phi
+ * and rho o q are both impulses): where N is singular its solutions form a convex set rather than a
+ * point, and the Jacobian is singular on it; a regularisation that shrinks with the residual keeps
+ * the steps bounded (after Fan and Yuan 2005). The Coulomb problem, not monotone, keeps the schedule
+ * alone: with the floor, Newton no longer solved FCLib's LMGC_100_PR_PerioBox-i00. */
+#define LAMBDA_RESIDUAL 1e-1
 
 static size_t align8(size_t bytes)
 {
@@ -343,7 +341,6 @@ static MbdcpReturn direction(const FcCtx *c, FcNewton *nw, mbdcp_float lambda)
 static mbdcp_float step(const FcCtx *c, FcNewton *nw, mbdcp_float *r, mbdcp_float *u, mbdcp_float *merit,
                         mbdcp_float *lambda, mbdcp_int *factorizations, MbdcpReturn *rc)
 {
-    if (!c->coulomb) *lambda = fmin(LAMBDA_MAX, fmax(*lambda, LAMBDA_RESIDUAL * sqrt(2.0 * *merit)));
     for (;;) {
         const MbdcpReturn drc = direction(c, nw, *lambda);
         ++*factorizations;
@@ -357,6 +354,17 @@ static mbdcp_float step(const FcCtx *c, FcNewton *nw, mbdcp_float *r, mbdcp_floa
         if (*lambda >= LAMBDA_MAX) return 0.0;
         *lambda = fmin(LAMBDA_MAX, fmax(10.0 * *lambda, LAMBDA_RETRY));
     }
+}
+
+/* ||rho o q||_2 (1 if zero): the size of the impulses that the velocities q ask for, Phi's unit. */
+static mbdcp_float impulse_scale(const FcCtx *c, const FcNewton *nw)
+{
+    mbdcp_float s = 0.0;
+    for (mbdcp_int i = 0; c->q && i < c->n_c; ++i) {
+        const mbdcp_float *q = c->q + 3 * i, *rho = nw->rho + 2 * i;
+        s += rho[0] * rho[0] * q[0] * q[0] + rho[1] * rho[1] * (q[1] * q[1] + q[2] * q[2]);
+    }
+    return s > 0.0 && isfinite(s) ? sqrt(s) : 1.0;
 }
 
 typedef struct {
@@ -374,12 +382,14 @@ FcRun mbdcp_fc_newton_run(const FcCtx *c, FcNewton *nw, FcNewtonRun *opt, mbdcp_
         return run;
     }
     mbdcp_float merit = evaluate(c, nw, r, u, 1), lambda = LAMBDA_START;
+    const mbdcp_float impulses = impulse_scale(c, nw);
     Track tr;
     tr.best_res = run.residual;
     tr.best_it = 0;
     memcpy(nw->best, r, (size_t)m * sizeof(mbdcp_float));
     while (run.iterations < opt->max_iter) {
         ++run.iterations;
+        if (!c->coulomb) lambda = fmin(LAMBDA_MAX, fmax(lambda, LAMBDA_RESIDUAL * sqrt(2.0 * merit) / impulses));
         const mbdcp_float t = step(c, nw, r, u, &merit, &lambda, &opt->factorizations, rc);
         if (*rc != MBDCP_OK) return run;
         if (t == 0.0) merit = fallback(c, nw, r, u, &opt->sweeps);

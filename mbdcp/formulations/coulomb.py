@@ -45,8 +45,9 @@ Methods (the C core, ``coulomb.h``):
   :math:`(A + BW + \lambda I)d = -\Phi` for an element :math:`A + BW` of the generalized Jacobian by a
   sparse LU of W's 3×3 block pattern (approximate minimum degree ordering, computed once; static
   pivoting), with an Armijo line search on :math:`\|\Phi\|^2/2`; λ adapts (tenfold down after full
-  steps, up where the search fails), and Gauss–Seidel sweeps take over an iteration where even a large
-  λ fails. It converges in a few to a few tens of iterations on the FCLib problems, from r = 0 better
+  steps, up where the search fails; for the CCP it stays at least :math:`0.1\|\Phi\|/\|\rho\circ q\|`,
+  after Fan & Yuan (2005): where W is singular the CCP's solutions form a set, on which the Jacobian
+  is singular), and Gauss–Seidel sweeps take over an iteration where even a large λ fails. It converges in a few to a few tens of iterations on the FCLib problems, from r = 0 better
   than from Gauss–Seidel's points; it can stall on piles with a rank-deficient W (then the status says
   so).
 - ``"auto"`` (both; the default of :func:`coulomb`): Gauss–Seidel while its observed rate promises
