@@ -367,6 +367,12 @@ static mbdcp_float impulse_scale(const FcCtx *c, const FcNewton *nw)
     return s > 0.0 && isfinite(s) ? sqrt(s) : 1.0;
 }
 
+/* lambda, raised for the CCP to LAMBDA_RESIDUAL ||Phi|| / ||rho o q|| (merit = ||Phi||^2 / 2). */
+static mbdcp_float floored(const FcCtx *c, mbdcp_float lambda, mbdcp_float merit, mbdcp_float impulses)
+{
+    return c->coulomb ? lambda : fmin(LAMBDA_MAX, fmax(lambda, LAMBDA_RESIDUAL * sqrt(2.0 * merit) / impulses));
+}
+
 typedef struct {
     mbdcp_float best_res;
     mbdcp_int best_it;
@@ -389,7 +395,7 @@ FcRun mbdcp_fc_newton_run(const FcCtx *c, FcNewton *nw, FcNewtonRun *opt, mbdcp_
     memcpy(nw->best, r, (size_t)m * sizeof(mbdcp_float));
     while (run.iterations < opt->max_iter) {
         ++run.iterations;
-        if (!c->coulomb) lambda = fmin(LAMBDA_MAX, fmax(lambda, LAMBDA_RESIDUAL * sqrt(2.0 * merit) / impulses));
+        lambda = floored(c, lambda, merit, impulses);
         const mbdcp_float t = step(c, nw, r, u, &merit, &lambda, &opt->factorizations, rc);
         if (*rc != MBDCP_OK) return run;
         if (t == 0.0) merit = fallback(c, nw, r, u, &opt->sweeps);
