@@ -347,7 +347,8 @@ def test_a_polished_apgd_answer_is_optimal_by_definition():
         np.testing.assert_allclose(res.v_next, tight.v_next, atol=1e-5 * scale)
 
 
-@pytest.mark.parametrize("name, tol, most", [("settled150_ccp.npz", 1e-10, 3000), ("pile2000_region_ccp.npz", 1e-8, 2500)])
+@pytest.mark.parametrize("name, tol, most", [("settled150_ccp.npz", 1e-10, 3000),
+                                             ("pile2000_region_ccp.npz", 1e-8, 2500)])
 def test_a_stalled_apgd_is_relieved_and_its_answer_is_optimal(name, tol, most):
     """Two piles where APGD's largest residual sat still. settled150_ccp.npz: 150 spheres at rest;
     spheres in the box's corners can trade floor friction for wall pressure, a direction N barely

@@ -70,7 +70,6 @@ static mbdcp_int n_p(const MbdcpCcpProblem *p)
     return 3 * p->n_c + p->n_b;
 }
 
-/* The polish subproblem's size: three entries per contact of its set. */
 /* Flops of one product with N = P^T Q: its two sweeps and the sum. */
 static mbdcp_float product_flops(const MbdcpCcpProblem *p)
 {
@@ -78,6 +77,7 @@ static mbdcp_float product_flops(const MbdcpCcpProblem *p)
     return 2.0 * ((mbdcp_float)p->P_colptr[np_] + (mbdcp_float)p->Q_colptr[np_]) + np_;
 }
 
+/* The polish subproblem's size: three entries per contact of its set. */
 static size_t polish_size(const MbdcpCcpProblem *p)
 {
     return 3 * (size_t)(p->n_c < POLISH_SET ? p->n_c : POLISH_SET);

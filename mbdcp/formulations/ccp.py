@@ -211,9 +211,9 @@ def ccp(M, Wn, Wt, mu, v, h, *, p_ext=None, psi_n=None, Wb=None, theta=None, dth
         ``"newton"``: the semismooth Newton method on the Alart–Curnier function (Alart & Curnier
         1991) of the CCP in Delassus form, :math:`N` formed sparse and factored by the sparse block
         factorisation of :func:`mbdcp.coulomb` (see :func:`mbdcp.ccp_local`); a few iterations
-        per step on a pile with a little more impulses than velocities (a 100-sphere settling pile: a
-        median of 4, where APGD takes 36); more on a pile where they are many more (500 spheres: a
-        median of 9, and 3 steps in 100 that do not converge). APGD then checks its answer by the
+        per step on a pile with slightly more impulses than velocities (a 100-sphere settling pile:
+        a median of 4, where APGD takes 36); more where there are many more (500 spheres: a median of
+        9, and 3 steps in 100 that do not converge). APGD then checks its answer by the
         rule below (and finishes it if it falls short); without joints only: with joints, or where
         Newton fails, ``"auto"`` takes over from its last point. ``"ipm"``: a primal-dual
         interior-point method on the exact CCP (Nesterov–Todd scaling, Mehrotra's predictor–corrector;

@@ -47,8 +47,9 @@ Methods (the C core, ``coulomb.h``):
   pivoting), with an Armijo line search on :math:`\|\Phi\|^2/2`; λ adapts (tenfold down after full
   steps, up where the search fails; for the CCP it stays at least :math:`0.1\|\Phi\|/\|\rho\circ q\|`,
   after Fan & Yuan (2005): where W is singular the CCP's solutions form a set, on which the Jacobian
-  is singular), and Gauss–Seidel sweeps take over an iteration where even a large λ fails. It converges in a few to a few tens of iterations on the FCLib problems, from r = 0 better
-  than from Gauss–Seidel's points; it can stall on piles with a rank-deficient W (then the status says
+  is singular), and Gauss–Seidel sweeps take over an iteration where even a large λ fails. It
+  converges in a few to a few tens of iterations on the FCLib problems, from r = 0 better than from
+  Gauss–Seidel's points; it can stall on piles with a rank-deficient W (then the status says
   so).
 - ``"auto"`` (both; the default of :func:`coulomb`): Gauss–Seidel while its observed rate promises
   less work to ``tol`` than about a dozen Newton iterations (at its first test, when that promise is

@@ -32,9 +32,10 @@
  *     without the mu ||u_T|| term, so every method solves the problem with the W given.
  *   - MBDCP_FC_NEWTON (both): the semismooth Newton method on the Alart-Curnier function (Alart and
  *     Curnier 1991; for the CCP, Coulomb's law on ũ = (u_n - mu ||u_T||, u_T)), with an Armijo line
- *     search on ||Phi||^2 / 2, the regularisation J + lambda I (lambda adaptive; for the CCP at least 0.1 ||Phi|| / ||rho o q||) and Gauss-Seidel
- *     sweeps where the search fails; the generalized Jacobian J = A + B W is factorised by
- *     sparse_ldl.h on W's 3 x 3 block pattern, ordered once (its fill: mbdcp_fc_factor_blocks).
+ *     search on ||Phi||^2 / 2, the regularisation J + lambda I (lambda adaptive; for the CCP at least
+ *     0.1 ||Phi|| / ||rho o q||) and Gauss-Seidel sweeps where the search fails; the generalized
+ *     Jacobian J = A + B W is factorised by sparse_ldl.h on W's 3 x 3 block pattern, ordered once
+ *     (its fill: mbdcp_fc_factor_blocks).
  *   - MBDCP_FC_AUTO (both): Gauss-Seidel while its observed rate of convergence promises less work
  *     than Newton; then Newton from r = 0; then Gauss-Seidel and Newton from its points alternately
  *     (each Newton attempt within half the Gauss-Seidel work so far); once Gauss-Seidel has used
