@@ -203,7 +203,7 @@ def settling(sizes, h=0.01, steps=100):
         else:
             print(f"MuJoCo (Newton): {mj[0]:.3f} s for {steps} steps ({mj[0] / steps * 1e3:.2f} ms/step), deepest "
                   f"penetration {mj[1]:.2e} m, final mean height {mj[2]:.4f} m; simulate / MuJoCo time "
-                  f"{sim_seconds / mj[0]:.1f}x (apgd), {newton_seconds / mj[0]:.1f}x (newton)")
+                  f"{sim_seconds / mj[0]:.1f}x (auto), {newton_seconds / mj[0]:.1f}x (newton)")
 
 
 def decided(quick):

@@ -215,9 +215,9 @@ def _settings(scene, method, h, T, options, deprecated):
 
 def _algorithm(method, algorithm):
     """The method's algorithm: Anitescu & Hart's 1, 2 or 3 (default 3), or the CCP's solver (default
-    "apgd"); checked for every method (lcp has none)."""
+    "auto"); checked for every method (lcp has none)."""
     if algorithm is None:
-        return "apgd" if method == "ccp" else 3
+        return "auto" if method == "ccp" else 3
     if method == "ccp" or isinstance(algorithm, str):
         if method != "ccp":
             raise ValueError(f"algorithm must be 1, 2 or 3 (Anitescu & Hart 2004) for method {method!r}, got {algorithm!r}")
@@ -418,8 +418,10 @@ def simulate(scene, h, T, method="lcp", progress=True, algorithm=None, tol=None,
         Show a tqdm progress bar (the results do not depend on it).
     algorithm : int or str, optional
         The method's algorithm: Anitescu & Hart's (2004) algorithm 1, 2 or 3 for ``"fixed_point"``
-        (default 3); the solver of :func:`mbdcp.ccp` for ``"ccp"`` (``"apgd"``, the default,
-        ``"newton"``, ``"ipm"``, ``"auto"``, ``"pjacobi"`` or ``"pgs"``).
+        (default 3); the solver of :func:`mbdcp.ccp` for ``"ccp"``: ``"auto"`` (the default: APGD,
+        and for a step it has not settled within about the work of an interior-point solve, the
+        interior-point method; the steps of a 2-D pile at rest that APGD crawls on), ``"apgd"``,
+        ``"newton"``, ``"ipm"``, ``"pjacobi"`` or ``"pgs"``.
     tol, max_iter : optional
         The tolerance and iteration limit of the method's solver (its own defaults if None):
         Lemke's for ``"lcp"``, the fixed point's for ``"fixed_point"``, the CCP's for ``"ccp"``.

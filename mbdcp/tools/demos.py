@@ -132,11 +132,12 @@ def demo_pile2d(out, plot=True):
 
 
 def demo_pile3d(out, plot=True):
-    """500 spheres dropped into a box, stepped as a cone complementarity problem (APGD)."""
+    """500 spheres dropped into a box, stepped as a cone complementarity problem (simulate's default
+    solver "auto": APGD, which settles every step of this pile)."""
     from mbdcp.mechanics import simulate, sphere_pile_scene
 
     scene = sphere_pile_scene(500)
-    out("500 spheres in a box, h = 0.01, 60 steps of the CCP solved by APGD, activation distance 0.1")
+    out("500 spheres in a box, h = 0.01, 60 steps of the CCP (solver auto: APGD here), activation distance 0.1")
     tr = simulate(scene, 0.01, 0.6, method="ccp", tol=1e-6, progress=True)
     return _simulation_summary("pile3d", scene, tr, out)
 
