@@ -442,12 +442,12 @@ def _newton(P, Q_arrays, n_c, mu, p, tol, nu0):
 def _mass_csc(M, blocks):
     """M in CSC (int32 indptr, sorted indices, float64 data; both triangles) for the interior-point
     method's augmented system; from its diagonal blocks when given (every entry stored)."""
-    if blocks is not None:
+    if blocks is not None:  # column c of block b: rows b k .. b k + k - 1, values blocks[b][:, c]
         n, k = blocks.shape[:2]
-        rows, cols, vals = _block_entries(np.arange(n) * k, blocks)
-        A = sp.csc_matrix((vals, (rows, cols)), shape=(n * k, n * k))
-    else:
-        A = sp.csc_matrix(M, dtype=np.float64)
+        rows = np.broadcast_to(np.arange(n)[:, None, None] * k + np.arange(k), (n, k, k))
+        return (np.arange(n * k + 1, dtype=np.intc) * k, np.ascontiguousarray(rows.ravel(), dtype=np.intc),
+                np.ascontiguousarray(blocks.transpose(0, 2, 1).ravel(), dtype=np.float64))
+    A = sp.csc_matrix(M, dtype=np.float64)
     A.sum_duplicates()
     A.sort_indices()
     return (np.ascontiguousarray(A.indptr, dtype=np.intc), np.ascontiguousarray(A.indices, dtype=np.intc),
