@@ -359,8 +359,9 @@ static mbdcp_float step(const FcCtx *c, FcNewton *nw, mbdcp_float *r, mbdcp_floa
 /* ||rho o q||_2 (1 if zero): the size of the impulses that the velocities q ask for, Phi's unit. */
 static mbdcp_float impulse_scale(const FcCtx *c, const FcNewton *nw)
 {
+    if (!c->q) return 1.0;
     mbdcp_float s = 0.0;
-    for (mbdcp_int i = 0; c->q && i < c->n_c; ++i) {
+    for (mbdcp_int i = 0; i < c->n_c; ++i) {
         const mbdcp_float *q = c->q + 3 * i, *rho = nw->rho + 2 * i;
         s += rho[0] * rho[0] * q[0] * q[0] + rho[1] * rho[1] * (q[1] * q[1] + q[2] * q[2]);
     }
