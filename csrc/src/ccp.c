@@ -151,13 +151,7 @@ static void apply_QS(const MbdcpCcpProblem *p, int blocked, const mbdcp_float *S
             const mbdcp_int k0 = p->Q_colptr[3 * i], k1 = p->Q_colptr[3 * i + 1], k2 = p->Q_colptr[3 * i + 2];
             const mbdcp_int *row = p->Q_rowind + k0;
             const mbdcp_float *q0 = p->Q_val + k0, *q1 = p->Q_val + k1, *q2 = p->Q_val + k2;
-            for (mbdcp_int t = 0; t < k1 - k0; ++t) {
-                mbdcp_float ur = u[row[t]];
-                if (xs[0] != 0.0) ur += q0[t] * xs[0];
-                if (xs[1] != 0.0) ur += q1[t] * xs[1];
-                if (xs[2] != 0.0) ur += q2[t] * xs[2];
-                u[row[t]] = ur;
-            }
+            for (mbdcp_int t = 0; t < k1 - k0; ++t) u[row[t]] += q0[t] * xs[0] + q1[t] * xs[1] + q2[t] * xs[2];
         }
         j = 3 * p->n_c;
     }
