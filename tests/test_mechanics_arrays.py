@@ -268,6 +268,40 @@ def test_simulates_ccp_step_is_mbdcp_ccp_on_the_assembled_jacobians(box):
         assert np.array_equal(x.contact_velocity, r.contact_velocity) and x.residual == r.residual
 
 
+def test_auto_keeps_an_analysed_steps_budget_for_like_steps():
+    """simulate's "auto" keeps the APGD budget of an analysed step (plan) for the next steps whose
+    contacts number within 10 %: the first step analyses its pattern and keeps its budget; with a
+    kept budget APGD converges within, the step is APGD's own solve (the same bits, no analysis);
+    with one it does not, the step hands over as auto does (the interior-point method from APGD's
+    point) and is solved; a step with 20 % more contacts is analysed afresh."""
+    from mbdcp.formulations import ccp as formulation
+
+    scene = _random_spheres(12, 5, box=True)
+    a = scene.assemble(0.01, form="blocks", parts=("Wn", "Wt"))
+    lean = importlib.import_module("mbdcp.mechanics.assembly").assemble(
+        scene.fields(), scene.planar, scene.gravity, scene.mu, scene.n_d, 0.01, a["contacts"], "blocks", ("P",))
+    args = (lean["M"], lean["P"], lean["U"], lean["v"], 0.01, lean["p_ext"], a["psi_n"] + 0.01 * a["dpsi_n"])
+    n_c = len(a["contacts"])
+    plan = {}
+    first = formulation._stepped(*args, method="auto", tol=1e-10, plan=plan)
+    apgd = formulation._stepped(*args, method="apgd", tol=1e-10)
+    assert first.success and apgd.success and plan["n_c"] == n_c
+    assert max(50, apgd.iterations) < plan["budget"] <= formulation._core.DEFAULTS["ccp"]["max_iter"]
+    kept = formulation._stepped(*args, method="auto", tol=1e-10, plan=plan)
+    assert kept.finished == "apgd" and kept.iterations == apgd.iterations
+    assert np.array_equal(kept.gamma, apgd.gamma) and np.array_equal(kept.history, apgd.history)
+    short = {"n_c": n_c, "budget": apgd.iterations // 3}
+    handed = formulation._stepped(*args, method="auto", tol=1e-10, plan=short)
+    assert short == {"n_c": n_c, "budget": apgd.iterations // 3}  # kept as it was
+    assert handed.success and handed.iterations > short["budget"] and len(handed.history) == handed.iterations
+    b = short["budget"]  # APGD's iterations first, then the interior-point method's
+    assert np.array_equal(handed.history[:b], apgd.history[:b]) and not np.array_equal(handed.gamma, apgd.gamma)
+    np.testing.assert_allclose(handed.v_next, apgd.v_next, atol=1e-7)
+    far = {"n_c": round(n_c / 1.2), "budget": 7}
+    formulation._stepped(*args, method="auto", tol=1e-10, plan=far)
+    assert far == plan
+
+
 def test_block_inverse_times_a_sparse_matrix_is_the_product():
     from mbdcp.infrastructure import _core
     rng = np.random.default_rng(8)

@@ -1108,15 +1108,15 @@ static MbdcpReturn run_ipm(Ccp *C, mbdcp_float *nu, mbdcp_float *u, int warm, mb
 
 /* APGD's iterations that cost as much as IPM_EXPECTED interior-point iterations (a factorisation,
  * its solves with refinement, a few products with N each). */
-static mbdcp_int auto_budget(const Ccp *C)
+mbdcp_int mbdcp_ccp_auto_budget(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s)
 {
-    const MbdcpCcpProblem *p = C->p;
+    if (!p || !s || !p->P_colptr || !p->Q_colptr || s->factor_blocks < 0) return -1;
     const mbdcp_float product = product_flops(p);
-    const mbdcp_float blocks = (mbdcp_float)C->s->factor_blocks + p->n_c + p->n_v / 3.0 + 1.0;
-    const mbdcp_float factor = C->s->factor_flops > 0.0 ? C->s->factor_flops : 27.0 * 4.0 * blocks;
+    const mbdcp_float blocks = (mbdcp_float)s->factor_blocks + p->n_c + p->n_v / 3.0 + 1.0;
+    const mbdcp_float factor = s->factor_flops > 0.0 ? s->factor_flops : 27.0 * 4.0 * blocks;
     const mbdcp_float ipm_iteration = factor + 8.0 * 18.0 * blocks + 8.0 * product;
     const mbdcp_float budget = IPM_EXPECTED * ipm_iteration / (2.5 * product);
-    const mbdcp_float cap = (mbdcp_float)C->s->max_iter;
+    const mbdcp_float cap = (mbdcp_float)s->max_iter;
     return (mbdcp_int)fmin(cap, fmax((mbdcp_float)AUTO_MIN_APGD, budget));
 }
 
@@ -1152,7 +1152,7 @@ static MbdcpReturn auto_solve(Ccp *C, mbdcp_float *nu, mbdcp_float *u, void *wor
         apgd(C, nu, u, residual(p, nu, C->g, C->L, C->pnorm), max_iter);
         return MBDCP_OK;
     }
-    const mbdcp_int budget = auto_budget(C);
+    const mbdcp_int budget = mbdcp_ccp_auto_budget(p, C->s);
     apgd(C, nu, u, residual(p, nu, C->g, C->L, C->pnorm), budget);
     C->k0 = C->info->iterations;
     if (C->interrupted || answer_residual(p, nu, C->g, C->L, C->pnorm, C->au, C->sc) <= C->s->tol) return MBDCP_OK;

@@ -263,6 +263,7 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
     size_t mbdcp_ccp_factor_workspace_size(const MbdcpCcpProblem *p)
     MbdcpReturn mbdcp_ccp_factor_blocks(const MbdcpCcpProblem *p, mbdcp_int *blocks, mbdcp_float *flops, void *work,
                                         size_t work_bytes)
+    mbdcp_int mbdcp_ccp_auto_budget(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s)
     void mbdcp_cone_project(mbdcp_float mu, mbdcp_float *gamma)
     MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s, mbdcp_float *nu,
                                 mbdcp_float *u, MbdcpCcpInfo *info, void *work, size_t work_bytes)

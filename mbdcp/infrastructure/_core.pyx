@@ -935,13 +935,47 @@ cdef const int *_idata(cnp.ndarray a) except? NULL:
     return <const int *>cnp.PyArray_DATA(a)
 
 
+cdef void _analyse(MbdcpCcpProblem *pr, MbdcpCcpSettings *s) except *:
+    """settings.factor_blocks and factor_flops of the interior-point method for this pattern."""
+    cdef mbdcp_int blocks = -1
+    cdef mbdcp_float flops = 0.0
+    cdef size_t fbytes = mbdcp_ccp_factor_workspace_size(pr)
+    cdef cnp.ndarray fwork = _workspace(fbytes)
+    _check(mbdcp_ccp_factor_blocks(pr, &blocks, &flops, cnp.PyArray_DATA(fwork), fbytes))
+    s.factor_blocks = blocks
+    s.factor_flops = flops
+
+
+cdef tuple _ccp_run(MbdcpCcpProblem *pr, MbdcpCcpSettings *s, cnp.ndarray nu, cnp.ndarray u, double cost):
+    """(history, info) of one mbdcp_ccp_solve from nu (when s.warm_start) into nu, u."""
+    cdef Recorder R
+    cdef const char *msg = NULL
+    s.monitor = _monitor(&R, cost, False, True)
+    if mbdcp_ccp_check_settings(s, &msg) != MBDCP_OK:
+        raise ValueError(msg.decode())
+    cdef MbdcpCcpInfo info
+    cdef size_t nbytes = mbdcp_ccp_solve_workspace_size(pr, s)
+    cdef cnp.ndarray work = _workspace(nbytes)
+    cdef void *wp = cnp.PyArray_DATA(work)
+    cdef double *nup = _out(nu)
+    cdef double *up = _out(u)
+    cdef MbdcpReturn rc
+    with nogil:
+        rc = mbdcp_ccp_solve(pr, s, nup, up, &info, wp, nbytes)
+    _, hist = _recorded(&R)
+    _check(rc)
+    return hist, info
+
+
 def ccp(int n_v, int n_c, int n_b, cnp.ndarray P_ptr, cnp.ndarray P_ind, cnp.ndarray P_val,
         cnp.ndarray Q_ptr, cnp.ndarray Q_ind, cnp.ndarray Q_val, cnp.ndarray mu, cnp.ndarray p,
-        method, double tol, int max_iter, double omega, cnp.ndarray nu0, tuple M=None):
-    """(nu, u, history, status, iterations, residual, polished, finished, certificate); nu0 is None or the
-    warm start; method a key of CCP_METHODS (any str, np.str_ included); M (ipm, auto): (indptr,
-    indices, data) of M in CSC, both triangles, or None."""
-    cdef MbdcpReturn rc
+        method, double tol, int max_iter, double omega, cnp.ndarray nu0, tuple M=None, int budget=0):
+    """(nu, u, history, status, iterations, residual, polished, finished, certificate, budget); nu0 is
+    None or the warm start; method a key of CCP_METHODS (any str, np.str_ included); M (ipm, auto):
+    (indptr, indices, data) of M in CSC, both triangles, or None. auto with budget > 0 (an earlier
+    like problem's, see mbdcp_ccp_auto_budget) runs APGD for that many iterations and analyses the
+    pattern only if it has not converged, then continues as auto would (ipm from APGD's point); the
+    budget returned is the one used (-1: none)."""
     if n_v < 1 or n_c < 0 or n_b < 0:
         raise ValueError(f"internal call: n_v = {n_v}, n_c = {n_c}, n_b = {n_b} out of range")
     cdef Py_ssize_t cols = 3 * <Py_ssize_t>n_c + n_b
@@ -974,42 +1008,34 @@ def ccp(int n_v, int n_c, int n_b, cnp.ndarray P_ptr, cnp.ndarray P_ind, cnp.nda
         pr.M_rowind = _idata(M_ind) if M_ind.shape[0] else NULL
         pr.M_val = _data(M_val)
     cdef MbdcpCcpSettings s
-    cdef const char *msg = NULL
     mbdcp_ccp_default_settings(&s)
     s.method = CCP_METHODS[str(method)]
     s.tol = tol
     s.max_iter = max_iter
     s.omega = omega
     s.warm_start = nu0 is not None
-    cdef mbdcp_int blocks = -1
-    cdef mbdcp_float flops = 0.0
-    cdef size_t fbytes
-    cdef cnp.ndarray fwork
-    if M is not None and method in ("ipm", "auto"):
-        fbytes = mbdcp_ccp_factor_workspace_size(&pr)
-        fwork = _workspace(fbytes)
-        _check(mbdcp_ccp_factor_blocks(&pr, &blocks, &flops, cnp.PyArray_DATA(fwork), fbytes))
-        s.factor_blocks = blocks
-        s.factor_flops = flops
-    cdef Recorder R
-    s.monitor = _monitor(&R, 20.0 * (P_val.shape[0] + Q_val.shape[0]) + 1.0, False, True)
-    if mbdcp_ccp_check_settings(&s, &msg) != MBDCP_OK:
-        raise ValueError(msg.decode())
-    cdef Py_ssize_t np_ = 3 * n_c + n_b
-    nu = np.zeros(np_) if nu0 is None else np.array(nu0, dtype=np.float64)
+    cdef bint lazy = M is not None and s.method == MBDCP_CCP_AUTO and budget > 0
+    if M is not None and method in ("ipm", "auto") and not lazy:
+        _analyse(&pr, &s)
+        budget = mbdcp_ccp_auto_budget(&pr, &s)
+    elif lazy:  # APGD alone for the budget: the pattern is analysed only if it does not converge
+        s.method = MBDCP_CCP_APGD
+        s.max_iter = min(budget, max_iter)
+    cost = 20.0 * (P_val.shape[0] + Q_val.shape[0]) + 1.0
+    nu = np.zeros(cols) if nu0 is None else np.array(nu0, dtype=np.float64)
     u = np.zeros(n_v)
-    cdef MbdcpCcpInfo info
-    cdef size_t nbytes = mbdcp_ccp_solve_workspace_size(&pr, &s)
-    cdef cnp.ndarray work = _workspace(nbytes)
-    cdef void *wp = cnp.PyArray_DATA(work)
-    cdef double *nup = _out(nu)
-    cdef double *up = _out(u)
-    with nogil:
-        rc = mbdcp_ccp_solve(&pr, &s, nup, up, &info, wp, nbytes)
-    _, hist = _recorded(&R)
-    _check(rc)
-    return (nu, u, hist, <int>info.status, info.iterations, info.residual, bool(info.polished),
-            _CCP_METHOD_NAMES[<int>info.finished], _CCP_CERTIFICATES[<int>info.certificate])
+    hist, info = _ccp_run(&pr, &s, nu, u, cost)
+    if lazy and info["status"] not in (MBDCP_SOLVED, MBDCP_INTERRUPTED) and info["iterations"] < max_iter:
+        done = info["iterations"]
+        _analyse(&pr, &s)
+        s.method = MBDCP_CCP_IPM  # what auto does after its budget: the interior-point method from APGD's point
+        s.warm_start = 1
+        s.max_iter = max_iter - done
+        more, info = _ccp_run(&pr, &s, nu, u, cost)
+        hist = np.concatenate((hist, more))
+        info["iterations"] += done
+    return (nu, u, hist, <int>info["status"], info["iterations"], info["residual"], bool(info["polished"]),
+            _CCP_METHOD_NAMES[<int>info["finished"]], _CCP_CERTIFICATES[<int>info["certificate"]], budget)
 
 
 def block_spd_inverse(cnp.ndarray M):

@@ -263,6 +263,7 @@ def _ccp_stepper(scene, h, options, warm_start):
         if np.linalg.norm(w.velocity - (w.velocity @ w.normal) * w.normal) > 1e-12 * np.linalg.norm(w.velocity):
             raise ValueError("method 'ccp' supports walls moving along their normal only")
     last = {}  # the previous step's contact keys and impulses: a settled pile starts near its answer
+    plan = {}  # what the solver keeps from step to step (auto's budget)
 
     def solve(a):
         keys = _contact_keys(a["contacts"])
@@ -275,7 +276,7 @@ def _ccp_stepper(scene, h, options, warm_start):
         # the step's own arrays, checked when the scene and simulate's options were: mbdcp.ccp's
         # solve without checking them again
         res = ccp_module._stepped(a["M"], a["P"], a["U"], a["v"], h, a["p_ext"], a["psi_n"] + h * a["dpsi_n"], start,
-                                  a.get("Wb"), a.get("theta"), **options)
+                                  a.get("Wb"), a.get("theta"), plan=plan, **options)
         if warm_start:
             last.update(keys=keys, sorted=_sorted_hashes(keys, hashes), gamma=res.gamma)
         return res, res.gamma[:, 0]

@@ -403,6 +403,67 @@ static void test_no_solution(void)
     ccp_free(&c);
 }
 
+/* mbdcp_ccp_solve with these settings and a workspace of the documented size. */
+static MbdcpReturn solve_with(const Ccp *c, const MbdcpCcpSettings *s, double *nu, double *u, MbdcpCcpInfo *info)
+{
+    const size_t bytes = mbdcp_ccp_solve_workspace_size(&c->pr, s);
+    void *work = malloc(bytes);
+    const MbdcpReturn rc = mbdcp_ccp_solve(&c->pr, s, nu, u, info, work, bytes);
+    free(work);
+    return rc;
+}
+
+/* mbdcp_ccp_auto_budget, and AUTO in the two calls its comment describes: APGD for the budget,
+ * then IPM from APGD's point, give AUTO's answer bit for bit (on the pile at rest, with a budget
+ * short of APGD's convergence, so that AUTO hands over). */
+static void test_auto_budget(void)
+{
+    Ccp c;
+    double *nu0 = NULL;
+    const int ok = load_recorded("tests/c/data/ccp_stall.bin", &c, &nu0);
+    CHECK(ok);
+    if (!ok) return;
+    const int np_ = 3 * c.nc;
+    MbdcpCcpSettings s;
+    mbdcp_ccp_default_settings(&s);
+    CHECK(mbdcp_ccp_auto_budget(NULL, &s) == -1 && mbdcp_ccp_auto_budget(&c.pr, &s) == -1); /* no analysis */
+    const size_t fbytes = mbdcp_ccp_factor_workspace_size(&c.pr);
+    void *fw = malloc(fbytes);
+    CHECK(mbdcp_ccp_factor_blocks(&c.pr, &s.factor_blocks, &s.factor_flops, fw, fbytes) == MBDCP_OK);
+    free(fw);
+    s.tol = 1e-10;
+    s.max_iter = 100000;
+    const mbdcp_int budget = mbdcp_ccp_auto_budget(&c.pr, &s);
+    CHECK(budget >= 50 && budget < s.max_iter);
+    s.factor_flops *= 4.0; /* a costlier factorisation buys APGD more iterations */
+    CHECK(mbdcp_ccp_auto_budget(&c.pr, &s) > budget);
+    s.max_iter = 20; /* capped by max_iter */
+    CHECK(mbdcp_ccp_auto_budget(&c.pr, &s) == 20);
+    s.max_iter = 100000;
+    s.factor_flops = 1.0; /* a factorisation of no cost: APGD hands over before it converges */
+    const mbdcp_int short_budget = mbdcp_ccp_auto_budget(&c.pr, &s);
+    double *na = calloc((size_t)np_, sizeof(double)), *nb = calloc((size_t)np_, sizeof(double));
+    double *u = malloc((size_t)c.nv * sizeof(double));
+    MbdcpCcpInfo ia, i1, i2;
+    s.method = MBDCP_CCP_AUTO;
+    CHECK(solve_with(&c, &s, na, u, &ia) == MBDCP_OK && ia.status == MBDCP_SOLVED);
+    s.method = MBDCP_CCP_APGD;
+    s.max_iter = short_budget;
+    CHECK(solve_with(&c, &s, nb, u, &i1) == MBDCP_OK && i1.status == MBDCP_MAX_ITERATIONS);
+    CHECK(i1.iterations == short_budget);
+    s.method = MBDCP_CCP_IPM;
+    s.max_iter = 100000 - short_budget;
+    s.warm_start = 1;
+    CHECK(solve_with(&c, &s, nb, u, &i2) == MBDCP_OK && i2.status == MBDCP_SOLVED);
+    CHECK(i1.iterations + i2.iterations == ia.iterations && i2.finished == ia.finished);
+    CHECK(memcmp(na, nb, (size_t)np_ * sizeof(double)) == 0);
+    free(na);
+    free(nb);
+    free(u);
+    free(nu0);
+    ccp_free(&c);
+}
+
 /* Settings and calls the interior-point method refuses. */
 static void test_errors(void)
 {
@@ -452,5 +513,6 @@ int main(void)
     test_recorded();
     test_no_solution();
     test_errors();
+    test_auto_budget();
     return report();
 }

@@ -128,6 +128,15 @@ size_t mbdcp_ccp_factor_workspace_size(const MbdcpCcpProblem *p);
 MbdcpReturn mbdcp_ccp_factor_blocks(const MbdcpCcpProblem *p, mbdcp_int *blocks, mbdcp_float *flops, void *work,
                                     size_t work_bytes);
 
+/*
+ * MBDCP_CCP_AUTO's budget: the APGD iterations it runs before the interior-point method takes over,
+ * from settings->factor_blocks and factor_flops (-1 without factor_blocks, or on a NULL argument).
+ * A caller that solves a sequence of like problems (the steps of a simulation) may keep it, run
+ * APGD alone for that many iterations, and analyse the pattern only when APGD has not converged
+ * (then MBDCP_CCP_IPM from APGD's point is what AUTO would have done).
+ */
+mbdcp_int mbdcp_ccp_auto_budget(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s);
+
 
 /*
  * nu (n_p): in: the warm start when settings->warm_start, out: the solution (with
