@@ -320,6 +320,22 @@ def test_block_inverse_times_a_sparse_matrix_is_the_product():
     assert ptr.tolist() == [0, 0, 0, 0] and ind.size == val.size == 0
 
 
+def test_transpose_times_is_the_product_with_the_transpose():
+    """_core.transpose_times (P^T v of the CCP's P in CSC arrays): column by column in index order,
+    so the same bits as scipy's CSR product with P^T; empty columns give 0; a bad index is refused."""
+    from mbdcp.infrastructure import _core
+    P = sp.hstack([sp.random(54, 40, density=0.08, random_state=4), sp.csc_matrix((54, 2))], format="csc")
+    P.sort_indices()
+    arrays = (P.indptr.astype(np.intc), P.indices.astype(np.intc), P.data)
+    x = np.random.default_rng(2).standard_normal(54)
+    y = _core.transpose_times(*arrays, x)
+    assert np.array_equal(y, sp.csr_matrix((P.data, P.indices, P.indptr), shape=(42, 54)) @ x)
+    assert y[-2:].tolist() == [0.0, 0.0]
+    np.testing.assert_allclose(y, P.toarray().T @ x, rtol=1e-13, atol=1e-15)
+    with pytest.raises(ValueError, match="index"):
+        _core.transpose_times(arrays[0], np.full_like(arrays[1], 54), arrays[2], x)
+
+
 def test_contact_keys_follow_contacts_across_steps_and_number_a_box_corners():
     from mbdcp.mechanics.simulate import _contact_keys, _match
     box = Body3D(1.0, [0, 0, 0.49], half_extents=[0.5, 0.5, 0.5])

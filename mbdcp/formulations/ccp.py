@@ -387,19 +387,18 @@ def _solve(M, blocks, Minv, P_arrays, n_c, n_b, mu, v, h, p_ext, psi_n, dpsi_t, 
            omega, nu0, plan=None):
     """ccp of checked arguments: P = [n_1 u_1 w_1 ... | Wb] as CSC arrays (int32 indptr and sorted
     indices, float64 data), Minv the inverse blocks (blocks given) or M^-1 (scipy.sparse)."""
-    n_v = v.shape[0]
-    PT = sp.csr_matrix(P_arrays[::-1], shape=(3 * n_c + n_b, n_v))  # P^T: its products, no copy
+    n_v, n_p = v.shape[0], 3 * n_c + n_b
     v_free = v + (_inverse_times(Minv, p_ext) if p_ext.size else 0.0)
-    p = _linear_term(PT @ v_free, n_c, n_b, h, psi_n, dpsi_t, theta, dtheta)
-    Q_arrays = (_core.block_times_csc(Minv, PT.shape[0], *P_arrays) if blocks is not None
-                else _csc_arrays(sp.csc_matrix(Minv @ PT.T)))
-    core_method, newton_iterations = method, 0
+    p = _linear_term(_core.transpose_times(*P_arrays, v_free), n_c, n_b, h, psi_n, dpsi_t, theta, dtheta)
+    Q_arrays = (_core.block_times_csc(Minv, n_p, *P_arrays) if blocks is not None
+                else _csc_arrays(sp.csc_matrix(Minv @ _matrix(P_arrays, n_v))))
+    core_method, newton_iterations, solved = method, 0, False
     if method == "newton":
         # Newton's answer starts APGD, which verifies it by the rules of every CCP solver here (and
         # finishes if it falls short of them); a Newton run that failed (or joints, which it does
         # not take) hands its last point to auto, whose interior-point method decides infeasibility
-        nu0, newton_iterations, solved = _newton(PT.T, Q_arrays, n_c, mu, p, tol, nu0) if n_b == 0 \
-            else (nu0, 0, False)
+        if n_b == 0:
+            nu0, newton_iterations, solved = _newton(_matrix(P_arrays, n_v), Q_arrays, n_c, mu, p, tol, nu0)
         core_method = "apgd" if solved else "auto"
     nu, u, history, status, iterations, residual, polished, finished, kind = _run_core(
         M, blocks, P_arrays, Q_arrays, n_v, n_c, n_b, mu, p, core_method, tol, max_iter, omega, nu0, plan)
@@ -415,9 +414,14 @@ def _solve(M, blocks, Minv, P_arrays, n_c, n_b, mu, v, h, p_ext, psi_n, dpsi_t, 
         success=status == Status.SOLVED, status=status, message=_message(status, kind),
         gamma=nu[:3 * n_c].reshape(n_c, 3), p_b=nu[3 * n_c:], v_next=v_next, iterations=int(iterations),
         residual=float(residual), history=history, method=method,
-        contact_velocity=(PT @ v_next)[:3 * n_c].reshape(n_c, 3),
+        contact_velocity=_core.transpose_times(*P_arrays, v_next)[:3 * n_c].reshape(n_c, 3),
         velocity_scale=float(np.abs(p).max()) if p.size else 0.0, polished=polished, finished=finished,
         certificate=certificate))
+
+
+def _matrix(P_arrays, n_v):
+    """P (n_v rows) as a scipy CSC matrix of its arrays (indptr, indices, data)."""
+    return sp.csc_matrix(P_arrays[::-1], shape=(n_v, P_arrays[0].shape[0] - 1))
 
 
 def _linear_term(p, n_c, n_b, h, psi_n, dpsi_t, theta, dtheta):
@@ -436,7 +440,7 @@ def _linear_term(p, n_c, n_b, h, psi_n, dpsi_t, theta, dtheta):
 def _run_core(M, blocks, P_arrays, Q_arrays, n_v, n_c, n_b, mu, p, core_method, tol, max_iter, omega, nu0, plan):
     """_core.ccp's answer (without its budget) by core_method; "auto" with a plan uses the budget
     kept there and keeps an analysed step's (see _auto_budget)."""
-    M_arrays = _mass_csc(M, blocks) if core_method in ("ipm", "auto") else None
+    M_arrays = (lambda: _mass_csc(M, blocks)) if core_method in ("ipm", "auto") else None  # made if needed
     kept = _auto_budget(plan, n_c) if plan is not None and core_method == "auto" else 0
     *answer, budget = _core.ccp(n_v, n_c, n_b, *P_arrays, *Q_arrays, mu, np.ascontiguousarray(p), core_method, tol,
                                 max_iter, omega, nu0, M_arrays, kept)

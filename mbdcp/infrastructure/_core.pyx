@@ -935,6 +935,20 @@ cdef const int *_idata(cnp.ndarray a) except? NULL:
     return <const int *>cnp.PyArray_DATA(a)
 
 
+cdef tuple _set_mass(MbdcpCcpProblem *pr, object M, int n_v):
+    """Points pr at M's CSC arrays (M: their tuple, or a function that makes it, called now);
+    returns the tuple, which the caller keeps while pr is in use."""
+    if callable(M):
+        M = M()
+    cdef cnp.ndarray M_ptr, M_ind, M_val
+    M_ptr, M_ind, M_val = M
+    _compressed(M_ptr, M_ind, M_val, "M", n_v, n_v)
+    pr.M_colptr = _idata(M_ptr)
+    pr.M_rowind = _idata(M_ind) if M_ind.shape[0] else NULL
+    pr.M_val = _data(M_val)
+    return M
+
+
 cdef void _analyse(MbdcpCcpProblem *pr, MbdcpCcpSettings *s) except *:
     """settings.factor_blocks and factor_flops of the interior-point method for this pattern."""
     cdef mbdcp_int blocks = -1
@@ -969,10 +983,11 @@ cdef tuple _ccp_run(MbdcpCcpProblem *pr, MbdcpCcpSettings *s, cnp.ndarray nu, cn
 
 def ccp(int n_v, int n_c, int n_b, cnp.ndarray P_ptr, cnp.ndarray P_ind, cnp.ndarray P_val,
         cnp.ndarray Q_ptr, cnp.ndarray Q_ind, cnp.ndarray Q_val, cnp.ndarray mu, cnp.ndarray p,
-        method, double tol, int max_iter, double omega, cnp.ndarray nu0, tuple M=None, int budget=0):
+        method, double tol, int max_iter, double omega, cnp.ndarray nu0, M=None, int budget=0):
     """(nu, u, history, status, iterations, residual, polished, finished, certificate, budget); nu0 is
     None or the warm start; method a key of CCP_METHODS (any str, np.str_ included); M (ipm, auto):
-    (indptr, indices, data) of M in CSC, both triangles, or None. auto with budget > 0 (an earlier
+    (indptr, indices, data) of M in CSC, both triangles, a function that returns them (called only
+    if the interior-point method runs), or None. auto with budget > 0 (an earlier
     like problem's, see mbdcp_ccp_auto_budget) runs APGD for that many iterations and analyses the
     pattern only if it has not converged, then continues as auto would (ipm from APGD's point); the
     budget returned is the one used (-1: none)."""
@@ -1000,13 +1015,6 @@ def ccp(int n_v, int n_c, int n_b, cnp.ndarray P_ptr, cnp.ndarray P_ind, cnp.nda
     pr.M_colptr = NULL
     pr.M_rowind = NULL
     pr.M_val = NULL
-    cdef cnp.ndarray M_ptr, M_ind, M_val
-    if M is not None:
-        M_ptr, M_ind, M_val = M
-        _compressed(M_ptr, M_ind, M_val, "M", n_v, n_v)
-        pr.M_colptr = _idata(M_ptr)
-        pr.M_rowind = _idata(M_ind) if M_ind.shape[0] else NULL
-        pr.M_val = _data(M_val)
     cdef MbdcpCcpSettings s
     mbdcp_ccp_default_settings(&s)
     s.method = CCP_METHODS[str(method)]
@@ -1016,6 +1024,7 @@ def ccp(int n_v, int n_c, int n_b, cnp.ndarray P_ptr, cnp.ndarray P_ind, cnp.nda
     s.warm_start = nu0 is not None
     cdef bint lazy = M is not None and s.method == MBDCP_CCP_AUTO and budget > 0
     if M is not None and method in ("ipm", "auto") and not lazy:
+        M = _set_mass(&pr, M, n_v)
         _analyse(&pr, &s)
         budget = mbdcp_ccp_auto_budget(&pr, &s)
     elif lazy:  # APGD alone for the budget: the pattern is analysed only if it does not converge
@@ -1027,6 +1036,7 @@ def ccp(int n_v, int n_c, int n_b, cnp.ndarray P_ptr, cnp.ndarray P_ind, cnp.nda
     hist, info = _ccp_run(&pr, &s, nu, u, cost)
     if lazy and info["status"] not in (MBDCP_SOLVED, MBDCP_INTERRUPTED) and info["iterations"] < max_iter:
         done = info["iterations"]
+        M = _set_mass(&pr, M, n_v)
         _analyse(&pr, &s)
         s.method = MBDCP_CCP_IPM  # what auto does after its budget: the interior-point method from APGD's point
         s.warm_start = 1
@@ -1083,6 +1093,28 @@ def block_times_csc(cnp.ndarray B, int ncols, cnp.ndarray P_ptr, cnp.ndarray P_i
         rc = mbdcp_block_times_csc(nb, k, bp, ncols, pp, pi, pv, qp, qi, qv)
     _check(rc)
     return Q_ptr, Q_ind, Q_val
+
+
+def transpose_times(cnp.ndarray A_ptr, cnp.ndarray A_ind, cnp.ndarray A_val, cnp.ndarray x):
+    """A^T x for A in CSC (int32 indptr and indices, float64 data; as many rows as x has entries)
+    and a float64 x: a column's dot product with x per entry."""
+    _f(x, "x", (-1,))
+    cdef Py_ssize_t n = A_ptr.shape[0] - 1, j, k
+    _compressed(A_ptr, A_ind, A_val, "A", n, x.shape[0])
+    out = np.empty(n)
+    cdef const int *ap = _idata(A_ptr)
+    cdef const int *ai = _idata(A_ind) if A_ind.shape[0] else NULL
+    cdef const double *av = _data(A_val)
+    cdef const double *xp = _data(x)
+    cdef double *op = _out(out)
+    cdef double acc
+    with nogil:
+        for j in range(n):
+            acc = 0.0
+            for k in range(ap[j], ap[j + 1]):
+                acc += av[k] * xp[ai[k]]
+            op[j] = acc
+    return out
 
 
 def cone_project(double mu, cnp.ndarray g):
