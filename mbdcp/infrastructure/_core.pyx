@@ -987,10 +987,10 @@ def ccp(int n_v, int n_c, int n_b, cnp.ndarray P_ptr, cnp.ndarray P_ind, cnp.nda
     """(nu, u, history, status, iterations, residual, polished, finished, certificate, budget); nu0 is
     None or the warm start; method a key of CCP_METHODS (any str, np.str_ included); M (ipm, auto):
     (indptr, indices, data) of M in CSC, both triangles, a function that returns them (called only
-    if the interior-point method runs), or None. auto with budget > 0 (an earlier
-    like problem's, see mbdcp_ccp_auto_budget) runs APGD for that many iterations and analyses the
-    pattern only if it has not converged, then continues as auto would (ipm from APGD's point); the
-    budget returned is the one used (-1: none)."""
+    if the interior-point method runs), or None. auto with budget > 0 (an earlier like problem's,
+    see mbdcp_ccp_auto_budget) runs APGD for that many iterations and analyses the pattern only if
+    it has not converged, then continues as auto would (ipm from APGD's point); the budget returned
+    is the one given, or the one this pattern's analysis gives (0 or less: none)."""
     if n_v < 1 or n_c < 0 or n_b < 0:
         raise ValueError(f"internal call: n_v = {n_v}, n_c = {n_c}, n_b = {n_b} out of range")
     cdef Py_ssize_t cols = 3 * <Py_ssize_t>n_c + n_b
