@@ -193,3 +193,37 @@ def test_a_wedged_light_disk_is_solved_only_if_it_is_a_solution(spec):
     loose = _solve("ccp", a, h, 1e-4)
     assert loose.success and loose.residual <= 1e-4
     check_ccp_step(a, loose, h, 3, 1e-4)
+
+
+# found by CI's property test above (2026-11-26): with mu = 2.2e-309 the interior-point method's
+# standard-cone coordinates d_n / mu overflowed and "auto" (simulate's default) returned NaN
+# velocities, which simulate then raised on instead of recording
+def test_a_subnormal_friction_coefficient_is_solved_and_a_non_finite_step_is_recorded(monkeypatch):
+    point = dict(velocity=np.zeros(2), theta=0.0, omega=0.0)
+    spec = dict(planar=True, mu=2.225073858507203e-309, n_d=0, delta=0.0, h=0.1,
+                bodies=[dict(point, mass=1.0, position=np.array([1.0, 0.0]), radius=1.0),
+                        dict(point, mass=1e-3, position=np.array([0.0, 0.5]), radius=0.1),
+                        dict(point, mass=1.0, position=np.array([0.0, 1.0]), radius=0.0),
+                        dict(point, mass=1e3, position=np.array([0.0, 0.0]), radius=1.0)],
+                walls=[(np.zeros(2), np.array([0.0, 1.0])), (np.array([1.5, 0.0]), np.array([-1.0, 0.0]))])
+    h, tol = spec["h"], 1e-10
+    a = build(spec).assemble(h, form="blocks")
+    for method in ("ipm", "auto"):
+        res = mbdcp.ccp(a["M"], a["Wn"], a["Wt"], a["U"], a["v"], h, p_ext=a["p_ext"], psi_n=a["psi_n"] + h * a["dpsi_n"],
+                        tol=tol, method=method)
+        assert res.success and np.all(np.isfinite(res.v_next)), method
+        check_ccp_step(a, res, h, 3, tol)
+    tr = simulate(build(spec), h, 3 * h, method="ccp", progress=False, tol=1e-8)
+    assert tr.steps == 3 and all(s == mbdcp.Status.SOLVED for s in tr.statuses)
+    # a solver answer that is not finite ends the run with a failure, as a status would
+    from mbdcp.formulations import ccp as formulation
+    stepped = formulation._stepped
+
+    def broken(*args, **kwargs):
+        res = stepped(*args, **kwargs)
+        res.v_next[:] = np.nan
+        return res
+
+    monkeypatch.setattr(formulation, "_stepped", broken)
+    tr = simulate(build(spec), h, 3 * h, method="ccp", progress=False, tol=1e-8)
+    assert not tr.success and not tr.finite and tr.steps == 0  # (its first failure: the initial penetration)

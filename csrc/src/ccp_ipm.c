@@ -398,9 +398,12 @@ static mbdcp_float soc_step(const mbdcp_float *u, const mbdcp_float *d)
 
 /* ---- the Newton system ----------------------------------------------------------------------------- */
 
+/* A contact is solved as frictionless when mu <= DBL_EPSILON: its cone differs from the ray by
+ * less than rounding, and the standard cone's coordinates (mu g_n, g_t), (d_n / mu, d_t) would
+ * overflow for a subnormal mu. The answer is still judged with the contact's own mu. */
 static int frictionless(const Ipm *I, mbdcp_int i)
 {
-    return !(I->p->mu[i] > 0.0);
+    return !(I->p->mu[i] > DBL_EPSILON);
 }
 
 /* The contacts' columns of the scaled system's off-diagonal blocks: P_i F_i. */

@@ -498,8 +498,8 @@ def simulate(scene, h, T, method="lcp", progress=True, algorithm=None, tol=None,
             # Lemke's last basic point (z0 still in the basis) is no motion at all: stop before it
             fail(k, "solver", f"step {k} ended with status {res.status.name}; the run stopped before it")
             break
-        new = scene.advanced(res.v_next, h)
-        if not (np.all(np.isfinite(p_n)) and all(np.all(np.isfinite(x)) for x in new.values())):
+        new = scene.advanced(res.v_next, h) if np.all(np.isfinite(res.v_next)) else None  # a status, not a raise
+        if new is None or not (np.all(np.isfinite(p_n)) and all(np.all(np.isfinite(x)) for x in new.values())):
             finite = False
             fail(k, "non-finite", f"step {k} gave a non-finite state (solver status {res.status.name}); the run stopped before it")
             break

@@ -403,6 +403,58 @@ static void test_no_solution(void)
     ccp_free(&c);
 }
 
+/* The largest Euclidean distance of g_i = (N nu + p)_i to K_i* = {g_n >= mu ||g_t||}, over the
+ * magnitudes of its terms (violation() measures it along the tangent, mu times larger, which a
+ * tiny mu makes meaningless). */
+static double dual_distance(const Ccp *c, const double *nu)
+{
+    const int np_ = 3 * c->nc;
+    double *g = malloc((size_t)np_ * sizeof(double) + 8), *s = malloc((size_t)np_ * sizeof(double) + 8), worst = 0.0;
+    gradient(c, nu, g, s);
+    for (int i = 0; i < c->nc; ++i) {
+        const double *y = g + 3 * i, mu = c->mu[i], t = hypot(y[1], y[2]);
+        const double d = y[0] <= -t / mu ? hypot(y[0], t) : fmax(0.0, mu * t - y[0]) / sqrt(1.0 + mu * mu);
+        worst = fmax(worst, d / fmax(fmax(s[3 * i], fmax(s[3 * i + 1], s[3 * i + 2])), 1e-300));
+    }
+    free(g);
+    free(s);
+    return worst;
+}
+
+/* Friction coefficients below DBL_EPSILON, down to subnormal ones: the interior-point method
+ * solves those contacts as frictionless (d_n / mu would overflow its coordinates) and its answer
+ * meets the definition with the contacts' own mu; so does AUTO's. */
+static void test_tiny_friction(void)
+{
+    Ccp c;
+    random_particles(10, 30, 0.3, 0, &c);
+    const double tiny[3] = {1e-17, 1e-300, DBL_MIN / 4};
+    for (int i = 0; i < c.nc; i += 2) c.mu[i] = tiny[(i / 2) % 3];
+    const int np_ = 3 * c.nc;
+    double *nu = calloc((size_t)np_, sizeof(double)), *u = calloc((size_t)c.nv, sizeof(double));
+    MbdcpCcpInfo info;
+    const MbdcpCcpMethod methods[2] = {MBDCP_CCP_IPM, MBDCP_CCP_AUTO};
+    for (int m = 0; m < 2; ++m) {
+        memset(nu, 0, (size_t)np_ * sizeof(double));
+        CHECK(solve(&c, methods[m], 1e-9, 0, nu, u, &info) == MBDCP_OK && info.status == MBDCP_SOLVED);
+        CHECK(mbdcp_all_finite((size_t)np_, nu) && mbdcp_all_finite((size_t)c.nv, u));
+        for (int i = 0; i < c.nc; i += 2) /* the tiny-mu contacts' tangential impulses: within their cone */
+            CHECK(hypot(nu[3 * i + 1], nu[3 * i + 2]) <= c.mu[i] * nu[3 * i] + 1e-300);
+        const double *mu = c.mu;
+        double big[64];
+        for (int i = 0; i < c.nc; ++i) big[i] = i % 2 ? mu[i] : 0.0; /* violation()'s other tests: as frictionless */
+        c.mu = big;
+        c.pr.mu = big;
+        CHECK(violation(&c, nu) <= 1e-7);
+        c.mu = (double *)mu;
+        c.pr.mu = mu;
+        CHECK(dual_distance(&c, nu) <= 1e-7);
+    }
+    free(nu);
+    free(u);
+    ccp_free(&c);
+}
+
 /* mbdcp_ccp_solve with these settings and a workspace of the documented size. */
 static MbdcpReturn solve_with(const Ccp *c, const MbdcpCcpSettings *s, double *nu, double *u, MbdcpCcpInfo *info)
 {
@@ -514,5 +566,6 @@ int main(void)
     test_no_solution();
     test_errors();
     test_auto_budget();
+    test_tiny_friction();
     return report();
 }
