@@ -258,7 +258,11 @@ def test_the_crash_basis_gives_the_cold_answer_in_fewer_pivots(mu, algorithm):
     cold = mbdcp.fixed_point(*s.args(), **s.kwargs(), algorithm=algorithm, crash=None, max_iter=100)
     guessed = mbdcp.fixed_point(*s.args(), **s.kwargs(), algorithm=algorithm, max_iter=100)
     assert cold.status == guessed.status == Status.SOLVED
-    assert guessed.iterations == cold.iterations
+    # the same outer iterations but for one: the two starts' iterates differ by ~1e-10 (their inner
+    # LCPs pivot differently) and the step sizes sit at tol = 1e-10 near the end (1.6e-10 and 2.9e-10
+    # at the 30th), so one start may stop an iteration earlier (30 against 31 at mu = 0.5 and
+    # algorithm 2 on one machine, the same count on another)
+    assert abs(guessed.iterations - cold.iterations) <= 1
     np.testing.assert_allclose(guessed.v_next, cold.v_next, rtol=0, atol=1e-9 * np.abs(cold.v_next).max())
     assert guessed.pivots < 0.6 * cold.pivots   # 483 -> 124 for algorithm 3 at mu = 0.05
 
