@@ -199,13 +199,11 @@ def test_a_wedged_light_disk_is_solved_only_if_it_is_a_solution(spec):
 # standard-cone coordinates d_n / mu overflowed and "auto" (simulate's default) returned NaN
 # velocities, which simulate then raised on instead of recording
 def test_a_subnormal_friction_coefficient_is_solved_and_a_non_finite_step_is_recorded(monkeypatch):
-    point = dict(velocity=np.zeros(2), theta=0.0, omega=0.0)
-    spec = dict(planar=True, mu=2.225073858507203e-309, n_d=0, delta=0.0, h=0.1,
-                bodies=[dict(point, mass=1.0, position=np.array([1.0, 0.0]), radius=1.0),
-                        dict(point, mass=1e-3, position=np.array([0.0, 0.5]), radius=0.1),
-                        dict(point, mass=1.0, position=np.array([0.0, 1.0]), radius=0.0),
-                        dict(point, mass=1e3, position=np.array([0.0, 0.0]), radius=1.0)],
-                walls=[(np.zeros(2), np.array([0.0, 1.0])), (np.array([1.5, 0.0]), np.array([-1.0, 0.0]))])
+    point = {"velocity": np.zeros(2), "theta": 0.0, "omega": 0.0}
+    bodies = [(1.0, [1.0, 0.0], 1.0), (1e-3, [0.0, 0.5], 0.1), (1.0, [0.0, 1.0], 0.0), (1e3, [0.0, 0.0], 1.0)]
+    spec = {"planar": True, "mu": 2.225073858507203e-309, "n_d": 0, "delta": 0.0, "h": 0.1,
+            "bodies": [{**point, "mass": m, "position": np.array(x), "radius": r} for m, x, r in bodies],
+            "walls": [(np.zeros(2), np.array([0.0, 1.0])), (np.array([1.5, 0.0]), np.array([-1.0, 0.0]))]}
     h, tol = spec["h"], 1e-10
     a = build(spec).assemble(h, form="blocks")
     for method in ("ipm", "auto"):
