@@ -195,9 +195,9 @@ def test_a_wedged_light_disk_is_solved_only_if_it_is_a_solution(spec):
     check_ccp_step(a, loose, h, 3, 1e-4)
 
 
-# found by CI's property test above (2026-11-26): with mu = 2.2e-309 the interior-point method's
-# standard-cone coordinates d_n / mu overflowed and "auto" (simulate's default) returned NaN
-# velocities, which simulate then raised on instead of recording
+# found by the property test above (a development run, 2026-11-26): with mu = 2.2e-309 the
+# interior-point method's standard-cone coordinates d_n / mu overflowed and "auto" (simulate's
+# default) returned NaN velocities, which simulate then raised on instead of recording
 def test_a_subnormal_friction_coefficient_is_solved_and_a_non_finite_step_is_recorded(monkeypatch):
     point = {"velocity": np.zeros(2), "theta": 0.0, "omega": 0.0}
     bodies = [(1.0, [1.0, 0.0], 1.0), (1e-3, [0.0, 0.5], 0.1), (1.0, [0.0, 1.0], 0.0), (1e3, [0.0, 0.0], 1.0)]
