@@ -343,7 +343,7 @@ def _stepped(blocks, P_arrays, mu, v, h, p_ext, psi_n, warm_start=None, Wb=None,
     (see _auto_budget)."""
     n_c = mu.shape[0]
     if Wb is not None:
-        P_arrays = _csc_arrays(sp.hstack([_cone_matrix(blocks, P_arrays, n_c),
+        P_arrays = _csc_arrays(sp.hstack([_matrix(P_arrays, blocks.shape[0] * blocks.shape[1]),
                                           _sparse_or_dense("Wb", Wb, (None, None), ("n_v", "n_b"))], format="csc"))
     n_b = 0 if Wb is None else Wb.shape[1]
     nu0 = None if warm_start is None else _warm_start(warm_start, n_c, n_b)
@@ -367,17 +367,16 @@ def _auto_budget(plan, n_c):
     return plan["budget"]
 
 
-def _cone_matrix(blocks, P_arrays, n_c):
-    """The CSC matrix [n_1 u_1 w_1 ...] of the arrays (indptr, indices, data) of a step whose M has
-    the diagonal blocks ``blocks``."""
-    return sp.csc_matrix(P_arrays[::-1], shape=(blocks.shape[0] * blocks.shape[1], 3 * n_c))
+def _matrix(P_arrays, n_v):
+    """P (n_v rows) as a scipy CSC matrix of its arrays (indptr, indices, data)."""
+    return sp.csc_matrix(P_arrays[::-1], shape=(n_v, P_arrays[0].shape[0] - 1))
 
 
 def _as_call(blocks, P_arrays, mu, v, h, p_ext, psi_n, warm_start=None, Wb=None, theta=None, **options):
     """(args, kwargs) of the mbdcp.ccp call that poses the problem of a _stepped call (Wn and Wt
     taken from P's columns): to record a simulation's steps and solve them again."""
     n_c = mu.shape[0]
-    P = _cone_matrix(blocks, P_arrays, n_c)
+    P = _matrix(P_arrays, blocks.shape[0] * blocks.shape[1])
     tangent = np.arange(3 * n_c).reshape(n_c, 3)[:, 1:].ravel()
     return ((blocks, P[:, 0::3], P[:, tangent], mu, v, h),
             dict(p_ext=p_ext, psi_n=psi_n, warm_start=warm_start, Wb=Wb, theta=theta, **options))
@@ -417,11 +416,6 @@ def _solve(M, blocks, Minv, P_arrays, n_c, n_b, mu, v, h, p_ext, psi_n, dpsi_t, 
         contact_velocity=_core.transpose_times(*P_arrays, v_next)[:3 * n_c].reshape(n_c, 3),
         velocity_scale=float(np.abs(p).max()) if p.size else 0.0, polished=polished, finished=finished,
         certificate=certificate))
-
-
-def _matrix(P_arrays, n_v):
-    """P (n_v rows) as a scipy CSC matrix of its arrays (indptr, indices, data)."""
-    return sp.csc_matrix(P_arrays[::-1], shape=(n_v, P_arrays[0].shape[0] - 1))
 
 
 def _linear_term(p, n_c, n_b, h, psi_n, dpsi_t, theta, dtheta):

@@ -949,8 +949,10 @@ cdef tuple _set_mass(MbdcpCcpProblem *pr, object M, int n_v):
     return M
 
 
-cdef void _analyse(MbdcpCcpProblem *pr, MbdcpCcpSettings *s) except *:
-    """settings.factor_blocks and factor_flops of the interior-point method for this pattern."""
+cdef tuple _analyse(MbdcpCcpProblem *pr, MbdcpCcpSettings *s, object M, int n_v):
+    """pr pointed at M (see _set_mass), and settings.factor_blocks and factor_flops of the
+    interior-point method for this pattern; returns M's arrays, kept by the caller while pr is used."""
+    M = _set_mass(pr, M, n_v)
     cdef mbdcp_int blocks = -1
     cdef mbdcp_float flops = 0.0
     cdef size_t fbytes = mbdcp_ccp_factor_workspace_size(pr)
@@ -958,6 +960,7 @@ cdef void _analyse(MbdcpCcpProblem *pr, MbdcpCcpSettings *s) except *:
     _check(mbdcp_ccp_factor_blocks(pr, &blocks, &flops, cnp.PyArray_DATA(fwork), fbytes))
     s.factor_blocks = blocks
     s.factor_flops = flops
+    return M
 
 
 cdef tuple _ccp_run(MbdcpCcpProblem *pr, MbdcpCcpSettings *s, cnp.ndarray nu, cnp.ndarray u, double cost):
@@ -1023,9 +1026,8 @@ def ccp(int n_v, int n_c, int n_b, cnp.ndarray P_ptr, cnp.ndarray P_ind, cnp.nda
     s.omega = omega
     s.warm_start = nu0 is not None
     cdef bint lazy = M is not None and s.method == MBDCP_CCP_AUTO and budget > 0
-    if M is not None and method in ("ipm", "auto") and not lazy:
-        M = _set_mass(&pr, M, n_v)
-        _analyse(&pr, &s)
+    if M is not None and s.method in (MBDCP_CCP_IPM, MBDCP_CCP_AUTO) and not lazy:
+        M = _analyse(&pr, &s, M, n_v)
         budget = mbdcp_ccp_auto_budget(&pr, &s)
     elif lazy:  # APGD alone for the budget: the pattern is analysed only if it does not converge
         s.method = MBDCP_CCP_APGD
@@ -1036,8 +1038,7 @@ def ccp(int n_v, int n_c, int n_b, cnp.ndarray P_ptr, cnp.ndarray P_ind, cnp.nda
     hist, info = _ccp_run(&pr, &s, nu, u, cost)
     if lazy and info["status"] not in (MBDCP_SOLVED, MBDCP_INTERRUPTED) and info["iterations"] < max_iter:
         done = info["iterations"]
-        M = _set_mass(&pr, M, n_v)
-        _analyse(&pr, &s)
+        M = _analyse(&pr, &s, M, n_v)
         s.method = MBDCP_CCP_IPM  # what auto does after its budget: the interior-point method from APGD's point
         s.warm_start = 1
         s.max_iter = max_iter - done
