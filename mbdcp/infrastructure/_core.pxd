@@ -275,6 +275,11 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
                                       const mbdcp_int *P_colptr, const mbdcp_int *P_rowind, const mbdcp_float *P_val,
                                       mbdcp_int *Q_colptr, mbdcp_int *Q_rowind, mbdcp_float *Q_val)
 
+    # ---- columns.h: the columns of a contact Jacobian for rigid bodies
+    MbdcpReturn mbdcp_contact_columns(mbdcp_int n_c, mbdcp_int dim, mbdcp_int K, mbdcp_int n_v, const mbdcp_int *body,
+                                      const mbdcp_float *r, const mbdcp_float *dirs, mbdcp_int *colptr,
+                                      mbdcp_int *rowind, mbdcp_float *val)
+
     # ---- coulomb.h: Coulomb friction and its CCP relaxation on the Delassus matrix
     ctypedef enum MbdcpFcMethod:
         MBDCP_FC_NSGS

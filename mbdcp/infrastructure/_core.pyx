@@ -1096,6 +1096,31 @@ def block_times_csc(cnp.ndarray B, int ncols, cnp.ndarray P_ptr, cnp.ndarray P_i
     return Q_ptr, Q_ind, Q_val
 
 
+def contact_columns(cnp.ndarray body, cnp.ndarray r, cnp.ndarray dirs, int n_v):
+    """(indptr, indices, data) of a contact Jacobian's columns (see columns.h): body an int32
+    (n_c, 2) array (b = -1 for a wall), r the float64 offsets (n_c, 2, dim), dirs the float64
+    directions (n_c, dim, K), n_v the rows."""
+    _f(r, "r", (-1, 2, -1))
+    _f(dirs, "dirs", (r.shape[0], r.shape[2], -1))
+    _i(body, "body", (r.shape[0], 2))
+    cdef mbdcp_int n_c = r.shape[0], dim = r.shape[2], K = dirs.shape[2]
+    indptr = np.empty(n_c * K + 1, dtype=np.intc)
+    cdef const int *bp = <const int *>cnp.PyArray_DATA(body)
+    cdef int *cp = <int *>cnp.PyArray_DATA(indptr)
+    _check(mbdcp_contact_columns(n_c, dim, K, n_v, bp, NULL, NULL, cp, NULL, NULL))
+    indices = np.empty(indptr[n_c * K], dtype=np.intc)
+    data = np.empty(indptr[n_c * K])
+    cdef int *ip = <int *>cnp.PyArray_DATA(indices)
+    cdef double *vp = _out(data)
+    cdef const double *rp = _data(r)
+    cdef const double *dp = _data(dirs)
+    cdef MbdcpReturn rc
+    with nogil:
+        rc = mbdcp_contact_columns(n_c, dim, K, n_v, bp, rp, dp, cp, ip, vp)
+    _check(rc)
+    return indptr, indices, data
+
+
 def transpose_times(cnp.ndarray A_ptr, cnp.ndarray A_ind, cnp.ndarray A_val, cnp.ndarray x):
     """A^T x for A in CSC (int32 indptr and indices, float64 data; as many rows as x has entries)
     and a float64 x: a column's dot product with x per entry."""

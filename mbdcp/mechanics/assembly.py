@@ -12,6 +12,7 @@ two of the four 3-D directions, or :math:`(t, 0)` in 2-D.
 import numpy as np
 import scipy.sparse as sp
 
+from mbdcp.infrastructure import _core
 from mbdcp.mechanics.bodies import rotation_matrix
 
 FORMS = ("dense", "sparse", "blocks")  # how assemble returns M and the Jacobians
@@ -85,37 +86,14 @@ def friction_directions(normals, n_d, count=None):
 
 
 class _Ends:
-    """The bodies touching each contact: a (sign +1) and, for a pair, b (sign -1), with the
-    offsets r of the contact point from their centres."""
+    """The bodies touching each contact: a and, for a pair, b (-1 for a wall), with the offsets r
+    of the contact point from their centres."""
 
     def __init__(self, contacts, pos, dof):
-        self.two = contacts.b >= 0
-        self.body = np.stack([contacts.a, np.where(self.two, contacts.b, contacts.a)], axis=1)    # (n_c, 2)
-        self.r = contacts.point[:, None, :] - pos[self.body]                                       # (n_c, 2, dim)
-        self.n_v, self.dof = pos.shape[0] * dof, dof
-
-    def _values(self, dirs):
-        """The entries of the columns of K directions per contact (dirs: (n_c, dim, K)), (n_c, K,
-        2, dof): per end (a, then b negated) the direction and its moment r x d about the centre."""
-        n_c, dim, K = dirs.shape
-        out = np.empty((n_c, K, 2, self.dof))
-        d = np.swapaxes(dirs, 1, 2)[:, :, None, :]              # (n_c, K, 1, dim)
-        r = self.r[:, None, :, :]                                # (n_c, 1, 2, dim)
-        out[:, :, 0, :dim] = d[:, :, 0]
-        np.negative(d[:, :, 0], out=out[:, :, 1, :dim])
-        if self.dof == 3:
-            np.subtract(r[..., 0] * d[..., 1], r[..., 1] * d[..., 0], out=out[..., 2])
-        else:
-            for j, (s, t) in enumerate(((1, 2), (2, 0), (0, 1))):
-                np.subtract(r[..., s] * d[..., t], r[..., t] * d[..., s], out=out[..., dim + j])
-        np.negative(out[:, :, 1, dim:], out=out[:, :, 1, dim:])
-        return out
-
-    def _kept(self, K):
-        """Per (contact, direction, end), flattened: whether that end is a body (b only for pairs)."""
-        keep = np.ones((len(self.two), K, 2), dtype=bool)
-        keep[:, :, 1] = self.two[:, None]
-        return keep.ravel()
+        self.body = np.ascontiguousarray(np.stack([contacts.a, contacts.b], axis=1), dtype=np.intc)  # (n_c, 2)
+        ends = np.where(contacts.b >= 0, contacts.b, contacts.a)
+        self.r = np.ascontiguousarray(np.stack([contacts.point - pos[contacts.a], contacts.point - pos[ends]], axis=1))
+        self.n_v = pos.shape[0] * dof
 
     def jacobian(self, dirs, dense=False):
         """The columns of K directions per contact (dirs: (n_c, dim, K)), contact after contact:
@@ -130,15 +108,9 @@ class _Ends:
         return W
 
     def csc(self, dirs):
-        """The CSC arrays (indptr, indices: int32; data) of :meth:`jacobian`, indices sorted."""
-        n_c, _, K = dirs.shape
-        keep = self._kept(K)
-        vals = self._values(dirs).reshape(-1, self.dof)[keep].ravel()
-        starts = self.dof * np.broadcast_to(self.body.astype(np.intc)[:, None, :], (n_c, K, 2)).ravel()[keep]
-        rows = (starts[:, None] + np.arange(self.dof, dtype=np.intc)).ravel()
-        indptr = np.zeros(K * n_c + 1, dtype=np.intc)
-        np.cumsum(np.repeat(self.dof * (1 + self.two.astype(np.intc)), K), out=indptr[1:])
-        return indptr, rows, vals
+        """The CSC arrays (indptr, indices: int32; data) of :meth:`jacobian`, indices sorted: per
+        end the direction d and its moment r x d about the centre (body b's negated)."""
+        return _core.contact_columns(self.body, self.r, np.ascontiguousarray(dirs, dtype=np.float64), self.n_v)
 
 
 def assemble(fields, planar, gravity, mu, n_d, h, contacts, form="dense", parts=("Wn", "D", "Wt"), J=None):

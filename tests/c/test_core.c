@@ -733,6 +733,43 @@ static void test_lemke_blocked_refactor(void)
     free(A);
 }
 
+/* The columns of a contact Jacobian: a 2-D pair (dof 3; the second body's column negated at its own
+ * offset) and a 3-D wall contact (dof 6), worked by hand: d x r moments r_x d_y - r_y d_x and r x d. */
+static void test_contact_columns(void)
+{
+    /* 2-D: bodies 0 and 2 of 3, one direction d = (0, 1), offsets r_a = (1, 0), r_b = (-0.5, 2) */
+    const mbdcp_int body2[2] = {0, 2};
+    const mbdcp_float r2[4] = {1.0, 0.0, -0.5, 2.0}, d2[2] = {0.0, 1.0};
+    mbdcp_int cp[2], ri[6];
+    mbdcp_float v[6];
+    CHECK(mbdcp_contact_columns(1, 2, 1, 9, body2, NULL, NULL, cp, NULL, NULL) == MBDCP_OK);
+    CHECK(cp[0] == 0 && cp[1] == 6);
+    CHECK(mbdcp_contact_columns(1, 2, 1, 9, body2, r2, d2, cp, ri, v) == MBDCP_OK);
+    const mbdcp_int ri2[6] = {0, 1, 2, 6, 7, 8};
+    const mbdcp_float v2[6] = {0.0, 1.0, 1.0, -0.0, -1.0, 0.5}; /* (d, 1*1 - 0*0), -(d, -0.5*1 - 2*0) */
+    int same = 1;
+    for (int k = 0; k < 6; ++k) same &= ri[k] == ri2[k] && v[k] == v2[k];
+    CHECK(same);
+    /* 3-D: body 1 of 2 on a wall, two directions: e_x and e_z at r = (0, 0, -1) */
+    const mbdcp_int body3[2] = {1, -1};
+    const mbdcp_float r3[6] = {0.0, 0.0, -1.0, 7.0, 7.0, 7.0}, d3[6] = {1.0, 0.0, 0.0, 0.0, 0.0, 1.0};
+    mbdcp_int cp3[3], ri3[12];
+    mbdcp_float v3[12];
+    CHECK(mbdcp_contact_columns(1, 3, 2, 12, body3, r3, d3, cp3, ri3, v3) == MBDCP_OK);
+    CHECK(cp3[1] == 6 && cp3[2] == 12 && ri3[0] == 6 && ri3[11] == 11);
+    const mbdcp_float e_x[6] = {1.0, 0.0, 0.0, 0.0, -1.0, 0.0}, e_z[6] = {0.0, 0.0, 1.0, 0.0, 0.0, 0.0};
+    same = 1;
+    for (int k = 0; k < 6; ++k) same &= v3[k] == e_x[k] && v3[6 + k] == e_z[k];
+    CHECK(same);
+    /* a body out of range, a pair of one body, a dimension not 2 or 3, rows not whole bodies */
+    const mbdcp_int out[2] = {0, 3}, self[2] = {1, 1};
+    CHECK(mbdcp_contact_columns(1, 2, 1, 9, out, r2, d2, cp, ri, v) == MBDCP_ERR_DIMENSION);
+    CHECK(mbdcp_contact_columns(1, 2, 1, 9, self, r2, d2, cp, ri, v) == MBDCP_ERR_DIMENSION);
+    CHECK(mbdcp_contact_columns(1, 4, 1, 9, body2, r2, d2, cp, ri, v) == MBDCP_ERR_DIMENSION);
+    CHECK(mbdcp_contact_columns(1, 2, 1, 8, body2, r2, d2, cp, ri, v) == MBDCP_ERR_DIMENSION);
+    CHECK(mbdcp_contact_columns(1, 2, 1, 9, NULL, r2, d2, cp, ri, v) == MBDCP_ERR_NULL);
+}
+
 int main(void)
 {
     test_lemke_small();
@@ -751,5 +788,6 @@ int main(void)
     test_blocks();
     test_ccp_polish();
     test_ccp_stall_relieved();
+    test_contact_columns();
     return report();
 }

@@ -15,6 +15,7 @@
 #include "coulomb.h"
 #include "batch.h"
 #include "blocks.h"
+#include "columns.h"
 #include "sparse_ldl.h"
 
 #endif /* MBDCP_H */

@@ -1,0 +1,58 @@
+/* The columns of a contact Jacobian for rigid bodies; see columns.h. */
+#include "mbdcp/columns.h"
+
+/* One end's dof entries of direction d at offset r, times sign. */
+static void end_column(mbdcp_int dim, const mbdcp_float *r, const mbdcp_float *d, mbdcp_float sign, mbdcp_float *out)
+{
+    for (mbdcp_int a = 0; a < dim; ++a) out[a] = sign * d[a];
+    if (dim == 2) {
+        out[2] = sign * (r[0] * d[1] - r[1] * d[0]);
+        return;
+    }
+    out[3] = sign * (r[1] * d[2] - r[2] * d[1]);
+    out[4] = sign * (r[2] * d[0] - r[0] * d[2]);
+    out[5] = sign * (r[0] * d[1] - r[1] * d[0]);
+}
+
+static MbdcpReturn check(mbdcp_int n_c, mbdcp_int dim, mbdcp_int K, mbdcp_int n_v, const mbdcp_int *body)
+{
+    if (n_c < 0 || K < 0 || (dim != 2 && dim != 3)) return MBDCP_ERR_DIMENSION;
+    const mbdcp_int dof = dim == 2 ? 3 : 6;
+    if (n_v < 0 || n_v % dof) return MBDCP_ERR_DIMENSION;
+    for (mbdcp_int c = 0; c < n_c; ++c) {
+        const mbdcp_int a = body[2 * c], b = body[2 * c + 1];
+        if (a < 0 || a >= n_v / dof || b < -1 || b >= n_v / dof || b == a) return MBDCP_ERR_DIMENSION;
+    }
+    return MBDCP_OK;
+}
+
+MbdcpReturn mbdcp_contact_columns(mbdcp_int n_c, mbdcp_int dim, mbdcp_int K, mbdcp_int n_v, const mbdcp_int *body,
+                                  const mbdcp_float *r, const mbdcp_float *dirs, mbdcp_int *colptr, mbdcp_int *rowind,
+                                  mbdcp_float *val)
+{
+    if (!colptr || (n_c > 0 && !body)) return MBDCP_ERR_NULL;
+    const MbdcpReturn rc = check(n_c, dim, K, n_v, body);
+    if (rc != MBDCP_OK) return rc;
+    const mbdcp_int dof = dim == 2 ? 3 : 6;
+    colptr[0] = 0;
+    for (mbdcp_int c = 0; c < n_c; ++c)
+        for (mbdcp_int k = 0; k < K; ++k) colptr[c * K + k + 1] = colptr[c * K + k] + dof * (body[2 * c + 1] >= 0 ? 2 : 1);
+    if (!rowind) return MBDCP_OK;
+    if (!val || (n_c > 0 && K > 0 && (!r || !dirs))) return MBDCP_ERR_NULL;
+    for (mbdcp_int c = 0; c < n_c; ++c) {
+        const mbdcp_float *rc_ = r + 2 * dim * (size_t)c, *dc = dirs + (size_t)dim * K * c;
+        for (mbdcp_int k = 0; k < K; ++k) {
+            mbdcp_float d[3];
+            for (mbdcp_int a = 0; a < dim; ++a) d[a] = dc[a * K + k];
+            mbdcp_int at = colptr[c * K + k];
+            for (mbdcp_int e = 0; e < 2; ++e) {
+                const mbdcp_int b = body[2 * c + e];
+                if (b < 0) break;
+                end_column(dim, rc_ + e * dim, d, e ? -1.0 : 1.0, val + at);
+                for (mbdcp_int i = 0; i < dof; ++i) rowind[at + i] = b * dof + i;
+                at += dof;
+            }
+        }
+    }
+    return MBDCP_OK;
+}
