@@ -275,6 +275,13 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
                                       const mbdcp_int *P_colptr, const mbdcp_int *P_rowind, const mbdcp_float *P_val,
                                       mbdcp_int *Q_colptr, mbdcp_int *Q_rowind, mbdcp_float *Q_val)
 
+    # ---- spheres.h: the contacts between round bodies
+    size_t mbdcp_sphere_pairs_workspace_size(mbdcp_int n)
+    MbdcpReturn mbdcp_sphere_pairs(mbdcp_int n, mbdcp_int dim, const mbdcp_float *pos, const mbdcp_float *rad,
+                                   mbdcp_float delta, mbdcp_int capacity, mbdcp_int *n_pairs, mbdcp_int *pair,
+                                   mbdcp_float *gap, mbdcp_float *normal, mbdcp_float *point, void *work,
+                                   size_t work_bytes)
+
     # ---- columns.h: the columns of a contact Jacobian for rigid bodies
     MbdcpReturn mbdcp_contact_columns(mbdcp_int n_c, mbdcp_int dim, mbdcp_int K, mbdcp_int n_v, const mbdcp_int *body,
                                       const mbdcp_float *r, const mbdcp_float *dirs, mbdcp_int *colptr,

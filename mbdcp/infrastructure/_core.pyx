@@ -1121,6 +1121,45 @@ def contact_columns(cnp.ndarray body, cnp.ndarray r, cnp.ndarray dirs, int n_v):
     return indptr, indices, data
 
 
+def sphere_pairs(cnp.ndarray pos, cnp.ndarray rad, double delta):
+    """The pairs of round bodies (centres pos (n, dim), radii rad (n,), float64) with gap <= delta
+    (see spheres.h): (pair (m, 2) int32 increasing, gap (m,), normal (m, dim), point (m, dim),
+    coincident), coincident None or the first pair (i, j) found on one centre (then m = 0)."""
+    _f(pos, "pos", (-1, -1))
+    _f(rad, "rad", (pos.shape[0],))
+    cdef mbdcp_int n = pos.shape[0], dim = pos.shape[1], m = 0, cap = 6 * pos.shape[0] + 8
+    cdef size_t nbytes = mbdcp_sphere_pairs_workspace_size(n)
+    cdef cnp.ndarray work = _workspace(nbytes)
+    cdef MbdcpReturn rc = MBDCP_ERR_WORKSPACE
+    while rc == MBDCP_ERR_WORKSPACE:
+        pair = np.empty((cap, 2), dtype=np.intc)
+        gap, normal, point = np.empty(cap), np.empty((cap, dim)), np.empty((cap, dim))
+        rc = _sphere_pairs(pos, rad, delta, cap, &m, pair, gap, normal, point, work, nbytes)
+        cap = m if rc == MBDCP_ERR_WORKSPACE else cap
+    if rc == MBDCP_ERR_DATA and pair[0, 0] >= 0:
+        return pair[:0], gap[:0], normal[:0], point[:0], (int(pair[0, 0]), int(pair[0, 1]))
+    _check(rc)
+    return pair[:m], gap[:m], normal[:m], point[:m], None
+
+
+cdef MbdcpReturn _sphere_pairs(cnp.ndarray pos, cnp.ndarray rad, double delta, mbdcp_int cap, mbdcp_int *m,
+                               cnp.ndarray pair, cnp.ndarray gap, cnp.ndarray normal, cnp.ndarray point,
+                               cnp.ndarray work, size_t nbytes):
+    cdef const double *xp = _data(pos)
+    cdef const double *rp = _data(rad)
+    cdef int *pp = <int *>cnp.PyArray_DATA(pair)
+    cdef double *gp = _out(gap)
+    cdef double *np_ = _out(normal)
+    cdef double *op = _out(point)
+    cdef void *wp = cnp.PyArray_DATA(work)
+    cdef mbdcp_int n = pos.shape[0], dim = pos.shape[1]
+    cdef MbdcpReturn rc
+    pp[0] = -1
+    with nogil:
+        rc = mbdcp_sphere_pairs(n, dim, xp, rp, delta, cap, m, pp, gp, np_, op, wp, nbytes)
+    return rc
+
+
 def transpose_times(cnp.ndarray A_ptr, cnp.ndarray A_ind, cnp.ndarray A_val, cnp.ndarray x):
     """A^T x for A in CSC (int32 indptr and indices, float64 data; as many rows as x has entries)
     and a float64 x: a column's dot product with x per entry."""

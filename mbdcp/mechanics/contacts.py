@@ -1,8 +1,9 @@
 """Contact generation, vectorised over bodies.
 
 Walls meet every body at its nearest point (disk, sphere, particle) or at every corner (box);
-disk–disk and sphere–sphere pairs come from a k-d tree (``scipy.spatial.cKDTree.query_pairs``
-within :math:`2 r_{max} + \\delta`) and are then filtered by their exact gap. A contact is
+disk–disk and sphere–sphere pairs come from a hashed uniform grid in the compiled core (cells of
+side :math:`2 r_{max} + \\delta`, so that a pair within reach lies in neighbouring cells) and are
+filtered there by their exact gap. A contact is
 active when its gap is at most the activation distance :math:`\\delta`. The order is fixed:
 wall contacts by (body, wall, corner), then pairs by (a, b) with a < b.
 """
@@ -10,7 +11,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
-from scipy.spatial import cKDTree
+from mbdcp.infrastructure import _core
 
 from mbdcp.mechanics.bodies import box_corners
 
@@ -112,25 +113,14 @@ def _box_corners(fields, pos, boxes, walls, delta, body, wall, point, gap):
 
 
 def _pair_contacts(pos, rad, round_, delta):
+    """The round bodies' pairs with gap <= delta (the compiled grid search of spheres.h), in
+    increasing (i, j): (i, j, point, normal, gap, wall velocity 0)."""
     dim = pos.shape[1]
-    i = j = np.zeros(0, dtype=np.intp)
-    if round_.size > 1:
-        reach = 2 * rad[round_].max() + delta
-        pairs = cKDTree(pos[round_]).query_pairs(reach * (1 + 1e-9), output_type="ndarray")
-        i, j = round_[pairs[:, 0]], round_[pairs[:, 1]]
-    d = pos[i] - pos[j]
-    dist = np.linalg.norm(d, axis=1)
-    tiny = np.flatnonzero((dist == 0) & np.any(d != 0, axis=1))  # |d|^2 underflowed: rescale
-    if tiny.size:
-        big = np.abs(d[tiny]).max(axis=1)
-        dist[tiny] = big * np.linalg.norm(d[tiny] / big[:, None], axis=1)
-    if np.any(dist == 0):
-        k = np.flatnonzero(dist == 0)[0]
-        a, b = sorted((int(i[k]), int(j[k])))
+    pair, gap, normal, point, coincident = _core.sphere_pairs(np.ascontiguousarray(pos[round_], dtype=np.float64),
+                                                              np.ascontiguousarray(rad[round_], dtype=np.float64),
+                                                              float(delta))
+    if coincident is not None:
+        a, b = (int(round_[k]) for k in coincident)
         raise CoincidentCentres(f"bodies {a} and {b} have coincident centres at {pos[a].tolist()}: the contact normal is undefined")
-    gap = dist - rad[i] - rad[j]
-    keep = np.flatnonzero(gap <= delta)
-    keep = keep[np.lexsort((j[keep], i[keep]))]
-    i, j, d, dist, gap = i[keep], j[keep], d[keep], dist[keep], gap[keep]
-    normal = d / dist[:, None]
-    return i, j, pos[j] + rad[j, None] * normal, normal, gap, np.zeros((i.size, dim))
+    i, j = round_[pair[:, 0]], round_[pair[:, 1]]
+    return i, j, point, normal, gap, np.zeros((i.size, dim))

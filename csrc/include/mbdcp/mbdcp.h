@@ -16,6 +16,7 @@
 #include "batch.h"
 #include "blocks.h"
 #include "columns.h"
+#include "spheres.h"
 #include "sparse_ldl.h"
 
 #endif /* MBDCP_H */
