@@ -362,7 +362,10 @@ def _contact_keys(contacts):
     group = _hash(K[:, :-1])
     order = np.argsort(group, kind="stable")
     sorted_ = group[order]
-    first = np.flatnonzero(np.r_[True, sorted_[1:] != sorted_[:-1]])
+    new_group = np.r_[True, sorted_[1:] != sorted_[:-1]]
+    if new_group.all():  # every contact its own group (round bodies): all ranks 0
+        return K
+    first = np.flatnonzero(new_group)
     K[order, -1] = np.arange(n) - np.repeat(first, np.diff(np.r_[first, n]))
     return K
 
