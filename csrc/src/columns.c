@@ -26,6 +26,33 @@ static MbdcpReturn check(mbdcp_int n_c, mbdcp_int dim, mbdcp_int K, mbdcp_int n_
     return MBDCP_OK;
 }
 
+/* Contact c's K columns from colptr[c K] on: per direction, body a's entries, then b's negated. */
+static void contact(mbdcp_int c, mbdcp_int dim, mbdcp_int K, const mbdcp_int *body, const mbdcp_float *r,
+                    const mbdcp_float *dirs, const mbdcp_int *colptr, mbdcp_int *rowind, mbdcp_float *val)
+{
+    const mbdcp_int dof = dim == 2 ? 3 : 6;
+    const mbdcp_float *rc = r + 2 * dim * (size_t)c, *dc = dirs + (size_t)dim * K * c;
+    for (mbdcp_int k = 0; k < K; ++k) {
+        mbdcp_float d[3];
+        for (mbdcp_int a = 0; a < dim; ++a) d[a] = dc[a * K + k];
+        mbdcp_int at = colptr[c * K + k];
+        for (mbdcp_int e = 0; e < 2 && body[2 * c + e] >= 0; ++e) {
+            end_column(dim, rc + e * dim, d, e ? -1.0 : 1.0, val + at);
+            for (mbdcp_int i = 0; i < dof; ++i) rowind[at + i] = body[2 * c + e] * dof + i;
+            at += dof;
+        }
+    }
+}
+
+/* colptr: dof entries per column of a wall contact, 2 dof of a pair. */
+static void pointers(mbdcp_int n_c, mbdcp_int dim, mbdcp_int K, const mbdcp_int *body, mbdcp_int *colptr)
+{
+    const mbdcp_int dof = dim == 2 ? 3 : 6;
+    colptr[0] = 0;
+    for (mbdcp_int c = 0; c < n_c; ++c)
+        for (mbdcp_int k = 0; k < K; ++k) colptr[c * K + k + 1] = colptr[c * K + k] + dof * (body[2 * c + 1] >= 0 ? 2 : 1);
+}
+
 MbdcpReturn mbdcp_contact_columns(mbdcp_int n_c, mbdcp_int dim, mbdcp_int K, mbdcp_int n_v, const mbdcp_int *body,
                                   const mbdcp_float *r, const mbdcp_float *dirs, mbdcp_int *colptr, mbdcp_int *rowind,
                                   mbdcp_float *val)
@@ -33,26 +60,9 @@ MbdcpReturn mbdcp_contact_columns(mbdcp_int n_c, mbdcp_int dim, mbdcp_int K, mbd
     if (!colptr || (n_c > 0 && !body)) return MBDCP_ERR_NULL;
     const MbdcpReturn rc = check(n_c, dim, K, n_v, body);
     if (rc != MBDCP_OK) return rc;
-    const mbdcp_int dof = dim == 2 ? 3 : 6;
-    colptr[0] = 0;
-    for (mbdcp_int c = 0; c < n_c; ++c)
-        for (mbdcp_int k = 0; k < K; ++k) colptr[c * K + k + 1] = colptr[c * K + k] + dof * (body[2 * c + 1] >= 0 ? 2 : 1);
+    pointers(n_c, dim, K, body, colptr);
     if (!rowind) return MBDCP_OK;
     if (!val || (n_c > 0 && K > 0 && (!r || !dirs))) return MBDCP_ERR_NULL;
-    for (mbdcp_int c = 0; c < n_c; ++c) {
-        const mbdcp_float *rc_ = r + 2 * dim * (size_t)c, *dc = dirs + (size_t)dim * K * c;
-        for (mbdcp_int k = 0; k < K; ++k) {
-            mbdcp_float d[3];
-            for (mbdcp_int a = 0; a < dim; ++a) d[a] = dc[a * K + k];
-            mbdcp_int at = colptr[c * K + k];
-            for (mbdcp_int e = 0; e < 2; ++e) {
-                const mbdcp_int b = body[2 * c + e];
-                if (b < 0) break;
-                end_column(dim, rc_ + e * dim, d, e ? -1.0 : 1.0, val + at);
-                for (mbdcp_int i = 0; i < dof; ++i) rowind[at + i] = b * dof + i;
-                at += dof;
-            }
-        }
-    }
+    for (mbdcp_int c = 0; c < n_c; ++c) contact(c, dim, K, body, r, dirs, colptr, rowind, val);
     return MBDCP_OK;
 }

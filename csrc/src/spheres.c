@@ -1,4 +1,5 @@
 /* The contacts between round bodies on a hashed uniform grid; see spheres.h. */
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -41,9 +42,10 @@ static void build(Grid *g, void *work)
     mbdcp_float rmax = 0.0, pmax = 0.0;
     for (mbdcp_int i = 0; i < g->n; ++i) rmax = fmax(rmax, g->rad[i]);
     for (mbdcp_int k = 0; k < g->n * g->dim; ++k) pmax = fmax(pmax, fabs(g->pos[k]));
-    /* cells at least the reach; no finer than 2^-40 of the largest coordinate, so that cell
-     * indices stay far inside int64 (coarser cells only add candidates) */
-    const mbdcp_float side = fmax(2.0 * rmax + g->delta, pmax * 0x1p-40);
+    /* cells a little wider than the reach, as a pair's computed distance may round below its
+     * coordinates' difference; no finer than 2^-40 of the largest coordinate, so that cell indices
+     * stay far inside int64 (coarser cells only add candidates) */
+    const mbdcp_float side = fmax((2.0 * rmax + g->delta) * (1.0 + 1e-9), pmax * 0x1p-40);
     const mbdcp_int nb = n_buckets(g->n);
     g->mask = nb - 1;
     g->cell = (int64_t *)work;
@@ -61,13 +63,14 @@ static void build(Grid *g, void *work)
     for (mbdcp_int i = 0; i < g->n; ++i) g->body[g->start[bucket(g->cell + 3 * (size_t)i, g->mask) + 1]++] = i;
 }
 
-/* |d| of d = c_i - c_j, rescaled where |d|^2 underflows; d (3, the third 0 in 2-D) on return. */
+/* |d| of d = c_i - c_j, rescaled where |d|^2 underflows or overflows; d (3, the third 0 in 2-D) on
+ * return. */
 static mbdcp_float distance(const Grid *g, mbdcp_int i, mbdcp_int j, mbdcp_float *d)
 {
     d[2] = 0.0;
     for (mbdcp_int a = 0; a < g->dim; ++a) d[a] = g->pos[g->dim * i + a] - g->pos[g->dim * j + a];
     const mbdcp_float dist = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
-    if (dist > 0.0 || (d[0] == 0.0 && d[1] == 0.0 && d[2] == 0.0)) return dist;
+    if ((dist > 0.0 && dist <= DBL_MAX) || (d[0] == 0.0 && d[1] == 0.0 && d[2] == 0.0)) return dist;
     const mbdcp_float big = fmax(fabs(d[0]), fmax(fabs(d[1]), fabs(d[2])));
     const mbdcp_float e[3] = {d[0] / big, d[1] / big, d[2] / big};
     return big * sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2]);
@@ -133,6 +136,27 @@ static MbdcpReturn check(mbdcp_int n, mbdcp_int dim, const mbdcp_float *pos, con
     return MBDCP_OK;
 }
 
+/* The pairs into the outputs (as many as capacity holds); their count, or -1 on a coincident pair
+ * (then in pair[0..1] when capacity > 0). */
+static mbdcp_int all_pairs(const Grid *g, mbdcp_int capacity, mbdcp_int *pair, mbdcp_float *gap, mbdcp_float *normal,
+                           mbdcp_float *point)
+{
+    mbdcp_int count = 0;
+    for (mbdcp_int i = 0; i < g->n; ++i) {
+        const mbdcp_int m = partners(g, i);
+        if (m < 0) {
+            if (capacity > 0) {
+                pair[0] = i;
+                pair[1] = -1 - m;
+            }
+            return -1;
+        }
+        for (mbdcp_int k = 0; k < m; ++k, ++count)
+            if (count < capacity) write_pair(g, i, g->part[k], count, pair, gap, normal, point);
+    }
+    return count;
+}
+
 MbdcpReturn mbdcp_sphere_pairs(mbdcp_int n, mbdcp_int dim, const mbdcp_float *pos, const mbdcp_float *rad,
                                mbdcp_float delta, mbdcp_int capacity, mbdcp_int *n_pairs, mbdcp_int *pair,
                                mbdcp_float *gap, mbdcp_float *normal, mbdcp_float *point, void *work,
@@ -141,25 +165,13 @@ MbdcpReturn mbdcp_sphere_pairs(mbdcp_int n, mbdcp_int dim, const mbdcp_float *po
     if (!n_pairs || !work || (n > 0 && (!pos || !rad)) || (capacity > 0 && (!pair || !gap || !normal || !point)))
         return MBDCP_ERR_NULL;
     *n_pairs = 0;
-    MbdcpReturn rc = check(n, dim, pos, rad, delta, capacity);
+    const MbdcpReturn rc = check(n, dim, pos, rad, delta, capacity);
     if (rc != MBDCP_OK) return rc;
     if (work_bytes < mbdcp_sphere_pairs_workspace_size(n)) return MBDCP_ERR_WORKSPACE;
     Grid g = {n, dim, 0, pos, rad, delta, NULL, NULL, NULL, NULL};
     build(&g, work);
-    mbdcp_int count = 0;
-    for (mbdcp_int i = 0; i < n; ++i) {
-        const mbdcp_int m = partners(&g, i);
-        if (m < 0) {
-            if (capacity > 0) {
-                pair[0] = i;
-                pair[1] = -1 - m;
-            }
-            *n_pairs = 0;
-            return MBDCP_ERR_DATA;
-        }
-        for (mbdcp_int k = 0; k < m; ++k, ++count)
-            if (count < capacity) write_pair(&g, i, g.part[k], count, pair, gap, normal, point);
-    }
+    const mbdcp_int count = all_pairs(&g, capacity, pair, gap, normal, point);
+    if (count < 0) return MBDCP_ERR_DATA;
     *n_pairs = count;
     return count > capacity ? MBDCP_ERR_WORKSPACE : MBDCP_OK;
 }

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
-from mbdcp.infrastructure import _core
 
+from mbdcp.infrastructure import _core
 from mbdcp.mechanics.bodies import box_corners
 
 __all__ = ["CoincidentCentres", "Contact", "Contacts", "find_contacts"]

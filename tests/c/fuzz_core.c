@@ -1,5 +1,6 @@
 /* Fuzz target for the C core's entry points: Lemke, the time step (with joints and joint friction),
- * the relaxations and fixed point, full-rank friction and the cone complementarity solvers.
+ * the relaxations and fixed point, full-rank friction, the cone complementarity solvers and the
+ * contacts of round bodies.
  *
  * Each input is decoded into one problem of small size whose numbers are drawn from a palette that
  * mixes ordinary values with the extremes (0, +-1e-300, +-1e300, denormals, huge ratios), settings
@@ -359,14 +360,54 @@ static void fuzz_blocks(Reader *r)
     free(M), free(inv), free(scratch), free(colptr), free(rowind), free(val), free(qp);
 }
 
+/* Round bodies' pairs: any positions, radii and delta from the palette (huge, denormal, negative,
+ * coincident); an OK answer holds every pair of gap <= delta once, in increasing (i, j), as all
+ * pairs tested one by one count them. */
+static void fuzz_spheres(Reader *r)
+{
+    const int n = (int)(byte(r) % 24), dim = 2 + (int)(byte(r) % 2), cap = (int)(byte(r) % 64);
+    double *pos = malloc(sizeof(double) * (size_t)(n * dim + 1)), *rad = malloc(sizeof(double) * (size_t)(n + 1));
+    fill(r, pos, (size_t)(n * dim));
+    if (n > 1 && byte(r) % 4 == 0) memcpy(pos + dim, pos, sizeof(double) * (size_t)dim); /* a coincident pair */
+    for (int i = 0; i < n; ++i) rad[i] = byte(r) % 8 ? fabs(number(r)) : number(r);
+    const double delta = byte(r) % 8 ? fabs(number(r)) : number(r);
+    const size_t bytes = mbdcp_sphere_pairs_workspace_size(n);
+    void *work = malloc(bytes);
+    int *pair = malloc(sizeof(int) * (size_t)(2 * cap + 2)), m = -1;
+    double *gap = malloc(sizeof(double) * (size_t)(cap + 1)), *normal = malloc(sizeof(double) * (size_t)(dim * cap + 1));
+    double *point = malloc(sizeof(double) * (size_t)(dim * cap + 1));
+    const MbdcpReturn rc = mbdcp_sphere_pairs(n, dim, pos, rad, delta, cap, &m, pair, gap, normal, point, work, bytes);
+    if (rc == MBDCP_OK) {
+        int expected = 0;
+        for (int i = 0; i < n; ++i)
+            for (int j = i + 1; j < n; ++j) {
+                /* the core's distance: the plain one, rescaled where it under- or overflows */
+                double d[3] = {0.0, 0.0, 0.0}, big = 0.0;
+                for (int a = 0; a < dim; ++a) d[a] = pos[dim * i + a] - pos[dim * j + a], big = fmax(big, fabs(d[a]));
+                double dist = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+                if (!(dist > 0.0 && dist <= DBL_MAX) && big > 0.0)
+                    dist = big * sqrt(pow(d[0] / big, 2) + pow(d[1] / big, 2) + pow(d[2] / big, 2));
+                if (dist - rad[i] - rad[j] <= delta) ++expected;
+            }
+        check(m == expected, "sphere pairs: not every pair within delta");
+        for (int k = 0; k < m; ++k) {
+            check(pair[2 * k] < pair[2 * k + 1] && gap[k] <= delta, "sphere pairs: a pair out of order or too far");
+            check(k == 0 || pair[2 * k - 2] < pair[2 * k] || (pair[2 * k - 2] == pair[2 * k] && pair[2 * k - 1] < pair[2 * k + 1]),
+                  "sphere pairs: not in increasing (i, j)");
+        }
+    }
+    free(pos), free(rad), free(work), free(pair), free(gap), free(normal), free(point);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     Reader r = {data, size, 0};
-    switch (byte(&r) % 5) {
+    switch (byte(&r) % 6) {
     case 0: fuzz_lemke(&r); break;
     case 1: fuzz_step(&r); break;
     case 2: fuzz_full_rank(&r); break;
     case 3: fuzz_blocks(&r); break;
+    case 4: fuzz_spheres(&r); break;
     default: fuzz_ccp(&r); break;
     }
     return 0;
