@@ -1130,12 +1130,14 @@ def sphere_pairs(cnp.ndarray pos, cnp.ndarray rad, double delta):
     cdef mbdcp_int n = pos.shape[0], dim = pos.shape[1], m = 0, cap = 6 * pos.shape[0] + 8
     cdef size_t nbytes = mbdcp_sphere_pairs_workspace_size(n)
     cdef cnp.ndarray work = _workspace(nbytes)
-    cdef MbdcpReturn rc = MBDCP_ERR_WORKSPACE
-    while rc == MBDCP_ERR_WORKSPACE:
+    cdef MbdcpReturn rc
+    while True:  # again with room for every pair when they outnumber the guess
         pair = np.empty((cap, 2), dtype=np.intc)
         gap, normal, point = np.empty(cap), np.empty((cap, dim)), np.empty((cap, dim))
         rc = _sphere_pairs(pos, rad, delta, cap, &m, pair, gap, normal, point, work, nbytes)
-        cap = m if rc == MBDCP_ERR_WORKSPACE else cap
+        if rc != MBDCP_ERR_WORKSPACE or m <= cap:
+            break
+        cap = m
     if rc == MBDCP_ERR_DATA and pair[0, 0] >= 0:
         return pair[:0], gap[:0], normal[:0], point[:0], (int(pair[0, 0]), int(pair[0, 1]))
     _check(rc)
