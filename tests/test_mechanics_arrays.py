@@ -105,6 +105,19 @@ def test_contacts_are_exactly_the_pairs_within_delta(seed):
         np.testing.assert_array_equal(c.wall_velocity[k], scene.walls[w].velocity)
 
 
+@pytest.mark.parametrize("Body, dim", [(Body3D, 3), (Body2D, 2)])
+def test_crowded_contacts_are_every_pair_within_delta(Body, dim):
+    """Thirty overlapping bodies touch about twenty others each, more pairs than the contact search
+    first makes room for (six per body): it searches again, and misses none."""
+    rng = np.random.default_rng(5)
+    pos = rng.uniform(0.0, 1.0, (30, dim))
+    scene = Scene([Body(1.0, p, radius=0.4) for p in pos])
+    want = [(i, j) for i, j in itertools.combinations(range(30), 2) if np.linalg.norm(pos[i] - pos[j]) - 0.8 <= scene.delta]
+    c = scene.contacts()
+    assert len(want) > 6 * 30 + 8
+    assert list(zip(c.a.tolist(), c.b.tolist())) == want
+
+
 def test_coincident_centres_are_a_clear_error():
     bodies = [Body3D(1.0, [0, 0, 1.0], radius=0.5), Body3D(1.0, [3, 0, 1.0], radius=0.5), Body3D(1.0, [0, 0, 1.0], radius=0.2)]
     with pytest.raises(ValueError, match=r"bodies 0 and 2 have coincident centres"):
