@@ -3,9 +3,9 @@
 Walls meet every body at its nearest point (disk, sphere, particle) or at every corner (box);
 disk–disk and sphere–sphere pairs come from a hashed uniform grid in the compiled core (cells of
 side :math:`2 r_{max} + \\delta`, so that a pair within reach lies in neighbouring cells) and are
-filtered there by their exact gap. A contact is
-active when its gap is at most the activation distance :math:`\\delta`. The order is fixed:
-wall contacts by (body, wall, corner), then pairs by (a, b) with a < b.
+filtered there by their exact gap. A contact is active when its gap is at most the activation
+distance :math:`\\delta`. The order is fixed: wall contacts by (body, wall, corner), then pairs by
+(a, b) with a < b.
 """
 from dataclasses import dataclass
 from typing import Optional
