@@ -771,10 +771,9 @@ static void test_contact_columns(void)
     CHECK(mbdcp_contact_columns(1, 2, 1, 9, NULL, r2, d2, cp, ri, v) == MBDCP_ERR_NULL);
 }
 
-/* The grid search of round bodies against all pairs, on a random 3-D cloud and a 2-D row of disks:
- * the same pairs in the same order, gaps by their definition; then a shortfall of capacity, a
- * coincident pair and a grid far finer than the coordinates (radii 0, delta 1e-100). */
-static void test_sphere_pairs(void)
+/* The grid search of round bodies against all pairs on a random 3-D cloud: the same pairs in the
+ * same order, gaps by their definition; then a shortfall of capacity, whose count stays exact. */
+static void test_sphere_pairs_cloud(void)
 {
     enum { N = 60 };
     mbdcp_float pos[3 * N], rad[N];
@@ -785,8 +784,9 @@ static void test_sphere_pairs(void)
     }
     for (int i = 0; i < N; ++i) rad[i] = 0.05 + 0.05 * (i % 3);
     static int64_t work[1 << 13]; /* 8-byte aligned */
-    mbdcp_int pair[2 * N * N], m = 0, expected = 0, order = 1, gaps = 1;
-    mbdcp_float gap[N * N], normal[3 * N * N], point[3 * N * N];
+    static mbdcp_int pair[2 * N * N];
+    static mbdcp_float gap[N * N], normal[3 * N * N], point[3 * N * N];
+    mbdcp_int m = 0, expected = 0, order = 1, gaps = 1;
     CHECK(mbdcp_sphere_pairs_workspace_size(N) <= sizeof work);
     CHECK(mbdcp_sphere_pairs(N, 3, pos, rad, 0.01, N * N, &m, pair, gap, normal, point, work, sizeof work) == MBDCP_OK);
     for (int i = 0; i < N; ++i)
@@ -800,17 +800,23 @@ static void test_sphere_pairs(void)
         }
     CHECK(m == expected && expected > 20 && order && gaps);
     CHECK(near(point[0], pos[3 * pair[1]] + rad[pair[1]] * normal[0], 1e-15));
-    /* a shortfall: the count stays exact */
     mbdcp_int m2 = 0;
     CHECK(mbdcp_sphere_pairs(N, 3, pos, rad, 0.01, 3, &m2, pair, gap, normal, point, work, sizeof work) == MBDCP_ERR_WORKSPACE);
     CHECK(m2 == m);
-    /* 2-D: four disks of radius 0.5 in a row, 1 apart, the last on the third's centre */
+}
+
+/* Disks worked by hand: a row of three touching, a fourth on the third's centre (no normal), radii 0
+ * with delta 1e-100 against coordinates of 1 (cells of 2^-40 of them, not 1e-100), bad input. */
+static void test_sphere_pairs_cases(void)
+{
+    static int64_t work[1 << 10];
+    mbdcp_int pair[16], m = 0;
+    mbdcp_float gap[8], normal[16], point[16];
     const mbdcp_float row[8] = {0.0, 0.0, 1.0, 0.0, 2.0, 0.0, 2.0, 0.0}, half[4] = {0.5, 0.5, 0.5, 0.5};
     CHECK(mbdcp_sphere_pairs(3, 2, row, half, 0.0, 8, &m, pair, gap, normal, point, work, sizeof work) == MBDCP_OK);
     CHECK(m == 2 && pair[0] == 0 && pair[1] == 1 && pair[2] == 1 && pair[3] == 2 && gap[0] == 0.0 && normal[0] == -1.0);
     CHECK(mbdcp_sphere_pairs(4, 2, row, half, 0.0, 8, &m, pair, gap, normal, point, work, sizeof work) == MBDCP_ERR_DATA);
     CHECK(m == 0 && pair[0] == 2 && pair[1] == 3);
-    /* radii 0 and delta 1e-100 against coordinates of 1: cells of 2^-40, not 1e-100 */
     const mbdcp_float two[4] = {0.0, 1.0, 0.0, 0.0}, zero[2] = {0.0, 0.0};
     CHECK(mbdcp_sphere_pairs(2, 2, two, zero, 1e-100, 8, &m, pair, gap, normal, point, work, sizeof work) == MBDCP_OK);
     CHECK(m == 0);
@@ -839,6 +845,7 @@ int main(void)
     test_ccp_polish();
     test_ccp_stall_relieved();
     test_contact_columns();
-    test_sphere_pairs();
+    test_sphere_pairs_cloud();
+    test_sphere_pairs_cases();
     return report();
 }
