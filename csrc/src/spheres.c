@@ -17,8 +17,10 @@ static mbdcp_int n_buckets(mbdcp_int n)
 size_t mbdcp_sphere_pairs_workspace_size(mbdcp_int n)
 {
     if (n < 0) return 0;
-    /* cells (3 n int64); bucket bounds (buckets + 2), bodies by bucket (n), one body's partners (n) */
-    return 3 * (size_t)n * sizeof(int64_t) + ((size_t)n_buckets(n) + 2 + 2 * (size_t)n) * sizeof(mbdcp_int);
+    /* cells (3 n int64), one body's partners' distances (n); bucket bounds (buckets + 2), bodies by
+     * bucket (n), one body's partners (n) */
+    return 3 * (size_t)n * sizeof(int64_t) + (size_t)n * sizeof(mbdcp_float) +
+           ((size_t)n_buckets(n) + 2 + 2 * (size_t)n) * sizeof(mbdcp_int);
 }
 
 static mbdcp_int bucket(const int64_t *c, mbdcp_int mask)
@@ -33,6 +35,7 @@ typedef struct {
     const mbdcp_float *pos, *rad;
     mbdcp_float delta;
     int64_t *cell;                  /* n x 3: each body's cell (the third 0 in 2-D) */
+    mbdcp_float *dist;              /* the distances of one body's partners, as part */
     mbdcp_int *start, *body, *part; /* bucket b holds body[start[b] .. start[b + 1] - 1], increasing */
 } Grid;
 
@@ -49,7 +52,8 @@ static void build(Grid *g, void *work)
     const mbdcp_int nb = n_buckets(g->n);
     g->mask = nb - 1;
     g->cell = (int64_t *)work;
-    g->start = (mbdcp_int *)(g->cell + 3 * (size_t)g->n);
+    g->dist = (mbdcp_float *)(g->cell + 3 * (size_t)g->n);
+    g->start = (mbdcp_int *)(g->dist + g->n);
     g->body = g->start + nb + 2;
     g->part = g->body + g->n;
     memset(g->start, 0, ((size_t)nb + 2) * sizeof(mbdcp_int));
@@ -76,7 +80,8 @@ static mbdcp_float distance(const Grid *g, mbdcp_int i, mbdcp_int j, mbdcp_float
     return big * sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2]);
 }
 
-/* The partners j > i of body i with gap <= delta, increasing, into g->part; their count, or -1 - j
+/* The partners j > i of body i with gap <= delta, increasing, into g->part (their distances into
+ * g->dist, computed once); their count, or -1 - j
  * for a partner j on i's centre. */
 static mbdcp_int partners(const Grid *g, mbdcp_int i)
 {
@@ -99,26 +104,26 @@ static mbdcp_int partners(const Grid *g, mbdcp_int i)
                     mbdcp_int at = m++; /* insertion: partners come a few per cell */
                     while (at > 0 && g->part[at - 1] > j) {
                         g->part[at] = g->part[at - 1];
+                        g->dist[at] = g->dist[at - 1];
                         --at;
                     }
                     g->part[at] = j;
+                    g->dist[at] = dist;
                 }
             }
     return m;
 }
 
-/* The pair's gap, normal and point, as mechanics computes them: gap = |d| - r_i - r_j, normal =
- * d / |d|, point = c_j + r_j normal. */
-static void write_pair(const Grid *g, mbdcp_int i, mbdcp_int j, mbdcp_int k, mbdcp_int *pair, mbdcp_float *gap,
-                       mbdcp_float *normal, mbdcp_float *point)
+/* The pair's gap, normal and point from its distance dist = |d|, d = c_i - c_j: gap = dist - r_i -
+ * r_j, normal = d / dist, point = c_j + r_j normal. */
+static void write_pair(const Grid *g, mbdcp_int i, mbdcp_int j, mbdcp_float dist, mbdcp_int k, mbdcp_int *pair,
+                       mbdcp_float *gap, mbdcp_float *normal, mbdcp_float *point)
 {
-    mbdcp_float d[3];
-    const mbdcp_float dist = distance(g, i, j, d);
     pair[2 * k] = i;
     pair[2 * k + 1] = j;
     gap[k] = dist - g->rad[i] - g->rad[j];
     for (mbdcp_int a = 0; a < g->dim; ++a) {
-        normal[g->dim * k + a] = d[a] / dist;
+        normal[g->dim * k + a] = (g->pos[g->dim * i + a] - g->pos[g->dim * j + a]) / dist;
         point[g->dim * k + a] = g->pos[g->dim * j + a] + g->rad[j] * normal[g->dim * k + a];
     }
 }
@@ -152,7 +157,7 @@ static mbdcp_int all_pairs(const Grid *g, mbdcp_int capacity, mbdcp_int *pair, m
             return -1;
         }
         for (mbdcp_int k = 0; k < m; ++k, ++count)
-            if (count < capacity) write_pair(g, i, g->part[k], count, pair, gap, normal, point);
+            if (count < capacity) write_pair(g, i, g->part[k], g->dist[k], count, pair, gap, normal, point);
     }
     return count;
 }
@@ -168,7 +173,7 @@ MbdcpReturn mbdcp_sphere_pairs(mbdcp_int n, mbdcp_int dim, const mbdcp_float *po
     const MbdcpReturn rc = check(n, dim, pos, rad, delta, capacity);
     if (rc != MBDCP_OK) return rc;
     if (work_bytes < mbdcp_sphere_pairs_workspace_size(n)) return MBDCP_ERR_WORKSPACE;
-    Grid g = {n, dim, 0, pos, rad, delta, NULL, NULL, NULL, NULL};
+    Grid g = {n, dim, 0, pos, rad, delta, NULL, NULL, NULL, NULL, NULL};
     build(&g, work);
     const mbdcp_int count = all_pairs(&g, capacity, pair, gap, normal, point);
     if (count < 0) return MBDCP_ERR_DATA;
