@@ -6,8 +6,9 @@ positions, orientations and velocities, its planes, gravity and friction coeffic
 MuJoCo with its Newton solver and defaults otherwise (pyramidal friction cones, soft contacts).
 Per N it prints both wall times and their ratio against the goals (<= 3x MuJoCo's time at N = 100,
 <= 1x at 500, <= 0.5x at 2,000), both deepest penetrations (mbdcp keeps its contacts exact;
-MuJoCo's soft contacts let bodies sink), the solver iterations per step (median and maximum)
-and the final mean height, then where simulate's time goes at N = 100. MuJoCo is an optional
+MuJoCo's soft contacts let bodies sink), the solver iterations per step (median and maximum),
+the contacts per step (median: mbdcp's are the pairs within the scene's delta, MuJoCo's those within
+its margin, 0 by default) and the final mean height, then where simulate's time goes at N = 100. MuJoCo is an optional
 dependency (pip install mujoco, or mbdcp[peers]).
 
     python benchmarks/bench_mujoco.py [--quick] [--sizes N ...] [--steps S]
@@ -71,22 +72,22 @@ def mujoco_model(scene, h):
 
 
 def run_mujoco(scene, h, steps):
-    """MuJoCo on the scene: (seconds, deepest penetration, final mean height, iterations per step),
-    or None without mujoco."""
+    """MuJoCo on the scene: (seconds, deepest penetration, final mean height, iterations per step,
+    contacts per step), or None without mujoco."""
     try:
         import mujoco
     except ImportError:
         return None
     model, data = mujoco_model(scene, h)
-    deepest, iterations = 0.0, np.zeros(steps, dtype=int)
+    deepest, iterations, contacts = 0.0, np.zeros(steps, dtype=int), np.zeros(steps, dtype=int)
     t0 = time.perf_counter()
     for s in range(steps):
         mujoco.mj_step(model, data)
-        iterations[s] = data.solver_niter[0]
+        iterations[s], contacts[s] = data.solver_niter[0], data.ncon
         if data.ncon:
             deepest = max(deepest, -float(data.contact.dist[:data.ncon].min()))
     seconds = time.perf_counter() - t0
-    return seconds, deepest, float(data.qpos.reshape(-1, 7)[:, 2].mean()), iterations
+    return seconds, deepest, float(data.qpos.reshape(-1, 7)[:, 2].mean()), iterations, contacts
 
 
 def run_mbdcp(scene, h, steps):
@@ -107,18 +108,19 @@ def compare(sizes, h, steps):
                f"{solved}/{len(tr.statuses)}"]
         mj = run_mujoco(sphere_pile_scene(n), h, steps)
         if mj is None:
-            row += ["-"] * 6
+            row += ["-"] * 7
         else:
-            mj_seconds, deepest, height, mj_its = mj
+            mj_seconds, deepest, height, mj_its, mj_contacts = mj
             goal = GOALS.get(n)
-            row += [f"{mj_seconds:.3f}", f"{deepest:.1e}", f"{np.median(mj_its):.0f}/{mj_its.max()}", f"{height:.4f}",
+            row += [f"{mj_seconds:.3f}", int(np.median(mj_contacts)), f"{deepest:.1e}",
+                    f"{np.median(mj_its):.0f}/{mj_its.max()}", f"{height:.4f}",
                     f"{seconds / mj_seconds:.2f}", "-" if goal is None else f"{goal:g}"]
         rows.append(row)
         print(*row, flush=True)
     print(f"\nSphere piles (sphere_pile_scene), h = {h} s, {steps} steps; mbdcp simulate(method='ccp') against MuJoCo "
           "(Newton solver, pyramidal cones, soft contacts)")
-    print_table(["N", "contacts", "mbdcp s", "mbdcp pen [m]", "mbdcp it med/max", "mbdcp height", "SOLVED",
-                 "mujoco s", "mujoco pen [m]", "mujoco it med/max", "mujoco height", "ratio", "goal"], rows)
+    print_table(["N", "mbdcp contacts", "mbdcp s", "mbdcp pen [m]", "mbdcp it med/max", "mbdcp height", "SOLVED",
+                 "mujoco s", "mujoco contacts", "mujoco pen [m]", "mujoco it med/max", "mujoco height", "ratio", "goal"], rows)
 
 
 def main():
