@@ -6,10 +6,10 @@ positions, orientations and velocities, its planes, gravity and friction coeffic
 MuJoCo with its Newton solver and defaults otherwise (pyramidal friction cones, soft contacts).
 Per N it prints both wall times and their ratio against the goals (<= 3x MuJoCo's time at N = 100,
 <= 1x at 500, <= 0.5x at 2,000), both deepest penetrations (mbdcp keeps its contacts exact;
-MuJoCo's soft contacts let bodies sink), the solver iterations per step (median and maximum),
-the contacts per step (median: mbdcp's are the pairs within the scene's delta, MuJoCo's those within
-its margin, 0 by default) and the final mean height, then where simulate's time goes at N = 100. MuJoCo is an optional
-dependency (pip install mujoco, or mbdcp[peers]).
+MuJoCo's soft contacts let bodies sink), the solver iterations per step (median and maximum), the
+contacts per step (median: mbdcp's are the pairs within the scene's delta, MuJoCo's those within its
+margin, 0 by default) and the final mean height, then where simulate's time goes at N = 100. MuJoCo
+is an optional dependency (pip install mujoco, or mbdcp[peers]).
 
     python benchmarks/bench_mujoco.py [--quick] [--sizes N ...] [--steps S]
 """
