@@ -1,6 +1,12 @@
 /* The columns of a contact Jacobian for rigid bodies; see columns.h. */
 #include "mbdcp/columns.h"
 
+/* A body's velocities: (linear, angular) in 2-D is 2 + 1, in 3-D 3 + 3. */
+static mbdcp_int dof_of(mbdcp_int dim)
+{
+    return dim == 2 ? 3 : 6;
+}
+
 /* One end's dof entries of direction d at offset r, times sign. */
 static void end_column(mbdcp_int dim, const mbdcp_float *r, const mbdcp_float *d, mbdcp_float sign, mbdcp_float *out)
 {
@@ -17,7 +23,7 @@ static void end_column(mbdcp_int dim, const mbdcp_float *r, const mbdcp_float *d
 static MbdcpReturn check(mbdcp_int n_c, mbdcp_int dim, mbdcp_int K, mbdcp_int n_v, const mbdcp_int *body)
 {
     if (n_c < 0 || K < 0 || (dim != 2 && dim != 3)) return MBDCP_ERR_DIMENSION;
-    const mbdcp_int dof = dim == 2 ? 3 : 6;
+    const mbdcp_int dof = dof_of(dim);
     if (n_v < 0 || n_v % dof) return MBDCP_ERR_DIMENSION;
     for (mbdcp_int c = 0; c < n_c; ++c) {
         const mbdcp_int a = body[2 * c], b = body[2 * c + 1];
@@ -30,7 +36,7 @@ static MbdcpReturn check(mbdcp_int n_c, mbdcp_int dim, mbdcp_int K, mbdcp_int n_
 static void contact(mbdcp_int c, mbdcp_int dim, mbdcp_int K, const mbdcp_int *body, const mbdcp_float *r,
                     const mbdcp_float *dirs, const mbdcp_int *colptr, mbdcp_int *rowind, mbdcp_float *val)
 {
-    const mbdcp_int dof = dim == 2 ? 3 : 6;
+    const mbdcp_int dof = dof_of(dim);
     const mbdcp_float *rc = r + 2 * dim * (size_t)c, *dc = dirs + (size_t)dim * K * c;
     for (mbdcp_int k = 0; k < K; ++k) {
         mbdcp_float d[3];
@@ -47,7 +53,7 @@ static void contact(mbdcp_int c, mbdcp_int dim, mbdcp_int K, const mbdcp_int *bo
 /* colptr: dof entries per column of a wall contact, 2 dof of a pair. */
 static void pointers(mbdcp_int n_c, mbdcp_int dim, mbdcp_int K, const mbdcp_int *body, mbdcp_int *colptr)
 {
-    const mbdcp_int dof = dim == 2 ? 3 : 6;
+    const mbdcp_int dof = dof_of(dim);
     colptr[0] = 0;
     for (mbdcp_int c = 0; c < n_c; ++c)
         for (mbdcp_int k = 0; k < K; ++k) colptr[c * K + k + 1] = colptr[c * K + k] + dof * (body[2 * c + 1] >= 0 ? 2 : 1);
