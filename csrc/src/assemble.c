@@ -98,7 +98,7 @@ MbdcpReturn mbdcp_step_problem_check(const MbdcpStepProblem *p)
 size_t mbdcp_reduce_workspace_size(mbdcp_int n_v, mbdcp_int n_w, mbdcp_int n_b)
 {
     const size_t nv = (size_t)n_v, nw = (size_t)n_w, nb = (size_t)n_b;
-    return (nv * nv + nv * nw + nv * nb + nb * nb + nb * nw + nv + nb + nw * nw + nw + 2 * nv + nb + nw) *
+    return (nv * nv + nv * nw + nv * nb + nb * nb + nb * nw + nv + nb + nw * nw + 2 * nw + 2 * nv + nb + nw) *
            sizeof(mbdcp_float);
 }
 
@@ -135,19 +135,20 @@ static void term_magnitudes(const MbdcpReduceInput *p, const MbdcpReduced *red, 
  * resting contact (1e-17 beside 1) are noise, and an LCP judged row by row at each row's own
  * scale would have to honour them (a sticking contact would have to slide at 1e-17). The bounds
  * are NOISE (n_v + 2) eps ||X_a||_2 ||X_b||_2 for G_ab and NOISE (n_v + 2) eps |X_a|^T umag for
- * g_a = X_a^T u0 (umag: the magnitudes of u0's terms, see term_magnitudes); `mag` holds n_w
- * scratch. */
+ * g_a = X_a^T u0 (umag: the magnitudes of u0's terms, see term_magnitudes), kept in red->gmag as
+ * the scale at which the rows of g are judged; `mag` holds n_w scratch. */
 static void drop_noise(MbdcpReduced *red, const mbdcp_float *umag, mbdcp_float *mag)
 {
     const mbdcp_int nv = red->n_v, nw = red->n_w;
     const mbdcp_float rel = NOISE * (mbdcp_float)(nv + 2) * DBL_EPSILON;
-    for (mbdcp_int a = 0; a < nw; ++a) mag[a] = 0.0;
+    mbdcp_float *gmag = red->gmag;
+    for (mbdcp_int a = 0; a < nw; ++a) gmag[a] = 0.0;
     for (mbdcp_int i = 0; i < nv; ++i) {
         const mbdcp_float *Xi = red->X + (size_t)i * nw;
-        for (mbdcp_int a = 0; a < nw; ++a) mag[a] += fabs(Xi[a]) * umag[i];
+        for (mbdcp_int a = 0; a < nw; ++a) gmag[a] += fabs(Xi[a]) * umag[i];
     }
     for (mbdcp_int a = 0; a < nw; ++a)
-        if (fabs(red->g[a]) <= rel * mag[a]) red->g[a] = 0.0;
+        if (fabs(red->g[a]) <= rel * gmag[a]) red->g[a] = 0.0;
     for (mbdcp_int a = 0; a < nw; ++a) mag[a] = 0.0;
     for (mbdcp_int i = 0; i < nv; ++i) {
         const mbdcp_float *Xi = red->X + (size_t)i * nw;
@@ -192,6 +193,7 @@ MbdcpReturn mbdcp_reduce_blocks(const MbdcpReduceInput *p, MbdcpReduced *red, vo
     red->x2 = w;           w += nb;
     red->G = w;            w += (size_t)nw * nw;
     red->g = w;            w += nw;
+    red->gmag = w;         w += nw;
     red->scratch = w;
 
     memcpy(red->L, p->M, (size_t)nv * nv * sizeof(mbdcp_float));
@@ -303,6 +305,17 @@ mbdcp_float mbdcp_sum_or_zero(mbdcp_int n_v, mbdcp_float a, mbdcp_float b)
 {
     const mbdcp_float sum = a + b;
     return fabs(sum) <= NOISE * (mbdcp_float)(n_v + 2) * DBL_EPSILON * (fabs(a) + fabs(b)) ? 0.0 : sum;
+}
+
+void mbdcp_contact_rhs_magnitude(const MbdcpStepProblem *p, const MbdcpReduced *red, mbdcp_float *fmag)
+{
+    memcpy(fmag, red->gmag, (size_t)red->n_w * sizeof(mbdcp_float));
+    for (mbdcp_int c = 0; c < p->n_c; ++c) {
+        if (p->psi_n) fmag[c] += fabs(p->psi_n[c] / p->h);
+        if (p->dpsi_n) fmag[c] += fabs(p->dpsi_n[c]);
+    }
+    if (p->dpsi_f)
+        for (mbdcp_int k = 0; k < p->m; ++k) fmag[p->n_c + k] += fabs(p->dpsi_f[k]);
 }
 
 void mbdcp_contact_rhs(const MbdcpStepProblem *p, const MbdcpReduced *red, mbdcp_float *f)

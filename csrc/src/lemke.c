@@ -181,13 +181,15 @@ mbdcp_float mbdcp_lcp_row_ratio(mbdcp_int n, const mbdcp_float *z, const mbdcp_f
     return ratio;
 }
 
-/* w = M z + q and s = |M||z| + |q|, row by row. */
-static void row_sums(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q, const mbdcp_float *z,
-                     mbdcp_float *w, mbdcp_float *s)
+/* w = M z + q and s = |M||z| + max(|q|, qmag), row by row (qmag: NULL, or the magnitudes of the
+ * terms that formed q, see lemke.h). */
+static void row_sums(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q, const mbdcp_float *qmag,
+                     const mbdcp_float *z, mbdcp_float *w, mbdcp_float *s)
 {
     for (mbdcp_int i = 0; i < n; ++i) {
         const mbdcp_float *Mi = M + (size_t)i * n;
         mbdcp_float wi = q[i], si = fabs(q[i]);
+        if (qmag && qmag[i] > si) si = qmag[i];
         for (mbdcp_int j = 0; j < n; ++j) {
             const mbdcp_float t = Mi[j] * z[j];
             wi += t;
@@ -206,11 +208,17 @@ static int passes(mbdcp_int n, mbdcp_float ratio, mbdcp_float tol)
     return ratio <= tol - margin;
 }
 
+int mbdcp_lcp_verify_scaled(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q, const mbdcp_float *q_mag,
+                            const mbdcp_float *z, mbdcp_float tol, mbdcp_float *w, mbdcp_float *s)
+{
+    row_sums(n, M, q, q_mag, z, w, s); /* in full first: callers read w whatever the verdict */
+    return passes(n, mbdcp_lcp_row_ratio(n, z, w, s, NULL), tol);
+}
+
 int mbdcp_lcp_verify(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q, const mbdcp_float *z,
                      mbdcp_float tol, mbdcp_float *w, mbdcp_float *s)
 {
-    row_sums(n, M, q, z, w, s); /* in full first: callers read w whatever the verdict */
-    return passes(n, mbdcp_lcp_row_ratio(n, z, w, s, NULL), tol);
+    return mbdcp_lcp_verify_scaled(n, M, q, NULL, z, tol, w, s);
 }
 
 /* The solver's state on the scaled problem. Binv = I + the columns P[0..np) stored in Bc
@@ -227,6 +235,7 @@ typedef struct {
 typedef struct {
     /* the given problem, the caller's outputs, and the outcome so far */
     const mbdcp_float *M, *q;
+    const mbdcp_float *qmag; /* NULL, or the magnitudes of q's terms (row_sums) */
     const MbdcpLemkeSettings *s;
     const MbdcpLemkeOutput *out;
     LemkeKept *kept;
@@ -259,7 +268,7 @@ typedef struct {
 static int verify(Lemke *L, const mbdcp_float *z)
 {
     const mbdcp_int n = L->n;
-    row_sums(n, L->M, L->q, z, L->out->w, L->res);
+    row_sums(n, L->M, L->q, L->qmag, z, L->out->w, L->res);
     L->ratio = mbdcp_lcp_row_ratio(n, z, L->out->w, L->res, &L->worst);
     return passes(n, L->ratio, L->s->tol);
 }
@@ -1588,9 +1597,9 @@ static LemkeKeptWhat kept_state(mbdcp_int n, int reuse, const void *work)
 /* Lemke's method as a cascade of strategies, each tried while the outcome is open: the hint solved
  * directly, the kept basis of the last solve (`reuse`), the warm start from the hint, the two cold
  * paths, then the last paths on perturbed (M not positive semidefinite) or regularized data. */
-static MbdcpReturn solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q, const MbdcpLemkeSettings *settings,
-                         const mbdcp_int *start, int reuse, const MbdcpLemkeOutput *out, MbdcpLemkeInfo *info,
-                         void *work, size_t work_bytes)
+static MbdcpReturn solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q, const mbdcp_float *q_mag,
+                         const MbdcpLemkeSettings *settings, const mbdcp_int *start, int reuse,
+                         const MbdcpLemkeOutput *out, MbdcpLemkeInfo *info, void *work, size_t work_bytes)
 {
     const MbdcpReturn rc = check_call(n, settings, out, info);
     if (rc != MBDCP_OK || n == 0) return rc;
@@ -1600,11 +1609,13 @@ static MbdcpReturn solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q
     const int resolve = kept == KEPT_INVERSE, hinted = kept == KEPT_BASIS;
     /* M is checked here when a hint uses it before equilibrate() does (which checks it in its pass
      * over M); a re-solve's M passed the check in the solve it continues */
-    if (((start || hinted) && !mbdcp_all_finite((size_t)n * n, M)) || !mbdcp_all_finite((size_t)n, q))
+    if (((start || hinted) && !mbdcp_all_finite((size_t)n * n, M)) || !mbdcp_all_finite((size_t)n, q) ||
+        (q_mag && !mbdcp_all_finite((size_t)n, q_mag)))
         return MBDCP_ERR_NONFINITE;
 
     Lemke L;
     setup(&L, n, M, q, settings, out, work);
+    L.qmag = q_mag;
     L.kept->what = KEPT_NOTHING; /* valid again only after this solve succeeds */
     if (out->ray) memset(out->ray, 0, (size_t)n * sizeof(mbdcp_float));
     if (hinted) start = L.flags; /* the last solve was direct: its hint is in flags */
@@ -1621,26 +1632,26 @@ static MbdcpReturn solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q
 }
 
 #ifdef LEMKE_AVX2_COPY
-MbdcpReturn mbdcp_lemke_solve_avx2(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q,
+MbdcpReturn mbdcp_lemke_solve_avx2(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q, const mbdcp_float *q_mag,
                                    const MbdcpLemkeSettings *settings, const mbdcp_int *start, int reuse,
                                    const MbdcpLemkeOutput *out, MbdcpLemkeInfo *info, void *work,
                                    size_t work_bytes)
 {
-    return solve(n, M, q, settings, start, reuse, out, info, work, work_bytes);
+    return solve(n, M, q, q_mag, settings, start, reuse, out, info, work, work_bytes);
 }
 #else
 /* solve() in the copy compiled for AVX2 from this size on, when the CPU has it, else here: the
  * same answers. Below it, the longer vectors' loop heads and tails cost more than they save. */
 #define AVX2_FROM_N 12
-static MbdcpReturn dispatch(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q,
+static MbdcpReturn dispatch(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q, const mbdcp_float *q_mag,
                             const MbdcpLemkeSettings *settings, const mbdcp_int *start, int reuse,
                             const MbdcpLemkeOutput *out, MbdcpLemkeInfo *info, void *work, size_t work_bytes)
 {
 #ifdef LEMKE_AVX2
     if (n >= AVX2_FROM_N && __builtin_cpu_supports("avx2"))
-        return mbdcp_lemke_solve_avx2(n, M, q, settings, start, reuse, out, info, work, work_bytes);
+        return mbdcp_lemke_solve_avx2(n, M, q, q_mag, settings, start, reuse, out, info, work, work_bytes);
 #endif
-    return solve(n, M, q, settings, start, reuse, out, info, work, work_bytes);
+    return solve(n, M, q, q_mag, settings, start, reuse, out, info, work, work_bytes);
 }
 
 MbdcpReturn mbdcp_lemke_solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q,
@@ -1648,13 +1659,21 @@ MbdcpReturn mbdcp_lemke_solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_flo
                               const MbdcpLemkeOutput *out, MbdcpLemkeInfo *info, void *work,
                               size_t work_bytes)
 {
-    return dispatch(n, M, q, settings, start, 0, out, info, work, work_bytes);
+    return dispatch(n, M, q, NULL, settings, start, 0, out, info, work, work_bytes);
+}
+
+MbdcpReturn mbdcp_lemke_solve_scaled(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q,
+                                     const mbdcp_float *q_mag, const MbdcpLemkeSettings *settings,
+                                     const mbdcp_int *start, int reuse, const MbdcpLemkeOutput *out,
+                                     MbdcpLemkeInfo *info, void *work, size_t work_bytes)
+{
+    return dispatch(n, M, q, q_mag, settings, start, reuse != 0, out, info, work, work_bytes);
 }
 
 MbdcpReturn mbdcp_lemke_resolve(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q,
                                 const MbdcpLemkeSettings *settings, const MbdcpLemkeOutput *out,
                                 MbdcpLemkeInfo *info, void *work, size_t work_bytes)
 {
-    return dispatch(n, M, q, settings, NULL, 1, out, info, work, work_bytes);
+    return dispatch(n, M, q, NULL, settings, NULL, 1, out, info, work, work_bytes);
 }
 #endif

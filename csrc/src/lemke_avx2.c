@@ -14,6 +14,7 @@
 #define mbdcp_lcp_residual mbdcp_lcp_residual_avx2
 #define mbdcp_lcp_row_ratio mbdcp_lcp_row_ratio_avx2
 #define mbdcp_lcp_verify mbdcp_lcp_verify_avx2
+#define mbdcp_lcp_verify_scaled mbdcp_lcp_verify_scaled_avx2
 #include "lemke.c"
 #else
 typedef int mbdcp_lemke_avx2_not_built; /* ISO C: a translation unit declares something */

@@ -8,7 +8,7 @@
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(MBDCP_PORTABLE)
 #define LEMKE_AVX2 1
-MbdcpReturn mbdcp_lemke_solve_avx2(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q,
+MbdcpReturn mbdcp_lemke_solve_avx2(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q, const mbdcp_float *q_mag,
                                    const MbdcpLemkeSettings *settings, const mbdcp_int *start, int reuse,
                                    const MbdcpLemkeOutput *out, MbdcpLemkeInfo *info, void *work,
                                    size_t work_bytes);

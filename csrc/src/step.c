@@ -1,4 +1,5 @@
 /* The Stewart-Trinkle time-stepping LCP (see step.h). */
+#include <math.h>
 #include <string.h>
 
 #include "mbdcp/step.h"
@@ -18,7 +19,7 @@ size_t mbdcp_step_workspace_size(const MbdcpStepProblem *p)
 {
     if (!p) return 0;
     const size_t N = (size_t)mbdcp_step_lcp_size(p);
-    return mbdcp_reduce_workspace_size(p->n_v, n_w(p), p->n_b) + (N * N + N) * sizeof(mbdcp_float) +
+    return mbdcp_reduce_workspace_size(p->n_v, n_w(p), p->n_b) + (N * N + 2 * N) * sizeof(mbdcp_float) +
            mbdcp_lemke_workspace_size((mbdcp_int)N);
 }
 
@@ -45,6 +46,15 @@ MbdcpReturn mbdcp_step_assemble(const MbdcpStepProblem *p, const MbdcpReduced *r
     return MBDCP_OK;
 }
 
+/* The scale of each row of f (mbdcp_contact_rhs_magnitude; sigma's rows are 0, the joints' beta_max). */
+static void step_rhs_magnitude(const MbdcpStepProblem *p, const MbdcpReduced *red, mbdcp_float *fmag)
+{
+    const mbdcp_int nc = p->n_c, nj = p->n_j, nw = n_w(p);
+    mbdcp_contact_rhs_magnitude(p, red, fmag);
+    for (mbdcp_int c = 0; c < nc; ++c) fmag[nw + c] = 0.0;
+    for (mbdcp_int c = 0; c < nj; ++c) fmag[nw + nc + c] = p->beta_max ? fabs(p->beta_max[c]) : 0.0;
+}
+
 MbdcpReturn mbdcp_step_solve(const MbdcpStepProblem *p, const MbdcpLemkeSettings *settings, const mbdcp_int *start,
                              MbdcpStepOutput *out, MbdcpLemkeInfo *info, void *work, size_t work_bytes)
 {
@@ -62,14 +72,16 @@ MbdcpReturn mbdcp_step_solve(const MbdcpStepProblem *p, const MbdcpLemkeSettings
     rc = mbdcp_reduce(p, &red, work, red_bytes);
     if (rc != MBDCP_OK) return rc;
     mbdcp_float *F = (mbdcp_float *)((char *)work + red_bytes);
-    mbdcp_float *f = F + (size_t)N * N;
-    void *lemke_work = f + N;
+    mbdcp_float *f = F + (size_t)N * N, *fmag = f + N;
+    void *lemke_work = fmag + N;
     mbdcp_step_assemble(p, &red, F, f);
+    step_rhs_magnitude(p, &red, fmag);
     if (out->F) memcpy(out->F, F, (size_t)N * N * sizeof(mbdcp_float));
     if (out->f) memcpy(out->f, f, (size_t)N * sizeof(mbdcp_float));
 
     const MbdcpLemkeOutput lout = {out->z, out->w, out->basis, NULL};
-    rc = mbdcp_lemke_solve(N, F, f, settings, start, &lout, info, lemke_work, mbdcp_lemke_workspace_size(N));
+    rc = mbdcp_lemke_solve_scaled(N, F, f, fmag, settings, start, 0, &lout, info, lemke_work,
+                                  mbdcp_lemke_workspace_size(N));
     if (rc != MBDCP_OK) return rc;
     /* z starts with the contact impulses x = (p_n, beta, beta_j). */
     return mbdcp_reduced_recover(&red, out->z, out->v_next, out->p_b);

@@ -58,6 +58,7 @@ typedef struct {
     mbdcp_float *x2;              /* n_b, theta/h + dtheta */
     mbdcp_float *G;               /* n_w x n_w, W^T A W */
     mbdcp_float *g;               /* n_w, W^T v_free */
+    mbdcp_float *gmag;            /* n_w, the magnitudes of the terms that formed g (the rows' data scale) */
     mbdcp_float *scratch;         /* 2 n_v + n_b + n_w */
 } MbdcpReduced;
 
@@ -95,6 +96,9 @@ void mbdcp_place_gram(const MbdcpReduced *red, mbdcp_int N, mbdcp_float *F);
 void mbdcp_place_grouping(mbdcp_int rows, mbdcp_int groups, const mbdcp_float *E, mbdcp_int r0, mbdcp_int c0,
                           mbdcp_int N, mbdcp_float *F);
 void mbdcp_contact_rhs(const MbdcpStepProblem *p, const MbdcpReduced *red, mbdcp_float *f);
+/* The magnitudes of the terms that formed those n_w rows: red->gmag plus |psi_n/h|, |dpsi_n|,
+ * |dpsi_f|. Each row of a step's LCP is judged at this scale (mbdcp_lemke_solve_scaled). */
+void mbdcp_contact_rhs_magnitude(const MbdcpStepProblem *p, const MbdcpReduced *red, mbdcp_float *fmag);
 
 /* a + b, or exactly zero when the sum is within the rounding error of its terms,
  * 4 (n_v + 2) eps (|a| + |b|): a right-hand side assembled from parts that cancel (a contact

@@ -108,6 +108,20 @@ MbdcpReturn mbdcp_lemke_resolve(mbdcp_int n, const mbdcp_float *M, const mbdcp_f
                                 const MbdcpLemkeSettings *settings, const MbdcpLemkeOutput *out,
                                 MbdcpLemkeInfo *info, void *work, size_t work_bytes);
 
+/*
+ * mbdcp_lemke_solve (reuse = 0) or mbdcp_lemke_resolve (reuse = 1, start ignored) of an LCP whose q
+ * was computed from larger terms, each row judged at the scale of the data that formed it:
+ *   q_mag        NULL, or n magnitudes (input): q_mag_i >= 0 bounds the terms that were summed
+ *                into q_i (a time step's f_i = W_i^T v_free from |W|^T |v| and |W^T M^-1| |p_ext|).
+ *                The verification's row scale is then s_i = max(|q_i|, q_mag_i) + (|M||z|)_i
+ *                (mbdcp_lcp_verify_scaled): a q_i of 1e-16 left by the rounding of a sum of terms
+ *                of size 1 is judged at size 1, as the pivoting judges it, not at its own 1e-16.
+ */
+MbdcpReturn mbdcp_lemke_solve_scaled(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q,
+                                     const mbdcp_float *q_mag, const MbdcpLemkeSettings *settings,
+                                     const mbdcp_int *start, int reuse, const MbdcpLemkeOutput *out,
+                                     MbdcpLemkeInfo *info, void *work, size_t work_bytes);
+
 /* max_i |min(z_i, (M z + q)_i)|; writes w = M z + q when w is not NULL. */
 mbdcp_float mbdcp_lcp_residual(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q,
                                const mbdcp_float *z, mbdcp_float *w);
@@ -124,6 +138,11 @@ mbdcp_float mbdcp_lcp_residual(mbdcp_int n, const mbdcp_float *M, const mbdcp_fl
  */
 int mbdcp_lcp_verify(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q, const mbdcp_float *z,
                      mbdcp_float tol, mbdcp_float *w, mbdcp_float *s);
+
+/* mbdcp_lcp_verify with the row scale s_i = max(|q_i|, q_mag_i) + (|M||z|)_i (q_mag: NULL, or the
+ * magnitudes of the terms that formed q; see mbdcp_lemke_solve_scaled). */
+int mbdcp_lcp_verify_scaled(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q, const mbdcp_float *q_mag,
+                            const mbdcp_float *z, mbdcp_float tol, mbdcp_float *w, mbdcp_float *s);
 
 /*
  * The worst row of z, given w = M z + q and s as mbdcp_lcp_verify computes them: the largest
