@@ -196,6 +196,26 @@ def friction_basis(normal, n_d):
     return _friction_basis(n, n_d)
 
 
+def unit_circle(n_d):
+    """cos and sin of 2 pi k / n_d, k = 0..n_d-1, with the symmetries exact: 0 and +-1 at quarter
+    turns, direction k + n_d/2 the exact opposite of k, and sin(a) = cos(pi/2 - a) where n_d is a
+    multiple of 4. NumPy's cos(pi/2) is 6e-17: a direction that should be orthogonal to a motion
+    then carries 1e-16 of it, and the LCP of a sphere rolling along an axis had to honour that."""
+    k = np.arange(n_d)
+    c = np.cos(2.0 * np.pi * k / max(n_d, 1))
+    s = np.sin(2.0 * np.pi * k / max(n_d, 1))
+    quarter = (4 * k) % max(n_d, 1) == 0
+    c[quarter] = np.array([1.0, 0.0, -1.0, 0.0])[(4 * k[quarter]) // max(n_d, 1)]
+    s[quarter] = np.array([0.0, 1.0, 0.0, -1.0])[(4 * k[quarter]) // max(n_d, 1)]
+    back = k[1:(n_d + 1) // 2]
+    c[n_d - back], s[n_d - back] = c[back], -s[back]  # cos is even and sin odd, exactly
+    if n_d % 2 == 0:
+        c[n_d // 2:], s[n_d // 2:] = -c[:n_d // 2], -s[:n_d // 2]
+    if n_d % 4 == 0:
+        s = c[(n_d // 4 - k) % n_d]
+    return c, s
+
+
 def _friction_basis(n, n_d):
     """friction_basis for a unit 3-vector n, without validation (hot loops of the mechanics layer)."""
     k = min(range(3), key=lambda i: abs(n[i]))  # the world axis least aligned with n
@@ -203,8 +223,8 @@ def _friction_basis(n, n_d):
     t1[k] += 1.0
     t1 /= np.sqrt(t1 @ t1)
     t2 = np.array([n[1] * t1[2] - n[2] * t1[1], n[2] * t1[0] - n[0] * t1[2], n[0] * t1[1] - n[1] * t1[0]])
-    ang = 2.0 * np.pi * np.arange(n_d) / max(n_d, 1)
-    return np.outer(t1, np.cos(ang)) + np.outer(t2, np.sin(ang))
+    c, s = unit_circle(n_d)
+    return np.outer(t1, c) + np.outer(t2, s)
 
 
 def _pose(s, options):

@@ -14,6 +14,7 @@ import scipy.sparse as sp
 
 from mbdcp.infrastructure import _core
 from mbdcp.mechanics.bodies import rotation_matrix
+from mbdcp.formulations.step import unit_circle
 
 FORMS = ("dense", "sparse", "blocks")  # how assemble returns M and the Jacobians
 
@@ -81,8 +82,8 @@ def friction_directions(normals, n_d, count=None):
     t1 /= np.sqrt(np.einsum("ij,ij->i", t1, t1))[:, None]
     t2 = np.stack([n[:, 1] * t1[:, 2] - n[:, 2] * t1[:, 1], n[:, 2] * t1[:, 0] - n[:, 0] * t1[:, 2],
                    n[:, 0] * t1[:, 1] - n[:, 1] * t1[:, 0]], axis=1)
-    ang = (2.0 * np.pi * np.arange(n_d) / max(n_d, 1))[:count]
-    return t1[:, :, None] * np.cos(ang) + t2[:, :, None] * np.sin(ang)
+    c, s = unit_circle(n_d)
+    return t1[:, :, None] * c[:count] + t2[:, :, None] * s[:count]
 
 
 class _Ends:
