@@ -82,10 +82,12 @@ class BodyRows:
 
 
 class _Field:
-    """A body attribute stored in row ``body._i`` of an array; values are validated by ``check``."""
+    """A body attribute stored in row ``body._i`` of an array; values are validated by ``check``.
+    ``excludes``: the field that must be zero when this one is positive (a sphere's radius and a
+    box's half extents)."""
 
-    def __init__(self, check, shape=()):
-        self.check, self.shape = check, shape
+    def __init__(self, check, shape=(), excludes=None):
+        self.check, self.shape, self.excludes = check, shape, excludes
 
     def __set_name__(self, owner, name):
         self.name = name
@@ -97,7 +99,25 @@ class _Field:
         return float(x) if np.ndim(x) == 0 else x
 
     def __set__(self, body, value):
-        body._rows.fields[self.name][body._i] = self.check(self.name, value)
+        x = self.check(self.name, value)
+        if self.excludes:
+            _one_shape(body, self.name, x)
+        body._rows.fields[self.name][body._i] = x
+
+
+def _one_shape(body, name, x):
+    """Refuse a Body3D whose new ``name`` = x would give it both a radius and half extents."""
+    row = {k: body._rows.fields[k][body._i] for k in ("radius", "half_extents")}
+    row[name] = x
+    if np.any(row["radius"] > 0) and np.any(row["half_extents"] > 0):
+        raise ValueError(both_shapes(row["radius"], row["half_extents"]))
+
+
+def both_shapes(radius, half_extents, where=""):
+    """The message refusing a body given both a radius and half extents: its shape (and so its
+    contacts and inertia) would be ambiguous."""
+    return (f"{where}radius and half_extents: a Body3D is a sphere (radius > 0) or a box (half_extents), not both; "
+            f"got radius = {float(radius):g} and half_extents = {np.asarray(half_extents).tolist()}")
 
 
 class _HalfExtents(_Field):
@@ -178,7 +198,8 @@ class Body2D(_Body):
 
 
 class Body3D(_Body):
-    """A spatial rigid body: a sphere (``radius``), a box (``half_extents``) or a particle.
+    """A spatial rigid body: a sphere (``radius``), a box (``half_extents``) or a particle
+    (neither); giving both a positive radius and half extents is a ValueError.
 
     ``omega`` is in the world frame; ``inertia`` is the body-frame J_B, a 3-vector (principal
     moments) or an SPD 3x3 matrix, by default that of a uniform box or ball (identity for a
@@ -191,8 +212,8 @@ class Body3D(_Body):
     quaternion = _Field(lambda name, x: checks.unit(name, x, 4), (4,))
     velocity = _Field(lambda name, x: checks.vector(name, x, 3), (3,))
     omega = _Field(lambda name, x: checks.vector(name, x, 3), (3,))
-    radius = _Field(checks.nonnegative)
-    half_extents = _HalfExtents(_HalfExtents.validate, (3,))
+    radius = _Field(checks.nonnegative, excludes="half_extents")
+    half_extents = _HalfExtents(_HalfExtents.validate, (3,), excludes="radius")
     inertia = _Field(checks.inertia3, (3, 3))
     dof = 6
 

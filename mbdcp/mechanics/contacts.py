@@ -1,11 +1,16 @@
 """Contact generation, vectorised over bodies.
 
 Walls meet every body at its nearest point (disk, sphere, particle) or at every corner (box);
-disk–disk and sphere–sphere pairs come from a hashed uniform grid in the compiled core (cells of
-side :math:`2 r_{max} + \\delta`, so that a pair within reach lies in neighbouring cells) and are
-filtered there by their exact gap. A contact is active when its gap is at most the activation
-distance :math:`\\delta`. The order is fixed: wall contacts by (body, wall, corner), then pairs by
-(a, b) with a < b.
+disk–disk and sphere–sphere pairs (a particle is one of radius 0) come from a hashed uniform grid
+in the compiled core (cells of side :math:`2 r_{max} + \\delta`, so that a pair within reach lies
+in neighbouring cells) and are filtered there by their exact gap. A contact is active when its
+gap is at most the activation distance :math:`\\delta`. The order is fixed: wall contacts by
+(body, wall, corner), then pairs by (a, b) with a < b.
+
+A box meets walls only: there are no box–box, box–sphere or box–particle contacts. No pair is
+ever ignored instead: a search in which a box comes within reach of another body (the gap between
+their bounding spheres at most :math:`\\delta`, so a contact of theirs could be active) raises
+``UnsupportedPair`` (a ValueError) naming the two bodies.
 """
 from dataclasses import dataclass
 from typing import Optional
@@ -20,6 +25,10 @@ __all__ = ["CoincidentCentres", "Contact", "Contacts", "find_contacts"]
 
 class CoincidentCentres(ValueError):
     """Two round bodies share a centre: their contact normal is undefined."""
+
+
+class UnsupportedPair(ValueError):
+    """Two bodies may touch, but no contact model exists for their shapes (a box and another body)."""
 
 
 @dataclass(frozen=True)
@@ -72,9 +81,13 @@ class Contacts:
 
 
 def find_contacts(fields, planar, walls, delta):
-    """The active contacts (gap <= delta) of bodies given by their field arrays."""
+    """The active contacts (gap <= delta) of bodies given by their field arrays; an
+    ``UnsupportedPair`` when a box is within reach of another body (see ``unsupported_pair``)."""
     pos, rad = fields["position"], fields["radius"]
     box = np.zeros(len(pos), dtype=bool) if planar else fields["half_extents"][:, 0] > 0
+    message = unsupported_pair(fields, planar, delta)
+    if message:  # their contacts would be missing from the step: refuse rather than ignore them
+        raise UnsupportedPair(message)
     round_, boxes = np.flatnonzero(~box), np.flatnonzero(box)
     wall = _wall_contacts(fields, pos, rad, round_, boxes, walls, delta)
     pair = _pair_contacts(pos, rad, round_, delta)
@@ -124,3 +137,47 @@ def _pair_contacts(pos, rad, round_, delta):
         raise CoincidentCentres(f"bodies {a} and {b} have coincident centres at {pos[a].tolist()}: the contact normal is undefined")
     i, j = round_[pair[:, 0]], round_[pair[:, 1]]
     return i, j, point, normal, gap, np.zeros((i.size, dim))
+
+
+def unsupported_pair(fields, planar, delta):
+    """Why the bodies cannot be stepped, or None: the rule is that no box comes within reach of
+    another body, the gap between their bounding spheres (a box's of radius |half_extents|) being
+    at most delta. Such a pair could have an active contact, and none is made for it (a box meets
+    walls only). The message names the first such pair (i, j), i < j."""
+    if planar or not np.any(fields["half_extents"][:, 0] > 0):
+        return None
+    pair = _first_pair_in_reach(fields, delta)
+    if pair is None:
+        return None
+    (i, j), gap = pair
+    kinds = [_kind(fields, i), _kind(fields, j)]
+    return (f"bodies {i} ({kinds[0]}) and {j} ({kinds[1]}) may touch (the gap of their bounding spheres is {gap:.3g} "
+            f"<= delta = {delta:.3g}), but mbdcp.mechanics has no {'-'.join(sorted(kinds))} contacts: a box meets walls "
+            "only; keep every box out of reach of the other bodies")
+
+
+def _first_pair_in_reach(fields, delta):
+    """((i, j), gap) of the first pair (i < j) of a box and another body whose bounding spheres
+    are within delta, or None; one box at a time (O(boxes x bodies) memory would be too much)."""
+    pos, half = fields["position"], fields["half_extents"]
+    box = half[:, 0] > 0
+    with np.errstate(over="ignore", invalid="ignore"):  # a huge size or distance is inf: in reach
+        bound = np.where(box, np.linalg.norm(half, axis=1), fields["radius"])
+        best = None
+        for b in np.flatnonzero(box):
+            gap = np.linalg.norm(pos - pos[b], axis=1) - bound - bound[b]
+            gap[b] = np.inf
+            near = np.flatnonzero(~(gap > delta))  # NaN (inf - inf) counts as in reach
+            if near.size:
+                j = int(near[0])  # the smallest partner gives b's first pair
+                pair = (min(int(b), j), max(int(b), j))
+                if best is None or pair < best[0]:
+                    best = (pair, float(gap[j]))
+    return best
+
+
+def _kind(fields, i):
+    """The shape of body i of a spatial scene: box, sphere or particle."""
+    if fields["half_extents"][i, 0] > 0:
+        return "box"
+    return "sphere" if fields["radius"][i] > 0 else "particle"

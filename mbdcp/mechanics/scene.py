@@ -5,8 +5,8 @@ import numpy as np
 
 from mbdcp.infrastructure import validate as val
 from mbdcp.mechanics import assembly, checks
-from mbdcp.mechanics.bodies import Body2D, Body3D, BodyRows, b_matrix
-from mbdcp.mechanics.contacts import Contact, Contacts, find_contacts
+from mbdcp.mechanics.bodies import Body2D, Body3D, BodyRows, b_matrix, both_shapes
+from mbdcp.mechanics.contacts import Contact, Contacts, UnsupportedPair, find_contacts, unsupported_pair
 from mbdcp.mechanics.joints import Pin, joint_rows
 from mbdcp.mechanics.walls import Line, Plane
 
@@ -23,6 +23,11 @@ class Scene:
     defaults to 9.81 downwards along the last axis. The scene gathers the bodies' fields into
     arrays with one row per body; each body then reads and writes its row (a body belongs to the
     last scene built with it). ``bodies`` and ``walls`` are tuples.
+
+    Every pair of bodies gets contacts or is refused: a box meets walls only, so a box within
+    reach of another body (the gap between their bounding spheres at most ``delta``) is a
+    ValueError naming the two bodies, here, in :meth:`update` and in every contact search (each
+    step of a simulation). A Body3D is a sphere, a box or a particle, never two of them.
 
     >>> from mbdcp.mechanics import Body2D, Line, Scene
     >>> scene = Scene([Body2D(1.0, [0, 0.4], radius=0.5)], [Line([0, 0], [0, 1])])
@@ -51,6 +56,7 @@ class Scene:
         self._rows = BodyRows.gather(bodies)
         self.offsets = bodies[0].dof * np.arange(len(bodies) + 1)
         self.mu, self.delta = mu, self.default_delta() if delta is None else delta
+        self._refuse_unsupported(self._rows.fields, "Scene: ")
         joints = tuple(checks.sequence("joints", joints, (Pin,), "Pin joints"))
         index = {id(b): k for k, b in enumerate(self.bodies)}
         for k, j in enumerate(joints):
@@ -59,6 +65,12 @@ class Scene:
             if id(j.a) not in index or (j.b is not None and id(j.b) not in index):
                 raise ValueError(f"joints[{k}] joins a body that is not in this scene")
         self.joints, self._index = joints, index
+
+    def _refuse_unsupported(self, fields, where):
+        """Raise UnsupportedPair when two bodies of ``fields`` may touch without a contact model."""
+        message = unsupported_pair(fields, self.planar, self.delta)
+        if message:
+            raise UnsupportedPair(where + message)
 
     def smallest_size(self):
         """The smallest body size (radius, or a box's smallest half extent); None when every body
@@ -167,7 +179,8 @@ class Scene:
     def update(self, new):
         """Replace fields by new arrays (views held by the user keep the old values). Each is
         checked as the bodies check it: a known field, its shape, finite values, mass and inertia
-        positive, radius and half extents nonnegative; quaternions are normalised."""
+        positive, radius and half extents nonnegative, not both positive in a row; quaternions are
+        normalised. A box brought within reach of another body is refused (see the class)."""
         if not isinstance(new, collections.abc.Mapping):
             raise TypeError(f"new must be a dict of field arrays, got {val.describe(new)}")
         fields = self.fields()
@@ -176,6 +189,10 @@ class Scene:
             if name not in fields:
                 raise ValueError(f"new has no field {name!r}: the fields are {', '.join(sorted(fields))}")
             checked[name] = _field(f"new[{name!r}]", name, x, fields[name].shape)
+        merged = {**fields, **checked}
+        if not self.planar:  # the rows as the bodies hold them: one shape each, no box in reach of another body
+            _one_shape_per_row(merged)
+            self._refuse_unsupported(merged, "new: ")
         fields.update(checked)
 
     def replace(self, new):
@@ -203,6 +220,14 @@ def _field(label, name, x, shape):
         for k, J in enumerate(a):
             checks.inertia3(f"{label}[{k}]", J)
     return a
+
+
+def _one_shape_per_row(fields):
+    """Refuse a row with both a radius and half extents (Body3D refuses such a body)."""
+    both = np.flatnonzero((fields["radius"] > 0) & np.any(fields["half_extents"] > 0, axis=1))
+    if both.size:
+        k = both[0]
+        raise ValueError(both_shapes(fields["radius"][k], fields["half_extents"][k], where=f"new: body {k}: "))
 
 
 def _contacts(contacts, dim):
