@@ -59,7 +59,7 @@ static size_t lemke_bytes(mbdcp_int N)
     return (b + sizeof(mbdcp_float) - 1) / sizeof(mbdcp_float) * sizeof(mbdcp_float);
 }
 
-/* reduction | F (N1^2) | f | z | w | x (n_w) | vectors: lam, gamma, v_prev (n_c, n_c, n_v) | Lemke(N1) |
+/* reduction | F (N1^2) | f | fmag | z | w | x (n_w) | vectors: lam, gamma, v_prev (n_c, n_c, n_v) | Lemke(N1) |
  * Lemke(N2): P1 and P2 each keep their own Lemke state, so that every iteration of the fixed point
  * restarts each subproblem from its last basis (only the right-hand side changes). */
 size_t mbdcp_relax_workspace_size(const MbdcpStepProblem *p)
@@ -67,13 +67,13 @@ size_t mbdcp_relax_workspace_size(const MbdcpStepProblem *p)
     if (!p) return 0;
     const size_t N = (size_t)size_p1(p), nw = (size_t)(p->n_c + p->m);
     return mbdcp_reduce_workspace_size(p->n_v, (mbdcp_int)nw, p->n_b) +
-           (N * N + 3 * N + nw + 2 * (size_t)p->n_c + (size_t)p->n_v) * sizeof(mbdcp_float) +
+           (N * N + 4 * N + nw + 2 * (size_t)p->n_c + (size_t)p->n_v) * sizeof(mbdcp_float) +
            lemke_bytes((mbdcp_int)N) + lemke_bytes((mbdcp_int)nw);
 }
 
 typedef struct {
     MbdcpReduced red;
-    mbdcp_float *F, *f, *z, *w, *lam, *gamma, *v_prev;
+    mbdcp_float *F, *f, *fmag, *z, *w, *lam, *gamma, *v_prev; /* fmag: f's data scale */
     void *lemke_work[2]; /* P1, P2 */
     size_t lemke_bytes[2];
 } Work;
@@ -90,7 +90,8 @@ static MbdcpReturn setup(const MbdcpStepProblem *p, void *work, size_t work_byte
     if (rc != MBDCP_OK) return rc;
     W->F = (mbdcp_float *)((char *)work + red_bytes);
     W->f = W->F + N * N;
-    W->z = W->f + N;
+    W->fmag = W->f + N;
+    W->z = W->fmag + N;
     W->w = W->z + N;
     W->lam = W->w + N;
     W->gamma = W->lam + p->n_c;
@@ -115,23 +116,34 @@ static void p1_matrix(const MbdcpStepProblem *p, const MbdcpReduced *red, mbdcp_
     }
 }
 
-static void p1_rhs(const MbdcpStepProblem *p, const MbdcpReduced *red, const mbdcp_float *gamma, mbdcp_float *f)
+/* P1's right-hand side f and its rows' data scale fmag (mbdcp_contact_rhs_magnitude, + |gamma|). */
+static void p1_rhs(const MbdcpStepProblem *p, const MbdcpReduced *red, const mbdcp_float *gamma, mbdcp_float *f,
+                   mbdcp_float *fmag)
 {
     const mbdcp_int nc = p->n_c, nw = nc + p->m;
     mbdcp_contact_rhs(p, red, f);
+    mbdcp_contact_rhs_magnitude(p, red, fmag);
     for (mbdcp_int c = 0; c < nc; ++c) {
         if (gamma) f[c] = mbdcp_sum_or_zero(p->n_v, f[c], gamma[c]);
-        f[nw + c] = 0.0;
+        if (gamma) fmag[c] += fabs(gamma[c]);
+        f[nw + c] = fmag[nw + c] = 0.0;
     }
 }
 
-static void p2_rhs(const MbdcpStepProblem *p, const MbdcpReduced *red, const mbdcp_float *lam, mbdcp_float *f)
+/* P2's right-hand side f and its rows' data scale fmag (mbdcp_contact_rhs_magnitude, + |E lam|). */
+static void p2_rhs(const MbdcpStepProblem *p, const MbdcpReduced *red, const mbdcp_float *lam, mbdcp_float *f,
+                   mbdcp_float *fmag)
 {
     const mbdcp_int nc = p->n_c, m = p->m;
     mbdcp_contact_rhs(p, red, f);
+    mbdcp_contact_rhs_magnitude(p, red, fmag);
     for (mbdcp_int k = 0; k < m; ++k)
-        for (mbdcp_int c = 0; c < nc; ++c)
-            if (p->E[(size_t)k * nc + c] != 0.0) f[nc + k] = mbdcp_sum_or_zero(p->n_v, f[nc + k], p->E[(size_t)k * nc + c] * lam[c]);
+        for (mbdcp_int c = 0; c < nc; ++c) {
+            const mbdcp_float e = p->E[(size_t)k * nc + c];
+            if (e == 0.0) continue;
+            f[nc + k] = mbdcp_sum_or_zero(p->n_v, f[nc + k], e * lam[c]);
+            fmag[nc + k] += fabs(e * lam[c]);
+        }
 }
 
 /* Assemble (P1 when which == 1, else P2), solve with Lemke (from the subproblem's last basis when
@@ -144,15 +156,14 @@ static MbdcpReturn solve_sub(const MbdcpStepProblem *p, Work *W, int which, cons
     const mbdcp_float *F = which == 1 ? W->F : W->red.G;
     if (which == 1) {
         if (!again) p1_matrix(p, &W->red, W->F);
-        p1_rhs(p, &W->red, data, W->f);
+        p1_rhs(p, &W->red, data, W->f, W->fmag);
     } else {
-        p2_rhs(p, &W->red, data, W->f);
+        p2_rhs(p, &W->red, data, W->f, W->fmag);
     }
     const MbdcpLemkeOutput lout = {W->z, W->w, basis, NULL};
     void *lw = W->lemke_work[which - 1];
     const size_t lb = W->lemke_bytes[which - 1];
-    MbdcpReturn rc = again ? mbdcp_lemke_resolve(N, F, W->f, s, &lout, info, lw, lb)
-                           : mbdcp_lemke_solve(N, F, W->f, s, start, &lout, info, lw, lb);
+    MbdcpReturn rc = mbdcp_lemke_solve_scaled(N, F, W->f, W->fmag, s, again ? NULL : start, again, &lout, info, lw, lb);
     if (rc != MBDCP_OK) return rc;
     return mbdcp_reduced_recover(&W->red, W->z, v_next, p_b);
 }
