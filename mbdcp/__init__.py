@@ -8,7 +8,9 @@ with the symbol each source paper uses for each quantity, and a chapter per mode
 - :func:`step` — one Stewart–Trinkle / Anitescu–Potra time step (contacts, friction, joints);
 - :func:`fixed_point`, :mod:`mbdcp.relax` — Anitescu & Hart's relaxations P1, P2, algorithms 1–3;
 - :func:`full_rank_step`, :func:`full_rank_acceleration` — Peiret–Kövecses–Font-Llagunes full-rank friction LCP;
-- :func:`ccp` — cone complementarity of Anitescu & Tasora (2010) (APGD, Jacobi, Gauss–Seidel), sparse;
+- :func:`ccp` — cone complementarity of Anitescu & Tasora (2010), sparse: APGD, projected Jacobi and
+  Gauss–Seidel, the interior-point method (``ipm``), the semismooth Newton method (``newton``) and
+  ``auto`` (APGD, then the interior-point method);
 - :func:`coulomb`, :func:`ccp_local` — Coulomb friction (FCLib's problem) and the CCP on the Delassus matrix W;
 - :func:`instantaneous` — the acceleration-level model (Painlevé);
 - :func:`compare` — one step with every formulation, as a table; :class:`ContactState` per contact;

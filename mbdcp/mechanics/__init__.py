@@ -21,9 +21,9 @@ sphere–sphere and box–plane (corners) in 3-D. Pairs closer than the activati
 :math:`\Psi_n/h`). Walls may move with a prescribed velocity (``dpsi_n``, ``dpsi_f``).
 
 A :class:`Scene` keeps its bodies' fields as arrays (one row per body) and the bodies read and
-write their rows, so contacts, assembly, energies and the update of a step are vectorised
-NumPy. Modules: ``bodies`` (bodies and quaternions), ``walls``, ``contacts`` (k-d tree broad
-phase), ``assembly`` (M blocks, Jacobians), ``scene``, ``simulate`` (the loop and
+write their rows, so a step's contacts, assembly, energies and update are computed for all
+bodies at once (NumPy, and the compiled core for the pair search and the Jacobian columns). Modules: ``bodies`` (bodies and quaternions), ``walls``, ``contacts`` (broad phase on a
+hashed uniform grid), ``assembly`` (M blocks, Jacobians), ``scene``, ``simulate`` (the loop and
 :class:`Trajectory`), ``scenes`` (ready-made piles), ``checks`` (field validation).
 """
 from mbdcp.mechanics.bodies import B_matrix, Body2D, Body3D, quaternion_to_matrix

@@ -76,7 +76,7 @@ def demo_particle(out, plot=True):
 
 
 def demo_lcp(out, plot=True):
-    """Murty's example 2.8 (4 x 4) solved by Lemke's method, with its pivot sequence."""
+    """Murty's (1988) example 2.8 (4 x 4) solved by Lemke's method, with its pivot sequence."""
     M = np.array([[1.0, -1.0, -1.0, -1.0], [-1.0, 1.0, -1.0, -1.0], [1.0, 1.0, 2.0, 0.0], [1.0, 1.0, 0.0, 2.0]])
     q = np.array([3.0, 5.0, -9.0, -5.0])
     t0 = time.perf_counter()
