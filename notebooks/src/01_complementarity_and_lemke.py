@@ -50,7 +50,7 @@ print(res.status.name, "z =", res.z, "w =", res.w)
 # With $z_0 = -\min_i q_i$ the point $z = 0$ is feasible. Each pivot brings in the complement
 # of the variable that just left; the path ends when $z_0$ leaves (a solution) or when the
 # entering variable can grow forever (ray termination). Degenerate ties are broken by the
-# lexicographic rule, so the method never cycles. Murty's example 2.8 (4 × 4):
+# lexicographic rule, so the method never cycles. Murty's (1988) example 2.8 (4 × 4):
 
 # %%
 M = np.array([[1.0, -1.0, -1.0, -1.0], [-1.0, 1.0, -1.0, -1.0], [1.0, 1.0, 2.0, 0.0], [1.0, 1.0, 0.0, 2.0]])
@@ -91,8 +91,13 @@ res = mbdcp.lemke([[-1.0]], [-1.0])
 print("M = [[-1]], q = [-1]:", res.status.name, "(success =", res.success, ")")
 
 # %% [markdown]
-# mbdcp marks a result successful only after checking it by definition: $w = Mz + q$ is
-# recomputed and $z \ge 0$, $w \ge 0$, $|\min(z_i, w_i)| \le \tau$ must hold.
+# mbdcp marks a result successful only after checking it by definition, each row at its own
+# scale: $w = Mz + q$ is recomputed and, with $s_i = (|M|\,|z|)_i + |q_i|$ the size of the
+# terms that make up $w_i$, every row must have $z_i \ge 0$, $w_i \ge -\tau s_i$ and, where
+# $z_i > 0$, $w_i \le \tau s_i$. `res.residual` is the worst row's violation over its own scale,
+# $\max_i r_i/s_i$ with $r_i = \max(-w_i, 0)$, or $|w_i|$ where $z_i > 0$: the smallest $\tau$
+# at which every row passes (0 at an exact solution, and unchanged by a change of units).
+# `mbdcp.lcp_residual(M, q, z)` gives the unscaled $\max_i |\min(z_i, w_i)|$.
 
 # %% [markdown]
 # ## Explore

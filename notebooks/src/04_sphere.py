@@ -59,10 +59,13 @@ print("largest velocity error at the steps:", max(np.abs(v[:, 0] - vx_s).max(), 
 # ## Rotated friction directions and convergence
 #
 # With $n_d$ directions that do not contain $-x$ (here rotated by half the spacing), the
-# polygonal cone under-approximates the circle: sliding straight along $x$ meets a corner of
-# the polygon, and the friction force against the motion is $\cos(\pi/n_d)$ times its Coulomb
-# value $\mu m g$. The error in $v_x$ at $t = 0.2$ (still sliding) therefore does not vanish as $h \to 0$; it falls like
-# $1 - \cos(\pi/n_d)$ as directions are added.
+# polygonal cone under-approximates the circle: sliding straight along $x$ meets the middle of
+# an edge of the polygon, between the two directions at $\pm\pi/n_d$ from $-x$, and the
+# friction force against the motion is $\cos(\pi/n_d)$ times its Coulomb value $\mu m g$. The
+# error in $v_x$ at $t = 0.2$ (still sliding) therefore does not vanish as $h \to 0$; it falls like
+# $1 - \cos(\pi/n_d)$ as directions are added. Unrotated, as in Trinkle (2003), section 4, one
+# direction points along $-x$: the motion meets a corner of the polygon, which lies on the
+# circle, and the force is Coulomb's (the discrete solution is then exact, as above).
 
 # %%
 def run(h, n_d, T=0.2):
