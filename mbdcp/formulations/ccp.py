@@ -16,7 +16,8 @@ Contact i has the frame :math:`(n_i, u_i, w_i)` and the impulse
 :math:`K_i^* = \{d_n \ge \mu_i\|d_t\|\}` (Negrut et al. 2018, eqs. 7, 10–12; they call
 :math:`K_i^*` the polar cone). It is a convex relaxation of the nonlinear complementarity problem
 that Coulomb's law on the exact circular cone gives after time discretization (Negrut et al.
-2018, eq. 5 without its relaxation term), not of the polygonal LCP of :func:`mbdcp.step`. The
+2018, eq. 5 without its relaxation term; the convex relaxation is Anitescu's (2006)), not of the
+polygonal LCP of :func:`mbdcp.step`. The
 constraint actually enforced is :math:`0 \le \gamma_n \perp \Phi/h + v_n - \mu v_T \ge 0`
 (eq. 5d), so a body sliding at speed :math:`v_T` separates with normal speed :math:`\mu v_T`.
 
@@ -217,7 +218,8 @@ def ccp(M, Wn, Wt, mu, v, h, *, p_ext=None, psi_n=None, Wb=None, theta=None, dth
         rule below (and finishes it if it falls short); without joints only: with joints, or where
         Newton fails, ``"auto"`` takes over from its last point. ``"ipm"``: a primal-dual
         interior-point method on the exact CCP (Nesterov–Todd scaling, Mehrotra's predictor–corrector;
-        the CCP solvers of Melanz et al. (2017)), each Newton system solved as a sparse quasi-definite
+        an interior-point method for this CCP: Mangoni, Tasora & Garziera (2018); Melanz et al.
+        (2017) compare such methods with APGD), each Newton system solved as a sparse quasi-definite
         system in M and the contacts (N is never formed); near the solution, where its linear
         algebra runs out of precision, APGD finishes from its best point. ``"auto"``: APGD for the
         work that the interior-point method is expected to need, then the interior-point method.

@@ -5,7 +5,8 @@ velocity :math:`u_\alpha`, with :math:`u = W r + q` (W, of size :math:`3n_c`, is
 matrix :math:`H^T M^{-1} H` of a global problem). With :math:`K_\alpha = \{\|r_T\| \le \mu_\alpha
 r_n\}` and its dual :math:`K^*_\alpha = \{u_n \ge \mu_\alpha\|u_T\|\}`:
 
-- **Coulomb** (:func:`coulomb`; FCLib and Siconos pose it so, with de Saxcé's shift):
+- **Coulomb** (:func:`coulomb`; FCLib and Siconos pose it so, with the shift of de Saxcé & Feng
+  1991):
   :math:`K^*_\alpha \ni \hat u_\alpha \perp r_\alpha \in K_\alpha`,
   :math:`\hat u_\alpha = u_\alpha + \mu_\alpha\|u_{T,\alpha}\| e_n`. Per contact this is take-off
   (:math:`r = 0,\ u_n \ge 0`), stick (:math:`u = 0,\ r \in K`) or slide
@@ -13,7 +14,9 @@ r_n\}` and its dual :math:`K^*_\alpha = \{u_n \ge \mu_\alpha\|u_T\|\}`:
 - **CCP** (:func:`ccp_local`; the relaxation of Anitescu & Tasora 2010, as in :func:`mbdcp.ccp`):
   :math:`K^*_\alpha \ni u_\alpha \perp r_\alpha \in K_\alpha`, which enforces
   :math:`u_n \ge \mu\|u_T\|`: a sliding contact separates at normal speed :math:`\mu\|u_T\|`. For a
-  symmetric W it is the convex QP :math:`\min \tfrac12 r^TWr + q^Tr,\ r \in K`.
+  symmetric positive semidefinite W (a Delassus matrix :math:`H^TM^{-1}H` is one) it is the convex QP
+  :math:`\min \tfrac12 r^TWr + q^Tr,\ r \in K`; for a symmetric W that is not, its solutions are
+  only the stationary points of that (nonconvex) QP.
 
 Both are judged by FCLib's residual (Acary, Brémond and Huber 2018),
 :math:`\|r - \Pi_K(r - \hat u)\|_2 / \|q\|_2` (:math:`\hat u = u` for the CCP), computed by
@@ -46,11 +49,11 @@ Methods (the C core, ``coulomb.h``):
   sparse LU of W's 3×3 block pattern (approximate minimum degree ordering, computed once; static
   pivoting), with an Armijo line search on :math:`\|\Phi\|^2/2`; λ adapts (tenfold down after full
   steps, up where the search fails; for the CCP it stays at least :math:`0.1\|\Phi\|/\|\rho\circ q\|`,
-  after Fan & Yuan (2005): where W is singular the CCP's solutions form a set, on which the Jacobian
-  is singular), and Gauss–Seidel sweeps take over an iteration where even a large λ fails. It
-  converges in a few to a few tens of iterations on the FCLib problems, from r = 0 better than from
-  Gauss–Seidel's points; it can stall on piles with a rank-deficient W (then the status says
-  so).
+  after Fan & Yuan (2005): where W is singular the CCP's reactions may form a set, on which the
+  Jacobian is singular, while for a symmetric positive semidefinite W its velocity u is unique),
+  and Gauss–Seidel sweeps take over an iteration where even a large λ fails. It converges in a
+  few to a few tens of iterations on the FCLib problems, from r = 0 better than from Gauss–Seidel's
+  points; it can stall on piles with a rank-deficient W (then the status says so).
 - ``"auto"`` (both; the default of :func:`coulomb`): Gauss–Seidel while its observed rate promises
   less work to ``tol`` than about a dozen Newton iterations (at its first test, when that promise is
   worse than four Newton iterations, a probe of two Newton iterations from Gauss–Seidel's point, kept

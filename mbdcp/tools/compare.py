@@ -161,8 +161,13 @@ def compare(M, Wn, D, E, U, v, h, *, formulations=None, options=None, **keywords
     - ``"fixed_point_1"``, ``"fixed_point_2"``, ``"fixed_point_3"``: Anitescu & Hart's (2004) algorithms 1–3
       (:func:`mbdcp.fixed_point`);
     - ``"full_rank"``: the full-rank model of Peiret et al. (:func:`mbdcp.full_rank_step`) with
-      :math:`W_t` from :func:`tangent_pairs` and ``n_d`` = half the directions per contact (its
-      pyramid :math:`|e_j^T p_t| \le \mu p_n` differs from Stewart–Trinkle's for n_d = 2);
+      :math:`W_t` from :func:`tangent_pairs` and ``n_d`` = half the directions per contact. Its
+      polygon differs from Stewart–Trinkle's for every ``n_d``: the slabs
+      :math:`|e_j^T p_t| \le \mu p_n` cut out a :math:`2n_d`-gon circumscribed about the circle of
+      radius :math:`\mu p_n` (its edges touch the circle), while the convex hull of the
+      :math:`\mu p_n d_j` is inscribed in it (its corners lie on the circle): the two bound the
+      friction alike only where a corner of the inner one touches the outer one (along the
+      :math:`\pm e_j`, when the directions coincide), and differ in every other direction;
     - ``"ccp"``: the cone complementarity problem (:func:`mbdcp.ccp`, circular cone) with the same
       :math:`W_t` (a planar contact gets w = 0).
 
