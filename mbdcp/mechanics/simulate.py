@@ -58,12 +58,22 @@ class Shapes:
 
 @dataclass(frozen=True, repr=False)
 class Trajectory(_Result):
-    """What :func:`simulate` recorded, one entry per time (index 0: the initial state).
+    r"""What :func:`simulate` recorded, one entry per time (index 0: the initial state).
 
     ``success`` is True only if every step reached the solver's status SOLVED, every state is
     finite and no penetration exceeds ``penetration_tolerance``; ``first_failure`` says where
     and why not. A step giving a non-finite state (``finite`` False) or two round bodies on one
     centre ends the run before it.
+
+    ``times`` has shape (steps + 1,). ``positions`` has one row per time (row k: the state at
+    ``times[k]``) and the bodies' configurations side by side, body after body in the scene's
+    order: a planar body has 3 columns :math:`(x, y, \theta)` (the angle in radians), a spatial body
+    7, :math:`(x, y, z, e_0, e_1, e_2, e_3)`, its position then its unit quaternion, scalar part
+    :math:`e_0` first. Body i's columns are ``positions[:, 3*i:3*i+3]`` or
+    ``positions[:, 7*i:7*i+7]``, and ``positions.reshape(len(times), n_bodies, -1)`` gives
+    (time, body, coordinate). ``velocities`` has the same rows and per body :math:`(\dot x, \dot y,
+    \omega)` (3 columns) or :math:`(\dot x, \dot y, \dot z, \omega_x, \omega_y, \omega_z)` (6
+    columns, :math:`\omega` in the world frame).
 
     Per step it also keeps the solver's iterations (``iterations``: Lemke's pivots for "lcp"), the
     active contacts' :class:`~mbdcp.ContactState` (``contact_states``, drawn by
