@@ -1,9 +1,17 @@
 """Command line: ``python -m mbdcp demo [NAME] [--json] [--list] [--no-plot]``."""
 import argparse
+import inspect
 import json
+import shutil
 import sys
+import textwrap
 
 from mbdcp.tools.demos import DEMOS
+
+
+def _description(fn):
+    """The first paragraph of a demo's docstring, whole, on one line."""
+    return " ".join(inspect.getdoc(fn).split("\n\n")[0].split())
 
 
 def main(argv=None):
@@ -16,8 +24,10 @@ def main(argv=None):
     demo.add_argument("--no-plot", action="store_true", help="do not write figures")
     args = parser.parse_args(argv)
     if args.list:
+        width = max(40, min(shutil.get_terminal_size().columns, 100))
         for name, fn in DEMOS.items():
-            print(f"{name:10s} {fn.__doc__.splitlines()[0]}")
+            print(textwrap.fill(_description(fn), width=width, initial_indent=f"{name:10s} ",
+                                subsequent_indent=" " * 11, break_long_words=False, break_on_hyphens=False))
         return 0
     if args.name not in DEMOS:
         parser.error(f"unknown demo {args.name!r}; choose from {', '.join(DEMOS)}")

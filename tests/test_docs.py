@@ -44,6 +44,22 @@ def test_demo_cli_json(tmp_path, monkeypatch, capsys):
         assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["demo"] == name
 
 
+def test_demo_list_prints_whole_descriptions(capsys, monkeypatch):
+    import inspect
+
+    from mbdcp.__main__ import main
+    from mbdcp.tools.demos import DEMOS
+
+    monkeypatch.setenv("COLUMNS", "60")
+    assert main(["demo", "--list"]) == 0
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= 60  # wrapped
+    flat = " ".join(out.split())
+    for name, fn in DEMOS.items():
+        description = " ".join(inspect.getdoc(fn).split("\n\n")[0].split())
+        assert f"{name} {description}" in flat  # whole, not cut at the docstring's first line
+
+
 # ---- the documentation site (docs/): every public name has a place in the API reference
 
 DOCS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs")
