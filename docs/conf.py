@@ -45,6 +45,21 @@ autodoc_mock_imports = [m for m in ("ipywidgets", "jax", "torch") if importlib.u
 # The reference is written from the __all__ lists at every build (docs/apigen.py), so public names
 # added to the package appear without editing the docs.
 with mock(autodoc_mock_imports):
+    if "torch" in autodoc_mock_imports:
+        # mbdcp.torch takes the C++ apply of torch.autograd.Function's base class when it is imported
+        # (super(torch.autograd.Function, _Layer).apply), which needs Function to be a class, not a
+        # mock object. The module, imported here once, stays in sys.modules for autodoc.
+        import torch.autograd
+
+        class _FunctionBase:
+            @staticmethod
+            def apply(*args):
+                raise RuntimeError("PyTorch is mocked for the documentation build")
+
+        class _Function(_FunctionBase):
+            pass
+
+        torch.autograd.Function = _Function
     apigen.write(os.path.join(HERE, "api"))
 
 # The notebooks live in notebooks/ (committed executed); Sphinx reads sources only below docs/, so
