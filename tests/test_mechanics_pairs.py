@@ -36,8 +36,10 @@ def test_the_first_pair_in_reach_is_named():
 def test_a_sphere_thrown_at_a_box_stops_the_run_with_the_pair_named():
     ball = Body3D(1.0, [3.0, 0.0, 0.5], velocity=[-10.0, 0.0, 0.0], radius=0.5)
     scene = Scene([_box(0.5), ball], FLOOR)  # apart at first: accepted
-    with pytest.raises(ValueError, match=r"bodies 0 \(box\) and 1 \(sphere\) may touch"):
-        simulate(scene, 0.01, 0.3, progress=False)
+    tr = simulate(scene, 0.01, 0.3, progress=False)  # a failure recorded, not a silent pass-through
+    assert not tr.success
+    assert tr.first_failure.reason == "unsupported pair"
+    assert "bodies 0 (box) and 1 (sphere) may touch" in tr.first_failure.message
 
 
 def test_update_and_setters_cannot_bring_in_an_unsupported_pair():

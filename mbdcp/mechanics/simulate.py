@@ -15,7 +15,7 @@ from mbdcp.infrastructure import stabilization as stab
 from mbdcp.infrastructure import validate as val
 from mbdcp.infrastructure.results import _Result
 from mbdcp.mechanics import assembly, checks
-from mbdcp.mechanics.contacts import CoincidentCentres
+from mbdcp.mechanics.contacts import CoincidentCentres, UnsupportedPair
 from mbdcp.mechanics.scene import Scene
 
 __all__ = ["Failure", "Shapes", "Trajectory", "default_penetration_tolerance", "simulate"]
@@ -25,8 +25,9 @@ __all__ = ["Failure", "Shapes", "Trajectory", "default_penetration_tolerance", "
 class Failure:
     """The first reason a trajectory is not a success: at time index ``step`` (for a non-finite
     state, the index it would have had), ``reason`` "solver" (a status other than SOLVED),
-    "non-finite", "penetration" or "coincident" (two round bodies on one centre: no contact
-    normal), and a message."""
+    "non-finite", "penetration", "coincident" (two round bodies on one centre: no contact
+    normal) or "unsupported pair" (a box within reach of another body: no contact model), and a
+    message."""
 
     step: int
     reason: str
@@ -524,11 +525,13 @@ def simulate(scene, h, T, method="lcp", progress=True, algorithm=None, tol=None,
                 wall.point = wall.point + h * wall.velocity
         try:
             contacts = scene.contacts()
-        except CoincidentCentres as exc:  # e.g. two particles landing on one spot: no next step
+        except (CoincidentCentres, UnsupportedPair) as exc:
+            # two particles landing on one spot, or a box within reach of another body: no next step
             scene.replace(before[0])
             for wall, point in zip(scene.walls, before[1]):
                 wall.point = point
-            fail(k, "coincident", f"step {k}: {exc}; the run stopped before it")
+            reason = "coincident" if isinstance(exc, CoincidentCentres) else "unsupported pair"
+            fail(k, reason, f"step {k}: {exc}; the run stopped before it")
             break
         q.append(scene.configuration())
         vel.append(res.v_next.copy())
