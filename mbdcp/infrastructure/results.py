@@ -140,7 +140,12 @@ class StepResult(_Outcome):
     pivots : int
         Lemke's pivots.
     residual : float
-        The worst row's ratio of the reduced LCP (see :class:`LemkeResult`).
+        The worst row's ratio of the reduced LCP(F, f) (see :class:`LemkeResult`), each row judged
+        at the scale of the data that formed it: :math:`s_i = (|F||z|)_i + \max(|f_i|, \hat f_i)`
+        where :math:`\hat f_i` bounds the terms summed into :math:`f_i`, :math:`(|W^T||v|)_i`,
+        :math:`(|W^T M^{-1}||p_{ext}|)_i`, :math:`|\psi_{n,i}|/h` and the surface speeds. A
+        rolling contact's tangential speed of 1e-16, left by the rounding of 1.43 - 1.43, is judged
+        at 1.43, not at its own 1e-16.
     lcp : LCPData or None
         The reduced LCP(F, f), when asked for.
     basis : ndarray of bool
