@@ -1222,8 +1222,10 @@ static int certify_ray(Lemke *L)
 static int cancels(const Lemke *L)
 {
     const mbdcp_float *w = L->out->w, *s = L->res, cancel = 1.0 / sqrt(L->s->tol);
-    for (mbdcp_int i = 0; i < L->n; ++i)
-        if (s[i] > cancel * (fabs(w[i]) + fabs(L->q[i]))) return 1;
+    for (mbdcp_int i = 0; i < L->n; ++i) {
+        const mbdcp_float qi = L->qmag && L->qmag[i] > fabs(L->q[i]) ? L->qmag[i] : fabs(L->q[i]);
+        if (s[i] > cancel * (fabs(w[i]) + qi)) return 1; /* s_i holds that same max (row_sums) */
+    }
     return 0;
 }
 
