@@ -186,6 +186,46 @@ static MbdcpStepProblem sphere(double *M, double *Wn, double *D, double *E, doub
     return p;
 }
 
+/* Each row of a step's LCP is judged at the scale of the terms that formed it: Trinkle's sphere
+ * with 8 directions from cos and sin (cos(pi/2) = 6e-17), fed its own v_next for 25 steps, slides
+ * and then rolls at 5/7 v0, every step SOLVED (22 of 25 ended NUMERICAL_ERROR when a friction
+ * row's 1e-16 was judged at its own scale). */
+static void test_step_rolling_rounding(void)
+{
+    double M[36] = {0}, Wn[6] = {0, 0, 1, 0, 0, 0}, D[48], E[8], mu[1] = {0.2}, v[6] = {2, 0, 0, 0, 0, 0};
+    double p_ext[6] = {0, 0, -9.81 * 0.12, 0, 0, 0}, psi[1] = {0};
+    for (int i = 0; i < 6; ++i) M[i * 7] = i < 3 ? 1.0 : 0.4;
+    for (int j = 0; j < 8; ++j) { /* direction t = (cos, sin, 0) at the point (0, 0, -1): r x t = (sin, -cos, 0) */
+        const double a = 2.0 * 3.141592653589793 * j / 8.0, c = cos(a), sn = sin(a);
+        const double col[6] = {c, sn, 0, sn, -c, 0};
+        for (int i = 0; i < 6; ++i) D[i * 8 + j] = col[i];
+        E[j] = 1;
+    }
+    const MbdcpStepProblem p = {.n_v = 6, .n_c = 1, .m = 8, .h = 0.12, .M = M, .Wn = Wn, .D = D, .E = E, .mu = mu,
+                                .v = v, .p_ext = p_ext, .psi_n = psi};
+    double v_next[6], z[10], w[10];
+    MbdcpStepOutput out = {v_next, NULL, z, w, NULL, NULL, NULL};
+    MbdcpLemkeSettings s;
+    MbdcpLemkeInfo info;
+    mbdcp_lemke_default_settings(&s);
+    const size_t bytes = mbdcp_step_workspace_size(&p);
+    void *work = malloc(bytes);
+    int solved = 0;
+    for (int k = 0; k < 25; ++k) {
+        CHECK(mbdcp_step_solve(&p, &s, NULL, &out, &info, work, bytes) == MBDCP_OK);
+        solved += info.status == MBDCP_SOLVED;
+        memcpy(v, v_next, sizeof v);
+    }
+    CHECK(solved == 25);
+    CHECK(near(v[0], 2.0 * 5.0 / 7.0, 1e-12) && near(v[4], v[0], 1e-12)); /* rolling: v = omega r */
+    free(work);
+    /* the rule itself: q_2 = -1e-16 fails at its own scale, passes at a scale of 1 */
+    const double I2[4] = {1, 0, 0, 1}, q[2] = {0, -1e-16}, qmag[2] = {0, 1}, z0[2] = {0, 0};
+    double w2[2], s2[2];
+    CHECK(!mbdcp_lcp_verify(2, I2, q, z0, 1e-9, w2, s2));
+    CHECK(mbdcp_lcp_verify_scaled(2, I2, q, qmag, z0, 1e-9, w2, s2) && s2[1] == 1.0);
+}
+
 static void test_step_sphere(void)
 {
     double M[36], Wn[6], D[24], E[4], mu[1], v[6], p_ext[6], psi[1];
@@ -834,6 +874,7 @@ int main(void)
     test_lemke_blocked_refactor();
     test_dense();
     test_step_sphere();
+    test_step_rolling_rounding();
     test_step_vjp_sphere();
     test_cholesky_profile();
     test_step_joint();
