@@ -132,7 +132,7 @@ def main():
     sizes = args.sizes or ((100, 250) if args.quick else (100, 500, 2000))
     print("Timings on a shared machine: ratios, not absolute figures, are what to compare.")
     compare(sizes, 0.01, args.steps)
-    from bench_ccp import simulate_profile
+    from profile_simulate import simulate_profile
 
     simulate_profile(100, 0.01, args.steps)
 

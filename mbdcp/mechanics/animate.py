@@ -5,6 +5,7 @@ import numpy as np
 
 from mbdcp.infrastructure import validate as val
 from mbdcp.infrastructure.contact_state import ContactState
+from mbdcp.mechanics.shapes import Shapes
 
 __all__ = ["plot_series", "plot_contact_states", "animate"]
 
@@ -65,7 +66,6 @@ def _check_every(every):
 
 def _shapes(tr, scene):
     from mbdcp.mechanics.scene import Scene
-    from mbdcp.mechanics.simulate import Shapes
 
     if scene is not None:
         if not isinstance(scene, Scene):
