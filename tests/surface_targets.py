@@ -664,7 +664,9 @@ def body_targets():
         Target("mechanics.Body3D", m.Body3D, [num("mass", 1.0), arr("position", np.zeros(3), **vec3),
                                              Arg("quaternion", "array", np.array([1.0, 0, 0, 0]), wrong=unit_wrong),
                                              arr("velocity", np.zeros(3)), arr("omega", np.zeros(3)),
-                                             num("radius", 0.5, "nonneg"), arr("half_extents", np.full(3, 0.5), "pos", optional=True),
+                                             # a box: radius 0.0 with half_extents (both positive is refused), so
+                                             # each argument is swept, and a positive radius meets that refusal
+                                             num("radius", 0.0, "nonneg"), arr("half_extents", np.full(3, 0.5), "pos", optional=True),
                                              arr("inertia", np.ones(3), "pos", optional=True,
                                                  wrong=(("not SPD", -np.eye(3)), ("wrong shape", np.ones(2))))],
                ("mass", "position"), check_body),
