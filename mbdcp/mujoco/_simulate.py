@@ -33,6 +33,8 @@ def _settings(model, T, h, method, n_d, delta, tol, max_iter, algorithm, max_pen
                          "method 'lcp' has none")
     if method == "fixed_point" and algorithm is not None:
         algorithm = val.integer("algorithm", algorithm, 1, 3)
+    if method != "lcp" and _has_joint_friction(model):
+        raise ValueError(f"method {method!r} does not model joint friction (the model's frictionloss): use method 'lcp'")
     if method == "ccp":
         algorithm = val.choice("algorithm", "auto" if algorithm is None else algorithm,
                                ("auto", "apgd", "newton", "ipm", "pjacobi", "pgs"))
@@ -42,6 +44,13 @@ def _settings(model, T, h, method, n_d, delta, tol, max_iter, algorithm, max_pen
                            delta=model.delta if delta is None else val.nonnegative_scalar("delta", delta), tol=tol,
                            max_iter=val.positive_int("max_iter", max_iter), algorithm=algorithm, pen=pen,
                            warm_start=val.flag("warm_start", warm_start))
+
+
+def _has_joint_friction(model):
+    """True when the model's joints or tendons have friction loss (and MuJoCo's flags keep it)."""
+    m, mj = model.mj_model, model._mj
+    off = int(mj.mjtDisableBit.mjDSBL_FRICTIONLOSS) | int(mj.mjtDisableBit.mjDSBL_CONSTRAINT)
+    return not (m.opt.disableflags & off) and (np.any(m.dof_frictionloss > 0) or np.any(m.tendon_frictionloss > 0))
 
 
 def _controls(ctrl, nu):
