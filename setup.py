@@ -28,10 +28,18 @@ class BuildExtAlsoInSource(build_ext):
                 shutil.copyfile(built, os.path.join(package_dir, os.path.basename(built)))
 
 
-# Both extensions: link-time optimization, so that the core's small helpers (norms, checks, the
-# monitor) inline across its files, which a small solve's time feels.
-C_FLAGS = ["-std=c99", "-O3", "-fno-math-errno", "-fvisibility=hidden", "-flto"]
-LINK_FLAGS = ["-O3", "-flto=auto"]
+def build_conf(key):
+    """The words of ``key`` in csrc/build.txt, the C core's one build description (the C tests and
+    CI read it too)."""
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "csrc", "build.txt")) as f:
+        for line in f:
+            name, sep, words = line.partition("=")
+            if sep and not line.startswith("#") and name.strip() == key:
+                return words.split()
+    raise KeyError(f"csrc/build.txt has no {key}")
+
+
+C_FLAGS, LINK_FLAGS = build_conf("RELEASE_FLAGS"), build_conf("LINK_FLAGS")
 
 core = Extension(
     "mbdcp.infrastructure._core",
@@ -49,9 +57,8 @@ core = Extension(
 XLA = "mbdcp/infrastructure/xla/"
 xla = Extension(
     "mbdcp.infrastructure._xla",
-    sources=["mbdcp/infrastructure/_xla.pyx", XLA + "ffi_frame.c", XLA + "lemke_ffi.c", XLA + "step_ffi.c",
-             "csrc/src/step.c", "csrc/src/assemble.c", "csrc/src/lemke.c", "csrc/src/lemke_avx2.c", "csrc/src/dense.c",
-             "csrc/src/status.c"],
+    sources=["mbdcp/infrastructure/_xla.pyx", *(XLA + f + ".c" for f in build_conf("XLA_HANDLERS")),
+             *("csrc/src/" + f + ".c" for f in build_conf("XLA_CORE"))],
     include_dirs=["csrc/include", XLA],
     extra_compile_args=C_FLAGS,
     extra_link_args=LINK_FLAGS,

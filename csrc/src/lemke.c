@@ -681,7 +681,7 @@ static mbdcp_int near_rows(mbdcp_int n, const mbdcp_float *restrict x, const mbd
     mbdcp_float count = 0.0; /* a double: the loop then vectorizes */
     for (mbdcp_int i = 0; i < n; ++i) {
         const mbdcp_float di = d[i], gap = pos_part(x[i]) - theta * di;
-        count += (di > ptol) & (gap <= loose) ? 1.0 : 0.0;
+        count += ((di > ptol) & (gap <= loose)) ? 1.0 : 0.0;
     }
     return (mbdcp_int)count;
 }

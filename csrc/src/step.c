@@ -86,3 +86,17 @@ MbdcpReturn mbdcp_step_solve(const MbdcpStepProblem *p, const MbdcpLemkeSettings
     /* z starts with the contact impulses x = (p_n, beta, beta_j). */
     return mbdcp_reduced_recover(&red, out->z, out->v_next, out->p_b);
 }
+
+MbdcpReturn mbdcp_step_rhs_magnitude(const MbdcpStepProblem *p, mbdcp_float *fmag, void *work, size_t work_bytes)
+{
+    if (!p || !work) return MBDCP_ERR_NULL;
+    MbdcpReturn rc = mbdcp_step_problem_check(p);
+    if (rc != MBDCP_OK) return rc;
+    if (work_bytes < mbdcp_step_workspace_size(p)) return MBDCP_ERR_WORKSPACE;
+    if (mbdcp_step_lcp_size(p) > 0 && !fmag) return MBDCP_ERR_NULL;
+    MbdcpReduced red;
+    rc = mbdcp_reduce(p, &red, work, mbdcp_reduce_workspace_size(p->n_v, n_w(p), p->n_b));
+    if (rc != MBDCP_OK) return rc;
+    step_rhs_magnitude(p, &red, fmag);
+    return MBDCP_OK;
+}

@@ -6,7 +6,10 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 mkdir -p tests/c/build
 seconds=${FUZZ_SECONDS:-60}
-flags=(-std=c99 -g -O1 -fno-omit-frame-pointer -Icsrc/include csrc/src/*.c tests/c/fuzz_core.c -lm)
+. tests/c/build_conf.sh
+read -ra check <<<"$(conf CHECK_FLAGS)"
+read -ra sanitize <<<"$(conf SANITIZE)"
+flags=("${check[@]}" -Icsrc/include csrc/src/*.c tests/c/fuzz_core.c -lm)
 if command -v clang >/dev/null 2>&1 &&
    clang -fsanitize=fuzzer,address,undefined -DMBDCP_LIBFUZZER "${flags[@]}" -o tests/c/build/fuzz_libfuzzer 2>/dev/null; then
     mkdir -p tests/c/build/corpus
@@ -16,6 +19,6 @@ if command -v clang >/dev/null 2>&1 &&
     grep -E "^Done|ERROR|SUMMARY|fuzz:|Test unit written" tests/c/build/fuzz.log || true
     exit "$status"
 else
-    ${CC:-gcc} -fsanitize=address,undefined -fno-sanitize-recover=undefined "${flags[@]}" -o tests/c/build/fuzz_core
+    ${CC:-gcc} "${sanitize[@]}" "${flags[@]}" -o tests/c/build/fuzz_core
     tests/c/build/fuzz_core "$seconds"
 fi

@@ -190,7 +190,7 @@ static void fuzz_step(Reader *r)
     const int NN = (N > N1 ? N : N1) + 1;
     double *out_buf = calloc((size_t)(nv + nb + 2 * NN + NN * NN + NN + 1), sizeof(double));
     MbdcpStepOutput out = {out_buf, out_buf + nv, out_buf + nv + nb, out_buf + nv + nb + NN,
-                           out_buf + nv + nb + 2 * NN, out_buf + nv + nb + 2 * NN + NN * NN};
+                           out_buf + nv + nb + 2 * NN, out_buf + nv + nb + 2 * NN + NN * NN, NULL};
     MbdcpLemkeInfo info;
     if (which == 0) {
         size_t bytes = mbdcp_step_workspace_size(&p);
@@ -198,8 +198,10 @@ static void fuzz_step(Reader *r)
         MbdcpReturn rc = mbdcp_step_solve(&p, &st, NULL, &out, &info, work, bytes);
         if (rc == MBDCP_OK && info.status == MBDCP_SOLVED && N > 0) {
             double *w = calloc((size_t)N, sizeof(double)), *s = calloc((size_t)N, sizeof(double));
-            check(mbdcp_lcp_verify(N, out.F, out.f, out.z, st.tol, w, s), "step SOLVED on a non-solution");
-            free(w), free(s);
+            double *fmag = calloc((size_t)N, sizeof(double));
+            check(mbdcp_step_rhs_magnitude(&p, fmag, work, bytes) == MBDCP_OK, "step's row scale");
+            check(mbdcp_lcp_verify_scaled(N, out.F, out.f, fmag, out.z, st.tol, w, s), "step SOLVED on a non-solution");
+            free(w), free(s), free(fmag);
         }
         if (rc == MBDCP_OK && nj == 0) fuzz_step_vjp(r, &p, &out);
         free(work);

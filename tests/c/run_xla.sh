@@ -5,17 +5,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 mkdir -p tests/c/build
+. tests/c/build_conf.sh
 X=mbdcp/infrastructure/xla
-SOURCES="$X/ffi_frame.c $X/lemke_ffi.c $X/step_ffi.c csrc/src/step.c csrc/src/assemble.c
-         csrc/src/lemke.c csrc/src/lemke_avx2.c csrc/src/dense.c csrc/src/status.c tests/c/test_xla_ffi.c"
+SOURCES="$(for f in $(conf XLA_HANDLERS); do printf '%s ' "$X/$f.c"; done)"
+SOURCES+="$(for f in $(conf XLA_CORE); do printf '%s ' "csrc/src/$f.c"; done) tests/c/test_xla_ffi.c"
+read -ra check <<<"$(conf CHECK_FLAGS)"
 if [ "${1:-}" = "--valgrind" ]; then
     # shellcheck disable=SC2086
-    ${CC:-gcc} -std=c99 -g -O1 -Icsrc/include -I$X $SOURCES -lm -o tests/c/build/test_xla_ffi_vg
+    ${CC:-gcc} "${check[@]}" -Icsrc/include -I$X $SOURCES -lm -o tests/c/build/test_xla_ffi_vg
     valgrind --error-exitcode=1 --leak-check=full -q tests/c/build/test_xla_ffi_vg
     exit
 fi
+read -ra sanitize <<<"$(conf SANITIZE)"
 # shellcheck disable=SC2086
-${CC:-gcc} -std=c99 -Wall -Wextra -Werror -pedantic -g -O1 -fno-omit-frame-pointer \
-    -fsanitize=address,undefined -fno-sanitize-recover=undefined \
-    -Icsrc/include -I$X $SOURCES -lm -o tests/c/build/test_xla_ffi
+${CC:-gcc} "${check[@]}" "${sanitize[@]}" -Icsrc/include -I$X $SOURCES -lm -o tests/c/build/test_xla_ffi
 tests/c/build/test_xla_ffi

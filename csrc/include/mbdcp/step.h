@@ -52,4 +52,11 @@ MbdcpReturn mbdcp_step_assemble(const MbdcpStepProblem *p, const MbdcpReduced *r
 MbdcpReturn mbdcp_step_solve(const MbdcpStepProblem *p, const MbdcpLemkeSettings *settings, const mbdcp_int *start,
                              MbdcpStepOutput *out, MbdcpLemkeInfo *info, void *work, size_t work_bytes);
 
+/* The scale at which each row of the step's f is judged (N, see mbdcp_lemke_solve_scaled): the
+ * magnitudes of the terms that formed it, |W^T| |v| and |W^T M^-1| |p_ext| carried through the
+ * reduction (mbdcp_contact_rhs_magnitude), 0 in sigma's rows, |beta_max| in sigma_j's. For checking
+ * a step's answer by the definition the solver applies (mbdcp_lcp_verify_scaled). work: at least
+ * mbdcp_step_workspace_size(p) bytes. */
+MbdcpReturn mbdcp_step_rhs_magnitude(const MbdcpStepProblem *p, mbdcp_float *fmag, void *work, size_t work_bytes);
+
 #endif /* MBDCP_STEP_H */
