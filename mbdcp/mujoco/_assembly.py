@@ -30,6 +30,7 @@ __all__ = ["Assembler", "StepArrays", "ROTATION_DELTA"]
 
 ROTATION_DELTA = 0.1  # rad: a hinge's or ball's limit row is active within this (plus 2 h |rate|) of it
 _TINY_MARGIN = 1e-12  # m: MuJoCo keeps a contact when its distance is below the margin, strictly
+_TANGENT_ROWS = np.array([1, 2])  # a contact's tangent rows follow its normal row (elliptic cones)
 
 
 @dataclass
@@ -157,8 +158,10 @@ class Assembler:
             return np.zeros((0, self.m.nv)), np.zeros((self.m.nv, 0))
         dirs = self._directions(n_d, pairs)(c.normal)  # (n_c, K, 3)
         coef = dirs @ np.swapaxes(c.frame[:, 1:], 1, 2)  # (n_c, K, 2): d_k . t_1, d_k . t_2
-        tangent = np.minimum(c.row[:, None] + np.array([1, 2]), len(J) - 1)
-        coef[c.mu == 0] = 0.0  # condim 1 has no tangent rows (and no friction)
+        tangent = c.row[:, None] + _TANGENT_ROWS
+        if c.frictionless:  # condim 1 has no tangent rows (and no friction)
+            coef[c.mu == 0] = 0.0
+            tangent = np.minimum(tangent, len(J) - 1)
         T = (coef @ J[tangent]).reshape(len(c) * K, -1).T
         return J[c.row], np.ascontiguousarray(T)
 

@@ -22,6 +22,7 @@ class GeomContacts:
     geom: np.ndarray
     mu: np.ndarray
     row: np.ndarray
+    frictionless: bool = False  # some contact has condim 1 (no tangent rows)
 
     def __len__(self):
         return len(self.gap)
@@ -51,7 +52,6 @@ def geom_contacts(d, delta, flex=False):
         return NO_CONTACTS
     mu = con.friction[idx, 0]
     frictionless = con.dim[idx] == 1
-    if frictionless.any():
-        mu[frictionless] = 0.0
+    mu[frictionless] = 0.0
     return GeomContacts(dist[idx], con.frame[idx].reshape(-1, 3, 3), con.pos[idx], geom[idx].astype(np.int64), mu,
-                        con.efc_address[idx].astype(np.int64))
+                        con.efc_address[idx].astype(np.int64), bool(frictionless.any()))

@@ -178,9 +178,10 @@ def _run(model, s, qpos, qvel, control, solve, progress):
             failure = failure or Failure(k, "solver", f"step {k} ended with status {res.status.name}; the run stopped before it")
             break
         q_next = qpos.copy()
-        if np.all(np.isfinite(res.v_next)) and np.all(np.isfinite(p_n)):
+        solved = np.isfinite(res.v_next).all() and np.isfinite(p_n).all()
+        if solved:
             mj.mj_integratePos(a.m, q_next, res.v_next, h)
-        if not (np.all(np.isfinite(res.v_next)) and np.all(np.isfinite(q_next)) and np.all(np.isfinite(p_n))):
+        if not (solved and np.isfinite(q_next).all()):
             finite = False
             failure = failure or Failure(k, "non-finite", f"step {k} gave a non-finite state (solver status "
                                                           f"{res.status.name}); the run stopped before it")
