@@ -315,3 +315,17 @@ def box_fd(mu, m, eps=1e-6):
     dmu = (box_rollout(mu + eps, m) - box_rollout(mu - eps, m)) / (2 * eps)
     dm = (box_rollout(mu, m + eps) - box_rollout(mu, m - eps)) / (2 * eps)
     return dmu, dm
+
+
+def rolling_sphere(n_d=8):
+    """Trinkle (2003, section 4)'s sphere (m = r = 1, mu = 0.2, h = 0.12, v0 = 2 along x) with n_d
+    directions from cos and sin (cos(pi/2) = 6e-17): (M, Wn, D, E, U, v0, h, p_ext, psi_n). Fed its
+    own v_next it slides, then rolls at 5/7 v0; every step has a solution (the rounding-level
+    friction rows once ended NUMERICAL_ERROR)."""
+    a = 2.0 * np.pi * np.arange(n_d) / n_d
+    t = np.stack([np.cos(a), np.sin(a), 0.0 * a])  # tangents at the contact point (0, 0, -1)
+    D = np.vstack([t, np.cross([0.0, 0.0, -1.0], t.T).T])
+    M = np.diag([1.0, 1.0, 1.0, 0.4, 0.4, 0.4])
+    Wn = np.array([[0.0, 0.0, 1.0, 0.0, 0.0, 0.0]]).T
+    h = 0.12
+    return M, Wn, D, np.ones((n_d, 1)), 0.2, np.array([2.0, 0, 0, 0, 0, 0]), h, np.array([0, 0, -9.81 * h, 0, 0, 0]), np.zeros(1)

@@ -300,3 +300,14 @@ def test_lcp_backward_in_jax_is_that_of_mbdcp_derivatives(rng):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         jax.jit(jax.grad(lambda q: mj.lcp(jnp.eye(2), q).sum()))(jnp.array([1.0, -1.0]))  # no degenerate pair
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_a_rolling_sphere_steps_without_false_failures(jit):
+    # a step not verified raises SolveError: 25 steps of the sphere that slides, then rolls
+    M, Wn, D, E, mu, v, h, p_ext, psi_n = C.rolling_sphere(8)
+    f = jax.jit(lambda v: mj.step(M, Wn, D, E, mu, v, h, p_ext=p_ext, psi_n=psi_n)) if jit else (
+        lambda v: mj.step(M, Wn, D, E, mu, v, h, p_ext=p_ext, psi_n=psi_n))
+    for _ in range(25):
+        v = np.asarray(f(v))
+    assert abs(v[0] - 2.0 * 5.0 / 7.0) < 1e-9 and abs(v[4] - v[0]) < 1e-9

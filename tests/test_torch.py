@@ -363,3 +363,14 @@ def test_lcp_gradient_of_a_sum_is_mbdcp_derivatives(rng):
     gM, gq = torch.autograd.grad(mt.lcp(Mt, qt).sum(), (Mt, qt))
     np.testing.assert_array_equal(gq.numpy(), want.q)
     np.testing.assert_array_equal(gM.numpy(), want.M)
+
+
+def test_a_rolling_sphere_steps_without_false_failures():
+    # a step not verified raises: 25 steps of the sphere that slides, then rolls
+    M, Wn, D, E, mu, v, h, p_ext, psi_n = C.rolling_sphere(8)
+    t = lambda x: torch.tensor(x, dtype=torch.float64)  # noqa: E731
+    v = t(v)
+    for _ in range(25):
+        v = mt.step(t(M), t(Wn), t(D), t(E), t(mu), v, h, p_ext=t(p_ext), psi_n=t(psi_n))
+    v = v.detach().numpy()
+    assert abs(v[0] - 2.0 * 5.0 / 7.0) < 1e-9 and abs(v[4] - v[0]) < 1e-9
