@@ -15,6 +15,7 @@ optional: without it (pip install mbdcp[mujoco]) nothing can be compared and the
 """
 import argparse
 import cProfile
+import importlib.util
 import io
 import os
 import pstats
@@ -62,7 +63,7 @@ def ragdolls(count):
     body = xml[start:end]
     copies = []
     for k in range(count):
-        one = re.sub(r'name="([^"]+)"', lambda m: f'name="{m.group(1)}{k}"', body)
+        one = re.sub(r'name="([^"]+)"', lambda m, k=k: f'name="{m.group(1)}{k}"', body)
         copies.append(one.replace('pos="0 0 0.12"', f'pos="0 {k - (count - 1) / 2:.1f} 0.12"', 1))
     return xml[:start] + "".join(copies) + xml[end:]
 
@@ -104,7 +105,7 @@ def measure(name, quick, repeat):
     mj_step = ref.seconds / ref.steps
     rows = []
     for method in METHODS[name]:
-        tr = best_of(lambda: mm.simulate(model, T, method=method, progress=False, **options), repeat)
+        tr = best_of(lambda method=method: mm.simulate(model, T, method=method, progress=False, **options), repeat)
         per_step = tr.seconds / max(tr.steps, 1)
         solved = sum(s == mbdcp.Status.SOLVED for s in tr.statuses)
         rows.append([name, model.mj_model.nbody - 1, model.nv, method, tr.steps, f"{1e3 * per_step:.3f}",
@@ -151,9 +152,7 @@ def main():
     ap.add_argument("--models", nargs="+", choices=list(MODELS), default=list(MODELS))
     ap.add_argument("--repeat", type=int, default=3, help="runs per measurement; the fastest is kept")
     args = ap.parse_args()
-    try:
-        import mujoco  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("mujoco") is None:
         print("MuJoCo is not installed (pip install mbdcp[mujoco]): there is nothing to compare.")
         return
     print("Timings on a shared machine: ratios, not absolute figures, are what to compare; each is the "

@@ -12,11 +12,11 @@ import pytest
 
 mujoco = pytest.importorskip("mujoco")
 
-import mbdcp  # noqa: E402
-import mbdcp.mujoco as mm  # noqa: E402
-from mbdcp.mechanics import Body3D, Plane, Scene, simulate  # noqa: E402
-from mbdcp.mechanics.assembly import friction_directions  # noqa: E402
-from mbdcp.mujoco._directions import Directions  # noqa: E402
+import mbdcp
+import mbdcp.mujoco as mm
+from mbdcp.mechanics import Body3D, Plane, Scene, simulate
+from mbdcp.mechanics.assembly import friction_directions
+from mbdcp.mujoco._directions import Directions
 
 MODELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models")
 G = 9.81

@@ -8,8 +8,8 @@ import numpy as np
 from mbdcp.infrastructure import validate as val
 from mbdcp.mechanics import Failure
 from mbdcp.mujoco._model import Model
-from mbdcp.mujoco._solvers import METHODS
 from mbdcp.mujoco._simulate import _controls, simulate
+from mbdcp.mujoco._solvers import METHODS
 from mbdcp.mujoco._trajectory import MujocoTrajectory
 
 __all__ = ["compare", "plot_comparison", "run_mujoco"]

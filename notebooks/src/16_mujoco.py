@@ -13,8 +13,9 @@
 # $+x$), a stack of three boxes and a ball, all with $\mu = 0.3$.
 
 # %%
-import numpy as np
 import matplotlib.pyplot as plt
+import numpy as np
+
 import mbdcp
 import mbdcp.mujoco as mm
 
@@ -89,9 +90,9 @@ plt.show()
 #
 # `compare` runs MuJoCo's `mj_step` on the model as it is (soft contacts with time constant
 # `solref[0]` = 0.02 s, pyramidal cones) and mbdcp's methods from the same state, as a table (pandas).
-# MuJoCo's bodies sink into each other (here by up to 1.7 mm, the ball landing softly on the floor
-# and the boxes settling); mbdcp's do not. The largest difference of the positions is the slider's
-# orientation (a quaternion component): on its soft contacts MuJoCo's box rocks as it slides.
+# MuJoCo's bodies sink into each other and into the floor (here by up to 1.7 mm); mbdcp's do not.
+# The largest difference of the positions is the slider's orientation (a quaternion component): on
+# its soft contacts MuJoCo's box rocks as it slides.
 
 # %%
 table = mm.compare(model, 1.0, methods=("lcp", "ccp"))
