@@ -26,8 +26,9 @@ class Scene:
 
     Every pair of bodies gets contacts or is refused: a box meets walls only, so a box within
     reach of another body (the gap between their bounding spheres at most ``delta``) is a
-    ValueError naming the two bodies, here, in :meth:`update` and in every contact search (each
-    step of a simulation). A Body3D is a sphere, a box or a particle, never two of them.
+    ValueError naming the two bodies, here, in :meth:`update` and in every contact search (a
+    simulation ends there, with the failure "unsupported pair"). A Body3D is a sphere, a box or a
+    particle, never two of them.
 
     >>> from mbdcp.mechanics import Body2D, Line, Scene
     >>> scene = Scene([Body2D(1.0, [0, 0.4], radius=0.5)], [Line([0, 0], [0, 1])])
