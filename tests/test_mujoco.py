@@ -263,6 +263,20 @@ def test_joint_friction_loss_holds_a_joint_until_its_torque_exceeds_it():
         mm.simulate(held, 0.1, method="ccp", progress=False)
 
 
+def test_a_tendon_limit_is_a_rope():
+    # a weight on a 0.5 m spatial tendon from a fixed site: it falls until the tendon is taut, then swings
+    model = mm.load("""<mujoco><option timestep="0.005"/><worldbody><site name="top" pos="0 0 2"/>
+      <body pos="0.3 0 1.8"><freejoint/><geom size="0.05" mass="1" contype="0" conaffinity="0"/><site name="hook"/>
+      </body></worldbody><tendon><spatial limited="true" range="0 0.5"><site site="top"/><site site="hook"/>
+      </spatial></tendon></mujoco>""")
+    tr = mm.simulate(model, 1.0, progress=False)
+    length = np.linalg.norm(tr.positions[:, :3] - [0.0, 0.0, 2.0], axis=1)
+    assert tr.success and length[0] < 0.37
+    assert np.abs(length[100:] - 0.5).max() < 2e-3  # taut (the length is linearised over a step: h^2 v^2 / L)
+    p = model.problem(qpos=tr.positions[100], qvel=tr.velocities[100])
+    assert p["Wn"].shape == (6, 1) and p["U"][0] == 0.0 and abs(p["psi_n"][0]) < 2e-3
+
+
 def test_actuators_act_through_ctrl_constant_or_callable():
     xml = """<mujoco><option timestep="0.01" gravity="0 0 0"/><worldbody><body>
       <joint name="x" type="slide" axis="1 0 0"/><geom size="0.1" mass="2" contype="0" conaffinity="0"/></body>

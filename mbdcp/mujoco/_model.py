@@ -10,7 +10,7 @@ from mbdcp.mujoco import _mj
 from mbdcp.mujoco._assembly import Assembler
 from mbdcp.mujoco._features import not_mapped, warn_not_mapped
 
-__all__ = ["Model", "load"]
+__all__ = ["Model", "load", "controls", "friction_count"]
 
 
 class _Sizes:
@@ -110,8 +110,19 @@ class Model:
         h = self.timestep if h is None else val.positive_scalar("h", h)
         n_d = friction_count(n_d)
         a = self._prepared(None if delta is None else val.nonnegative_scalar("delta", delta))
-        a.run(qpos, qvel, ctrl(float(self.mj_data.time), qpos, qvel) if callable(ctrl) else ctrl, h, float(self.mj_data.time))
+        t = float(self.mj_data.time)
+        a.run(qpos, qvel, controls(ctrl, self.nu)(t, qpos, qvel), h, t)
         return a.arrays(h, n_d).step_arguments()
+
+
+def controls(ctrl, nu):
+    """control(t, qpos, qvel): the constant ``ctrl`` or the callable's value, checked."""
+    if not callable(ctrl):
+        return lambda t, q, v: ctrl
+
+    def control(t, q, v):
+        return val.vector("ctrl(t, qpos, qvel)", ctrl(t, q.copy(), v.copy()), nu, symbol="nu")
+    return control
 
 
 def friction_count(n_d):

@@ -8,7 +8,7 @@ import mbdcp
 from mbdcp.infrastructure import stabilization as stab
 from mbdcp.infrastructure import validate as val
 from mbdcp.mechanics import Failure
-from mbdcp.mujoco._model import Model, friction_count
+from mbdcp.mujoco._model import Model, controls, friction_count
 from mbdcp.mujoco._solvers import METHODS, stepper
 from mbdcp.mujoco._trajectory import ContactStates, MujocoTrajectory
 
@@ -51,16 +51,6 @@ def _has_joint_friction(model):
     m, mj = model.mj_model, model._mj
     off = int(mj.mjtDisableBit.mjDSBL_FRICTIONLOSS) | int(mj.mjtDisableBit.mjDSBL_CONSTRAINT)
     return not (m.opt.disableflags & off) and (np.any(m.dof_frictionloss > 0) or np.any(m.tendon_frictionloss > 0))
-
-
-def _controls(ctrl, nu):
-    """control(t, qpos, qvel): the constant ``ctrl`` or the callable's value, checked."""
-    if not callable(ctrl):
-        return lambda t, q, v: ctrl
-
-    def control(t, q, v):
-        return val.vector("ctrl(t, qpos, qvel)", ctrl(t, q.copy(), v.copy()), nu, symbol="nu")
-    return control
 
 
 class _Record:
@@ -147,7 +137,7 @@ def simulate(model, T, *, h=None, method="lcp", n_d=None, delta=None, qpos=None,
     progress = val.flag("progress", progress)
     qpos, qvel, ctrl = model.state(qpos, qvel, ctrl)
     solve = stepper(s.method, s.n_d, s.algorithm, s.tol, s.max_iter, s.warm_start, correction)
-    return _run(model, s, qpos, qvel, _controls(ctrl, model.nu), solve, progress)
+    return _run(model, s, qpos, qvel, controls(ctrl, model.nu), solve, progress)
 
 
 def _run(model, s, qpos, qvel, control, solve, progress):
