@@ -24,7 +24,7 @@ import numpy as np
 from mbdcp.mujoco import _mj
 from mbdcp.mujoco._contacts import GeomContacts, geom_contacts
 from mbdcp.mujoco._directions import Directions
-from mbdcp.mujoco._rows import ConstraintRows, constraint_rows, no_rows
+from mbdcp.mujoco._rows import ConstraintRows, constraint_rows, no_rows, non_contact_rows
 
 __all__ = ["Assembler", "StepArrays", "ROTATION_DELTA"]
 
@@ -137,7 +137,7 @@ class Assembler:
         self.fill_mass(m, d, M)
         J = d.efc_J.reshape(-1)[:nefc * nv].reshape(nefc, nv)
         c = geom_contacts(d, self.delta, self.flex)
-        other = d.ne + d.nf + d.nl  # MuJoCo's rows: equalities, friction loss, limits, then contacts
+        other = non_contact_rows(d)  # MuJoCo's rows: equalities, friction loss, limits, then contacts
         rows = constraint_rows(d, J[:other]) if other else self.no_rows
         n_c, n_l = len(c), len(rows.limit_gap)
         K = 2 if pairs else n_d

@@ -7,7 +7,7 @@ import numpy as np
 
 from mbdcp.infrastructure import validate as val
 from mbdcp.mechanics import Failure
-from mbdcp.mujoco._model import Model, controls
+from mbdcp.mujoco._model import INPUTS, Model, controls
 from mbdcp.mujoco._simulate import simulate
 from mbdcp.mujoco._solvers import METHODS
 from mbdcp.mujoco._trajectory import MujocoTrajectory
@@ -49,8 +49,9 @@ def run_mujoco(model, T, *, h=None, qpos=None, qvel=None, ctrl=None):
     m.opt.timestep = h
     m.opt.enableflags |= int(mj.mjtEnableBit.mjENBL_ENERGY)
     d = mj.MjData(m)
-    for name in ("qfrc_applied", "xfrc_applied", "mocap_pos", "mocap_quat", "act"):
-        getattr(d, name)[:] = getattr(model.mj_data, name)
+    for name in INPUTS:
+        if hasattr(d, name):
+            getattr(d, name)[:] = getattr(model.mj_data, name)
     d.qpos[:], d.qvel[:], d.time = qpos, qvel, float(model.mj_data.time)
     return _mujoco_loop(mj, m, d, steps, h, controls(ctrl, model.nu), model.penetration_tolerance)
 

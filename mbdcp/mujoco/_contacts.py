@@ -43,7 +43,8 @@ def geom_contacts(d, delta, flex=False):
     if d.ncon == 0:
         return NO_CONTACTS
     con = d.contact
-    dist, geom = con.dist, con.geom
+    dist = con.dist
+    geom = con.geom if hasattr(con, "geom") else np.stack([con.geom1, con.geom2], axis=1)  # MuJoCo < 3.0
     keep = (dist <= delta) & (con.efc_address >= 0)  # rows in efc_J: not excluded by MuJoCo
     if flex:
         keep &= geom.min(axis=1) >= 0

@@ -10,7 +10,12 @@ from mbdcp.mujoco import _mj
 from mbdcp.mujoco._assembly import Assembler
 from mbdcp.mujoco._features import not_mapped, warn_not_mapped
 
-__all__ = ["Model", "load", "controls", "friction_count"]
+__all__ = ["Model", "load", "controls", "friction_count", "INPUTS"]
+
+
+# what of mj_data, besides the state, a step reads: applied forces, mocap poses, activations, and
+# which equality constraints are on (mjData.eq_active since MuJoCo 3.0)
+INPUTS = ("qfrc_applied", "xfrc_applied", "mocap_pos", "mocap_quat", "act", "eq_active")
 
 
 class _Sizes:
@@ -46,7 +51,7 @@ class Model:
     here, so changes made later to ``mj_model`` need a new ``Model(mj_model)``); ``mj_data`` a
     ``mujoco.MjData`` of it whose ``qpos``, ``qvel`` and ``ctrl`` are the default start of
     :func:`simulate` and :meth:`problem` (and whose ``qfrc_applied``, ``xfrc_applied``,
-    ``mocap_pos``, ``mocap_quat`` and ``act`` they use). ``delta`` is the activation distance used
+    ``mocap_pos``, ``mocap_quat``, ``act`` and ``eq_active`` they use). ``delta`` is the activation distance used
     when none is given: 10 % of the smallest geom that moves and can touch (a radius or a smallest
     half extent), the rule of :meth:`mbdcp.mechanics.Scene.default_delta`; ``penetration_tolerance``
     the rule of :func:`mbdcp.mechanics.simulate.default_penetration_tolerance`. ``not_mapped`` lists
@@ -89,8 +94,9 @@ class Model:
     def _prepared(self, delta):
         """The assembler with the inputs of ``mj_data`` that are not the state, and delta set."""
         a, src = self._assembler, self.mj_data
-        for name in ("qfrc_applied", "xfrc_applied", "mocap_pos", "mocap_quat", "act"):
-            getattr(a.d, name)[:] = getattr(src, name)
+        for name in INPUTS:
+            if hasattr(src, name):
+                getattr(a.d, name)[:] = getattr(src, name)
         a.set_delta(self.delta if delta is None else delta)
         return a
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["ConstraintRows", "constraint_rows", "no_rows"]
+__all__ = ["ConstraintRows", "constraint_rows", "no_rows", "non_contact_rows"]
 
 # MuJoCo's mjtConstraint
 EQUALITY, FRICTION_DOF, FRICTION_TENDON, LIMIT_JOINT, LIMIT_TENDON = 0, 1, 2, 3, 4
@@ -27,6 +27,13 @@ class ConstraintRows:
     limits: np.ndarray
     limit_gap: np.ndarray
     limit_kind: np.ndarray
+
+
+def non_contact_rows(d):
+    """How many of MuJoCo's constraint rows precede the contacts' (equalities, friction loss, limits)."""
+    if hasattr(d, "nl"):
+        return d.ne + d.nf + d.nl
+    return int(np.count_nonzero(d.efc_type[:d.nefc] <= LIMIT_TENDON))
 
 
 def no_rows(nv):

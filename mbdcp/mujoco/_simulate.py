@@ -5,6 +5,7 @@ from types import SimpleNamespace
 import numpy as np
 
 import mbdcp
+from mbdcp.formulations.ccp import METHODS as CCP_METHODS
 from mbdcp.infrastructure import stabilization as stab
 from mbdcp.infrastructure import validate as val
 from mbdcp.mechanics import Failure
@@ -36,8 +37,7 @@ def _settings(model, T, h, method, n_d, delta, tol, max_iter, algorithm, max_pen
     if method != "lcp" and _has_joint_friction(model):
         raise ValueError(f"method {method!r} does not model joint friction (the model's frictionloss): use method 'lcp'")
     if method == "ccp":
-        algorithm = val.choice("algorithm", "auto" if algorithm is None else algorithm,
-                               ("auto", "apgd", "newton", "ipm", "pjacobi", "pgs"))
+        algorithm = val.choice("algorithm", "auto" if algorithm is None else algorithm, CCP_METHODS)
     stab.settings(correction["max_correction_speed"], correction["baumgarte"])
     pen = model.penetration_tolerance if max_penetration is None else val.threshold("max_penetration", max_penetration)
     return SimpleNamespace(method=method, h=h, steps=steps, n_d=friction_count(4 if n_d is None else n_d),
