@@ -40,10 +40,10 @@ def stack(n=5):
             '</default><worldbody><geom type="plane" size="5 5 0.1"/>' + bodies + "</worldbody></mujoco>")
 
 
-def pile(n=20, seed=7):
+def pile(n=20, stream=7):
     """n cubes (0.2 m) dropped, turned by up to 10 degrees, from a column of 3 x 3 layers above the floor
     (0.3 m apart: none touches another at the start)."""
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(stream)
     bodies = []
     for k in range(n):
         layer, i, j = divmod(k, 9)[0], *divmod(k % 9, 3)

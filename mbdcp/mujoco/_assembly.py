@@ -74,6 +74,8 @@ class Assembler:
         m = self.m
         m.opt.jacobian = int(mj.mjtJacobian.mjJAC_DENSE)  # rows read directly
         m.opt.cone = int(mj.mjtCone.mjCONE_ELLIPTIC)  # a contact's rows: normal, then tangents
+        if hasattr(mj.mjtEnableBit, "mjENBL_SLEEP"):  # every body's stages computed, none put to sleep
+            m.opt.enableflags &= ~int(mj.mjtEnableBit.mjENBL_SLEEP)
         m.geom_gap[:] = 0.0
         if m.npair:
             m.pair_gap[:] = 0.0
@@ -162,7 +164,7 @@ class Assembler:
         if c.frictionless:  # condim 1 has no tangent rows (and no friction)
             coef[c.mu == 0] = 0.0
             tangent = np.minimum(tangent, len(J) - 1)
-        T = (coef @ J[tangent]).reshape(len(c) * K, -1).T
+        T = (coef @ J[tangent]).reshape(len(c) * K, J.shape[1]).T
         return J[c.row], np.ascontiguousarray(T)
 
     def _directions(self, n_d, pairs):

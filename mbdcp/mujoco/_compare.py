@@ -125,8 +125,8 @@ def compare(model, T, *, methods=("lcp",), h=None, qpos=None, qvel=None, ctrl=No
         raise ImportError("compare returns a pandas DataFrame: pip install pandas") from exc
     if isinstance(methods, str) or not isinstance(methods, (list, tuple)) or not methods:
         raise TypeError(f"methods must be a non-empty list or tuple of method names, got {val.describe(methods)}")
-    for name in methods:
-        val.choice("methods[...]", name, METHODS)
+    for i, name in enumerate(methods):
+        val.choice(f"methods[{i}]", name, METHODS)
     reference = run_mujoco(model, T, h=h, qpos=qpos, qvel=qvel, ctrl=ctrl)
     rows = [_row("mujoco", "mujoco", reference, reference)]
     for name in methods:
