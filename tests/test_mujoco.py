@@ -317,6 +317,8 @@ def test_every_method_steps_a_model_and_warm_starts_change_nothing():
         tr = mm.simulate(model, 0.5, method=method, progress=False)
         assert tr.success
         np.testing.assert_allclose(tr.velocities[-1, [0, 4]], 5 / 7 * 2.0, atol=1e-3)
+    frictionless = mm.simulate(model, 0.5, n_d=0, progress=False)  # no friction directions: it slides on
+    assert frictionless.success and np.all(frictionless.velocities[:, 0] == 2.0)
 
 
 # ---- what is not mapped, checks, results
