@@ -1,5 +1,6 @@
-/* Cone complementarity: APGD, projected Jacobi and Gauss-Seidel, without forming N; see ccp.h. */
-#include <float.h>
+/* Cone complementarity: APGD, projected Jacobi and Gauss-Seidel, without forming N, and the driver
+ * (with AUTO); see ccp.h. The products with N and the residuals are in ccp_ops.c, the interior-point
+ * method in ccp_ipm.c. */
 #include <math.h>
 #include <string.h>
 
@@ -10,9 +11,8 @@
 
 /* Power iterations for the polish subproblem's Lipschitz constant (see sub_lipschitz()). */
 #define POWER_ITERATIONS 30
-/* Lanczos steps for the Lipschitz constant of N, the residual's scale (see lipschitz()), ... */
-#define LANCZOS_STEPS 12
-/* ... and of S N S for APGD's first step only: its line search doubles an estimate that is low. */
+/* Lanczos steps for the Lipschitz constant of S N S for APGD's first step only (of N: LANCZOS_STEPS,
+ * ccp_internal.h): its line search doubles an estimate that is low. */
 #define APGD_LANCZOS_STEPS 4
 /* Polish (see polish()): at most this many failing contacts, this many contacts around them, this
  * many rounds, a first wait of this many APGD iterations after a miss (doubled after each). */
@@ -65,18 +65,6 @@ MbdcpReturn mbdcp_ccp_check_settings(const MbdcpCcpSettings *s, const char **mes
     return msg ? MBDCP_ERR_SETTING : MBDCP_OK;
 }
 
-static mbdcp_int n_p(const MbdcpCcpProblem *p)
-{
-    return 3 * p->n_c + p->n_b;
-}
-
-/* Flops of one product with N = P^T Q: its two sweeps and the sum. */
-static mbdcp_float product_flops(const MbdcpCcpProblem *p)
-{
-    const mbdcp_int np_ = n_p(p);
-    return 2.0 * ((mbdcp_float)p->P_colptr[np_] + (mbdcp_float)p->Q_colptr[np_]) + np_;
-}
-
 /* The polish subproblem's size: three entries per contact of its set. */
 static size_t polish_size(const MbdcpCcpProblem *p)
 {
@@ -90,7 +78,7 @@ size_t mbdcp_ccp_workspace_size(const MbdcpCcpProblem *p)
 {
     if (!p) return 0;
     const size_t K = polish_size(p);
-    return (14 * (size_t)n_p(p) + 10 * (size_t)p->n_c + 3 * (size_t)p->n_v + K * K + 6 * K + K * K / 9 + K / 3 + 1) *
+    return (14 * (size_t)ccp_n_p(p) + 10 * (size_t)p->n_c + 3 * (size_t)p->n_v + K * K + 6 * K + K * K / 9 + K / 3 + 1) *
            sizeof(mbdcp_float);
 }
 
@@ -104,302 +92,6 @@ size_t mbdcp_ccp_solve_workspace_size(const MbdcpCcpProblem *p, const MbdcpCcpSe
     if (!p || !s) return 0;
     const size_t base = mbdcp_ccp_workspace_size(p);
     return uses_ipm(s) ? base + mbdcp_ccp_ipm_bytes(p, s->factor_blocks) : base;
-}
-
-static void project_all(const MbdcpCcpProblem *p, mbdcp_float *nu)
-{
-    for (mbdcp_int i = 0; i < p->n_c; ++i) mbdcp_cone_project_inline(p->mu[i], nu + 3 * i);
-}
-
-/* P_j^T u for column j. */
-static mbdcp_float col_dot_P(const MbdcpCcpProblem *p, mbdcp_int j, const mbdcp_float *u)
-{
-    mbdcp_float s = 0.0;
-    for (mbdcp_int k = p->P_colptr[j]; k < p->P_colptr[j + 1]; ++k) s += p->P_val[k] * u[p->P_rowind[k]];
-    return s;
-}
-
-/* Bits of Ccp.blocked: each contact's three columns of P (of Q) share their rows, as
- * cone_jacobian and a block-diagonal M^-1 build them. Then a contact's three dot products with u
- * (its three scatters into u) take one sweep over its rows. */
-enum { BLOCKED_P = 1, BLOCKED_Q = 2 };
-
-static int columns_blocked(mbdcp_int n_c, const mbdcp_int *colptr, const mbdcp_int *rowind)
-{
-    for (mbdcp_int i = 0; i < n_c; ++i) {
-        const mbdcp_int k0 = colptr[3 * i], k1 = colptr[3 * i + 1], k2 = colptr[3 * i + 2];
-        const mbdcp_int n = k1 - k0;
-        if (k2 - k1 != n || colptr[3 * i + 3] - k2 != n) return 0;
-        for (mbdcp_int t = 0; t < n; ++t)
-            if (rowind[k0 + t] != rowind[k1 + t] || rowind[k0 + t] != rowind[k2 + t]) return 0;
-    }
-    return 1;
-}
-
-/* u = Q S x (S = NULL: u = Q x), scattered column by column; with BLOCKED_Q a contact's three
- * columns in one sweep, each u_r receiving the sum of its three terms (no test per term: a zero
- * term adds nothing, and a branch per entry cost 6 % of APGD's time at 500 spheres). */
-static void apply_QS(const MbdcpCcpProblem *p, int blocked, const mbdcp_float *S, const mbdcp_float *x,
-                     mbdcp_float *u)
-{
-    memset(u, 0, (size_t)p->n_v * sizeof(mbdcp_float));
-    mbdcp_int j = 0;
-    if (blocked & BLOCKED_Q) {
-        for (mbdcp_int i = 0; i < p->n_c; ++i) {
-            mbdcp_float xs[3];
-            for (int a = 0; a < 3; ++a) xs[a] = S ? S[3 * i + a] * x[3 * i + a] : x[3 * i + a];
-            if (xs[0] == 0.0 && xs[1] == 0.0 && xs[2] == 0.0) continue;
-            const mbdcp_int k0 = p->Q_colptr[3 * i], k1 = p->Q_colptr[3 * i + 1], k2 = p->Q_colptr[3 * i + 2];
-            const mbdcp_int *row = p->Q_rowind + k0;
-            const mbdcp_float *q0 = p->Q_val + k0, *q1 = p->Q_val + k1, *q2 = p->Q_val + k2;
-            for (mbdcp_int t = 0; t < k1 - k0; ++t) u[row[t]] += q0[t] * xs[0] + q1[t] * xs[1] + q2[t] * xs[2];
-        }
-        j = 3 * p->n_c;
-    }
-    for (; j < n_p(p); ++j) {
-        const mbdcp_float xj = S ? S[j] * x[j] : x[j];
-        if (xj == 0.0) continue;
-        for (mbdcp_int k = p->Q_colptr[j]; k < p->Q_colptr[j + 1]; ++k) u[p->Q_rowind[k]] += p->Q_val[k] * xj;
-    }
-}
-
-/* s_a = P_{3i+a}^T u, a = 0, 1, 2, for a contact whose three columns share their rows; each sum
- * in the order of col_dot_P. */
-static void dot3(const MbdcpCcpProblem *p, mbdcp_int i, const mbdcp_float *u, mbdcp_float *s)
-{
-    const mbdcp_int k0 = p->P_colptr[3 * i], k1 = p->P_colptr[3 * i + 1], k2 = p->P_colptr[3 * i + 2];
-    const mbdcp_int *row = p->P_rowind + k0;
-    const mbdcp_float *v0 = p->P_val + k0, *v1 = p->P_val + k1, *v2 = p->P_val + k2;
-    mbdcp_float s0 = 0.0, s1 = 0.0, s2 = 0.0;
-    for (mbdcp_int t = 0; t < k1 - k0; ++t) {
-        const mbdcp_float ut = u[row[t]];
-        s0 += v0[t] * ut;
-        s1 += v1[t] * ut;
-        s2 += v2[t] * ut;
-    }
-    s[0] = s0;
-    s[1] = s1;
-    s[2] = s2;
-}
-
-/* y_j = S_j P_j^T u (S = NULL: P_j^T u), contact by contact with BLOCKED_P. */
-static void gather_P(const MbdcpCcpProblem *p, int blocked, const mbdcp_float *S, const mbdcp_float *u,
-                     mbdcp_float *y)
-{
-    mbdcp_int j = 0;
-    if (blocked & BLOCKED_P) {
-        for (mbdcp_int i = 0; i < p->n_c; ++i) {
-            mbdcp_float s[3];
-            dot3(p, i, u, s);
-            for (int a = 0; a < 3; ++a) y[3 * i + a] = S ? S[3 * i + a] * s[a] : s[a];
-        }
-        j = 3 * p->n_c;
-    }
-    for (; j < n_p(p); ++j) {
-        const mbdcp_float d = col_dot_P(p, j, u);
-        y[j] = S ? S[j] * d : d;
-    }
-}
-
-/* y = S N S x for the diagonal scaling S (S = NULL: y = N x), the scaling folded into the two
- * sweeps; u receives Q S x; blocked: BLOCKED_P | BLOCKED_Q bits. */
-static void apply_SNS(const MbdcpCcpProblem *p, int blocked, const mbdcp_float *S, const mbdcp_float *x,
-                      mbdcp_float *u, mbdcp_float *y)
-{
-    apply_QS(p, blocked, S, x, u);
-    gather_P(p, blocked, S, u, y);
-}
-
-static mbdcp_float dot(mbdcp_int n, const mbdcp_float *a, const mbdcp_float *b)
-{
-    mbdcp_float s = 0.0;
-    for (mbdcp_int i = 0; i < n; ++i) s += a[i] * b[i];
-    return s;
-}
-
-/* The number of eigenvalues of the symmetric tridiagonal T (diagonal a, off-diagonal b[1..k-1])
- * below x (Sturm count). */
-static int below(int k, const mbdcp_float *a, const mbdcp_float *b, mbdcp_float x)
-{
-    int count = 0;
-    mbdcp_float d = 1.0;
-    for (int i = 0; i < k; ++i) {
-        d = a[i] - x - (i > 0 ? b[i] * b[i] / d : 0.0);
-        if (d == 0.0) d = -DBL_EPSILON * (fabs(a[i]) + fabs(x) + DBL_MIN);
-        count += d < 0.0;
-    }
-    return count;
-}
-
-/* Largest eigenvalue of S N S (symmetric PSD; S = NULL: of N), by LANCZOS_STEPS steps of Lanczos
- * from a fixed start (x, y, u, v: scratch): the largest Ritz value, found by bisection on the
- * Sturm count. It is the largest Rayleigh quotient over the Krylov space that as many power
- * iterations explore, so it is closer from below than power iteration at the same number of
- * products. */
-static mbdcp_float lipschitz(const MbdcpCcpProblem *p, int blocked, const mbdcp_float *S, int steps, mbdcp_float *x,
-                             mbdcp_float *y, mbdcp_float *u, mbdcp_float *v)
-{
-    const mbdcp_int np_ = n_p(p);
-    mbdcp_float a[LANCZOS_STEPS], b[LANCZOS_STEPS + 1];
-    for (mbdcp_int j = 0; j < np_; ++j) x[j] = 1.0 + 0.01 * (j % 7); /* not orthogonal to anything simple */
-    memset(v, 0, (size_t)np_ * sizeof(mbdcp_float));
-    mbdcp_float nx = sqrt(dot(np_, x, x));
-    b[0] = 0.0;
-    int k = 0;
-    while (k < steps && nx > 0.0 && isfinite(nx)) {
-        /* x: the new Lanczos vector (unnormalized, norm nx), v: the one before it */
-        for (mbdcp_int j = 0; j < np_; ++j) x[j] /= nx;
-        b[k] = k > 0 ? nx : 0.0;
-        apply_SNS(p, blocked, S, x, u, y);
-        a[k] = dot(np_, x, y);
-        for (mbdcp_int j = 0; j < np_; ++j) {
-            const mbdcp_float next = y[j] - a[k] * x[j] - b[k] * v[j];
-            v[j] = x[j];
-            x[j] = next;
-        }
-        ++k;
-        nx = sqrt(dot(np_, x, x));
-        if (!(nx > 1e-12 * fabs(a[k - 1]))) break; /* an invariant subspace: T's values are exact */
-    }
-    if (k == 0 || !isfinite(a[0])) return 1.0;
-    mbdcp_float lo = 0.0, hi = 0.0;
-    for (int i = 0; i < k; ++i) { /* Gershgorin bounds the largest from above */
-        lo = fmax(lo, a[i]);
-        hi = fmax(hi, a[i] + (i > 0 ? b[i] : 0.0) + (i + 1 < k ? b[i + 1] : 0.0));
-    }
-    for (int it = 0; it < 100 && hi - lo > 1e-12 * hi; ++it) {
-        const mbdcp_float mid = 0.5 * (lo + hi);
-        if (below(k, a, b, mid) == k) hi = mid; else lo = mid;
-    }
-    return hi > 0.0 ? 1.05 * hi : 1.0; /* a little above: the estimate approaches from below */
-}
-
-/* max_a |nu_a - Pi(nu - g / L)_a| over one block of w entries (w = 3: a contact with friction
- * coefficient mu; w = 1: a joint, no projection), given inv_L = 1 / L (a product, not a division,
- * in the hot loop); NAN if not finite. */
-static mbdcp_float block_residual(mbdcp_int w, mbdcp_float mu, const mbdcp_float *nu, const mbdcp_float *g,
-                                  mbdcp_float inv_L)
-{
-    mbdcp_float sc[3], r = 0.0;
-    for (mbdcp_int a = 0; a < w; ++a) sc[a] = nu[a] - g[a] * inv_L;
-    if (w == 3) mbdcp_cone_project_inline(mu, sc);
-    for (mbdcp_int a = 0; a < w; ++a) {
-        const mbdcp_float d = fabs(nu[a] - sc[a]);
-        if (!isfinite(d)) return NAN;
-        if (d > r) r = d; /* not fmax: a library call in the hot loop, and NAN is out already */
-    }
-    return r;
-}
-
-/* Normwise relative natural-map residual of nu with gradient g = N nu + p; NAN if anything is
- * not finite, so that a diverged iterate never looks converged. */
-static mbdcp_float residual(const MbdcpCcpProblem *p, const mbdcp_float *nu, const mbdcp_float *g,
-                            mbdcp_float L, mbdcp_float pnorm)
-{
-    const mbdcp_int nc = p->n_c, np_ = n_p(p);
-    const mbdcp_float inv_L = 1.0 / L;
-    mbdcp_float r = 0.0;
-    for (mbdcp_int i = 0; i < nc; ++i) {
-        const mbdcp_float d = block_residual(3, p->mu[i], nu + 3 * i, g + 3 * i, inv_L);
-        if (isnan(d)) return NAN;
-        r = fmax(r, d);
-    }
-    for (mbdcp_int j = 3 * nc; j < np_; ++j) {
-        const mbdcp_float d = block_residual(1, 0.0, nu + j, g + j, inv_L);
-        if (isnan(d)) return NAN;
-        r = fmax(r, d);
-    }
-    return r * L / pnorm;
-}
-
-/* The magnitudes of the terms that make up each entry of the gradient, s_j = |p_j| +
- * (|P|^T |Q| |nu|)_j (au: n_v scratch); returns the rounding floor 4 n_p eps max_j s_j. */
-static mbdcp_float magnitudes(const MbdcpCcpProblem *p, const mbdcp_float *nu, mbdcp_float *au, mbdcp_float *s)
-{
-    const mbdcp_int np_ = n_p(p);
-    memset(au, 0, (size_t)p->n_v * sizeof(mbdcp_float));
-    for (mbdcp_int j = 0; j < np_; ++j) {
-        const mbdcp_float a = fabs(nu[j]);
-        if (a == 0.0) continue;
-        for (mbdcp_int k = p->Q_colptr[j]; k < p->Q_colptr[j + 1]; ++k) au[p->Q_rowind[k]] += fabs(p->Q_val[k]) * a;
-    }
-    mbdcp_float smax = 0.0;
-    for (mbdcp_int j = 0; j < np_; ++j) {
-        mbdcp_float t = fabs(p->p[j]);
-        for (mbdcp_int k = p->P_colptr[j]; k < p->P_colptr[j + 1]; ++k) t += fabs(p->P_val[k]) * au[p->P_rowind[k]];
-        s[j] = t;
-        smax = fmax(smax, t);
-    }
-    return 4.0 * np_ * DBL_EPSILON * smax;
-}
-
-/* Block b's (a contact's, or a joint entry's) natural-map residual over its magnitudes s (floor
- * added); NAN if not finite. */
-static mbdcp_float block_ratio(const MbdcpCcpProblem *p, mbdcp_int b, const mbdcp_float *nu, const mbdcp_float *g,
-                               mbdcp_float L, const mbdcp_float *s, mbdcp_float floor_)
-{
-    const mbdcp_int nc = p->n_c, j0 = b < nc ? 3 * b : 3 * nc + (b - nc), w = b < nc ? 3 : 1;
-    const mbdcp_float num = block_residual(w, b < nc ? p->mu[b] : 0.0, nu + j0, g + j0, 1.0 / L) * L;
-    mbdcp_float den = 0.0;
-    for (mbdcp_int a = 0; a < w; ++a) den = fmax(den, s[j0 + a]);
-    if (!isfinite(num) || !isfinite(den)) return NAN;
-    return num > 0.0 ? num / (den + floor_) : 0.0;
-}
-
-/* Componentwise relative residual: per contact (per joint entry) the natural-map residual over the
- * magnitude of the terms that make up its gradient (magnitudes), with a rounding floor. au (n_v)
- * and s (n_p): scratch. NAN if not finite. */
-static mbdcp_float componentwise(const MbdcpCcpProblem *p, const mbdcp_float *nu, const mbdcp_float *g,
-                                 mbdcp_float L, mbdcp_float *au, mbdcp_float *s)
-{
-    const mbdcp_float floor_ = magnitudes(p, nu, au, s);
-    mbdcp_float r = 0.0;
-    for (mbdcp_int b = 0; b < p->n_c + p->n_b; ++b) {
-        const mbdcp_float d = block_ratio(p, b, nu, g, L, s, floor_);
-        if (isnan(d)) return NAN;
-        r = fmax(r, d);
-    }
-    return r;
-}
-
-/* The residual an answer nu (gradient g) is judged by: the larger of the normwise and the
- * componentwise one (NAN if either is). SOLVED, the start's early exit and the polish's
- * acceptance all need it at most tol; the loops test the cheap normwise one first. */
-static mbdcp_float answer_residual(const MbdcpCcpProblem *p, const mbdcp_float *nu, const mbdcp_float *g,
-                                   mbdcp_float L, mbdcp_float pnorm, mbdcp_float *au, mbdcp_float *s)
-{
-    const mbdcp_float nw = residual(p, nu, g, L, pnorm), cw = componentwise(p, nu, g, L, au, s);
-    return isnan(nw) || isnan(cw) ? NAN : fmax(nw, cw);
-}
-
-static void gradient(const MbdcpCcpProblem *p, const mbdcp_float *Nx, mbdcp_float *g)
-{
-    for (mbdcp_int j = 0; j < n_p(p); ++j) g[j] = Nx[j] + p->p[j];
-}
-
-/* The 3 x 3 diagonal blocks N_ii (row-major, 9 per contact), and eta per entry:
- * 3 / trace(N_ii) for a contact's three entries, 1 / N_jj for a joint. u must be zero on entry
- * (it is zero again on return). */
-static void scaling(const MbdcpCcpProblem *p, mbdcp_float *eta, mbdcp_float *Nii, mbdcp_float *u)
-{
-    const mbdcp_int nc = p->n_c, np_ = n_p(p);
-    mbdcp_float *diag = eta;
-    for (mbdcp_int j = 0; j < np_; ++j) {
-        /* column j of N restricted to its own block: scatter Q_j into u, dot with P, clear. */
-        for (mbdcp_int k = p->Q_colptr[j]; k < p->Q_colptr[j + 1]; ++k) u[p->Q_rowind[k]] += p->Q_val[k];
-        diag[j] = col_dot_P(p, j, u);
-        if (j < 3 * nc) {
-            const mbdcp_int i = j / 3, b = j % 3;
-            for (mbdcp_int a = 0; a < 3; ++a) Nii[9 * i + 3 * a + b] = col_dot_P(p, 3 * i + a, u);
-        }
-        for (mbdcp_int k = p->Q_colptr[j]; k < p->Q_colptr[j + 1]; ++k) u[p->Q_rowind[k]] = 0.0;
-    }
-    for (mbdcp_int i = 0; i < nc; ++i) {
-        const mbdcp_float tr = diag[3 * i] + diag[3 * i + 1] + diag[3 * i + 2];
-        const mbdcp_float e = tr > 0.0 ? 3.0 / tr : 1.0;
-        eta[3 * i] = eta[3 * i + 1] = eta[3 * i + 2] = e;
-    }
-    for (mbdcp_int j = 3 * nc; j < np_; ++j) eta[j] = diag[j] > 0.0 ? 1.0 / diag[j] : 1.0;
 }
 
 /* ---- the three methods ------------------------------------------------------------------------ */
@@ -428,7 +120,7 @@ static int converged(Ccp *C, mbdcp_int k, mbdcp_float res, const mbdcp_float *nu
         return 1;
     }
     if (!(res <= C->s->tol)) return !isfinite(res);
-    *cw = componentwise(C->p, nu, g, C->L, C->au, C->sc);
+    *cw = mbdcp_ccp_componentwise(C->p, nu, g, C->L, C->au, C->sc);
     return *cw <= C->s->tol || !isfinite(*cw);
 }
 
@@ -459,9 +151,9 @@ static mbdcp_float trial_point(const MbdcpCcpProblem *p, const mbdcp_float *mux,
 static mbdcp_float trial_product(const MbdcpCcpProblem *p, int blocked, const mbdcp_float *S, const mbdcp_float *T,
                                  const mbdcp_float *y, const mbdcp_float *Ny, mbdcp_float *u, mbdcp_float *NT)
 {
-    apply_SNS(p, blocked, S, T, u, NT);
+    mbdcp_ccp_apply_SNS(p, blocked, S, T, u, NT);
     mbdcp_float curv = 0.0;
-    for (mbdcp_int j = 0; j < n_p(p); ++j) curv += (NT[j] - Ny[j]) * (T[j] - y[j]);
+    for (mbdcp_int j = 0; j < ccp_n_p(p); ++j) curv += (NT[j] - Ny[j]) * (T[j] - y[j]);
     return curv;
 }
 
@@ -492,7 +184,8 @@ static void sub_matrix(Ccp *C, const mbdcp_int *set, mbdcp_int k)
             for (mbdcp_int t = p->Q_colptr[j]; t < p->Q_colptr[j + 1]; ++t) u[p->Q_rowind[t]] += p->Q_val[t];
             for (mbdcp_int t = C->aptr[b]; t < n; ++t)
                 for (mbdcp_int r = 0; r < 3; ++r)
-                    A[(size_t)(3 * C->anbr[t] + r) * K + 3 * b + c] = col_dot_P(p, 3 * set[C->anbr[t]] + r, u);
+                    A[(size_t)(3 * C->anbr[t] + r) * K + 3 * b + c] =
+                        mbdcp_ccp_col_dot_P(p, 3 * set[C->anbr[t]] + r, u);
             for (mbdcp_int t = p->Q_colptr[j]; t < p->Q_colptr[j + 1]; ++t) u[p->Q_rowind[t]] = 0.0;
         }
     }
@@ -529,11 +222,11 @@ static mbdcp_float sub_lipschitz(const Ccp *C, mbdcp_int K)
     mbdcp_float *x = C->aprev, *y = C->agrad, lam = 0.0;
     for (mbdcp_int a = 0; a < K; ++a) x[a] = 1.0 + 0.01 * (a % 7);
     for (int it = 0; it < POWER_ITERATIONS; ++it) {
-        const mbdcp_float nx = sqrt(dot(K, x, x));
+        const mbdcp_float nx = sqrt(mbdcp_ccp_dot(K, x, x));
         if (!(nx > 0.0)) break;
         for (mbdcp_int a = 0; a < K; ++a) x[a] /= nx;
         sub_product(C, K, x, y);
-        lam = dot(K, x, y);
+        lam = mbdcp_ccp_dot(K, x, y);
         memcpy(x, y, (size_t)K * sizeof(mbdcp_float));
     }
     return 1.05 * lam;
@@ -546,7 +239,7 @@ static mbdcp_float sub_lipschitz(const Ccp *C, mbdcp_int K)
 static mbdcp_int sub_iterations(const Ccp *C, mbdcp_int k)
 {
     const mbdcp_float per_iteration = 18.0 * (mbdcp_float)C->aptr[k] + 30.0 * (mbdcp_float)k; /* sub_product, cones */
-    const mbdcp_float budget = POLISH_WORK * product_flops(C->p) / per_iteration;
+    const mbdcp_float budget = POLISH_WORK * mbdcp_ccp_product_flops(C->p) / per_iteration;
     return (mbdcp_int)fmin((mbdcp_float)POLISH_MAX_ITERATIONS, fmax((mbdcp_float)POLISH_MIN_ITERATIONS, budget));
 }
 
@@ -578,7 +271,7 @@ static int sub_converged(const Ccp *C, const mbdcp_int *set, mbdcp_int K, mbdcp_
     sub_gradient(C, K, C->ax, grad);
     for (mbdcp_int a = 0; a < K; a += 3) {
         const mbdcp_int j0 = 3 * set[a / 3];
-        const mbdcp_float num = block_residual(3, C->p->mu[set[a / 3]], C->ax + a, grad + a, 1.0 / LA) * LA;
+        const mbdcp_float num = mbdcp_ccp_block_residual(3, C->p->mu[set[a / 3]], C->ax + a, grad + a, 1.0 / LA) * LA;
         const mbdcp_float den = fmax(s[j0], fmax(s[j0 + 1], s[j0 + 2]));
         if (!(num <= 0.1 * C->s->tol * (den + floor_))) return 0;
     }
@@ -621,9 +314,9 @@ static int solve_around(Ccp *C, mbdcp_float *x, mbdcp_float *gx, const mbdcp_flo
         if (it % 50 == 49 && sub_converged(C, set, K, LA, s, floor_)) break;
     }
     for (mbdcp_int a = 0; a < K; ++a) x[3 * set[a / 3] + a % 3] = C->ax[a];
-    project_all(p, x);
-    apply_SNS(p, C->blocked, NULL, x, u, gx);
-    gradient(p, gx, gx);
+    mbdcp_ccp_project_all(p, x);
+    mbdcp_ccp_apply_SNS(p, C->blocked, NULL, x, u, gx);
+    mbdcp_ccp_gradient(p, gx, gx);
     return 1;
 }
 
@@ -643,7 +336,7 @@ enum { POLISH_NONE, POLISH_SHORT, POLISH_SOLVED };
 static int polish(Ccp *C, const mbdcp_float *nu, const mbdcp_float *g)
 {
     const MbdcpCcpProblem *p = C->p;
-    const mbdcp_int nc = p->n_c, nv = p->n_v, np_ = n_p(p);
+    const mbdcp_int nc = p->n_c, nv = p->n_v, np_ = ccp_n_p(p);
     const mbdcp_float tol = C->s->tol, L = C->L;
     if (p->n_b > 0 || nc == 0) return POLISH_NONE;
     mbdcp_float *s = C->sc, *mark = C->mark, *x = C->pol, *gx = C->pg;
@@ -651,19 +344,20 @@ static int polish(Ccp *C, const mbdcp_float *nu, const mbdcp_float *g)
     memcpy(gx, g, (size_t)np_ * sizeof(mbdcp_float));
     for (int round = 0; round < POLISH_ROUNDS; ++round) {
         const int so_far = round > 0 ? POLISH_SHORT : POLISH_NONE; /* what the rounds before left */
-        const mbdcp_float floor_ = magnitudes(p, x, C->au, s);
+        const mbdcp_float floor_ = mbdcp_ccp_magnitudes(p, x, C->au, s);
         if (round == 0) memset(mark, 0, (size_t)nv * sizeof(mbdcp_float));
         mbdcp_int failing = 0;
         for (mbdcp_int i = 0; i < nc; ++i) {
-            const int normwise = block_residual(3, p->mu[i], x + 3 * i, gx + 3 * i, 1.0 / L) * L > tol * C->pnorm;
-            if (!normwise && !(block_ratio(p, i, x, gx, L, s, floor_) > tol)) continue;
+            const int normwise =
+                mbdcp_ccp_block_residual(3, p->mu[i], x + 3 * i, gx + 3 * i, 1.0 / L) * L > tol * C->pnorm;
+            if (!normwise && !(mbdcp_ccp_block_ratio(p, i, x, gx, L, s, floor_) > tol)) continue;
             if (++failing > POLISH_FAILING) return so_far;
             for (mbdcp_int k = p->P_colptr[3 * i]; k < p->P_colptr[3 * i + 3]; ++k) mark[p->P_rowind[k]] = 1.0;
         }
         if (failing == 0) return round > 0 ? POLISH_SOLVED : POLISH_NONE;
         if (!solve_around(C, x, gx, s, floor_)) return so_far;
     }
-    return answer_residual(p, x, gx, L, C->pnorm, C->au, C->sc) <= tol ? POLISH_SOLVED : POLISH_SHORT;
+    return mbdcp_ccp_answer_residual_of(p, x, gx, L, C->pnorm, C->au, C->sc) <= tol ? POLISH_SOLVED : POLISH_SHORT;
 }
 
 /* Relief of a stalled APGD iterate x (gamma-space, gradient gx; both updated in place). The
@@ -682,7 +376,7 @@ static int relieve(Ccp *C, mbdcp_float *x, mbdcp_float *gx)
     mbdcp_int top[POLISH_FAILING], n_top = 0, joined[POLISH_FAILING + 1] = {0};
     mbdcp_float worst[POLISH_FAILING];
     for (mbdcp_int i = 0; i < nc; ++i) { /* the worst ones, sorted by insertion */
-        const mbdcp_float d = block_residual(3, p->mu[i], x + 3 * i, gx + 3 * i, 1.0 / L);
+        const mbdcp_float d = mbdcp_ccp_block_residual(3, p->mu[i], x + 3 * i, gx + 3 * i, 1.0 / L);
         if (!(d > level) || (n_top == POLISH_FAILING && !(d > worst[n_top - 1]))) continue;
         mbdcp_int a = n_top < POLISH_FAILING ? n_top++ : n_top - 1;
         for (; a > 0 && worst[a - 1] < d; --a) {
@@ -714,7 +408,7 @@ static int relieve(Ccp *C, mbdcp_float *x, mbdcp_float *gx)
     if (keep == 0) return 0;
     for (mbdcp_int r = 0; r < nv; ++r)
         if (mark[r] > (mbdcp_float)keep) mark[r] = 0.0;
-    const mbdcp_float floor_ = magnitudes(p, x, C->au, C->sc);
+    const mbdcp_float floor_ = mbdcp_ccp_magnitudes(p, x, C->au, C->sc);
     return solve_around(C, x, gx, C->sc, floor_);
 }
 
@@ -744,7 +438,7 @@ typedef struct {
  * gradient N gamma + p = (NX + S p) / S. */
 static void to_gamma(const Ccp *C, const Apgd *A, mbdcp_float *gam, mbdcp_float *grad)
 {
-    for (mbdcp_int j = 0; j < n_p(C->p); ++j) {
+    for (mbdcp_int j = 0; j < ccp_n_p(C->p); ++j) {
         gam[j] = A->S[j] * A->X[j];
         grad[j] = (A->NX[j] + A->ps[j]) * A->iS[j];
     }
@@ -774,7 +468,7 @@ static void accept(Apgd *A)
 static void apgd_scaling(Ccp *C, Apgd *A)
 {
     const MbdcpCcpProblem *p = C->p;
-    const mbdcp_int np_ = n_p(p);
+    const mbdcp_int np_ = ccp_n_p(p);
     mbdcp_float *S = A->S;
     for (mbdcp_int j = 0; j < np_; ++j) S[j] = sqrt(S[j]);
     for (mbdcp_int i = 0; i < p->n_c; ++i) {
@@ -796,7 +490,7 @@ static void apgd_scaling(Ccp *C, Apgd *A)
 static void apgd_start(Ccp *C, Apgd *A, mbdcp_float *nu, mbdcp_float res)
 {
     const MbdcpCcpProblem *p = C->p;
-    const mbdcp_int np_ = n_p(p);
+    const mbdcp_int np_ = ccp_n_p(p);
     A->S = C->eta;
     A->iS = C->ieta;
     A->ps = C->g;
@@ -806,7 +500,7 @@ static void apgd_start(Ccp *C, Apgd *A, mbdcp_float *nu, mbdcp_float res)
     A->NX = C->Ngam;
     A->NT = nu;
     apgd_scaling(C, A);
-    A->Lk = lipschitz(p, C->blocked, A->S, APGD_LANCZOS_STEPS, C->y, C->Ny, C->ut, A->T);
+    A->Lk = mbdcp_ccp_lipschitz(p, C->blocked, A->S, APGD_LANCZOS_STEPS, C->y, C->Ny, C->ut, A->T);
     A->theta = 1.0;
     A->res = A->best = A->stall_best = res;
     A->cw = A->best_cw = INFINITY;
@@ -816,7 +510,7 @@ static void apgd_start(Ccp *C, Apgd *A, mbdcp_float *nu, mbdcp_float res)
     A->polish_wait = POLISH_EVERY;
     A->stall_k = 0;
     for (mbdcp_int j = 0; j < np_; ++j) A->X[j] = nu[j] / A->S[j];
-    apply_SNS(p, C->blocked, A->S, A->X, C->ut, A->NX);
+    mbdcp_ccp_apply_SNS(p, C->blocked, A->S, A->X, C->ut, A->NX);
     memcpy(C->y, A->X, (size_t)np_ * sizeof(mbdcp_float));
     memcpy(C->Ny, A->NX, (size_t)np_ * sizeof(mbdcp_float));
 }
@@ -856,7 +550,7 @@ static mbdcp_float extrapolate(Ccp *C, const Apgd *A, mbdcp_float beta)
             gam[a] = S[j] * T[j];
             grad[a] = (NT[j] + ps[j]) * iS[j];
         }
-        const mbdcp_float d = block_residual(w, b < nc ? p->mu[b] : 0.0, gam, grad, inv_L);
+        const mbdcp_float d = mbdcp_ccp_block_residual(w, b < nc ? p->mu[b] : 0.0, gam, grad, inv_L);
         if (isnan(d)) nonfinite = 1;
         else if (d > r) r = d;
     }
@@ -903,7 +597,7 @@ static void track_best(Ccp *C, Apgd *A)
  * by the same change, so that the momentum is kept. */
 static void take_relieved(Ccp *C, Apgd *A, mbdcp_float relieved)
 {
-    const mbdcp_int np_ = n_p(C->p);
+    const mbdcp_int np_ = ccp_n_p(C->p);
     for (mbdcp_int j = 0; j < np_; ++j) {
         A->T[j] = C->pol[j] * A->iS[j];
         A->NT[j] = A->S[j] * C->pg[j] - A->ps[j];
@@ -922,7 +616,7 @@ static void take_relieved(Ccp *C, Apgd *A, mbdcp_float relieved)
 /* APGD goes on from a re-solved point in C->pol (gradient C->pg) when its residual is finite. */
 static void go_on_from_pol(Ccp *C, Apgd *A)
 {
-    const mbdcp_float r = residual(C->p, C->pol, C->pg, C->L, C->pnorm);
+    const mbdcp_float r = mbdcp_ccp_residual(C->p, C->pol, C->pg, C->L, C->pnorm);
     if (isfinite(r)) take_relieved(C, A, r);
 }
 
@@ -950,10 +644,10 @@ static void apgd_finish(Ccp *C, const Apgd *A, mbdcp_float *nu, mbdcp_float *u)
 {
     const MbdcpCcpProblem *p = C->p;
     const mbdcp_float *xb = A->x_is_best ? A->X : A->B;
-    for (mbdcp_int j = 0; j < n_p(p); ++j) nu[j] = A->polished ? C->pol[j] : A->S[j] * xb[j];
-    project_all(p, nu);
-    apply_SNS(p, C->blocked, NULL, nu, u, C->Nx);
-    gradient(p, C->Nx, C->g);
+    for (mbdcp_int j = 0; j < ccp_n_p(p); ++j) nu[j] = A->polished ? C->pol[j] : A->S[j] * xb[j];
+    mbdcp_ccp_project_all(p, nu);
+    mbdcp_ccp_apply_SNS(p, C->blocked, NULL, nu, u, C->Nx);
+    mbdcp_ccp_gradient(p, C->Nx, C->g);
     C->info->polished = A->polished;
 }
 
@@ -995,14 +689,14 @@ static void apgd(Ccp *C, mbdcp_float *nu, mbdcp_float *u, mbdcp_float res, mbdcp
 static void jacobi(Ccp *C, mbdcp_float *nu, mbdcp_float *u)
 {
     const MbdcpCcpProblem *p = C->p;
-    const mbdcp_int np_ = n_p(p);
+    const mbdcp_int np_ = ccp_n_p(p);
     mbdcp_float cw = INFINITY, best = INFINITY;
     for (mbdcp_int k = 0; k < C->s->max_iter; ++k) {
         for (mbdcp_int j = 0; j < np_; ++j) nu[j] -= C->omega * C->eta[j] * C->g[j];
-        project_all(p, nu);
-        apply_SNS(p, C->blocked, NULL, nu, u, C->Nx);
-        gradient(p, C->Nx, C->g);
-        const mbdcp_float res = residual(p, nu, C->g, C->L, C->pnorm);
+        mbdcp_ccp_project_all(p, nu);
+        mbdcp_ccp_apply_SNS(p, C->blocked, NULL, nu, u, C->Nx);
+        mbdcp_ccp_gradient(p, C->Nx, C->g);
+        const mbdcp_float res = mbdcp_ccp_residual(p, nu, C->g, C->L, C->pnorm);
         if (res < best) {
             best = res;
             memcpy(C->prev, nu, (size_t)np_ * sizeof(mbdcp_float));
@@ -1014,8 +708,8 @@ static void jacobi(Ccp *C, mbdcp_float *nu, mbdcp_float *u)
     }
     if (C->diverged) {
         memcpy(nu, C->prev, (size_t)np_ * sizeof(mbdcp_float));
-        apply_SNS(p, C->blocked, NULL, nu, u, C->Nx);
-        gradient(p, C->Nx, C->g);
+        mbdcp_ccp_apply_SNS(p, C->blocked, NULL, nu, u, C->Nx);
+        mbdcp_ccp_gradient(p, C->Nx, C->g);
     }
 }
 
@@ -1034,7 +728,7 @@ static void gauss_seidel(Ccp *C, mbdcp_float *nu, mbdcp_float *u)
             mbdcp_float old[3], gi[3];
             for (mbdcp_int a = 0; a < w; ++a) {
                 old[a] = nu[j0 + a];
-                gi[a] = col_dot_P(p, j0 + a, u) + p->p[j0 + a];
+                gi[a] = mbdcp_ccp_col_dot_P(p, j0 + a, u) + p->p[j0 + a];
             }
             if (contact) {
                 const mbdcp_float *B = C->Nii + 9 * (size_t)i;
@@ -1053,28 +747,14 @@ static void gauss_seidel(Ccp *C, mbdcp_float *nu, mbdcp_float *u)
                     u[p->Q_rowind[q]] += p->Q_val[q] * dlt;
             }
         }
-        apply_SNS(p, C->blocked, NULL, nu, u, C->Nx); /* also refreshes u, against drift */
-        gradient(p, C->Nx, C->g);
-        if (converged(C, k, residual(p, nu, C->g, C->L, C->pnorm), nu, C->g, &cw)) break;
+        mbdcp_ccp_apply_SNS(p, C->blocked, NULL, nu, u, C->Nx); /* also refreshes u, against drift */
+        mbdcp_ccp_gradient(p, C->Nx, C->g);
+        if (converged(C, k, mbdcp_ccp_residual(p, nu, C->g, C->L, C->pnorm), nu, C->g, &cw)) break;
     }
 }
 
 /* ---- the interior-point method (ccp_ipm.c) and AUTO ----------------------------------------- */
 
-void mbdcp_ccp_apply_N(const CcpJudge *J, const mbdcp_float *x, mbdcp_float *u, mbdcp_float *y)
-{
-    apply_SNS(J->p, J->blocked, NULL, x, u, y);
-}
-
-mbdcp_float mbdcp_ccp_answer_residual(const CcpJudge *J, const mbdcp_float *nu, const mbdcp_float *g)
-{
-    return answer_residual(J->p, nu, g, J->L, J->pnorm, J->au, J->sc);
-}
-
-mbdcp_float mbdcp_ccp_normwise_residual(const CcpJudge *J, const mbdcp_float *nu, const mbdcp_float *g)
-{
-    return residual(J->p, nu, g, J->L, J->pnorm);
-}
 
 /* AUTO gives APGD the products that about IPM_EXPECTED interior-point iterations cost (at least
  * AUTO_MIN_APGD iterations): APGD stays where it converges fast, the interior-point method takes
@@ -1111,7 +791,7 @@ static MbdcpReturn run_ipm(Ccp *C, mbdcp_float *nu, mbdcp_float *u, int warm, mb
 mbdcp_int mbdcp_ccp_auto_budget(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s)
 {
     if (!p || !s || !p->P_colptr || !p->Q_colptr || s->factor_blocks < 0) return -1;
-    const mbdcp_float product = product_flops(p);
+    const mbdcp_float product = mbdcp_ccp_product_flops(p);
     const mbdcp_float blocks = (mbdcp_float)s->factor_blocks + p->n_c + p->n_v / 3.0 + 1.0;
     const mbdcp_float factor = s->factor_flops > 0.0 ? s->factor_flops : 27.0 * 4.0 * blocks;
     const mbdcp_float ipm_iteration = factor + 8.0 * 18.0 * blocks + 8.0 * product;
@@ -1131,12 +811,12 @@ static MbdcpReturn ipm_then_apgd(Ccp *C, mbdcp_float *nu, mbdcp_float *u, int wa
     const MbdcpReturn rc = run_ipm(C, nu, u, warm, ipm_iter, work, work_bytes, out);
     if (rc != MBDCP_OK || C->interrupted || out->run.status == MBDCP_SOLVED || out->run.status == MBDCP_RAY_TERMINATION)
         return rc;
-    if (answer_residual(p, nu, C->g, C->L, C->pnorm, C->au, C->sc) <= C->s->tol) return MBDCP_OK;
+    if (mbdcp_ccp_answer_residual_of(p, nu, C->g, C->L, C->pnorm, C->au, C->sc) <= C->s->tol) return MBDCP_OK;
     const mbdcp_int rest = C->s->max_iter - C->k0;
     if (rest < 1) return MBDCP_OK;
     out->ran = 0; /* the answer is APGD's, judged as such */
     C->info->finished = MBDCP_CCP_APGD;
-    apgd(C, nu, u, residual(p, nu, C->g, C->L, C->pnorm), rest);
+    apgd(C, nu, u, mbdcp_ccp_residual(p, nu, C->g, C->L, C->pnorm), rest);
     return MBDCP_OK;
 }
 
@@ -1149,13 +829,14 @@ static MbdcpReturn auto_solve(Ccp *C, mbdcp_float *nu, mbdcp_float *u, void *wor
     const mbdcp_int max_iter = C->s->max_iter;
     C->info->finished = MBDCP_CCP_APGD;
     if (C->s->factor_blocks < 0) {
-        apgd(C, nu, u, residual(p, nu, C->g, C->L, C->pnorm), max_iter);
+        apgd(C, nu, u, mbdcp_ccp_residual(p, nu, C->g, C->L, C->pnorm), max_iter);
         return MBDCP_OK;
     }
     const mbdcp_int budget = mbdcp_ccp_auto_budget(p, C->s);
-    apgd(C, nu, u, residual(p, nu, C->g, C->L, C->pnorm), budget);
+    apgd(C, nu, u, mbdcp_ccp_residual(p, nu, C->g, C->L, C->pnorm), budget);
     C->k0 = C->info->iterations;
-    if (C->interrupted || answer_residual(p, nu, C->g, C->L, C->pnorm, C->au, C->sc) <= C->s->tol) return MBDCP_OK;
+    if (C->interrupted || mbdcp_ccp_answer_residual_of(p, nu, C->g, C->L, C->pnorm, C->au, C->sc) <= C->s->tol)
+        return MBDCP_OK;
     const mbdcp_int left = max_iter - C->k0;
     if (left < 1) return MBDCP_OK;
     return ipm_then_apgd(C, nu, u, 1, left < AUTO_IPM_ITER ? left : AUTO_IPM_ITER, work, work_bytes, out);
@@ -1169,7 +850,7 @@ static MbdcpReturn check_call(const MbdcpCcpProblem *p, const MbdcpCcpSettings *
     MbdcpReturn rc = mbdcp_ccp_check_settings(s, NULL);
     if (rc != MBDCP_OK) return rc;
     if (p->n_v < 1 || p->n_c < 0 || p->n_b < 0) return MBDCP_ERR_DIMENSION;
-    if (n_p(p) > 0 && (!p->P_colptr || !p->Q_colptr || !p->p || !nu || (p->n_c && !p->mu))) return MBDCP_ERR_NULL;
+    if (ccp_n_p(p) > 0 && (!p->P_colptr || !p->Q_colptr || !p->p || !nu || (p->n_c && !p->mu))) return MBDCP_ERR_NULL;
     if (!u) return MBDCP_ERR_NULL;
     if (work_bytes < mbdcp_ccp_solve_workspace_size(p, s)) return MBDCP_ERR_WORKSPACE;
     if (uses_ipm(s) && (!p->M_colptr || !p->M_val)) return MBDCP_ERR_NULL;
@@ -1179,7 +860,7 @@ static MbdcpReturn check_call(const MbdcpCcpProblem *p, const MbdcpCcpSettings *
 /* The problem's data: finite, mu >= 0, and compressed columns that do not run backwards. */
 static MbdcpReturn check_data(const MbdcpCcpProblem *p)
 {
-    const mbdcp_int np_ = n_p(p);
+    const mbdcp_int np_ = ccp_n_p(p);
     if (!mbdcp_all_finite((size_t)np_, p->p) || !mbdcp_all_finite((size_t)p->n_c, p->mu)) return MBDCP_ERR_NONFINITE;
     for (mbdcp_int i = 0; i < p->n_c; ++i)
         if (p->mu[i] < 0.0) return MBDCP_ERR_DATA;
@@ -1192,14 +873,14 @@ static MbdcpReturn check_data(const MbdcpCcpProblem *p)
  * mbdcp_ccp_workspace_size. */
 static void setup(Ccp *C, const MbdcpCcpProblem *p, const MbdcpCcpSettings *s, MbdcpCcpInfo *info, void *work)
 {
-    const mbdcp_int np_ = n_p(p), nv = p->n_v;
+    const mbdcp_int np_ = ccp_n_p(p), nv = p->n_v;
     C->p = p;
     C->s = s;
     C->info = info;
     C->interrupted = 0;
     C->diverged = 0;
-    C->blocked = (columns_blocked(p->n_c, p->P_colptr, p->P_rowind) ? BLOCKED_P : 0) |
-                 (columns_blocked(p->n_c, p->Q_colptr, p->Q_rowind) ? BLOCKED_Q : 0);
+    C->blocked = (mbdcp_ccp_columns_blocked(p->n_c, p->P_colptr, p->P_rowind) ? BLOCKED_P : 0) |
+                 (mbdcp_ccp_columns_blocked(p->n_c, p->Q_colptr, p->Q_rowind) ? BLOCKED_Q : 0);
     mbdcp_float *w = (mbdcp_float *)work;
     mbdcp_float **slots[] = {&C->eta, &C->ieta, &C->g, &C->y, &C->prev, &C->Nx, &C->Ny,
                              &C->trial, &C->Ngam, &C->gam, &C->tmp, &C->sc, &C->pol, &C->pg};
@@ -1228,16 +909,16 @@ static void setup(Ccp *C, const MbdcpCcpProblem *p, const MbdcpCcpSettings *s, M
 static void prepare(Ccp *C, const mbdcp_float *nu, mbdcp_float *u)
 {
     const MbdcpCcpProblem *p = C->p;
-    const mbdcp_int np_ = n_p(p), nv = p->n_v;
+    const mbdcp_int np_ = ccp_n_p(p), nv = p->n_v;
     memset(C->ut, 0, (size_t)nv * sizeof(mbdcp_float));
-    C->L = lipschitz(p, C->blocked, NULL, LANCZOS_STEPS, C->y, C->Ny, C->ut, C->trial);
+    C->L = mbdcp_ccp_lipschitz(p, C->blocked, NULL, LANCZOS_STEPS, C->y, C->Ny, C->ut, C->trial);
     C->info->lipschitz = C->L;
-    memset(C->ut, 0, (size_t)nv * sizeof(mbdcp_float)); /* scaling() accumulates into a zero u */
+    memset(C->ut, 0, (size_t)nv * sizeof(mbdcp_float)); /* mbdcp_ccp_scaling() accumulates into a zero u */
     C->pnorm = fmax(mbdcp_norm_inf((size_t)np_, p->p), 1e-300);
     C->omega = C->s->omega > 0.0 ? C->s->omega : (C->s->method == MBDCP_CCP_PJACOBI ? 0.3 : 1.0);
-    scaling(p, C->eta, C->Nii, C->ut);
-    apply_SNS(p, C->blocked, NULL, nu, u, C->Nx);
-    gradient(p, C->Nx, C->g);
+    mbdcp_ccp_scaling(p, C->eta, C->Nii, C->ut);
+    mbdcp_ccp_apply_SNS(p, C->blocked, NULL, nu, u, C->Nx);
+    mbdcp_ccp_gradient(p, C->Nx, C->g);
 }
 
 /* Both tests, as in the loops: an iterate kept at the iteration limit may pass the componentwise
@@ -1247,13 +928,13 @@ static void final_status(Ccp *C, const mbdcp_float *nu, const IpmOutcome *ipm)
 {
     const MbdcpCcpProblem *p = C->p;
     MbdcpCcpInfo *info = C->info;
-    info->residual = answer_residual(p, nu, C->g, C->L, C->pnorm, C->au, C->sc);
+    info->residual = mbdcp_ccp_answer_residual_of(p, nu, C->g, C->L, C->pnorm, C->au, C->sc);
     if (C->interrupted)
         info->status = MBDCP_INTERRUPTED;
     else if (ipm->ran && ipm->run.status == MBDCP_RAY_TERMINATION) {
         info->status = MBDCP_RAY_TERMINATION;
         info->certificate = ipm->run.certificate;
-    } else if (C->diverged || !isfinite(info->residual) || !mbdcp_all_finite((size_t)n_p(p), nu))
+    } else if (C->diverged || !isfinite(info->residual) || !mbdcp_all_finite((size_t)ccp_n_p(p), nu))
         info->status = MBDCP_NUMERICAL_ERROR;
     else if (info->residual <= C->s->tol)
         info->status = MBDCP_SOLVED;
@@ -1267,7 +948,7 @@ MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s,
     MbdcpReturn rc = check_call(p, s, nu, u, info, work, work_bytes);
     if (rc == MBDCP_OK) rc = check_data(p);
     if (rc != MBDCP_OK) return rc;
-    const mbdcp_int np_ = n_p(p);
+    const mbdcp_int np_ = ccp_n_p(p);
     Ccp C;
     setup(&C, p, s, info, work);
     info->status = MBDCP_MAX_ITERATIONS;
@@ -1286,11 +967,11 @@ MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s,
     }
     if (!s->warm_start) memset(nu, 0, (size_t)np_ * sizeof(mbdcp_float));
     if (!mbdcp_all_finite((size_t)np_, nu)) return MBDCP_ERR_NONFINITE;
-    project_all(p, nu);
+    mbdcp_ccp_project_all(p, nu);
     prepare(&C, nu, u);
-    if (!(answer_residual(p, nu, C.g, C.L, C.pnorm, C.au, C.sc) <= s->tol)) {
+    if (!(mbdcp_ccp_answer_residual_of(p, nu, C.g, C.L, C.pnorm, C.au, C.sc) <= s->tol)) {
         if (s->method == MBDCP_CCP_APGD)
-            apgd(&C, nu, u, residual(p, nu, C.g, C.L, C.pnorm), s->max_iter);
+            apgd(&C, nu, u, mbdcp_ccp_residual(p, nu, C.g, C.L, C.pnorm), s->max_iter);
         else if (s->method == MBDCP_CCP_PJACOBI)
             jacobi(&C, nu, u);
         else if (s->method == MBDCP_CCP_PGS)

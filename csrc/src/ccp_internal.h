@@ -1,16 +1,60 @@
-/* Internal to ccp.c and ccp_ipm.c: what the interior-point method shares with the first-order
- * solvers (products with N, the acceptance test). Not part of the public headers. */
+/* Internal to ccp.c, ccp_ipm.c and ccp_ops.c: what the interior-point method shares with the
+ * first-order solvers (products with N, the residuals, the acceptance test), all in ccp_ops.c, so
+ * that the files call one another without a circle (ccp.c -> ccp_ipm.c -> ccp_ops.c). Not part of
+ * the public headers. */
 #ifndef MBDCP_CCP_INTERNAL_H
 #define MBDCP_CCP_INTERNAL_H
 
 #include "mbdcp/ccp.h"
+
+/* ---- ccp_ops.c: products with N = P^T Q and residuals (the comments at their definitions) ---- */
+
+/* Entries of nu: three per contact, one per joint row. */
+static inline mbdcp_int ccp_n_p(const MbdcpCcpProblem *p)
+{
+    return 3 * p->n_c + p->n_b;
+}
+
+/* Bits of Ccp.blocked: each contact's three columns of P (of Q) share their rows, as
+ * cone_jacobian and a block-diagonal M^-1 build them. Then a contact's three dot products with u
+ * (its three scatters into u) take one sweep over its rows. */
+enum { BLOCKED_P = 1, BLOCKED_Q = 2 };
+
+/* Lanczos steps for the Lipschitz constant of N, the residual's scale; mbdcp_ccp_lipschitz() takes
+ * at most this many. */
+#define LANCZOS_STEPS 12
+
+mbdcp_float mbdcp_ccp_product_flops(const MbdcpCcpProblem *p);
+void mbdcp_ccp_project_all(const MbdcpCcpProblem *p, mbdcp_float *nu);
+mbdcp_float mbdcp_ccp_col_dot_P(const MbdcpCcpProblem *p, mbdcp_int j, const mbdcp_float *u);
+int mbdcp_ccp_columns_blocked(mbdcp_int n_c, const mbdcp_int *colptr, const mbdcp_int *rowind);
+void mbdcp_ccp_apply_SNS(const MbdcpCcpProblem *p, int blocked, const mbdcp_float *S, const mbdcp_float *x,
+                         mbdcp_float *u, mbdcp_float *y);
+mbdcp_float mbdcp_ccp_dot(mbdcp_int n, const mbdcp_float *a, const mbdcp_float *b);
+mbdcp_float mbdcp_ccp_lipschitz(const MbdcpCcpProblem *p, int blocked, const mbdcp_float *S, int steps,
+                                mbdcp_float *x, mbdcp_float *y, mbdcp_float *u, mbdcp_float *v);
+mbdcp_float mbdcp_ccp_block_residual(mbdcp_int w, mbdcp_float mu, const mbdcp_float *nu, const mbdcp_float *g,
+                                     mbdcp_float inv_L);
+mbdcp_float mbdcp_ccp_residual(const MbdcpCcpProblem *p, const mbdcp_float *nu, const mbdcp_float *g,
+                               mbdcp_float L, mbdcp_float pnorm);
+mbdcp_float mbdcp_ccp_magnitudes(const MbdcpCcpProblem *p, const mbdcp_float *nu, mbdcp_float *au, mbdcp_float *s);
+mbdcp_float mbdcp_ccp_block_ratio(const MbdcpCcpProblem *p, mbdcp_int b, const mbdcp_float *nu, const mbdcp_float *g,
+                                  mbdcp_float L, const mbdcp_float *s, mbdcp_float floor_);
+mbdcp_float mbdcp_ccp_componentwise(const MbdcpCcpProblem *p, const mbdcp_float *nu, const mbdcp_float *g,
+                                    mbdcp_float L, mbdcp_float *au, mbdcp_float *s);
+mbdcp_float mbdcp_ccp_answer_residual_of(const MbdcpCcpProblem *p, const mbdcp_float *nu, const mbdcp_float *g,
+                                         mbdcp_float L, mbdcp_float pnorm, mbdcp_float *au, mbdcp_float *s);
+void mbdcp_ccp_gradient(const MbdcpCcpProblem *p, const mbdcp_float *Nx, mbdcp_float *g);
+void mbdcp_ccp_scaling(const MbdcpCcpProblem *p, mbdcp_float *eta, mbdcp_float *Nii, mbdcp_float *u);
+
+/* ---- ccp_ops.c: the acceptance test, as ccp.c hands it to the interior-point method -------- */
 
 /* The acceptance test of one solve: the problem, the settings, the Lipschitz estimate L and
  * ||p||_inf of the residual, and scratch (au: n_v, sc: n_p) for the componentwise residual. */
 typedef struct {
     const MbdcpCcpProblem *p;
     const MbdcpCcpSettings *s;
-    int blocked;               /* ccp.c's BLOCKED_P | BLOCKED_Q bits */
+    int blocked;               /* BLOCKED_P | BLOCKED_Q bits */
     mbdcp_float L, pnorm;
     mbdcp_float *au, *sc;
 } CcpJudge;
@@ -23,7 +67,9 @@ void mbdcp_ccp_apply_N(const CcpJudge *J, const mbdcp_float *x, mbdcp_float *u, 
 mbdcp_float mbdcp_ccp_answer_residual(const CcpJudge *J, const mbdcp_float *nu, const mbdcp_float *g);
 mbdcp_float mbdcp_ccp_normwise_residual(const CcpJudge *J, const mbdcp_float *nu, const mbdcp_float *g);
 
-/* ccp_ipm.c: bytes of the interior-point method's workspace with a factor of factor_blocks blocks. */
+/* ---- ccp_ipm.c: the interior-point method --------------------------------------------------- */
+
+/* Bytes of the interior-point method's workspace with a factor of factor_blocks blocks. */
 size_t mbdcp_ccp_ipm_bytes(const MbdcpCcpProblem *p, mbdcp_int factor_blocks);
 
 /* What an interior-point run did. */
