@@ -1,7 +1,7 @@
-/* Coulomb friction and its CCP relaxation on the Delassus matrix: exact local solves, (nonsmooth)
- * Gauss-Seidel, APGD through ccp.h, the fixed point on s = mu ||u_T||, the semismooth Newton method
- * (fc_newton.c) and the automatic choice among them; acceptance in extended precision and
- * certificates that no solution exists; see coulomb.h. */
+/* Coulomb friction and its CCP relaxation on the Delassus matrix: (nonsmooth) Gauss-Seidel on the
+ * exact local solves (fc_local.c), APGD through ccp.h, the fixed point on s = mu ||u_T||, the
+ * semismooth Newton method (fc_newton.c) and the automatic choice among them; acceptance in extended
+ * precision (fc_accept.c) and certificates that no solution exists; see coulomb.h. */
 #include <float.h>
 #include <math.h>
 #include <string.h>
@@ -12,17 +12,8 @@
 #include "mbdcp/coulomb.h"
 #include "mbdcp/dense.h"
 
-#define TWO_PI 6.283185307179586476925286766559
-/* Intervals of the first bracketing pass over [0, 2 pi) in the slide case. */
-#define GRID 24
-/* Root candidates kept per local solve (a degree-2 trigonometric polynomial has at most 4). */
-#define MAX_ROOTS 8
-/* Bound on polynomial evaluations per local solve, against a numerically vanishing polynomial. */
-#define MAX_EVALS 4000
 /* The fixed point's smallest damping factor (see fixed_point()). */
 #define OMEGA_MIN 0.125
-/* A local candidate counts as exact when its residual is below this times the local scale. */
-#define LOCAL_EXACT 1e-10
 /* Iterates beyond R_LIMIT max(||q||_inf, ...) / (1 + max |W_ij|) cannot have a residual below 1e-2
  * in double precision: the solve stops there (divergence). */
 #define R_LIMIT 1e14
@@ -167,13 +158,6 @@ size_t mbdcp_fc_workspace_size(const MbdcpFcProblem *p, const MbdcpFcSettings *s
 
 /* ---- kernels -------------------------------------------------------------------------------- */
 
-static mbdcp_float norm2(mbdcp_int n, const mbdcp_float *x)
-{
-    mbdcp_float s = 0.0;
-    for (mbdcp_int i = 0; i < n; ++i) s += x[i] * x[i];
-    return sqrt(s);
-}
-
 /* The 3 x 3 diagonal blocks of A (row-major, 9 per contact; absent entries are zero). */
 static void diagonal_blocks(const Csr *A, mbdcp_int n_c, mbdcp_float *blocks)
 {
@@ -194,446 +178,6 @@ static mbdcp_float residual_of(const Csr *A, mbdcp_int n_c, const mbdcp_float *q
     fc_matvec(A, 3 * n_c, r, qv, u);
     return fc_residual_norm(n_c, mu, coulomb, r, u) / qnorm;
 }
-
-/* The projection onto K_mu in long double. */
-static void project_ld(long double mu, long double *g)
-{
-    if (mu == 0.0L) {
-        g[0] = g[0] > 0.0L ? g[0] : 0.0L;
-        g[1] = g[2] = 0.0L;
-        return;
-    }
-    const long double t = sqrtl(g[1] * g[1] + g[2] * g[2]);
-    if (g[0] >= 0.0L && t <= mu * g[0]) return;
-    if (mu * t <= -g[0]) {
-        g[0] = g[1] = g[2] = 0.0L;
-        return;
-    }
-    const long double gn = (g[0] + mu * t) / (1.0L + mu * mu);
-    g[0] = gn;
-    g[1] = g[1] / t * mu * gn;
-    g[2] = g[2] / t * mu * gn;
-}
-
-/* The unit roundoff of long double as this machine computes it: 2^-64 with x87's extended precision,
- * DBL_EPSILON / 2 where long double is double (or is run as double, as under valgrind). */
-static long double ld_roundoff(void)
-{
-    volatile long double one = 1.0L, e = LDBL_EPSILON;
-    return one + e != one ? 0.5L * LDBL_EPSILON : 0.5L * DBL_EPSILON;
-}
-
-/* The residual of r with u = W r + q and the projection in long double: where r is so large that
- * r - û rounds to r in double precision, this still sees û. *bound (may be NULL): a bound on the
- * rounding error of that value (the projection is 1-Lipschitz; u, û, r - û each add a few roundoffs
- * of their terms' size). */
-static mbdcp_float residual_ld(const FcCtx *c, const mbdcp_float *r, mbdcp_float *bound)
-{
-    long double s = 0.0L, size = 0.0L;
-    for (mbdcp_int i = 0; i < c->n_c; ++i) {
-        long double u[3], y[3], mag[3];
-        for (int a = 0; a < 3; ++a) {
-            const mbdcp_int row = 3 * i + a;
-            long double v = c->q[row], t = fabsl((long double)c->q[row]);
-            for (mbdcp_int k = c->W.ptr[row]; k < c->W.ptr[row + 1]; ++k) {
-                const long double wr = (long double)c->W.val[k] * r[c->W.ind[k]];
-                v += wr;
-                t += fabsl(wr);
-            }
-            u[a] = v;
-            mag[a] = t + fabsl((long double)r[row]);
-        }
-        const long double shift = c->coulomb ? c->mu[i] * sqrtl(u[1] * u[1] + u[2] * u[2]) : 0.0L;
-        for (int a = 0; a < 3; ++a) {
-            y[a] = (long double)r[3 * i + a] - u[a] - (a == 0 ? shift : 0.0L);
-            size += (mag[a] + shift) * (mag[a] + shift);
-        }
-        project_ld(c->mu[i], y);
-        for (int a = 0; a < 3; ++a) s += (r[3 * i + a] - y[a]) * (r[3 * i + a] - y[a]);
-    }
-    if (bound) *bound = (mbdcp_float)(8.0L * (3 * c->n_c + 8) * ld_roundoff() * sqrtl(size) / c->qnorm);
-    return (mbdcp_float)(sqrtl(s) / c->qnorm);
-}
-
-/* SOLVED needs the residual at most tol in extended precision, and that value's rounding error to be
- * well below tol (else it proves nothing: the huge r of a problem without solution). */
-int mbdcp_fc_accept(const FcCtx *c, const mbdcp_float *r, mbdcp_float *residual)
-{
-    if (!(*residual <= c->tol)) return 0;
-    mbdcp_float bound;
-    const mbdcp_float exact = residual_ld(c, r, &bound);
-    if (!(exact <= c->tol) || !(bound <= 0.5 * c->tol)) return 0;
-    *residual = exact;
-    return 1;
-}
-
-int mbdcp_fc_too_large(const FcCtx *c, const mbdcp_float *r)
-{
-    const mbdcp_int m = 3 * c->n_c;
-    for (mbdcp_int j = 0; j < m; ++j)
-        if (!(fabs(r[j]) <= c->rmax)) return 1;
-    return 0;
-}
-
-/* ---- the local problem ---------------------------------------------------------------------- */
-
-static void apply3(const mbdcp_float *A, const mbdcp_float *x, const mbdcp_float *b, mbdcp_float *y)
-{
-    for (int a = 0; a < 3; ++a) y[a] = A[3 * a] * x[0] + A[3 * a + 1] * x[1] + A[3 * a + 2] * x[2] + b[a];
-}
-
-static mbdcp_float local_residual(const mbdcp_float *A, const mbdcp_float *b, mbdcp_float mu, int coulomb,
-                                  const mbdcp_float *r)
-{
-    mbdcp_float u[3], y[3];
-    apply3(A, r, b, u);
-    const mbdcp_float shift = coulomb ? mu * sqrt(u[1] * u[1] + u[2] * u[2]) : 0.0;
-    y[0] = r[0] - u[0] - shift;
-    y[1] = r[1] - u[1];
-    y[2] = r[2] - u[2];
-    mbdcp_cone_project(mu, y);
-    return sqrt((r[0] - y[0]) * (r[0] - y[0]) + (r[1] - y[1]) * (r[1] - y[1]) + (r[2] - y[2]) * (r[2] - y[2]));
-}
-
-/* x = A^-1 rhs by Gaussian elimination with partial pivoting; 0 when A is (numerically) singular. */
-static int solve3(const mbdcp_float *A, const mbdcp_float *rhs, mbdcp_float *x)
-{
-    mbdcp_float M[3][4], big = 0.0;
-    for (int a = 0; a < 3; ++a) {
-        for (int c = 0; c < 3; ++c) {
-            M[a][c] = A[3 * a + c];
-            big = fmax(big, fabs(M[a][c]));
-        }
-        M[a][3] = rhs[a];
-    }
-    if (!(big > 0.0)) return 0;
-    for (int c = 0; c < 3; ++c) {
-        int piv = c;
-        for (int a = c + 1; a < 3; ++a)
-            if (fabs(M[a][c]) > fabs(M[piv][c])) piv = a;
-        if (!(fabs(M[piv][c]) > 1e-14 * big)) return 0;
-        if (piv != c)
-            for (int k = 0; k < 4; ++k) {
-                const mbdcp_float t = M[c][k];
-                M[c][k] = M[piv][k];
-                M[piv][k] = t;
-            }
-        for (int a = c + 1; a < 3; ++a) {
-            const mbdcp_float f = M[a][c] / M[c][c];
-            for (int k = c; k < 4; ++k) M[a][k] -= f * M[c][k];
-        }
-    }
-    for (int c = 2; c >= 0; --c) {
-        mbdcp_float s = M[c][3];
-        for (int k = c + 1; k < 3; ++k) s -= M[c][k] * x[k];
-        x[c] = s / M[c][c];
-    }
-    return isfinite(x[0]) && isfinite(x[1]) && isfinite(x[2]);
-}
-
-static mbdcp_float det3(const mbdcp_float *x, const mbdcp_float *y, const mbdcp_float *z)
-{
-    return x[0] * (y[1] * z[2] - y[2] * z[1]) - x[1] * (y[0] * z[2] - y[2] * z[0]) + x[2] * (y[0] * z[1] - y[1] * z[0]);
-}
-
-/* g(t) = c0 + c1 cos t + s1 sin t + c2 cos 2t + s2 sin 2t, and g'(t) in *dg. */
-typedef struct {
-    mbdcp_float c0, c1, s1, c2, s2;
-} Trig;
-
-static mbdcp_float trig_eval(const Trig *g, mbdcp_float t, mbdcp_float *dg)
-{
-    const mbdcp_float c = cos(t), s = sin(t), c2 = c * c - s * s, s2 = 2.0 * s * c;
-    if (dg) *dg = -g->c1 * s + g->s1 * c - 2.0 * g->c2 * s2 + 2.0 * g->s2 * c2;
-    return g->c0 + g->c1 * c + g->s1 * s + g->c2 * c2 + g->s2 * s2;
-}
-
-/* A root of g in [a, b] where g(a) g(b) < 0: Newton steps kept inside a shrinking bracket. */
-static mbdcp_float trig_root(const Trig *g, mbdcp_float a, mbdcp_float ga, mbdcp_float b)
-{
-    mbdcp_float t = 0.5 * (a + b);
-    for (int it = 0; it < 100; ++it) {
-        mbdcp_float d;
-        const mbdcp_float v = trig_eval(g, t, &d);
-        if (v == 0.0) return t;
-        if ((v < 0.0) == (ga < 0.0)) {
-            a = t;
-            ga = v;
-        } else {
-            b = t;
-        }
-        mbdcp_float tn = d != 0.0 ? t - v / d : 0.5 * (a + b);
-        if (!(tn > a && tn < b)) tn = 0.5 * (a + b);
-        const mbdcp_float eps = 4e-16 * (1.0 + fabs(t));
-        if (fabs(tn - t) <= eps || b - a <= eps) return tn;
-        t = tn;
-    }
-    return t;
-}
-
-static int add_root(mbdcp_float *roots, int n, mbdcp_float t)
-{
-    for (int k = 0; k < n; ++k)
-        if (fabs(roots[k] - t) < 1e-9 || fabs(fabs(roots[k] - t) - TWO_PI) < 1e-9) return n;
-    if (n < MAX_ROOTS) roots[n++] = t;
-    return n;
-}
-
-/* All roots of g in [0, 2 pi): sign changes on a grid, and every interval where the bound on
- * |g'| leaves room for a hidden pair of roots is halved until it is excluded or, below 1e-10
- * wide, taken as a (double) root candidate. */
-static int trig_roots(const Trig *g, mbdcp_float *roots)
-{
-    const mbdcp_float lip = sqrt(g->c1 * g->c1 + g->s1 * g->s1) + 2.0 * sqrt(g->c2 * g->c2 + g->s2 * g->s2);
-    int n = 0, evals = 0;
-    struct {
-        mbdcp_float a, ga, b, gb;
-    } stack[64];
-    /* the grid's cosines and sines by rotation: no trigonometric calls */
-    const mbdcp_float ch = cos(TWO_PI / GRID), sh = sin(TWO_PI / GRID);
-    mbdcp_float c = 1.0, s = 0.0;
-    mbdcp_float a0 = 0.0, g0 = g->c0 + g->c1 + g->c2;
-    for (int k = 1; k <= GRID; ++k) {
-        const mbdcp_float cn = c * ch - s * sh, sn = s * ch + c * sh;
-        c = cn;
-        s = sn;
-        const mbdcp_float b0 = TWO_PI * k / GRID;
-        const mbdcp_float gb0 = g->c0 + g->c1 * c + g->s1 * s + g->c2 * (c * c - s * s) + g->s2 * (2.0 * s * c);
-        int top = 0;
-        stack[top].a = a0;
-        stack[top].ga = g0;
-        stack[top].b = b0;
-        stack[top].gb = gb0;
-        ++top;
-        while (top > 0) {
-            --top;
-            const mbdcp_float a = stack[top].a, ga = stack[top].ga, b = stack[top].b, gb = stack[top].gb;
-            if (ga == 0.0) {
-                n = add_root(roots, n, a);
-                continue;
-            }
-            if ((ga < 0.0) != (gb < 0.0)) {
-                if (gb != 0.0) n = add_root(roots, n, trig_root(g, a, ga, b));
-                continue;
-            }
-            if (fabs(ga) + fabs(gb) > lip * (b - a) * (1.0 + 1e-12)) continue; /* no root fits */
-            if (b - a < 1e-10 || evals > MAX_EVALS || top > 60) {
-                n = add_root(roots, n, fabs(ga) < fabs(gb) ? a : b);
-                continue;
-            }
-            const mbdcp_float mid = 0.5 * (a + b), gm = trig_eval(g, mid, NULL);
-            ++evals;
-            stack[top].a = mid;
-            stack[top].ga = gm;
-            stack[top].b = b;
-            stack[top].gb = gb;
-            stack[top + 1].a = a;
-            stack[top + 1].ga = ga;
-            stack[top + 1].b = mid;
-            stack[top + 1].gb = gm;
-            top += 2;
-        }
-        a0 = b0;
-        g0 = gb0;
-    }
-    return n;
-}
-
-/* The case an exact local solution r is in. */
-static MbdcpFcCase classify(const mbdcp_float *A, const mbdcp_float *b, const mbdcp_float *r, mbdcp_float scale)
-{
-    if (r[0] == 0.0 && r[1] == 0.0 && r[2] == 0.0) return MBDCP_FC_TAKEOFF;
-    mbdcp_float u[3];
-    apply3(A, r, b, u);
-    return sqrt(u[1] * u[1] + u[2] * u[2]) <= 1e-12 * scale ? MBDCP_FC_STICK : MBDCP_FC_SLIDE;
-}
-
-/* The slide case's r_n w(t) - sigma v(t) = -b, w and v affine in (cos t, sin t). */
-typedef struct {
-    mbdcp_float w[3][3], v[3][3], mu;
-} Slide;
-
-/* The candidate r_n (1, mu cos t, mu sin t) of direction t, by least squares on
- * [w, -v] (r_n, sigma) = -b (consistent where g(t) = 0); projected on K when r_n or sigma has
- * the wrong sign (then it is not this case, but may be a near miss of another). */
-static void slide_candidate(const Slide *sl, const mbdcp_float *b, mbdcp_float t, mbdcp_float *x)
-{
-    const mbdcp_float c = cos(t), s = sin(t);
-    mbdcp_float wt[3], vt[3];
-    for (int a = 0; a < 3; ++a) {
-        wt[a] = sl->w[0][a] + c * sl->w[1][a] + s * sl->w[2][a];
-        vt[a] = sl->v[0][a] + c * sl->v[1][a] + s * sl->v[2][a];
-    }
-    const mbdcp_float ww = wt[0] * wt[0] + wt[1] * wt[1] + wt[2] * wt[2];
-    const mbdcp_float vv = vt[0] * vt[0] + vt[1] * vt[1] + vt[2] * vt[2];
-    const mbdcp_float wv = wt[0] * vt[0] + wt[1] * vt[1] + wt[2] * vt[2];
-    const mbdcp_float wb = wt[0] * b[0] + wt[1] * b[1] + wt[2] * b[2];
-    const mbdcp_float vb = vt[0] * b[0] + vt[1] * b[1] + vt[2] * b[2];
-    const mbdcp_float det = ww * vv - wv * wv;
-    x[0] = x[1] = x[2] = 0.0;
-    if (!(det > 1e-14 * ww * vv)) return;
-    const mbdcp_float rn = (-vv * wb + wv * vb) / det, sigma = (-wv * wb + ww * vb) / det;
-    x[0] = rn;
-    x[1] = sl->mu * rn * c;
-    x[2] = sl->mu * rn * s;
-    if (!(rn > 0.0 && sigma >= 0.0)) mbdcp_cone_project(sl->mu, x);
-}
-
-typedef struct {
-    mbdcp_float exact[3], exact_dist; /* the exact candidate closest to the previous r */
-    MbdcpFcCase exact_case;
-    mbdcp_float loose[3], loose_res;  /* the inexact one with the smallest residual */
-} Pick;
-
-static void consider(Pick *pk, const mbdcp_float *A, const mbdcp_float *b, mbdcp_float mu, int coulomb,
-                     mbdcp_float anorm, const mbdcp_float *prev, const mbdcp_float *cand)
-{
-    const mbdcp_float res = local_residual(A, b, mu, coulomb, cand);
-    const mbdcp_float scale = norm2(3, b) + anorm * norm2(3, cand);
-    if (res <= LOCAL_EXACT * scale) {
-        mbdcp_float d = 0.0;
-        for (int a = 0; a < 3; ++a) d += (cand[a] - prev[a]) * (cand[a] - prev[a]);
-        if (d < pk->exact_dist) {
-            pk->exact_dist = d;
-            memcpy(pk->exact, cand, sizeof pk->exact);
-            pk->exact_case = classify(A, b, cand, scale);
-        }
-    } else if (res < pk->loose_res) {
-        pk->loose_res = res;
-        memcpy(pk->loose, cand, sizeof pk->loose);
-    }
-}
-
-/* The slide case of mbdcp_fc_local_solve: every candidate found is considered in pk. seeds (n_seeds <= 1):
- * a direction to try first when prev is not sliding. */
-static void slide_cases(const mbdcp_float *A, const mbdcp_float *b, mbdcp_float mu, int coulomb, mbdcp_float anorm,
-                        const mbdcp_float *prev, const mbdcp_float *seeds, int n_seeds, Pick *pk)
-{
-    /* slide: r = r_n (1, mu cos t, mu sin t), u = sigma (mu (1 - coulomb), -cos t, -sin t) with
-     * r_n > 0, sigma >= 0. u = A r + b is then r_n w(t) - sigma v(t) = -b, solvable iff
-     * g(t) = det[w(t), v(t), b] = 0; w and v are affine in (cos t, sin t), so g is a
-     * trigonometric polynomial of degree 2 whose coefficients follow from
-     * T_ab = det[w_a, v_b, b] with w = w_0 + cos t w_1 + sin t w_2, v likewise. */
-    Slide sl;
-    for (int a = 0; a < 3; ++a) {
-        sl.w[0][a] = A[3 * a];
-        sl.w[1][a] = mu * A[3 * a + 1];
-        sl.w[2][a] = mu * A[3 * a + 2];
-        sl.v[0][a] = sl.v[1][a] = sl.v[2][a] = 0.0;
-    }
-    sl.v[0][0] = coulomb ? 0.0 : mu;
-    sl.v[1][1] = sl.v[2][2] = -1.0;
-    sl.mu = mu;
-    mbdcp_float T[3][3];
-    for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j) T[i][j] = det3(sl.w[i], sl.v[j], b);
-    const Trig g = {T[0][0] + 0.5 * (T[1][1] + T[2][2]), T[0][1] + T[1][0], T[0][2] + T[2][0], 0.5 * (T[1][1] - T[2][2]),
-                    0.5 * (T[1][2] + T[2][1])};
-    const mbdcp_float gscale = fabs(g.c0) + fabs(g.c1) + fabs(g.s1) + fabs(g.c2) + fabs(g.s2);
-    mbdcp_float x[3];
-    /* a Gauss-Seidel sweep changes b little: Newton from the previous sliding direction usually
-     * lands on the root of this one; without one, from the direction of the stick candidate's
-     * tangential reaction (the one the cone cut) or against b_T, before all roots are enumerated */
-    const mbdcp_float pt = sqrt(prev[1] * prev[1] + prev[2] * prev[2]);
-    mbdcp_float seed[3];
-    int ns = 0;
-    if (prev[0] > 0.0 && fabs(pt - mu * prev[0]) <= 1e-6 * mu * prev[0]) {
-        seed[ns++] = atan2(prev[2], prev[1]);
-    } else {
-        for (int k = 0; k < n_seeds; ++k) seed[ns++] = seeds[k];
-        if (b[1] != 0.0 || b[2] != 0.0) seed[ns++] = atan2(-b[2], -b[1]);
-    }
-    for (int k = 0; gscale > 0.0 && k < ns && pk->exact_case == MBDCP_FC_BEST_EFFORT; ++k) {
-        mbdcp_float t = seed[k];
-        for (int it = 0; it < 12; ++it) {
-            mbdcp_float d;
-            const mbdcp_float v = trig_eval(&g, t, &d);
-            if (!(d != 0.0)) break;
-            const mbdcp_float step = v / d;
-            t -= step;
-            if (fabs(step) <= 1e-15) break;
-        }
-        slide_candidate(&sl, b, t, x);
-        consider(pk, A, b, mu, coulomb, anorm, prev, x);
-    }
-    if (pk->exact_case == MBDCP_FC_BEST_EFFORT) {
-        mbdcp_float roots[MAX_ROOTS];
-        const int nr = gscale > 0.0 ? trig_roots(&g, roots) : 0;
-        for (int k = 0; k < nr; ++k) {
-            slide_candidate(&sl, b, roots[k], x);
-            consider(pk, A, b, mu, coulomb, anorm, prev, x);
-        }
-    }
-}
-
-MbdcpReturn mbdcp_fc_local_solve(const mbdcp_float *A, const mbdcp_float *b, mbdcp_float mu, int coulomb,
-                                 mbdcp_float *r, MbdcpFcCase *which)
-{
-    if (!A || !b || !r) return MBDCP_ERR_NULL;
-    if (!(mu >= 0.0) || !isfinite(mu)) return MBDCP_ERR_DATA;
-    if (!mbdcp_all_finite(9, A) || !mbdcp_all_finite(3, b)) return MBDCP_ERR_NONFINITE;
-    const mbdcp_float prev[3] = {isfinite(r[0]) ? r[0] : 0.0, isfinite(r[1]) ? r[1] : 0.0, isfinite(r[2]) ? r[2] : 0.0};
-    MbdcpFcCase dummy;
-    if (!which) which = &dummy;
-    const mbdcp_float bt = sqrt(b[1] * b[1] + b[2] * b[2]);
-
-    /* take-off: r = 0 is a solution iff û = b (+ mu ||b_T|| e_n) lies in K* */
-    if (coulomb ? b[0] >= 0.0 : b[0] >= mu * bt) {
-        r[0] = r[1] = r[2] = 0.0;
-        *which = MBDCP_FC_TAKEOFF;
-        return MBDCP_OK;
-    }
-    if (mu == 0.0) { /* frictionless: the normal row alone */
-        r[1] = r[2] = 0.0;
-        r[0] = A[0] > 0.0 ? -b[0] / A[0] : 0.0;
-        if (A[0] > 0.0) {
-            const mbdcp_float ut1 = A[3] * r[0] + b[1], ut2 = A[6] * r[0] + b[2];
-            *which = ut1 == 0.0 && ut2 == 0.0 ? MBDCP_FC_STICK : MBDCP_FC_SLIDE;
-        } else {
-            r[0] = 0.0;
-            *which = MBDCP_FC_BEST_EFFORT;
-        }
-        return MBDCP_OK;
-    }
-
-    mbdcp_float anorm = 0.0;
-    for (int k = 0; k < 9; ++k) anorm += A[k] * A[k];
-    anorm = sqrt(anorm);
-    /* Every candidate, projected on K, is kept when its local residual vanishes (the exact one
-     * closest to prev wins); otherwise the one with the smallest residual is remembered. */
-    Pick pk = {{0.0, 0.0, 0.0}, INFINITY, MBDCP_FC_BEST_EFFORT, {0.0, 0.0, 0.0}, 0.0};
-    pk.loose_res = local_residual(A, b, mu, coulomb, pk.loose);
-
-
-    /* stick: u = 0 */
-    mbdcp_float seeds[1] = {0.0};
-    int n_seeds = 0;
-    {
-        const mbdcp_float rhs[3] = {-b[0], -b[1], -b[2]};
-        mbdcp_float x[3];
-        if (solve3(A, rhs, x)) {
-            if (x[1] != 0.0 || x[2] != 0.0) seeds[n_seeds++] = atan2(x[2], x[1]);
-            mbdcp_cone_project(mu, x);
-            consider(&pk, A, b, mu, coulomb, anorm, prev, x);
-            if (pk.exact_case != MBDCP_FC_BEST_EFFORT) {
-                memcpy(r, pk.exact, sizeof pk.exact);
-                *which = pk.exact_case;
-                return MBDCP_OK;
-            }
-        }
-    }
-
-    slide_cases(A, b, mu, coulomb, anorm, prev, seeds, n_seeds, &pk);
-    if (pk.exact_case != MBDCP_FC_BEST_EFFORT) {
-        memcpy(r, pk.exact, sizeof pk.exact);
-        *which = pk.exact_case;
-    } else {
-        memcpy(r, pk.loose, sizeof pk.loose);
-        *which = MBDCP_FC_BEST_EFFORT;
-    }
-    return MBDCP_OK;
-}
-
 
 /* ---- solvers -------------------------------------------------------------------------------- */
 
@@ -667,26 +211,6 @@ static int finished(const Sub *sb, const mbdcp_float *r, Run *run)
     }
     if (run->residual <= sb->tol) run->status = MBDCP_SOLVED;
     return run->residual <= sb->tol;
-}
-
-mbdcp_float mbdcp_fc_sweep(const FcCsr *A, mbdcp_int n_c, const mbdcp_float *qv, const mbdcp_float *mu, int coulomb,
-                           const mbdcp_float *blocks, mbdcp_float *r, mbdcp_int *failures)
-{
-    /* the cost of a local solve by its case, in flop-equivalents (a slide solves for the root of a
-     * trigonometric polynomial; a failed one enumerates them all) */
-    static const mbdcp_float case_cost[4] = {30.0, 150.0, 300.0, 1000.0};
-    mbdcp_float cost = 2.0 * A->ptr[3 * n_c];
-    for (mbdcp_int i = 0; i < n_c; ++i) {
-        const mbdcp_float *B = blocks + 9 * (size_t)i;
-        mbdcp_float *ri = r + 3 * i, b[3];
-        for (int a = 0; a < 3; ++a)
-            b[a] = qv[3 * i + a] + fc_row_dot(A, 3 * i + a, r) - (B[3 * a] * ri[0] + B[3 * a + 1] * ri[1] + B[3 * a + 2] * ri[2]);
-        MbdcpFcCase which;
-        mbdcp_fc_local_solve(B, b, mu[i], coulomb, ri, &which);
-        if (which == MBDCP_FC_BEST_EFFORT) ++*failures;
-        cost += case_cost[which];
-    }
-    return cost;
 }
 
 /* (Nonsmooth) Gauss-Seidel on u = A r + qv, contact by contact with exact local solves; u is kept
@@ -1263,7 +787,7 @@ static FcCtx context(const MbdcpFcProblem *p, const MbdcpFcSettings *s, int coul
     c.mu = p->mu;
     c.coulomb = coulomb;
     c.tol = s->tol;
-    const mbdcp_float qn = norm2(m, p->q);
+    const mbdcp_float qn = fc_norm2(m, p->q);
     c.qnorm = qn > 0.0 ? qn : 1.0;
     const mbdcp_float wmax = mbdcp_norm_inf((size_t)p->W_rowptr[m], p->W_val);
     const mbdcp_float scale = fmax(mbdcp_norm_inf((size_t)m, p->q), wmax * mbdcp_norm_inf((size_t)m, r));
@@ -1328,7 +852,7 @@ static MbdcpReturn solve(const MbdcpFcProblem *p, const MbdcpFcSettings *s, int 
     info->status = run.status;
     info->iterations = run.iterations;
     /* the residual reported is the extended-precision one, whatever the status */
-    info->residual = mbdcp_all_finite((size_t)m, r) ? residual_ld(&c, r, NULL) : run.residual;
+    info->residual = mbdcp_all_finite((size_t)m, r) ? mbdcp_fc_residual_ld(&c, r, NULL) : run.residual;
     /* u = W r + q of the r returned (the inner solves leave u for their own matrix) */
     fc_matvec(&c.W, m, r, p->q, u);
     if (!mbdcp_all_finite((size_t)m, r) && info->status != MBDCP_INTERRUPTED) info->status = MBDCP_NUMERICAL_ERROR;
@@ -1443,7 +967,7 @@ MbdcpReturn mbdcp_fc_residual(const MbdcpFcProblem *p, int coulomb, const mbdcp_
     MbdcpReturn rc = check_csr(m, p->W_rowptr, p->W_colind, p->W_val);
     if (rc != MBDCP_OK) return rc;
     const Csr W = {p->W_rowptr, p->W_colind, p->W_val};
-    const mbdcp_float qn = norm2(m, p->q);
+    const mbdcp_float qn = fc_norm2(m, p->q);
     mbdcp_float res = 0.0;
     /* without u, contact by contact (a 2-D contact as a 3-D one with zero second tangents) */
     for (mbdcp_int i = 0; i < n_c; ++i) {

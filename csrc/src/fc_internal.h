@@ -1,5 +1,7 @@
-/* Internal to coulomb.c and fc_newton.c: the kernels and the solve context they share. Not part of
- * the public headers. */
+/* Internal to coulomb.c, fc_newton.c, fc_accept.c and fc_local.c: the kernels and the solve context
+ * they share. The acceptance test (fc_accept.c) and the local solves and sweep (fc_local.c) are
+ * apart from the solvers that use them, so that the files call one another without a circle
+ * (coulomb.c -> fc_newton.c -> fc_accept.c, fc_local.c). Not part of the public headers. */
 #ifndef MBDCP_FC_INTERNAL_H
 #define MBDCP_FC_INTERNAL_H
 
@@ -33,6 +35,14 @@ typedef struct {
     mbdcp_float residual;
 } FcRun;
 
+/* ||x||_2. */
+static inline mbdcp_float fc_norm2(mbdcp_int n, const mbdcp_float *x)
+{
+    mbdcp_float s = 0.0;
+    for (mbdcp_int i = 0; i < n; ++i) s += x[i] * x[i];
+    return sqrt(s);
+}
+
 static inline mbdcp_float fc_row_dot(const FcCsr *A, mbdcp_int row, const mbdcp_float *x)
 {
     mbdcp_float s = 0.0;
@@ -61,14 +71,18 @@ static inline mbdcp_float fc_residual_norm(mbdcp_int n_c, const mbdcp_float *mu,
     return sqrt(s);
 }
 
-/* coulomb.c: 1 when residual <= tol holds for r also in extended precision (then *residual is
+/* fc_accept.c: the residual of r relative to c->qnorm in extended precision, and in *bound (may be
+ * NULL) a bound on its rounding error. */
+mbdcp_float mbdcp_fc_residual_ld(const FcCtx *c, const mbdcp_float *r, mbdcp_float *bound);
+
+/* fc_accept.c: 1 when residual <= tol holds for r also in extended precision (then *residual is
  * that value); 0 otherwise (*residual unchanged when it was above tol). */
 int mbdcp_fc_accept(const FcCtx *c, const mbdcp_float *r, mbdcp_float *residual);
 
-/* coulomb.c: 1 when ||r||_inf > c->rmax. */
+/* fc_accept.c: 1 when ||r||_inf > c->rmax. */
 int mbdcp_fc_too_large(const FcCtx *c, const mbdcp_float *r);
 
-/* coulomb.c: one (nonsmooth) Gauss-Seidel sweep on u = A r + qv with exact local solves; returns its
+/* fc_local.c: one (nonsmooth) Gauss-Seidel sweep on u = A r + qv with exact local solves; returns its
  * cost in flop-equivalents (local solves weighed by their case). */
 mbdcp_float mbdcp_fc_sweep(const FcCsr *A, mbdcp_int n_c, const mbdcp_float *qv, const mbdcp_float *mu, int coulomb,
                            const mbdcp_float *blocks, mbdcp_float *r, mbdcp_int *failures);
