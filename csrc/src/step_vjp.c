@@ -6,13 +6,10 @@
 #include "mbdcp/step_vjp.h"
 
 #define TINY 2.2250738585072014e-308 /* the smallest normal double: a scale never below it */
-/* A sticking row is independent of those kept before when its residual norm exceeds this fraction
- * of its block's largest column norm (the rank decision of a pivoted QR). */
-#define RANK_CUT 1e-9
-/* Two residual norms this close (relative) are a tie that a pivoted QR may break either way. */
-#define TIE 1e-9
-/* The pivots' spread only bounds the condition number: it must clear rcond_min by this factor. */
-#define MARGIN 1e3
+/* step_vjp.h's shared thresholds, by their short names here */
+#define RANK_CUT MBDCP_VJP_RANK_CUT
+#define TIE MBDCP_VJP_TIE
+#define MARGIN MBDCP_VJP_MARGIN
 
 /* Blocks of imposed rows, in the order they are kept (sliding normals first, all of them). */
 enum { NONE = -1, SLIDING_N = 0, STICKING_N = 1, STICKING_B = 2, STRUCTURAL = 3 };

@@ -13,11 +13,12 @@ import jax
 import jax.numpy as jnp
 
 from mbdcp.derivatives.lcp import RCOND_MIN
+from mbdcp.infrastructure import _core
 from mbdcp.infrastructure.validate import OPPOSITE_RTOL
 
 _TINY = 2.2250738585072014e-308  # np.finfo(float).tiny
-_TIE = 1e-9      # residual norms this close (relative) are a tie a pivoted QR may break either way
-_MARGIN = 1e3    # pivots spread this much less than the host's rcond limit: the JAX rule stands
+# the rank decisions of the compiled step derivative (step_vjp.h), so that both take the same ones
+_RANK_CUT, _TIE, _MARGIN = _core.VJP_RANK_CUT, _core.VJP_TIE, _core.VJP_MARGIN
 
 
 def _scales(M, Minv, Wn, D, own1, v, vn, p_ext, psi_n, h, p_n, beta, tol):
@@ -114,7 +115,7 @@ def _independent(X, blocks, geometry):
     a candidate dropped (block 3: the host tells whether they hold a dependence on other contacts)."""
     R, norms, kept, host = X, jnp.linalg.norm(X, axis=0), blocks[0], jnp.array(False)
     for b, block in enumerate(blocks):
-        cut = 1e-9 * jnp.maximum(jnp.max(jnp.where(block, norms, 0.0), initial=0.0), 1e-300)
+        cut = _RANK_CUT * jnp.maximum(jnp.max(jnp.where(block, norms, 0.0), initial=0.0), 1e-300)
         R, picked, tie = _greedy(R, block, cut)
         host = host | tie | (jnp.any(block & ~picked) if b in (1, 2) or (b == 3 and geometry) else False)
         if b:

@@ -71,6 +71,9 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
 
     int mbdcp_all_finite(size_t n, const mbdcp_float *x)
     mbdcp_float MBDCP_SYMMETRY_RTOL
+    mbdcp_float MBDCP_VJP_RANK_CUT
+    mbdcp_float MBDCP_VJP_TIE
+    mbdcp_float MBDCP_VJP_MARGIN
     int mbdcp_grouping_error(mbdcp_int rows, mbdcp_int groups, const mbdcp_float *E)
 
     ctypedef struct MbdcpStepProblem:

@@ -33,6 +33,10 @@ ERR_DATA = MBDCP_ERR_DATA
 ERR_NONFINITE = MBDCP_ERR_NONFINITE
 
 SYMMETRY_RTOL = MBDCP_SYMMETRY_RTOL
+# the step derivative's rank decisions (step_vjp.h), for mbdcp.derivatives.step and the JAX rule
+VJP_RANK_CUT = MBDCP_VJP_RANK_CUT
+VJP_TIE = MBDCP_VJP_TIE
+VJP_MARGIN = MBDCP_VJP_MARGIN
 
 
 class CoreError(ValueError):

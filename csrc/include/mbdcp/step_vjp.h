@@ -19,6 +19,16 @@
 
 #include "step.h"
 
+/* The rank decisions of the step's derivative, shared by this core, mbdcp.derivatives.step and the
+ * JAX rule (which read them from the compiled extension): a sticking row is independent of those
+ * kept before when its residual norm exceeds MBDCP_VJP_RANK_CUT times its block's largest column
+ * norm (a pivoted QR's rank decision); two residual norms within MBDCP_VJP_TIE (relative) are a tie
+ * that a pivoted QR may break either way; the pivots' spread only bounds the condition number, so
+ * it must clear rcond_min by the factor MBDCP_VJP_MARGIN. */
+#define MBDCP_VJP_RANK_CUT 1e-9
+#define MBDCP_VJP_TIE 1e-9
+#define MBDCP_VJP_MARGIN 1e3
+
 /* A step's outputs v_next (n_v), p_n (n_c), beta (m), sigma (n_c): its solution, or their
  * cotangents (the output gradients; NULL: zero). */
 typedef struct {
