@@ -10,14 +10,14 @@ nbclient = pytest.importorskip("nbclient")
 
 NOTEBOOKS = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "..", "notebooks", "*.ipynb")))
 # notebooks that need optional extras run only where those are installed
-NEEDS = {"15_gradients.ipynb": ("jax", "torch")}
+NEEDS = {"15_gradients.ipynb": ("jax", "torch"), "16_mujoco.ipynb": ("mujoco", "pandas")}
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[os.path.basename(p) for p in NOTEBOOKS])
 def test_notebook_executes(path, monkeypatch):
     missing = [m for m in NEEDS.get(os.path.basename(path), ()) if importlib.util.find_spec(m) is None]
     if missing:
-        pytest.skip(f"needs {', '.join(missing)} (pip install 'mbdcp[jax,torch]')")
+        pytest.skip(f"needs {', '.join(missing)} (pip install 'mbdcp[all]')")
     monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
     nb = nbformat.read(path, as_version=4)
     for cell in nb.cells:
