@@ -2,6 +2,7 @@
 import glob
 import importlib.util
 import os
+import re
 import shutil
 import sys
 
@@ -96,3 +97,97 @@ numpydoc_xref_param_type = False
 
 html_theme = "furo"
 html_title = f"mbdcp {release}"
+
+# ---- the site works offline: no page loads a script, style sheet or font from another host
+#
+# Widgets. myst-nb would load require.js and the widget manager (@jupyter-widgets/html-manager) from
+# CDNs on every page whose notebook saved widget state (the tqdm progress bars of notebooks 05, 06,
+# 07 and 12). No Python package ships that manager, so it is not loaded at all: widget views are not
+# rendered, and each widget output shows the static fallback saved beside it in the same output
+# bundle (its final state as text, or its figure; written by notebooks/build.py).
+nb_ipywidgets_js = {}
+nb_mime_priority_overrides = [("*", "application/vnd.jupyter.widget-view+json", None)]
+
+# Font Awesome. matplotlib's JavaScript animations (TrajectoryAnimation, to_jshtml) link Font Awesome
+# 4 from a CDN for the icons of their buttons. The link is dropped from the page, which loads instead
+# the Font Awesome Free copy of the fontawesomefree package (docs extra; its all.css keeps the version
+# 4 names the buttons use), copied into _static/fontawesome at the end of the build.
+_FONT_AWESOME_LINK = re.compile(
+    r"""<link\b[^>]*\bhref\s*=\s*["'](?:https?:)?//[^"']*font-?awesome[^"']*["'][^>]*>\s*""", re.IGNORECASE)
+_FONT_AWESOME_CSS = "fontawesome/css/all.min.css"
+# tags that load what they name when the page is shown (a <link> only as a style sheet, icon or preload)
+_TAG = re.compile(r"<(script|link|img|iframe|source|audio|video|embed|object|track|input)\b[^>]*>", re.IGNORECASE)
+_ATTR = re.compile(r"""\b(src|href|data|srcset|rel)\s*=\s*(?:"([^"]*)"|'([^']*)')""", re.IGNORECASE)
+_REMOTE = re.compile(r"\s*(?:https?:)?//", re.IGNORECASE)
+
+
+def _remote_loads(html):
+    """The URLs on other hosts that the tags of ``html`` load."""
+    for tag in _TAG.finditer(html):
+        attrs = {m.group(1).lower(): m.group(2) if m.group(2) is not None else m.group(3)
+                 for m in _ATTR.finditer(tag.group(0))}
+        name = tag.group(1).lower()
+        if name == "link":
+            rel = attrs.get("rel", "").lower()
+            if not any(word in rel for word in ("stylesheet", "icon", "preload", "prefetch", "import", "manifest")):
+                continue
+            urls = [attrs.get("href", "")]
+        else:
+            urls = [attrs.get("src", ""), attrs.get("data", "")] + [u.split()[0] for u in attrs.get("srcset", "").split(",") if u.strip()]
+        yield from (u.strip() for u in urls if _REMOTE.match(u))
+
+
+def _fontawesome_dir():
+    spec = importlib.util.find_spec("fontawesomefree")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = os.path.join(next(iter(spec.submodule_search_locations)), "static", "fontawesomefree")
+    return path if os.path.isfile(os.path.join(path, "css", "all.min.css")) else None
+
+
+def _offline_page(app, pagename, templatename, context, doctree):
+    """Serve Font Awesome from _static on the pages that use it, and warn (an error with -W) about
+    anything the page would still load from another host."""
+    from sphinx.util import logging
+
+    logger = logging.getLogger("mbdcp.docs")
+    body = context.get("body") or ""
+    if _FONT_AWESOME_LINK.search(body):
+        context["body"] = body = _FONT_AWESOME_LINK.sub("", body)
+        app.add_css_file(_FONT_AWESOME_CSS)  # within html-page-context: for this page only
+    remote = list(_remote_loads(body))
+    for asset in list(context.get("script_files", ())) + list(context.get("css_files", ())):
+        name = getattr(asset, "filename", asset)
+        if isinstance(name, str) and _REMOTE.match(name):
+            remote.append(name)
+    for url in dict.fromkeys(remote):
+        logger.warning("page loads %s from another host: the docs must work offline", url, location=pagename)
+
+
+def _copy_fontawesome(app, exception):
+    if exception is not None or app.builder.format != "html":
+        return
+    src = _fontawesome_dir()
+    if src is None:
+        return  # warned when the build started
+    dst = os.path.join(app.outdir, "_static", "fontawesome")
+    os.makedirs(os.path.join(dst, "css"), exist_ok=True)
+    shutil.copy2(os.path.join(src, "css", "all.min.css"), os.path.join(dst, "css", "all.min.css"))
+    shutil.copytree(os.path.join(src, "webfonts"), os.path.join(dst, "webfonts"), dirs_exist_ok=True)
+    if os.path.isfile(os.path.join(src, "LICENSE.txt")):
+        shutil.copy2(os.path.join(src, "LICENSE.txt"), os.path.join(dst, "LICENSE.txt"))
+
+
+def _check_fontawesome(app):
+    if app.builder.format == "html" and _fontawesome_dir() is None:
+        from sphinx.util import logging
+
+        logging.getLogger("mbdcp.docs").warning(
+            "fontawesomefree is not installed (pip install '.[docs]'): the animations' buttons would have no icons")
+
+
+def setup(app):
+    app.connect("builder-inited", _check_fontawesome)
+    app.connect("html-page-context", _offline_page)
+    app.connect("build-finished", _copy_fontawesome)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
