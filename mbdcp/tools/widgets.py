@@ -110,7 +110,17 @@ class Explorer:
         return self.result
 
     def _repr_mimebundle_(self, **kwargs):
-        return self.widget._repr_mimebundle_(**kwargs)
+        """The widget view, and the figure as a PNG beside it: a notebook saved from a live kernel
+        still shows the figure where no widget manager runs (a static page, offline)."""
+        import base64
+        import io
+
+        bundle = self.widget._repr_mimebundle_(**kwargs)
+        data = bundle[0] if isinstance(bundle, tuple) else bundle
+        png = io.BytesIO()
+        self.figure.savefig(png, format="png")
+        data["image/png"] = base64.b64encode(png.getvalue()).decode()
+        return bundle
 
 
 def _static(draw, values, figsize=(9.0, 3.6)):
