@@ -351,3 +351,35 @@ def test_a_path_that_cycles_in_rounding_is_solved_on_a_perturbed_q(name):
     assert res.pivots < 10 * F.shape[0], res.pivots
     assert res.status == Status.SOLVED, res.status
     check_lcp(F, f, res.z, res.w)
+
+
+# The reduced LCP of a step of Trinkle (2003)'s sphere rolling with 8 friction directions: its friction
+# rows hold +-1.08e-16, what the rounding of a tangential speed of 1.43 - 1.43 left (the data's own scale is
+# 1.43). At each q_i's own scale no solution within the tolerance is reached; with the magnitudes of q's
+# terms given, each row is judged at the scale of its data, and the answer is that of the step.
+_ROLLING_F = np.array(
+    [[1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+     [0.0, 3.4999999999999996, 2.4748737341529163, 0.0, -2.474873734152916, -3.4999999999999996, -2.4748737341529163, 0.0, 2.4748737341529154, 1.0],
+     [0.0, 2.4748737341529163, 3.5, 2.474873734152916, 0.0, -2.474873734152916, -3.5, -2.4748737341529163, 0.0, 1.0],
+     [0.0, 0.0, 2.474873734152916, 3.4999999999999996, 2.4748737341529163, 0.0, -2.474873734152916, -3.4999999999999996, -2.4748737341529163, 1.0],
+     [0.0, -2.474873734152916, 0.0, 2.4748737341529163, 3.4999999999999996, 2.4748737341529163, 0.0, -2.4748737341529154, -3.499999999999999, 1.0],
+     [0.0, -3.4999999999999996, -2.474873734152916, 0.0, 2.4748737341529163, 3.4999999999999996, 2.474873734152916, 0.0, -2.474873734152916, 1.0],
+     [0.0, -2.4748737341529163, -3.5, -2.474873734152916, 0.0, 2.474873734152916, 3.5, 2.4748737341529163, 0.0, 1.0],
+     [0.0, 0.0, -2.4748737341529163, -3.4999999999999996, -2.4748737341529154, 0.0, 2.4748737341529163, 3.4999999999999996, 2.474873734152916, 1.0],
+     [0.0, 2.4748737341529154, 0.0, -2.4748737341529163, -3.499999999999999, -2.474873734152916, 0.0, 2.474873734152916, 3.499999999999999, 1.0],
+     [0.2, -1.0, -1.0, -1.0, -1.0, -1.0, -1.0, -1.0, -1.0, 0.0]])
+_ROLLING_F_Q = np.array([-1.1772, 0.0, 0.0, 1.0824788652243491e-16, 0.0, 0.0, 0.0, -1.0824788652243491e-16, 0.0, 0.0])
+
+
+def test_q_scale_judges_rows_at_the_scale_of_their_data():
+    plain = mbdcp.lemke(_ROLLING_F, _ROLLING_F_Q)
+    assert not plain.success and plain.residual > 0.1  # row 7 fails by a whole 1e-16 of its own 1e-16
+    q_scale = np.where(np.arange(10) == 0, 1.1772, 1.43)  # the terms of f: |W^T||v|, |W^T M^-1||p_ext|
+    q_scale[9] = 0.0
+    res = mbdcp.lemke(_ROLLING_F, _ROLLING_F_Q, q_scale=q_scale)
+    assert res.success and res.residual <= 1e-9
+    assert res.z[0] == pytest.approx(1.1772, rel=1e-12) and np.all(res.z[1:] <= 1e-15)  # rolls: no friction
+    with pytest.raises(ValueError, match="q_scale must be nonnegative"):
+        mbdcp.lemke(_ROLLING_F, _ROLLING_F_Q, q_scale=-q_scale)
+    with pytest.raises(ValueError, match="q_scale"):
+        mbdcp.lemke(_ROLLING_F, _ROLLING_F_Q, q_scale=q_scale[:3])

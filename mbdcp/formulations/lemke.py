@@ -15,7 +15,7 @@ def _name(var, n):
     return f"w{var + 1}" if var < n else f"z{var - n + 1}"
 
 
-def lemke(M, q, *, max_iter=None, tol=None, trace=False, basis=None, max_pivots=None):
+def lemke(M, q, *, max_iter=None, tol=None, trace=False, basis=None, q_scale=None, max_pivots=None):
     r"""Solve the linear complementarity problem LCP(M, q) by Lemke's method.
 
     Find :math:`z` such that
@@ -70,6 +70,13 @@ def lemke(M, q, *, max_iter=None, tol=None, trace=False, basis=None, max_pivots=
         feasible, :math:`z_0` repairs it with the covering vector :math:`B e` (the cold start
         on the hint's principal pivot transform). A singular or useless hint falls back to the
         cold start: a wrong hint costs time, never the answer.
+    q_scale : array_like, shape (n,), optional
+        The magnitudes of the terms that were summed into ``q`` (nonnegative), when ``q`` was
+        computed: row :math:`i` is then judged at :math:`s_i = (|M||z|)_i + \max(|q_i|,
+        \mathrm{q\_scale}_i)`, so that a :math:`q_i` of :math:`10^{-16}` left by the rounding of
+        terms of size 1 counts as the rounding it is, as Lemke's pivoting counts it (a time step's
+        LCP is judged so, with :math:`|W^T||v|` and :math:`|W^T M^{-1}||p_{ext}|`; see
+        :func:`mbdcp.step`). Default: each :math:`q_i` is its own scale.
     max_pivots : int, optional
         Deprecated name of ``max_iter`` (a DeprecationWarning).
 
@@ -95,7 +102,7 @@ def lemke(M, q, *, max_iter=None, tol=None, trace=False, basis=None, max_pivots=
     """
     if max_pivots is not None:
         max_iter = renamed_value("lemke", "max_pivots", max_pivots, "max_iter", max_iter is not None)
-    if trace is False and basis is None:
+    if trace is False and basis is None and q_scale is None:
         fast = _core.lemke_plain(M, q, max_iter or 0, tol or 0.0) if _plain_settings(max_iter, tol) else None
         if fast is not None:
             return fast
@@ -105,6 +112,10 @@ def lemke(M, q, *, max_iter=None, tol=None, trace=False, basis=None, max_pivots=
     q = val.vector("q", q, n, symbol="n")
     max_iter, tol = val.lemke_settings(max_iter, tol)
     trace = val.flag("trace", trace)
+    if q_scale is not None:
+        q_scale = val.vector("q_scale", q_scale, n, symbol="n")
+        if np.any(q_scale < 0):
+            raise ValueError(f"q_scale must be nonnegative (the magnitudes of q's terms), got min {q_scale.min():g}")
     start = None
     if basis is not None:
         if isinstance(basis, LemkeResult):
@@ -115,7 +126,7 @@ def lemke(M, q, *, max_iter=None, tol=None, trace=False, basis=None, max_pivots=
                              f"or a LemkeResult; got {val.describe(basis)}")
         start = start.astype(np.intc)
     z, w, status, pivots, residual, tr, basis_out, certificate, _, warm, worst = _core.lemke(
-        M, q, max_iter, tol, bool(trace), start)
+        M, q, max_iter, tol, bool(trace), start, q_scale)
     names = [(_name(a, n), _name(b, n)) for a, b in tr] if trace else None
     return _core.lemke_result(z, w, status, pivots, residual, basis_out, certificate, worst, names, warm)
 

@@ -62,6 +62,10 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
                                   const MbdcpLemkeSettings *settings, const mbdcp_int *start,
                                   const MbdcpLemkeOutput *out, MbdcpLemkeInfo *info, void *work,
                                   size_t work_bytes)
+    MbdcpReturn mbdcp_lemke_solve_scaled(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q,
+                                         const mbdcp_float *q_mag, const MbdcpLemkeSettings *settings,
+                                         const mbdcp_int *start, int reuse, const MbdcpLemkeOutput *out,
+                                         MbdcpLemkeInfo *info, void *work, size_t work_bytes)
     mbdcp_float mbdcp_lcp_residual(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q,
                                    const mbdcp_float *z, mbdcp_float *w)
     int mbdcp_lcp_verify(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q, const mbdcp_float *z,

@@ -1,6 +1,6 @@
 """Type stub of the compiled wrappers over the C core (mbdcp/_core.pyx): private, called by the
 public layer with validated arrays."""
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
@@ -32,7 +32,8 @@ class CoreError(ValueError):
 
 
 def status_message(status: int) -> Any: ...
-def lemke(M: np.ndarray, q: np.ndarray, max_pivots: int, tol: float, trace: bool, start: Any) -> Any: ...
+def lemke(M: np.ndarray, q: np.ndarray, max_pivots: int, tol: float, trace: bool, start: Any,
+          q_scale: Optional[np.ndarray] = ...) -> Any: ...
 def lemke_plain(M: Any, q: Any, max_pivots: int, tol: float) -> Any: ...
 def lemke_result(z: np.ndarray, w: np.ndarray, code: int, pivots: int, residual: float, basis: Any, certificate: Any,
                  worst: int, trace: Any = ..., warm: bool = ...) -> Any: ...

@@ -289,9 +289,10 @@ cdef MbdcpLemkeSettings _lemke_settings(int max_pivots, double tol) except *:
     return s
 
 
-def lemke(const double[:, ::1] M, const double[::1] q, int max_pivots, double tol, bint trace, start):
+def lemke(const double[:, ::1] M, const double[::1] q, int max_pivots, double tol, bint trace, start, q_scale=None):
     """(z, w, status, pivots, residual, trace (k, 2) or None, basis (bool), certificate or None,
-    refactorizations, warm, worst_row); ``start`` is None or an int32 array of n flags."""
+    refactorizations, warm, worst_row); ``start`` is None or an int32 array of n flags; ``q_scale``
+    None or n nonnegative magnitudes of q's terms (mbdcp_lemke_solve_scaled)."""
     cdef mbdcp_int n = q.shape[0]
     if M.shape[0] != n or M.shape[1] != n:
         raise ValueError(f"internal call: M must be {n} x {n} (q has {n} entries), got {M.shape[0]} x {M.shape[1]}")
@@ -319,8 +320,15 @@ def lemke(const double[:, ::1] M, const double[::1] q, int max_pivots, double to
     cdef MbdcpReturn rc
     cdef const double *Mp = _ptr2(M)
     cdef const double *qp = _ptr(q)
+    cdef const double[::1] qm
+    cdef const double *qmp = NULL
+    if q_scale is not None:
+        qm = q_scale
+        if qm.shape[0] != n:
+            raise ValueError(f"internal call: q_scale must have {n} entries, got {qm.shape[0]}")
+        qmp = _ptr(qm)
     with nogil:
-        rc = mbdcp_lemke_solve(n, Mp, qp, &s, sp, &out, &info, wk, nbytes)
+        rc = mbdcp_lemke_solve_scaled(n, Mp, qp, qmp, &s, sp, 0, &out, &info, wk, nbytes)
     tr, _ = _recorded(&R)
     _check(rc)
     del work
