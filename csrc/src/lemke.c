@@ -181,15 +181,21 @@ mbdcp_float mbdcp_lcp_row_ratio(mbdcp_int n, const mbdcp_float *z, const mbdcp_f
     return ratio;
 }
 
-/* w = M z + q and s = |M||z| + max(|q|, qmag), row by row (qmag: NULL, or the magnitudes of the
- * terms that formed q, see lemke.h). */
+/* The scale of q_i: max(|q_i|, qmag_i) (qmag: NULL, or the magnitudes of the terms that formed q,
+ * see lemke.h). */
+static inline mbdcp_float q_size(const mbdcp_float *q, const mbdcp_float *qmag, mbdcp_int i)
+{
+    const mbdcp_float a = fabs(q[i]);
+    return qmag && qmag[i] > a ? qmag[i] : a;
+}
+
+/* w = M z + q and s = |M||z| + q_size, row by row. */
 static void row_sums(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q, const mbdcp_float *qmag,
                      const mbdcp_float *z, mbdcp_float *w, mbdcp_float *s)
 {
     for (mbdcp_int i = 0; i < n; ++i) {
         const mbdcp_float *Mi = M + (size_t)i * n;
-        mbdcp_float wi = q[i], si = fabs(q[i]);
-        if (qmag && qmag[i] > si) si = qmag[i];
+        mbdcp_float wi = q[i], si = q_size(q, qmag, i);
         for (mbdcp_int j = 0; j < n; ++j) {
             const mbdcp_float t = Mi[j] * z[j];
             wi += t;
@@ -1222,10 +1228,8 @@ static int certify_ray(Lemke *L)
 static int cancels(const Lemke *L)
 {
     const mbdcp_float *w = L->out->w, *s = L->res, cancel = 1.0 / sqrt(L->s->tol);
-    for (mbdcp_int i = 0; i < L->n; ++i) {
-        const mbdcp_float qi = L->qmag && L->qmag[i] > fabs(L->q[i]) ? L->qmag[i] : fabs(L->q[i]);
-        if (s[i] > cancel * (fabs(w[i]) + qi)) return 1; /* s_i holds that same max (row_sums) */
-    }
+    for (mbdcp_int i = 0; i < L->n; ++i)
+        if (s[i] > cancel * (fabs(w[i]) + q_size(L->q, L->qmag, i))) return 1;
     return 0;
 }
 

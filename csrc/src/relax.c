@@ -124,8 +124,10 @@ static void p1_rhs(const MbdcpStepProblem *p, const MbdcpReduced *red, const mbd
     mbdcp_contact_rhs(p, red, f);
     mbdcp_contact_rhs_magnitude(p, red, fmag);
     for (mbdcp_int c = 0; c < nc; ++c) {
-        if (gamma) f[c] = mbdcp_sum_or_zero(p->n_v, f[c], gamma[c]);
-        if (gamma) fmag[c] += fabs(gamma[c]);
+        if (gamma) {
+            f[c] = mbdcp_sum_or_zero(p->n_v, f[c], gamma[c]);
+            fmag[c] += fabs(gamma[c]);
+        }
         f[nw + c] = fmag[nw + c] = 0.0;
     }
 }

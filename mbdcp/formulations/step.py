@@ -202,11 +202,10 @@ def unit_circle(n_d):
     multiple of 4. NumPy's cos(pi/2) is 6e-17: a direction that should be orthogonal to a motion
     then carries 1e-16 of it, and the LCP of a sphere rolling along an axis had to honour that."""
     k = np.arange(n_d)
-    c = np.cos(2.0 * np.pi * k / max(n_d, 1))
-    s = np.sin(2.0 * np.pi * k / max(n_d, 1))
-    quarter = (4 * k) % max(n_d, 1) == 0
-    c[quarter] = np.array([1.0, 0.0, -1.0, 0.0])[(4 * k[quarter]) // max(n_d, 1)]
-    s[quarter] = np.array([0.0, 1.0, 0.0, -1.0])[(4 * k[quarter]) // max(n_d, 1)]
+    ang = 2.0 * np.pi * k / max(n_d, 1)
+    c, s = np.cos(ang), np.sin(ang)
+    quarter = (4 * k) % max(n_d, 1) == 0  # there cos and sin are 0 or +-1 up to rounding
+    c[quarter], s[quarter] = np.round(c[quarter]), np.round(s[quarter])
     back = k[1:(n_d + 1) // 2]
     c[n_d - back], s[n_d - back] = c[back], -s[back]  # cos is even and sin odd, exactly
     if n_d % 2 == 0:
