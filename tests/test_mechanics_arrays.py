@@ -421,8 +421,8 @@ def test_fields_set_later_are_validated_too():
 # ---------------------------------------------------------------------------------------------
 # trajectories that report failure
 
-def _box_drop():
-    return Scene([Body3D(1.0, [0, 0, 1.0], half_extents=[0.5, 0.5, 0.5])], [Plane([0, 0, 0], [0, 0, 1])])
+def _box_drop(delta=0.05):
+    return Scene([Body3D(1.0, [0, 0, 1.0], half_extents=[0.5, 0.5, 0.5])], [Plane([0, 0, 0], [0, 0, 1])], delta=delta)
 
 
 def test_a_box_sinking_9_m_in_one_step_is_not_a_success():
@@ -431,6 +431,7 @@ def test_a_box_sinking_9_m_in_one_step_is_not_a_success():
     assert tr.max_penetration[1] == pytest.approx(9.31) and tr.penetration_tolerance == 0.05
     assert not tr.penetration_ok and not tr.success
     assert (tr.first_failure.step, tr.first_failure.reason) == (1, "penetration")
+    assert "delta = 0.05, given" in tr.first_failure.message  # the message names the cause
     loose = simulate(_box_drop(), 1.0, 3.0, progress=False, max_penetration=np.inf)
     assert loose.success and loose.first_failure is None
     with pytest.raises(ValueError, match="max_penetration must be nonnegative"):

@@ -1,6 +1,10 @@
-"""Every pair of bodies gets contacts or is refused: a box meets walls only, so a scene in which a
-box may touch another body is a ValueError naming the pair (when built, updated, or when a step
-brings them within reach), never a run that lets them pass through each other."""
+"""Every pair of bodies gets contacts or is refused: without MuJoCo, whose collision functions
+make the contacts of a box with another body, a scene in which a box may touch another body is a
+ValueError naming the pair (when built, updated, or when a step brings them within reach), never a
+run that lets them pass through each other. (tests/test_mechanics_shapes.py: the same scenes with
+MuJoCo.)"""
+import sys
+
 import numpy as np
 import pytest
 
@@ -15,25 +19,31 @@ def _box(z, x=0.0, **kw):
     return Body3D(1.0, [x, 0.0, z], half_extents=CUBE, **kw)
 
 
-def test_three_stacked_boxes_are_refused_naming_the_pair():
-    with pytest.raises(ValueError, match=r"bodies 0 \(box\) and 1 \(box\) may touch.*no box-box contacts"):
+@pytest.fixture
+def no_mujoco(monkeypatch):
+    """A machine without MuJoCo: importing it fails."""
+    monkeypatch.setitem(sys.modules, "mujoco", None)
+
+
+def test_three_stacked_boxes_are_refused_naming_the_pair(no_mujoco):
+    with pytest.raises(ValueError, match=r"bodies 0 \(box\) and 1 \(box\) may touch.*box-box contacts come from MuJoCo.*pip install"):
         Scene([_box(0.5), _box(1.5), _box(2.5)], FLOOR)
 
 
 @pytest.mark.parametrize("radius, kind", [(0.5, "sphere"), (0.0, "particle")])
-def test_a_round_body_on_a_box_is_refused_naming_the_pair(radius, kind):
+def test_a_round_body_on_a_box_is_refused_naming_the_pair(radius, kind, no_mujoco):
     on_top = Body3D(1.0, [0.0, 0.0, 1.0 + radius], radius=radius)
-    with pytest.raises(ValueError, match=rf"bodies 0 \({kind}\) and 1 \(box\) may touch.*no box-{kind} contacts"):
+    with pytest.raises(ValueError, match=rf"bodies 0 \({kind}\) and 1 \(box\) may touch.*box-{kind} contacts come from MuJoCo"):
         Scene([on_top, _box(0.5)], FLOOR)
 
 
-def test_the_first_pair_in_reach_is_named():
+def test_the_first_pair_in_reach_is_named(no_mujoco):
     far = Body3D(1.0, [9.0, 0.0, 0.5], radius=0.5)
     with pytest.raises(ValueError, match=r"bodies 1 \(box\) and 2 \(sphere\)"):
         Scene([far, _box(0.5), Body3D(1.0, [0.0, 0.0, 1.6], radius=0.5), _box(0.5, x=1.05)], FLOOR)
 
 
-def test_a_sphere_thrown_at_a_box_stops_the_run_with_the_pair_named():
+def test_a_sphere_thrown_at_a_box_stops_the_run_with_the_pair_named(no_mujoco):
     ball = Body3D(1.0, [3.0, 0.0, 0.5], velocity=[-10.0, 0.0, 0.0], radius=0.5)
     scene = Scene([_box(0.5), ball], FLOOR)  # apart at first: accepted
     tr = simulate(scene, 0.01, 0.3, progress=False)  # a failure recorded, not a silent pass-through
@@ -42,7 +52,7 @@ def test_a_sphere_thrown_at_a_box_stops_the_run_with_the_pair_named():
     assert "bodies 0 (box) and 1 (sphere) may touch" in tr.first_failure.message
 
 
-def test_update_and_setters_cannot_bring_in_an_unsupported_pair():
+def test_update_and_setters_cannot_bring_in_an_unsupported_pair(no_mujoco):
     box, ball = _box(0.5), Body3D(1.0, [5.0, 0.0, 0.5], radius=0.5)
     scene = Scene([box, ball], FLOOR)
     with pytest.raises(ValueError, match=r"new: bodies 0 \(box\) and 1 \(sphere\) may touch"):

@@ -87,17 +87,19 @@ def _frame_geometry(shapes, q):
     from mbdcp.mechanics.bodies import box_corners, quaternion_to_matrix
 
     n = len(shapes.radius)
+    boxes = np.flatnonzero(shapes.half_extents[:, 0] > 0)
     if shapes.planar:
         Q = q.reshape(n, 3)
         c, th = Q[:, :2], Q[:, 2]
         tip = c + shapes.radius[:, None] * np.stack([np.cos(th), np.sin(th)], axis=1)
-        return c, np.stack([c, tip], axis=1), {}
+        e = np.stack([np.cos(th / 2), 0 * th, 0 * th, np.sin(th / 2)], axis=1)  # a turn about z
+        corners = box_corners(shapes.half_extents[boxes], e[boxes])[:, :, :2] + c[boxes, None, :]
+        return c, np.stack([c, tip], axis=1), {int(i): _hull(pts) for i, pts in zip(boxes, corners)}
     Q = q.reshape(n, 7)
     c = Q[:, [0, 2]]
     e = Q[:, 3:]
     R = quaternion_to_matrix(e)
     tip = c + shapes.radius[:, None] * R[:, [0, 2], 0]
-    boxes = np.flatnonzero(shapes.half_extents[:, 0] > 0)
     outlines = {}
     if boxes.size:
         corners = box_corners(shapes.half_extents[boxes], e[boxes])[:, :, [0, 2]] + c[boxes, None, :]
@@ -199,6 +201,9 @@ def animate(tr, scene=None, *, every=1, arrows=False, interval=None, figsize=(5.
     ax.set_xlabel("x")
     ax.set_ylabel("y" if shapes.planar else "z")
     walls = [ax.plot([], [], color="0.3", lw=2)[0] for _ in shapes.walls]
+    for outline in shapes.obstacles:  # fixed: drawn once, in the drawing plane
+        pts = outline if shapes.planar else outline[:, [0, 2]]
+        ax.add_patch(Polygon(_hull(pts) if len(pts) > 2 else pts, closed=len(pts) > 2, fc="0.75", ec="0.3", lw=2))
     c0, _, outlines0 = geometry[0]
     patches = {}
     for i in range(n):

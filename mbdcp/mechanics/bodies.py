@@ -116,7 +116,8 @@ def _one_shape(body, name, x):
 def both_shapes(radius, half_extents, where=""):
     """The message refusing a body given both a radius and half extents: its shape (and so its
     contacts and inertia) would be ambiguous."""
-    return (f"{where}radius and half_extents: a Body3D is a sphere (radius > 0) or a box (half_extents), not both; "
+    kind = "Body2D is a disk" if np.size(half_extents) == 2 else "Body3D is a sphere"
+    return (f"{where}radius and half_extents: a {kind} (radius > 0) or a box (half_extents), not both; "
             f"got radius = {float(radius):g} and half_extents = {np.asarray(half_extents).tolist()}")
 
 
@@ -127,11 +128,14 @@ class _HalfExtents(_Field):
         x = super().__get__(body, owner)
         return x if body is None or x[0] > 0 else None
 
+    def __init__(self, dim):
+        super().__init__(lambda name, x: self.validate(name, x, dim), (dim,), excludes="radius")
+
     @staticmethod
-    def validate(name, x):
+    def validate(name, x, dim=3):
         if x is None:
-            return np.zeros(3)
-        a = checks.vector(name, x, 3)
+            return np.zeros(dim)
+        a = checks.vector(name, x, dim)
         if np.any(a <= 0):
             raise ValueError(f"{name} must be positive, got {a}")
         return a
@@ -165,10 +169,12 @@ def _default_inertia(body, J):
 
 
 class Body2D(_Body):
-    """A planar rigid body: a disk of ``radius`` (0: a particle) with mass and inertia J.
+    """A planar rigid body: a disk of ``radius``, a box of ``half_extents`` (a, b) along its own
+    axes turned by ``theta``, or a particle (neither), with mass and inertia J; giving both a
+    positive radius and half extents is a ValueError.
 
-    ``inertia`` defaults to a uniform disk, m r^2 / 2 (1 for a particle). In a scene, the
-    attributes read and write the scene's arrays.
+    ``inertia`` defaults to a uniform disk, m r^2 / 2, or box, m (a^2 + b^2) / 3 (1 for a
+    particle). In a scene, the attributes read and write the scene's arrays.
     """
 
     mass = _Field(checks.positive)
@@ -176,16 +182,22 @@ class Body2D(_Body):
     theta = _Field(checks.real)
     velocity = _Field(lambda name, x: checks.vector(name, x, 2), (2,))
     omega = _Field(checks.real)
-    radius = _Field(checks.nonnegative)
+    radius = _Field(checks.nonnegative, excludes="half_extents")
+    half_extents = _HalfExtents(2)
     inertia = _Field(checks.positive)
     dof = 3
 
-    def __init__(self, mass, position, theta=0.0, velocity=(0.0, 0.0), omega=0.0, radius=0.0, inertia=None):
+    def __init__(self, mass, position, theta=0.0, velocity=(0.0, 0.0), omega=0.0, radius=0.0, inertia=None,
+                 half_extents=None):
         self._start()
-        self.mass, self.radius = mass, radius
+        self.mass, self.radius, self.half_extents = mass, radius, half_extents
         if inertia is None:
             with np.errstate(over="ignore", under="ignore"):
-                J = 0.5 * np.float64(self.mass) * np.float64(self.radius) ** 2 if self.radius > 0 else 1.0
+                m = np.float64(self.mass)
+                if self.half_extents is not None:
+                    J = m * np.sum(np.float64(self.half_extents) ** 2) / 3
+                else:
+                    J = 0.5 * m * np.float64(self.radius) ** 2 if self.radius > 0 else 1.0
             inertia = _default_inertia(self, J)
         self.inertia = inertia
         self.position, self.theta, self.velocity, self.omega = position, theta, velocity, omega
@@ -213,7 +225,7 @@ class Body3D(_Body):
     velocity = _Field(lambda name, x: checks.vector(name, x, 3), (3,))
     omega = _Field(lambda name, x: checks.vector(name, x, 3), (3,))
     radius = _Field(checks.nonnegative, excludes="half_extents")
-    half_extents = _HalfExtents(_HalfExtents.validate, (3,), excludes="radius")
+    half_extents = _HalfExtents(3)
     inertia = _Field(checks.inertia3, (3, 3))
     dof = 6
 

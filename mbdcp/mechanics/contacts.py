@@ -1,16 +1,17 @@
 """Contact generation, vectorised over bodies.
 
-Walls meet every body at its nearest point (disk, sphere, particle) or at every corner (box);
-disk–disk and sphere–sphere pairs (a particle is one of radius 0) come from a hashed uniform grid
-in the compiled core (cells of side :math:`2 r_{max} + \\delta`, so that a pair within reach lies
-in neighbouring cells) and are filtered there by their exact gap. A contact is active when its
-gap is at most the activation distance :math:`\\delta`. The order is fixed: wall contacts by
-(body, wall, corner), then pairs by (a, b) with a < b.
+Walls (lines, planes) meet every body at its nearest point (disk, sphere, particle) or at every
+corner (box); disk–disk and sphere–sphere pairs (a particle is one of radius 0) come from a hashed
+uniform grid in the compiled core (cells of side :math:`2 r_{max} + \\delta`, so that a pair within
+reach lies in neighbouring cells) and are filtered there by their exact gap. Every other pair (a
+box with any body, any body with a fixed obstacle) comes from MuJoCo's collision functions
+(:mod:`mbdcp.mechanics.collide`). A contact is active when its gap is at most the activation
+distance :math:`\\delta`. The order is fixed: wall contacts by (body, wall, corner), then round
+pairs by (a, b) with a < b, then MuJoCo's: obstacle contacts by (body, obstacle), pairs by (a, b).
 
-A box meets walls only: there are no box–box, box–sphere or box–particle contacts. No pair is
-ever ignored instead: a search in which a box comes within reach of another body (the gap between
-their bounding spheres at most :math:`\\delta`, so a contact of theirs could be active) raises
-``UnsupportedPair`` (a ValueError) naming the two bodies.
+No pair is ever ignored: without MuJoCo, a search in which a box comes within reach of another
+body (the gap between their bounding spheres at most :math:`\\delta`, so a contact of theirs could
+be active) raises ``UnsupportedPair`` (a ValueError) naming the two bodies.
 """
 from dataclasses import dataclass
 from typing import Optional
@@ -19,6 +20,7 @@ import numpy as np
 
 from mbdcp.infrastructure import _core
 from mbdcp.mechanics.bodies import box_corners
+from mbdcp.mechanics.walls import Line, Plane
 
 __all__ = ["CoincidentCentres", "Contact", "Contacts", "find_contacts"]
 
@@ -28,7 +30,8 @@ class CoincidentCentres(ValueError):
 
 
 class UnsupportedPair(ValueError):
-    """Two bodies may touch, but no contact model exists for their shapes (a box and another body)."""
+    """Two bodies may touch, but their contacts need MuJoCo's collision functions, which are not
+    installed (a box and another body)."""
 
 
 @dataclass(frozen=True)
@@ -80,21 +83,27 @@ class Contacts:
                    rows("point"), rows("normal"), np.array([c.gap for c in contacts], dtype=float), rows("wall_velocity"))
 
 
-def find_contacts(fields, planar, walls, delta):
-    """The active contacts (gap <= delta) of bodies given by their field arrays; an
-    ``UnsupportedPair`` when a box is within reach of another body (see ``unsupported_pair``)."""
+def find_contacts(fields, planar, walls, delta, world=None):
+    """The active contacts (gap <= delta) of bodies given by their field arrays, against ``walls``
+    (lines or planes, and obstacles); ``world``: the scene's :class:`~mbdcp.mechanics.collide.ShapeWorld`
+    for the contacts of boxes and obstacles, None without MuJoCo (an ``UnsupportedPair`` when a
+    box is within reach of another body, see ``unsupported_pair``)."""
     pos, rad = fields["position"], fields["radius"]
-    box = np.zeros(len(pos), dtype=bool) if planar else fields["half_extents"][:, 0] > 0
-    message = unsupported_pair(fields, planar, delta)
-    if message:  # their contacts would be missing from the step: refuse rather than ignore them
-        raise UnsupportedPair(message)
+    box = fields["half_extents"][:, 0] > 0
+    if world is None:
+        message = unsupported_pair(fields, planar, delta)
+        if message:  # their contacts would be missing from the step: refuse rather than ignore them
+            raise UnsupportedPair(message)
     round_, boxes = np.flatnonzero(~box), np.flatnonzero(box)
-    wall = _wall_contacts(fields, pos, rad, round_, boxes, walls, delta)
-    pair = _pair_contacts(pos, rad, round_, delta)
-    return Contacts(*(np.concatenate([x, y]) for x, y in zip(wall, pair)))
+    flat = [w for w in walls if isinstance(w, (Line, Plane))]
+    parts = [_wall_contacts(fields, pos, rad, round_, boxes, flat, delta, planar), _pair_contacts(pos, rad, round_, delta)]
+    if world is not None:
+        a, b, point, normal, gap = world.contacts(fields, delta)
+        parts.append((a, b, point, normal, gap, np.zeros_like(point)))
+    return Contacts(*(np.concatenate(x) for x in zip(*parts)))
 
 
-def _wall_contacts(fields, pos, rad, round_, boxes, walls, delta):
+def _wall_contacts(fields, pos, rad, round_, boxes, walls, delta, planar):
     dim = pos.shape[1]
     normals = np.array([wl.normal for wl in walls]).reshape(-1, dim)
     velocities = np.array([wl.velocity for wl in walls]).reshape(-1, dim)
@@ -106,20 +115,35 @@ def _wall_contacts(fields, pos, rad, round_, boxes, walls, delta):
     body, gap = round_[k], g[k, wall]
     point = pos[body] - rad[body, None] * normals[wall]
     if boxes.size:
-        body, wall, point, gap = _box_corners(fields, pos, boxes, walls, delta, body, wall, point, gap)
+        corners = _corners(fields, boxes, planar)
+        body, wall, point, gap = _box_corners(corners, boxes, walls, delta, body, wall, point, gap)
     return body, np.full(body.size, -1), point, normals[wall], gap, velocities[wall]
 
 
-def _box_corners(fields, pos, boxes, walls, delta, body, wall, point, gap):
-    """The round bodies' wall contacts (body, wall, point, gap) and the boxes' corners within delta
-    of a wall, in the order (body, wall, corner)."""
-    parts = [(8 * (body * len(walls) + wall), body, wall, point, gap)]
-    pts = pos[boxes, None, :] + box_corners(fields["half_extents"][boxes], fields["quaternion"][boxes])
+def _corners(fields, boxes, planar):
+    """The boxes' corners in the world frame: (n, 4, 2) in a plane scene, (n, 8, 3) in space."""
+    pos, half = fields["position"][boxes], fields["half_extents"][boxes]
+    if not planar:
+        return pos[:, None, :] + box_corners(half, fields["quaternion"][boxes])
+    c, s = np.cos(fields["theta"][boxes]), np.sin(fields["theta"][boxes])
+    local = _SQUARE * half[:, None, :]  # (n, 4, 2)
+    return pos[:, None, :] + np.stack([c[:, None] * local[..., 0] - s[:, None] * local[..., 1],
+                                       s[:, None] * local[..., 0] + c[:, None] * local[..., 1]], axis=-1)
+
+
+_SQUARE = np.array([[-1, -1], [-1, 1], [1, -1], [1, 1]], dtype=float)
+
+
+def _box_corners(pts, boxes, walls, delta, body, wall, point, gap):
+    """The round bodies' wall contacts (body, wall, point, gap) and the boxes' corners ``pts``
+    within delta of a wall, in the order (body, wall, corner)."""
+    per = pts.shape[1]
+    parts = [(per * (body * len(walls) + wall), body, wall, point, gap)]
     for w, wl in enumerate(walls):
         g = (pts - wl.point) @ wl.normal
         kb, kc = np.nonzero(g <= delta)
         i = boxes[kb]
-        parts.append((8 * (i * len(walls) + w) + kc, i, np.full(kb.size, w), pts[kb, kc], g[kb, kc]))
+        parts.append((per * (i * len(walls) + w) + kc, i, np.full(kb.size, w), pts[kb, kc], g[kb, kc]))
     key, body, wall, point, gap = (np.concatenate(x) for x in zip(*parts))
     order = np.argsort(key, kind="stable")
     return body[order], wall[order], point[order], gap[order]
@@ -140,11 +164,11 @@ def _pair_contacts(pos, rad, round_, delta):
 
 
 def unsupported_pair(fields, planar, delta):
-    """Why the bodies cannot be stepped, or None: the rule is that no box comes within reach of
-    another body, the gap between their bounding spheres (a box's of radius |half_extents|) being
-    at most delta. Such a pair could have an active contact, and none is made for it (a box meets
-    walls only). The message names the first such pair (i, j), i < j."""
-    if planar or not np.any(fields["half_extents"][:, 0] > 0):
+    """Why the bodies cannot be stepped without MuJoCo, or None: the rule is that no box comes
+    within reach of another body, the gap between their bounding spheres (a box's of radius
+    |half_extents|) being at most delta. Such a pair could have an active contact, and only
+    MuJoCo's collision functions make it. The message names the first such pair (i, j), i < j."""
+    if not np.any(fields["half_extents"][:, 0] > 0):
         return None
     pair = _first_pair_in_reach(fields, delta)
     if pair is None:
@@ -152,8 +176,9 @@ def unsupported_pair(fields, planar, delta):
     (i, j), gap = pair
     kinds = [_kind(fields, i), _kind(fields, j)]
     return (f"bodies {i} ({kinds[0]}) and {j} ({kinds[1]}) may touch (the gap of their bounding spheres is {gap:.3g} "
-            f"<= delta = {delta:.3g}), but mbdcp.mechanics has no {'-'.join(sorted(kinds))} contacts: a box meets walls "
-            "only; keep every box out of reach of the other bodies")
+            f"<= delta = {delta:.3g}), and their {'-'.join(sorted(kinds))} contacts come from MuJoCo's collision "
+            "functions, which are not installed: pip install \"mbdcp[mujoco]\", or keep every box out of reach of the "
+            "other bodies")
 
 
 def _first_pair_in_reach(fields, delta):
@@ -177,7 +202,9 @@ def _first_pair_in_reach(fields, delta):
 
 
 def _kind(fields, i):
-    """The shape of body i of a spatial scene: box, sphere or particle."""
+    """The shape of body i: box, sphere (disk in a plane scene) or particle."""
     if fields["half_extents"][i, 0] > 0:
         return "box"
-    return "sphere" if fields["radius"][i] > 0 else "particle"
+    if fields["radius"][i] > 0:
+        return "disk" if fields["position"].shape[1] == 2 else "sphere"
+    return "particle"

@@ -6,8 +6,10 @@ import numpy as np
 from mbdcp.infrastructure import validate as val
 from mbdcp.mechanics import assembly, checks
 from mbdcp.mechanics.bodies import Body2D, Body3D, BodyRows, b_matrix, both_shapes
+from mbdcp.mechanics.collide import ShapeWorld, mujoco_module, needs_shapes
 from mbdcp.mechanics.contacts import Contact, Contacts, UnsupportedPair, find_contacts, unsupported_pair
 from mbdcp.mechanics.joints import Pin, joint_rows
+from mbdcp.mechanics.obstacles import Block, Segment
 from mbdcp.mechanics.walls import Line, Plane
 
 __all__ = ["Scene"]
@@ -24,11 +26,14 @@ class Scene:
     arrays with one row per body; each body then reads and writes its row (a body belongs to the
     last scene built with it). ``bodies`` and ``walls`` are tuples.
 
-    Every pair of bodies gets contacts or is refused: a box meets walls only, so a box within
-    reach of another body (the gap between their bounding spheres at most ``delta``) is a
+    ``walls`` may hold fixed obstacles of finite size as well: :class:`~mbdcp.mechanics.Block`
+    (2-D or 3-D) and, in a plane scene, :class:`~mbdcp.mechanics.Segment`. Every pair gets
+    contacts or is refused: those of a box with another body or of any body with an obstacle come
+    from MuJoCo's collision functions (``pip install "mbdcp[mujoco]"``); without MuJoCo, a box
+    within reach of another body (the gap between their bounding spheres at most ``delta``) is a
     ValueError naming the two bodies, here, in :meth:`update` and in every contact search (a
-    simulation ends there, with the failure "unsupported pair"). A Body3D is a sphere, a box or a
-    particle, never two of them.
+    simulation ends there, with the failure "unsupported pair"), and an obstacle an ImportError.
+    A body is a disk or sphere, a box or a particle, never two of them.
 
     >>> from mbdcp.mechanics import Body2D, Line, Scene
     >>> scene = Scene([Body2D(1.0, [0, 0.4], radius=0.5)], [Line([0, 0], [0, 1])])
@@ -39,7 +44,7 @@ class Scene:
 
     def __init__(self, bodies, walls=(), gravity=None, mu=0.5, n_d=None, delta=None, joints=()):
         bodies = checks.sequence("bodies", bodies, (Body2D, Body3D), "Body2D or Body3D")
-        walls = checks.sequence("walls", walls, (Line, Plane), "Line or Plane walls")
+        walls = checks.sequence("walls", walls, (Line, Plane, Block, Segment), "walls (Line, Plane) or obstacles (Block, Segment)")
         if not bodies:
             raise ValueError("bodies must hold at least one body")
         if {type(b) for b in bodies} not in ({Body2D}, {Body3D}):
@@ -47,16 +52,21 @@ class Scene:
         if len({id(b) for b in bodies}) != len(bodies):
             raise ValueError("bodies must be distinct objects (a body appears twice)")
         self.planar = isinstance(bodies[0], Body2D)
-        wall_kind = Line if self.planar else Plane
-        for w in walls:
-            if not isinstance(w, wall_kind):
-                raise ValueError(f"walls must be {wall_kind.__name__} objects for {'planar' if self.planar else 'spatial'} bodies")
+        kinds = "Line, Block (2-D) or Segment" if self.planar else "Plane or Block (3-D)"
+        for k, w in enumerate(walls):
+            if w.dim != (2 if self.planar else 3):
+                raise ValueError(f"walls must be {kinds} objects for {'planar' if self.planar else 'spatial'} bodies; "
+                                 f"walls[{k}] is a {w.dim}-D {type(w).__name__}")
         self.gravity = np.r_[np.zeros(self.dim - 1), -9.81] if gravity is None else gravity
         self.n_d = (2 if self.planar else 4) if n_d is None else n_d
         self.bodies, self.walls = tuple(bodies), tuple(walls)
         self._rows = BodyRows.gather(bodies)
         self.offsets = bodies[0].dof * np.arange(len(bodies) + 1)
         self.mu, self.delta = mu, self.default_delta() if delta is None else delta
+        self._delta_given = delta is not None  # else it grows with the bodies' speed (activation_distance)
+        self._world = None  # MuJoCo's model of the boxes and obstacles, made at the first search that needs it
+        if any(isinstance(w, (Block, Segment)) for w in walls):
+            mujoco_module("the contacts of obstacles (Block, Segment)")
         self._refuse_unsupported(self._rows.fields, "Scene: ")
         joints = tuple(checks.sequence("joints", joints, (Pin,), "Pin joints"))
         index = {id(b): k for k, b in enumerate(self.bodies)}
@@ -68,17 +78,31 @@ class Scene:
         self.joints, self._index = joints, index
 
     def _refuse_unsupported(self, fields, where):
-        """Raise UnsupportedPair when two bodies of ``fields`` may touch without a contact model."""
+        """Raise UnsupportedPair when two bodies of ``fields`` may touch and MuJoCo, which would
+        find their contacts, is not installed."""
+        if self._shape_world(fields) is not None:
+            return
         message = unsupported_pair(fields, self.planar, self.delta)
         if message:
             raise UnsupportedPair(where + message)
+
+    def _shape_world(self, fields):
+        """The ShapeWorld finding the contacts of the boxes and obstacles of ``fields`` (made or
+        remade when the shapes or delta change), or None: none needed, or MuJoCo missing."""
+        if not needs_shapes(fields, self.planar, self.walls):
+            return None
+        if self._world is None or not self._world.matches(fields, self.planar, self.walls):
+            try:
+                self._world = ShapeWorld(fields, self.planar, self.walls)
+            except ImportError:
+                return None
+        return self._world
 
     def smallest_size(self):
         """The smallest body size (radius, or a box's smallest half extent); None when every body
         is a particle."""
         f = self.fields()
-        sizes = f["radius"] if self.planar else np.where(f["half_extents"][:, 0] > 0, f["half_extents"].min(axis=1),
-                                                         f["radius"])
+        sizes = np.where(f["half_extents"][:, 0] > 0, f["half_extents"].min(axis=1), f["radius"])
         sizes = sizes[sizes > 0]
         return float(sizes.min()) if sizes.size else None
 
@@ -95,7 +119,29 @@ class Scene:
     gravity = property(lambda self: self._gravity,
                        lambda self, g: setattr(self, "_gravity", checks.vector("gravity", g, self.dim)))
     mu = property(lambda self: self._mu, lambda self, x: setattr(self, "_mu", checks.nonnegative("mu", x)))
-    delta = property(lambda self: self._delta, lambda self, x: setattr(self, "_delta", checks.nonnegative("delta", x)))
+
+    @property
+    def delta(self):
+        return self._delta
+
+    @delta.setter
+    def delta(self, x):
+        self._delta, self._delta_given = checks.nonnegative("delta", x), True
+
+    def activation_distance(self, h=None):
+        """The activation distance of a contact search before a step of length ``h``: ``delta`` when
+        it was given; by default the larger of :meth:`default_delta` and the distance two bodies can
+        close in the step, h (2 s + |g| h), s the largest speed of a point of a body (|v| + |omega|
+        times its bounding radius), so that a body falling at the step's speed is caught."""
+        if self._delta_given or h is None:
+            return self.delta
+        f = self.fields()
+        bound = np.where(f["half_extents"][:, 0] > 0, np.linalg.norm(f["half_extents"], axis=1), f["radius"])
+        omega = np.abs(f["omega"]) if self.planar else np.linalg.norm(f["omega"], axis=1)
+        s = np.max(np.linalg.norm(f["velocity"], axis=1) + omega * bound)
+        with np.errstate(over="ignore", invalid="ignore"):
+            reach = float(h * (2 * s + np.linalg.norm(self.gravity) * h))
+        return max(self.delta, reach) if np.isfinite(reach) else self.delta  # a state beyond range: the step says so
 
     @property
     def n_d(self):
@@ -116,9 +162,13 @@ class Scene:
             raise ValueError("a body of this scene was put into a newer Scene, which now holds its state")
         return self._rows.fields
 
-    def contacts(self):
-        """The active contacts (gap <= delta) of the current configuration, as :class:`Contacts`."""
-        return find_contacts(self.fields(), self.planar, self.walls, self.delta)
+    def contacts(self, h=None):
+        """The active contacts of the current configuration, as :class:`Contacts`: those with gap
+        at most :meth:`activation_distance` (``delta``, or more before a step of length ``h`` when
+        delta is the default)."""
+        fields = self.fields()
+        delta = self.activation_distance(None if h is None else checks.positive("h", h))
+        return find_contacts(fields, self.planar, self.walls, delta, self._shape_world(fields))
 
     def joint_jacobian(self, sparse=False):
         """(Wb, theta) of the scene's joints in the current configuration: Wb (n_v, n_b), one
@@ -191,9 +241,8 @@ class Scene:
                 raise ValueError(f"new has no field {name!r}: the fields are {', '.join(sorted(fields))}")
             checked[name] = _field(f"new[{name!r}]", name, x, fields[name].shape)
         merged = {**fields, **checked}
-        if not self.planar:  # the rows as the bodies hold them: one shape each, no box in reach of another body
-            _one_shape_per_row(merged)
-            self._refuse_unsupported(merged, "new: ")
+        _one_shape_per_row(merged)  # the rows as the bodies hold them: one shape each
+        self._refuse_unsupported(merged, "new: ")  # no box in reach of another body without MuJoCo
         fields.update(checked)
 
     def replace(self, new):
