@@ -136,9 +136,19 @@ def test_assembly_by_definition():
     c, g, n_d = a["contacts"], scene.gravity, scene.n_d
     assert len(c) > 5 and np.any(c.b >= 0)
     Wn, D = np.zeros((scene.n_v, len(c))), np.zeros((scene.n_v, n_d * len(c)))
+    M = sla.block_diag(*[b.mass_matrix() for b in scene.bodies])
+    free = (a["v"] + np.linalg.solve(M, a["p_ext"])).reshape(-1, 6)  # the motion without friction
+    sliding = 0
     for k in range(len(c)):
         ct = c[k]
+        at = lambda i: free[i, :3] + _cross(free[i, 3:], ct.point - scene.bodies[i].position)
+        slip = at(ct.a) - (ct.wall_velocity if ct.b is None else at(ct.b))
+        slip = slip - (slip @ ct.normal) * ct.normal
         dirs = mbdcp.friction_basis(ct.normal, n_d)
+        if np.linalg.norm(slip) > 1e-6:  # the first direction opposes the slip
+            t1 = -slip / np.linalg.norm(slip)
+            angle = 2 * np.pi * np.arange(n_d) / n_d
+            dirs, sliding = np.outer(t1, np.cos(angle)) + np.outer(_cross(ct.normal, t1), np.sin(angle)), sliding + 1
         for body, sign in ((ct.a, 1.0), (ct.b, -1.0)):
             if body is None:
                 continue
@@ -152,7 +162,7 @@ def test_assembly_by_definition():
     np.testing.assert_allclose(a["D"], D, atol=1e-15)
     np.testing.assert_array_equal(a["E"], np.kron(np.eye(len(c)), np.ones((n_d, 1))))
     np.testing.assert_array_equal(a["psi_n"], c.gap)
-    M = sla.block_diag(*[b.mass_matrix() for b in scene.bodies])
+    assert sliding > 0
     np.testing.assert_allclose(a["M"], M, atol=1e-15)
     for i, b in enumerate(scene.bodies):
         J = b.world_inertia()

@@ -76,7 +76,8 @@ def test_contact_columns_are_the_bodies_jacobians_at_the_contact_point():
     a = model._assembler
     c, m, d = a.arrays(p["h"], 6).contacts, a.m, a.d
     assert len(c) >= 5 and {tuple(g) for g in c.geom} == {(0, 1), (1, 2)}
-    dirs = friction_directions(c.normal, 6)
+    free = qvel + np.linalg.solve(p["M"], p["p_ext"])  # the motion without friction
+    rels = []
     for i in range(len(c)):
         b1, b2 = m.geom_bodyid[c.geom[i]]
         J = []
@@ -84,7 +85,10 @@ def test_contact_columns_are_the_bodies_jacobians_at_the_contact_point():
             jac = np.zeros((3, m.nv))
             mujoco.mj_jac(m, d, jac, None, c.point[i], b)
             J.append(jac)
-        rel = J[1] - J[0]
+        rels.append(J[1] - J[0])
+    slip = np.array([rel @ free for rel in rels])  # the directions face the slip of geom 2 against geom 1
+    dirs = friction_directions(c.normal, 6, slip=slip, slip_scale=np.abs(slip).sum(axis=1))
+    for i, rel in enumerate(rels):
         np.testing.assert_allclose(p["Wn"][:, i], c.normal[i] @ rel, atol=1e-14)
         np.testing.assert_allclose(p["D"][:, 6 * i:6 * i + 6], rel.T @ dirs[i], atol=1e-14)
     assert np.all(p["E"].sum(axis=0) == 6) and np.all(p["U"] == 1.0)

@@ -71,19 +71,53 @@ def kinetic_energy(fields, planar, J=None):
     return 0.5 * float(np.sum(m * np.einsum("ni,ni->n", v, v) + rot))
 
 
-def friction_directions(normals, n_d, count=None):
+def friction_directions(normals, n_d, count=None, slip=None, slip_scale=None):
     """n_d unit directions (n, 3, n_d) in each tangent plane, as :func:`mbdcp.friction_basis`; with
-    ``count``, only the first ``count`` of them (n, 3, count)."""
+    ``count``, only the first ``count`` of them (n, 3, count).
+
+    With ``slip`` (n, 3), the relative velocity each contact would have without friction, and its
+    ``slip_scale`` (n,), the magnitude of its terms: where the tangential slip exceeds 1e-9 of its
+    scale, the first direction opposes it, so that a sliding contact meets the full friction
+    mu p_n against its motion whatever its direction (the polygon's vertex, not an edge, faces the
+    slip); elsewhere (no slip beyond rounding) the directions start from the world axis least
+    aligned with the normal."""
     n = normals
     rows = np.arange(n.shape[0])
     k = np.argmin(np.abs(n), axis=1)  # the world axis least aligned with n
     t1 = -n[rows, k][:, None] * n
     t1[rows, k] += 1.0
+    if slip is not None:
+        tangential = slip - np.einsum("ij,ij->i", slip, n)[:, None] * n
+        size = np.sqrt(np.einsum("ij,ij->i", tangential, tangential))
+        sliding = size > 1e-9 * slip_scale
+        t1[sliding] = -tangential[sliding]
     t1 /= np.sqrt(np.einsum("ij,ij->i", t1, t1))[:, None]
     t2 = np.stack([n[:, 1] * t1[:, 2] - n[:, 2] * t1[:, 1], n[:, 2] * t1[:, 0] - n[:, 0] * t1[:, 2],
                    n[:, 0] * t1[:, 1] - n[:, 1] * t1[:, 0]], axis=1)
     c, s = unit_circle(n_d)
     return t1[:, :, None] * c[:count] + t2[:, :, None] * s[:count]
+
+
+def free_slip(blocks, v, p_ext, ends, contacts):
+    """(slip (n_c, 3), scale (n_c,)): the relative velocity of body a against b (or the wall) at
+    each contact after the step's applied impulse alone, v + M^-1 p_ext, and the magnitude of its
+    terms (the rounding it may carry is below 1e-16 of it)."""
+    n, k = blocks.shape[0], blocks.shape[1]
+    free = (v + np.linalg.solve(blocks, p_ext.reshape(n, k, 1))[..., 0].ravel()).reshape(n, k)
+    lin, ang = free[:, :3], free[:, 3:]
+    a, b = contacts.a, contacts.b
+    pair = b >= 0
+    end_b = np.where(pair, b, a)
+
+    def point_velocity(body, r):
+        w = ang[body]
+        return lin[body] + np.cross(w, r), np.linalg.norm(lin[body], axis=1) + np.linalg.norm(w, axis=1) * np.linalg.norm(r, axis=1)
+
+    va, sa = point_velocity(a, ends.r[:, 0])
+    vb, sb = point_velocity(end_b, ends.r[:, 1])
+    vb = np.where(pair[:, None], vb, contacts.wall_velocity)
+    sb = np.where(pair, sb, np.linalg.norm(contacts.wall_velocity, axis=1))
+    return va - vb, sa + sb
 
 
 class _Ends:
@@ -133,11 +167,12 @@ def assemble(fields, planar, gravity, mu, n_d, h, contacts, form="dense", parts=
         dirs, pair = np.concatenate([t, -t], axis=2)[:, :, :n_d], np.concatenate([t, np.zeros_like(t)], axis=2)
     elif cone_only:
         dirs, pair = None, friction_directions(normal, 4, 2)
-    else:
-        four = friction_directions(normal, 4)
-        dirs, pair = (four if n_d == 4 else friction_directions(normal, n_d)), four[:, :, :2]
     ends = _Ends(contacts, fields["position"], dof)
-    out = dict(U=np.full(n_c, float(mu)), v=velocity(fields, planar), p_ext=applied_impulse(fields, planar, gravity, h, J),
+    v, p_ext = velocity(fields, planar), applied_impulse(fields, planar, gravity, h, J)
+    if not planar and not cone_only:
+        slip, scale = free_slip(blocks, v, p_ext, ends, contacts)
+        dirs, pair = friction_directions(normal, n_d, slip=slip, slip_scale=scale), friction_directions(normal, 4, 2)
+    out = dict(U=np.full(n_c, float(mu)), v=v, p_ext=p_ext,
                psi_n=contacts.gap.copy(), dpsi_n=-np.einsum("ij,ij->i", normal, contacts.wall_velocity), contacts=contacts)
     if not cone_only:
         out["dpsi_f"] = -np.einsum("cdk,cd->ck", dirs, contacts.wall_velocity).ravel()

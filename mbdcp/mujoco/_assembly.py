@@ -84,6 +84,7 @@ class Assembler:
         self.fill_mass, self.kinematics, self.mass = _mj.full_mass(mj), _mj.kinematics(mj), _mj.mass(mj)
         self.code_base = max(m.ngeom, m.njnt, m.ntendon) + 8
         self.delta, self.cache = None, {}
+        self.grow_from = None  # a default delta, grown in each run to what the bodies can close in a step
         self.flex, self.no_rows = bool(m.nflex), no_rows(m.nv)
 
     def _limits(self, mj, model):
@@ -110,6 +111,20 @@ class Assembler:
                 m.tendon_margin[:] = self.user_tendon_margin + delta
             self.delta = delta
 
+    def reach(self, h):
+        """The distance two geoms can close in a step of length h: h (2 s + |g| h), s the largest
+        speed of a point of a geom (its body's speed about the subtree's centre, |v| + |omega| times
+        the arm), the rule of :meth:`mbdcp.mechanics.Scene.activation_distance`."""
+        mj, m, d = self.mj, self.m, self.d
+        mj.mj_comVel(m, d)
+        b = m.geom_bodyid
+        w, v = d.cvel[b, :3], d.cvel[b, 3:]
+        arm = np.linalg.norm(d.geom_xpos - d.subtree_com[m.body_rootid[b]], axis=1) + m.geom_rbound
+        s = np.max(np.linalg.norm(v, axis=1) + np.linalg.norm(w, axis=1) * arm, initial=0.0)
+        with np.errstate(over="ignore", invalid="ignore"):
+            r = float(h * (2 * s + np.linalg.norm(m.opt.gravity) * h))
+        return r if np.isfinite(r) else 0.0
+
     def run(self, qpos, qvel, ctrl, h, t):
         """MuJoCo's stages on the state (qpos, qvel) with controls ``ctrl`` at time t."""
         mj, m, d = self.mj, self.m, self.d
@@ -122,6 +137,8 @@ class Assembler:
             m.jnt_margin[self.limited] = self.user_jnt_margin + near + 2.0 * h * rate
         self.kinematics(m, d)
         self.mass(m, d)
+        if self.grow_from is not None:
+            self.set_delta(max(self.grow_from, self.reach(h)))
         mj.mj_collision(m, d)
         mj.mj_makeConstraint(m, d)
         mj.mj_transmission(m, d)
@@ -143,7 +160,8 @@ class Assembler:
         rows = constraint_rows(d, J[:other]) if other else self.no_rows
         n_c, n_l = len(c), len(rows.limit_gap)
         K = 2 if pairs else n_d
-        normal_rows, T = self._contact_rows(c, J, K, pairs, n_d)
+        free = None if pairs else d.qvel + h * np.linalg.solve(M, d.qfrc_smooth)  # the motion without friction
+        normal_rows, T = self._contact_rows(c, J, K, pairs, n_d, free)
         Wn = np.ascontiguousarray((np.concatenate([normal_rows, rows.limits]) if n_l else normal_rows).T)
         if pairs and n_l:  # the limits get no tangents
             T = np.concatenate([T, np.zeros((nv, 2 * n_l))], axis=1)
@@ -153,17 +171,25 @@ class Assembler:
                           psi_n=np.concatenate([c.gap, rows.limit_gap]) if n_l else c.gap,
                           rows=rows, contacts=c, keys=self._keys(c, rows), potential=float(d.energy[0]))
 
-    def _contact_rows(self, c, J, K, pairs, n_d):
+    def _contact_rows(self, c, J, K, pairs, n_d, free=None):
         """(normal rows (n_c, n_v), friction columns (n_v, n_c K)) of the contacts: MuJoCo's normal
-        row, and per direction d_k the combination of its tangent rows (none for condim 1)."""
+        row, and per direction d_k the combination of its tangent rows (none for condim 1). With
+        ``free``, the velocity without friction, the directions face each contact's slip in it
+        (:func:`mbdcp.mechanics.assembly.friction_directions`)."""
         if len(c) == 0:
             return np.zeros((0, self.m.nv)), np.zeros((self.m.nv, 0))
-        dirs = self._directions(n_d, pairs)(c.normal)  # (n_c, K, 3)
-        coef = dirs @ np.swapaxes(c.frame[:, 1:], 1, 2)  # (n_c, K, 2): d_k . t_1, d_k . t_2
         tangent = c.row[:, None] + _TANGENT_ROWS
         if c.frictionless:  # condim 1 has no tangent rows (and no friction)
-            coef[c.mu == 0] = 0.0
             tangent = np.minimum(tangent, len(J) - 1)
+        slip = scale = None
+        if free is not None:  # geom 2 against geom 1 along the tangents: body a against b, as the mechanics layer
+            Jt = J[tangent]  # (n_c, 2, n_v)
+            slip = np.einsum("ck,ckd->cd", Jt @ free, c.frame[:, 1:])
+            scale = (np.abs(Jt) @ np.abs(free)).sum(axis=1)
+        dirs = self._directions(n_d, pairs)(c.normal, slip, scale)  # (n_c, K, 3)
+        coef = dirs @ np.swapaxes(c.frame[:, 1:], 1, 2)  # (n_c, K, 2): d_k . t_1, d_k . t_2
+        if c.frictionless:
+            coef[c.mu == 0] = 0.0
         T = (coef @ J[tangent]).reshape(len(c) * K, J.shape[1]).T
         return J[c.row], np.ascontiguousarray(T)
 

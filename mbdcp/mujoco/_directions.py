@@ -9,14 +9,18 @@ __all__ = ["Directions"]
 
 
 class Directions:
-    """``dirs(normals)`` -> (n, count, 3): the first ``count`` of the n_d directions of
-    :func:`mbdcp.mechanics.assembly.friction_directions` about each normal."""
+    """``dirs(normals, slip=None, scale=None)`` -> (n, count, 3): the first ``count`` of the n_d
+    directions of :func:`mbdcp.mechanics.assembly.friction_directions` about each normal (facing
+    the slip where there is one)."""
 
     def __init__(self, n_d, count=None):
         self.n_d, self.count = n_d, count
         self.last = None  # (normals, directions) of the last call: contacts at rest keep their normals
 
-    def __call__(self, n):
+    def __call__(self, n, slip=None, scale=None):
+        if slip is not None:  # facing each contact's slip: made afresh
+            dirs = np.swapaxes(friction_directions(n, self.n_d, self.count, slip, scale), 1, 2)
+            return np.ascontiguousarray(dirs)
         last = self.last
         if last is not None and last[0].shape == n.shape and (last[0] == n).all():
             return last[1]

@@ -98,6 +98,7 @@ class Model:
             if hasattr(src, name):
                 getattr(a.d, name)[:] = getattr(src, name)
         a.set_delta(self.delta if delta is None else delta)
+        a.grow_from = None  # a fixed delta, unless the caller (simulate) lets it grow
         return a
 
     def problem(self, qpos=None, qvel=None, h=None, ctrl=None, *, delta=None, n_d=4):

@@ -42,6 +42,7 @@ def _settings(model, T, h, method, n_d, delta, tol, max_iter, algorithm, max_pen
     pen = model.penetration_tolerance if max_penetration is None else val.threshold("max_penetration", max_penetration)
     return SimpleNamespace(method=method, h=h, steps=steps, n_d=friction_count(4 if n_d is None else n_d),
                            delta=model.delta if delta is None else val.nonnegative_scalar("delta", delta), tol=tol,
+                           delta_given=delta is not None,
                            max_iter=val.positive_int("max_iter", max_iter), algorithm=algorithm, pen=pen,
                            warm_start=val.flag("warm_start", warm_start))
 
@@ -143,6 +144,7 @@ def simulate(model, T, *, h=None, method="lcp", n_d=None, delta=None, qpos=None,
 def _run(model, s, qpos, qvel, control, solve, progress):
     """The loop: assemble the state, solve, integrate the positions; record."""
     a, mj, h = model._prepared(s.delta), model._mj, s.h
+    a.grow_from = None if s.delta_given else s.delta  # the default grows with the speed, as the mechanics layer's
     t0 = float(model.mj_data.time)
     rec, failure, finite, solver_seconds = _Record(s.steps, model.nq, model.nv), None, True, 0.0
 
@@ -184,8 +186,14 @@ def _run(model, s, qpos, qvel, control, solve, progress):
             failure = failure or Failure(k, "solver", f"step {k} ended with status {res.status.name}")
         if rec.pen[k] > s.pen:
             failure = failure or Failure(k, "penetration", f"the penetration {rec.pen[k]:.3g} at step {k} exceeds "
-                                                           f"max_penetration = {s.pen:.3g}")
+                                                           f"max_penetration = {s.pen:.3g}" + _reach(a, s))
     return _trajectory(rec, h, time.perf_counter() - start, solver_seconds, finite, s.pen, failure)
+
+
+def _reach(a, s):
+    """Why a penetration may have happened: the activation distance delta against the step."""
+    return (f" (the activation distance delta = {a.delta:.3g}, {'given' if s.delta_given else 'default'}, may be "
+            f"shorter than the bodies moved in a step of h = {s.h:.3g}: give delta larger, or a smaller h)")
 
 
 def _trajectory(rec, h, seconds, solver_seconds, finite, pen_tol, failure):
