@@ -10,7 +10,7 @@ nbclient = pytest.importorskip("nbclient")
 
 NOTEBOOKS = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "..", "notebooks", "*.ipynb")))
 # notebooks that need optional extras run only where those are installed
-NEEDS = {"15_gradients.ipynb": ("jax", "torch"), "16_mujoco.ipynb": ("mujoco", "pandas")}
+NEEDS = {"15_gradients.ipynb": ("jax", "torch"), "16_mujoco.ipynb": ("mujoco", "pandas"), "17_shapes.ipynb": ("mujoco",)}
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[os.path.basename(p) for p in NOTEBOOKS])
