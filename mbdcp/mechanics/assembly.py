@@ -18,7 +18,8 @@ from mbdcp.formulations.step import unit_circle
 
 FORMS = ("dense", "sparse", "blocks")  # how assemble returns M and the Jacobians
 
-__all__ = ["FORMS", "world_inertia", "mass_blocks", "velocity", "applied_impulse", "kinetic_energy", "friction_directions", "assemble"]
+__all__ = ["FORMS", "world_inertia", "mass_blocks", "velocity", "applied_impulse", "kinetic_energy", "friction_directions",
+           "slipping", "free_slip", "assemble"]
 
 
 def world_inertia(fields):
@@ -87,9 +88,7 @@ def friction_directions(normals, n_d, count=None, slip=None, slip_scale=None):
     t1 = -n[rows, k][:, None] * n
     t1[rows, k] += 1.0
     if slip is not None:
-        tangential = slip - np.einsum("ij,ij->i", slip, n)[:, None] * n
-        size = np.sqrt(np.einsum("ij,ij->i", tangential, tangential))
-        sliding = size > 1e-9 * slip_scale
+        sliding, tangential = slipping(n, slip, slip_scale)
         t1[sliding] = -tangential[sliding]
     t1 /= np.sqrt(np.einsum("ij,ij->i", t1, t1))[:, None]
     t2 = np.stack([n[:, 1] * t1[:, 2] - n[:, 2] * t1[:, 1], n[:, 2] * t1[:, 0] - n[:, 0] * t1[:, 2],
@@ -118,6 +117,13 @@ def free_slip(blocks, v, p_ext, ends, contacts):
     vb = np.where(pair[:, None], vb, contacts.wall_velocity)
     sb = np.where(pair, sb, np.linalg.norm(contacts.wall_velocity, axis=1))
     return va - vb, sa + sb
+
+
+def slipping(normals, slip, slip_scale):
+    """(sliding, tangential): which contacts slip beyond the rounding of the slip's terms (more than
+    1e-9 of ``slip_scale``), and the tangential part of ``slip`` (n, 3)."""
+    tangential = slip - np.einsum("ij,ij->i", slip, normals)[:, None] * normals
+    return np.einsum("ij,ij->i", tangential, tangential) > (1e-9 * slip_scale) ** 2, tangential
 
 
 class _Ends:

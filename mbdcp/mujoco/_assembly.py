@@ -118,12 +118,12 @@ class Assembler:
         mj, m, d = self.mj, self.m, self.d
         mj.mj_comVel(m, d)
         b = m.geom_bodyid
-        w, v = d.cvel[b, :3], d.cvel[b, 3:]
-        arm = np.linalg.norm(d.geom_xpos - d.subtree_com[m.body_rootid[b]], axis=1) + m.geom_rbound
-        s = np.max(np.linalg.norm(v, axis=1) + np.linalg.norm(w, axis=1) * arm, initial=0.0)
-        with np.errstate(over="ignore", invalid="ignore"):
-            r = float(h * (2 * s + np.linalg.norm(m.opt.gravity) * h))
-        return r if np.isfinite(r) else 0.0
+        c = d.cvel[b]
+        arm = d.geom_xpos - d.subtree_com[m.body_rootid[b]]
+        square = lambda x: np.einsum("ij,ij->i", x, x)
+        s = np.sqrt(square(c[:, 3:])) + np.sqrt(square(c[:, :3])) * (np.sqrt(square(arm)) + m.geom_rbound)
+        r = h * (2 * float(s.max(initial=0.0)) + float(np.sqrt(m.opt.gravity @ m.opt.gravity)) * h)
+        return r if r < np.inf else 0.0  # beyond range (or NaN): the state's own failure says so
 
     def run(self, qpos, qvel, ctrl, h, t):
         """MuJoCo's stages on the state (qpos, qvel) with controls ``ctrl`` at time t."""
@@ -160,7 +160,11 @@ class Assembler:
         rows = constraint_rows(d, J[:other]) if other else self.no_rows
         n_c, n_l = len(c), len(rows.limit_gap)
         K = 2 if pairs else n_d
-        free = None if pairs else d.qvel + h * np.linalg.solve(M, d.qfrc_smooth)  # the motion without friction
+        free = None
+        if not pairs:  # the motion without friction, v + h M^-1 qfrc_smooth (MuJoCo's factor of M)
+            free = np.empty((1, nv))
+            self.mj.mj_solveM(m, d, free, d.qfrc_smooth.reshape(1, nv))
+            free = d.qvel + h * free[0]
         normal_rows, T = self._contact_rows(c, J, K, pairs, n_d, free)
         Wn = np.ascontiguousarray((np.concatenate([normal_rows, rows.limits]) if n_l else normal_rows).T)
         if pairs and n_l:  # the limits get no tangents
