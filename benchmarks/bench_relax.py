@@ -125,7 +125,7 @@ def moving_pile(n, mu, seed, sigma=1.5, h=0.01):
     """One step of an n-disk pile in motion: disk_pile_scene's contacts, velocities drawn with sigma."""
     a = disk_pile_scene(n, mu=mu, seed=seed).assemble(h)
     v = sigma * np.random.default_rng(seed + 1).standard_normal(a["v"].shape)
-    return (a["M"], a["Wn"], a["D"], a["E"], a["U"], v, h), dict(p_ext=a["p_ext"], psi_n=a["psi_n"])
+    return (a["M"], a["Wn"], a["D"], a["E"], a["U"], v, h), {"p_ext": a["p_ext"], "psi_n": a["psi_n"]}
 
 
 def ratio_row(n, mu, repeat):
@@ -159,8 +159,8 @@ def moving_piles(quick):
             for mu in mus:
                 row, r = ratio_row(n, mu, repeat)
                 rows.append(row)
-                for a in med:
-                    med[a].append(r[a])
+                for a, times in med.items():
+                    times.append(r[a])
         print(f"\n{label} piles in motion (sigma = 1.5): time / cold Lemke step (median of {repeat}); "
               "it = iterations (* not converged), dv = |v - v_lemke| relative")
         print_table(headers, rows)
