@@ -11,8 +11,14 @@
    subproblem failures (target: none).
 4. The 136-disk pile demo (python -m mbdcp demo pile2d): 200 steps of its settling from the
    lattice with algorithm 3, warm-started (the issue's target: under a minute).
+5. Piles in motion (disk_pile_scene, v drawn with sigma = 1.5): each algorithm's time over a cold
+   Lemke step, measured back to back in the same process and repeated (medians), for small piles
+   (12-75 disks, mu 0.05-0.5) and large ones (300 and 600 disks, one run each).
 
-    python benchmarks/bench_relax.py [--quick]
+    python benchmarks/bench_relax.py [--quick] [--ratios] [--simulate]
+
+--ratios runs part 5 alone; --simulate runs simulate(method="fixed_point") against method="lcp"
+on piles of 500 to 2,000 disks for a few steps (seconds per step and their ratio).
 """
 import argparse
 import copy
@@ -29,7 +35,15 @@ from mbdcp.testing import disk_pile
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--ratios", action="store_true")
+    ap.add_argument("--simulate", action="store_true")
     args = ap.parse_args()
+    if args.ratios or args.simulate:
+        if args.ratios:
+            moving_piles(args.quick)
+        if args.simulate:
+            simulate_piles(args.quick)
+        return
     sizes = [4, 12, 30] if args.quick else [4, 12, 30, 50, 75]
     rows, ratios = [], {1: [], 2: [], 3: []}
     for n in sizes:
@@ -105,6 +119,71 @@ def settling(steps):
     print(f"\n136-disk pile demo, {steps} steps from the lattice with algorithm 3: {seconds:.1f} s "
           f"({steps / seconds:.1f} steps/s, contacts {tr.contacts[0]}-{tr.contacts[-1]}, "
           f"final kinetic energy {tr.kinetic_energy[-1]:.2e}, {'all solved' if tr.success else 'NOT all solved'})")
+
+
+def moving_pile(n, mu, seed, sigma=1.5, h=0.01):
+    """One step of an n-disk pile in motion: disk_pile_scene's contacts, velocities drawn with sigma."""
+    a = disk_pile_scene(n, mu=mu, seed=seed).assemble(h)
+    v = sigma * np.random.default_rng(seed + 1).standard_normal(a["v"].shape)
+    return (a["M"], a["Wn"], a["D"], a["E"], a["U"], v, h), {"p_ext": a["p_ext"], "psi_n": a["psi_n"]}
+
+
+def ratio_row(n, mu, repeat):
+    """Lemke's time and each algorithm's median time over it (measured back to back), with
+    iterations and the velocity difference from Lemke's."""
+    args, kw = moving_pile(n, mu, seed=n)
+    ratios, notes = {1: [], 2: [], 3: []}, {}
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        ref = mbdcp.step(*args, **kw)
+        t_l = time.perf_counter() - t0
+        for alg in (1, 2, 3):
+            t0 = time.perf_counter()
+            res = mbdcp.fixed_point(*args, **kw, algorithm=alg, tol=1e-8, max_iter=100)
+            ratios[alg].append((time.perf_counter() - t0) / t_l)
+            dv = np.abs(res.v_next - ref.v_next).max() / max(1.0, np.abs(ref.v_next).max())
+            notes[alg] = f"{res.iterations}{'' if res.converged else '*'}/{dv:.0e}"
+    row = [n, args[1].shape[1], mu, f"{t_l * 1e3:.1f}", ref.pivots]
+    for alg in (1, 2, 3):
+        row += [f"{np.median(ratios[alg]):.2f}", notes[alg]]
+    return row, {a: float(np.median(r)) for a, r in ratios.items()}
+
+
+def moving_piles(quick):
+    """Part 5: the ratios on small piles (repeated) and large ones (one run each)."""
+    headers = ["disks", "contacts", "mu", "lemke ms", "pivots", "alg1", "it/dv", "alg2", "it/dv", "alg3", "it/dv"]
+    for label, sizes, mus, repeat in (("small", [12, 30, 50, 75], (0.05, 0.2, 0.5), 3 if quick else 7),
+                                      ("large", [300] if quick else [300, 600], (0.3,), 1)):
+        rows, med = [], {1: [], 2: [], 3: []}
+        for n in sizes:
+            for mu in mus:
+                row, r = ratio_row(n, mu, repeat)
+                rows.append(row)
+                for a, times in med.items():
+                    times.append(r[a])
+        print(f"\n{label} piles in motion (sigma = 1.5): time / cold Lemke step (median of {repeat}); "
+              "it = iterations (* not converged), dv = |v - v_lemke| relative")
+        print_table(headers, rows)
+        print(f"{label} piles, median over rows: " + ", ".join(f"algorithm {a} {np.median(r):.2f}" for a, r in med.items()))
+
+
+def simulate_piles(quick):
+    """simulate(method="fixed_point", algorithm 3) against method="lcp" on large piles, a few steps
+    from the lattice (warm starts as simulate does by default): seconds per step."""
+    rows = []
+    for n in ([500] if quick else [500, 1000, 2000]):
+        steps = 2 if n >= 1000 else 3
+        seconds = {}
+        for label, kw in (("lcp", {"method": "lcp"}), ("fixed_point", {"method": "fixed_point", "algorithm": 3})):
+            scene = disk_pile_scene(n, width=max(10, int(np.sqrt(n))))
+            t0 = time.perf_counter()
+            tr = simulate(scene, 0.01, steps * 0.01, progress=False, **kw)
+            seconds[label] = (time.perf_counter() - t0) / steps
+            ok = tr.success
+        rows.append([n, steps, f"{tr.contacts[0]}-{tr.contacts[-1]}", f"{seconds['lcp']:.2f}",
+                     f"{seconds['fixed_point']:.2f}", f"{seconds['fixed_point'] / seconds['lcp']:.2f}", ok])
+    print("\nsimulate: seconds per step, fixed_point (algorithm 3) against lcp (Lemke)")
+    print_table(["disks", "steps", "contacts", "lcp s/step", "fixed_point s/step", "ratio", "solved"], rows)
 
 
 if __name__ == "__main__":

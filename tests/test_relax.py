@@ -332,3 +332,26 @@ def test_stress_runs_whose_p2_was_singular_are_solved(n, seed):
     assert res.status == Status.SOLVED and res.converged
     ref = mbdcp.fixed_point(*s.args(), **s.kwargs(), algorithm=2, tol=1e-8, max_iter=100, crash=None)
     np.testing.assert_allclose(res.v_next, ref.v_next, rtol=0, atol=1e-6 * np.abs(ref.v_next).max())
+
+
+@pytest.mark.parametrize("mu", [0.1, 0.4])
+def test_fixed_point_iterates_are_the_subproblems_called_one_by_one(mu):
+    """Algorithm 2 inside the core (the contact rows' right-hand side formed once per run, Gamma
+    and E lam added per iteration) against its iteration written out with relax.p1, relax.p2 and
+    sliding_speed, each call forming its problem afresh (Anitescu & Hart 2004, algorithm 2): the
+    same velocity after every number of iterations, each subproblem verified by its definition."""
+    s = random_scene(6, 5, seed=11, mu=(mu, mu))
+    args, kw = s.args(), s.kwargs()
+    M, Wn, D, E, U, v, h = args
+    p_ext, psi_n = kw["p_ext"], kw["psi_n"]
+    gamma = np.zeros(Wn.shape[1])
+    for k in range(1, 5):
+        r1 = mbdcp.relax.p1(*args, gamma, **kw)
+        check_p1(r1, M, Wn, D, E, U, v, h, gamma, p_ext, psi_n)
+        lam = mbdcp.relax.sliding_speed(D, E, r1.v_next)
+        r2 = mbdcp.relax.p2(*args, lam, **kw)
+        check_p2(r2, M, Wn, D, E, v, h, lam, p_ext, psi_n)
+        gamma = np.asarray(U) * mbdcp.relax.sliding_speed(D, E, r2.v_next)
+        res = mbdcp.fixed_point(*args, **kw, algorithm=2, max_iter=k, crash=None)
+        assert res.iterations == k
+        np.testing.assert_allclose(res.v_next, r2.v_next, rtol=0, atol=1e-10 * max(1.0, np.abs(r2.v_next).max()))

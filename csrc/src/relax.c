@@ -59,7 +59,8 @@ static size_t lemke_bytes(mbdcp_int N)
     return (b + sizeof(mbdcp_float) - 1) / sizeof(mbdcp_float) * sizeof(mbdcp_float);
 }
 
-/* reduction | F (N1^2) | f | fmag | z | w | x (n_w) | vectors: lam, gamma, v_prev (n_c, n_c, n_v) | Lemke(N1) |
+/* reduction | F (N1^2) | f | fmag | z | w | vectors: lam, gamma, v_prev (n_c, n_c, n_v) |
+ * base f, fmag (n_w each) | Lemke(N1) |
  * Lemke(N2): P1 and P2 each keep their own Lemke state, so that every iteration of the fixed point
  * restarts each subproblem from its last basis (only the right-hand side changes). */
 size_t mbdcp_relax_workspace_size(const MbdcpStepProblem *p)
@@ -67,13 +68,14 @@ size_t mbdcp_relax_workspace_size(const MbdcpStepProblem *p)
     if (!p) return 0;
     const size_t N = (size_t)size_p1(p), nw = (size_t)(p->n_c + p->m);
     return mbdcp_reduce_workspace_size(p->n_v, (mbdcp_int)nw, p->n_b) +
-           (N * N + 4 * N + nw + 2 * (size_t)p->n_c + (size_t)p->n_v) * sizeof(mbdcp_float) +
+           (N * N + 4 * N + 2 * nw + 2 * (size_t)p->n_c + (size_t)p->n_v) * sizeof(mbdcp_float) +
            lemke_bytes((mbdcp_int)N) + lemke_bytes((mbdcp_int)nw);
 }
 
 typedef struct {
     MbdcpReduced red;
     mbdcp_float *F, *f, *fmag, *z, *w, *lam, *gamma, *v_prev; /* fmag: f's data scale */
+    mbdcp_float *f0, *fmag0; /* the contact rows' right-hand side and scale, the same for P1 and P2 */
     void *lemke_work[2]; /* P1, P2 */
     size_t lemke_bytes[2];
 } Work;
@@ -96,7 +98,11 @@ static MbdcpReturn setup(const MbdcpStepProblem *p, void *work, size_t work_byte
     W->lam = W->w + N;
     W->gamma = W->lam + p->n_c;
     W->v_prev = W->gamma + p->n_c;
-    W->lemke_work[0] = W->v_prev + p->n_v;
+    W->f0 = W->v_prev + p->n_v;
+    W->fmag0 = W->f0 + p->n_c + p->m;
+    mbdcp_contact_rhs(p, &W->red, W->f0); /* once per run: the fixed point changes Gamma and lam only */
+    mbdcp_contact_rhs_magnitude(p, &W->red, W->fmag0);
+    W->lemke_work[0] = W->fmag0 + p->n_c + p->m;
     W->lemke_bytes[0] = lemke_bytes((mbdcp_int)N);
     W->lemke_work[1] = (char *)W->lemke_work[0] + W->lemke_bytes[0];
     W->lemke_bytes[1] = lemke_bytes(p->n_c + p->m);
@@ -116,13 +122,13 @@ static void p1_matrix(const MbdcpStepProblem *p, const MbdcpReduced *red, mbdcp_
     }
 }
 
-/* P1's right-hand side f and its rows' data scale fmag (mbdcp_contact_rhs_magnitude, + |gamma|). */
-static void p1_rhs(const MbdcpStepProblem *p, const MbdcpReduced *red, const mbdcp_float *gamma, mbdcp_float *f,
+/* P1's right-hand side f and its rows' data scale fmag (W->f0, W->fmag0, + gamma and |gamma|). */
+static void p1_rhs(const MbdcpStepProblem *p, const Work *W, const mbdcp_float *gamma, mbdcp_float *f,
                    mbdcp_float *fmag)
 {
     const mbdcp_int nc = p->n_c, nw = nc + p->m;
-    mbdcp_contact_rhs(p, red, f);
-    mbdcp_contact_rhs_magnitude(p, red, fmag);
+    memcpy(f, W->f0, (size_t)nw * sizeof(mbdcp_float));
+    memcpy(fmag, W->fmag0, (size_t)nw * sizeof(mbdcp_float));
     for (mbdcp_int c = 0; c < nc; ++c) {
         if (gamma) {
             f[c] = mbdcp_sum_or_zero(p->n_v, f[c], gamma[c]);
@@ -132,13 +138,13 @@ static void p1_rhs(const MbdcpStepProblem *p, const MbdcpReduced *red, const mbd
     }
 }
 
-/* P2's right-hand side f and its rows' data scale fmag (mbdcp_contact_rhs_magnitude, + |E lam|). */
-static void p2_rhs(const MbdcpStepProblem *p, const MbdcpReduced *red, const mbdcp_float *lam, mbdcp_float *f,
+/* P2's right-hand side f and its rows' data scale fmag (W->f0, W->fmag0, + E lam and |E lam|). */
+static void p2_rhs(const MbdcpStepProblem *p, const Work *W, const mbdcp_float *lam, mbdcp_float *f,
                    mbdcp_float *fmag)
 {
     const mbdcp_int nc = p->n_c, m = p->m;
-    mbdcp_contact_rhs(p, red, f);
-    mbdcp_contact_rhs_magnitude(p, red, fmag);
+    memcpy(f, W->f0, (size_t)(nc + m) * sizeof(mbdcp_float));
+    memcpy(fmag, W->fmag0, (size_t)(nc + m) * sizeof(mbdcp_float));
     for (mbdcp_int k = 0; k < m; ++k)
         for (mbdcp_int c = 0; c < nc; ++c) {
             const mbdcp_float e = p->E[(size_t)k * nc + c];
@@ -158,9 +164,9 @@ static MbdcpReturn solve_sub(const MbdcpStepProblem *p, Work *W, int which, cons
     const mbdcp_float *F = which == 1 ? W->F : W->red.G;
     if (which == 1) {
         if (!again) p1_matrix(p, &W->red, W->F);
-        p1_rhs(p, &W->red, data, W->f, W->fmag);
+        p1_rhs(p, W, data, W->f, W->fmag);
     } else {
-        p2_rhs(p, &W->red, data, W->f, W->fmag);
+        p2_rhs(p, W, data, W->f, W->fmag);
     }
     const MbdcpLemkeOutput lout = {W->z, W->w, basis, NULL};
     void *lw = W->lemke_work[which - 1];

@@ -18,6 +18,7 @@ with the artificial variable, so a wrong guess costs pivots, never the answer (m
 ``basis``).
 """
 import numpy as np
+import scipy.sparse as sp
 
 from mbdcp.infrastructure.validate import OPPOSITE_RTOL
 
@@ -68,7 +69,8 @@ def crash_basis(d):
     if t is None:
         return None, None
     Wt, idx, pairs = t
-    r = ccp(d.M, d.Wn, Wt, d.mu, d.v, d.h, p_ext=d.p_ext if d.p_ext.size else None,
+    # M sparse: ccp inverts it body by body (a dense M would be inverted as a whole)
+    r = ccp(sp.csr_matrix(d.M), d.Wn, Wt, d.mu, d.v, d.h, p_ext=d.p_ext if d.p_ext.size else None,
             psi_n=d.psi_n if d.psi_n.size else None, tol=CCP_TOL, max_iter=CCP_MAX_ITER)
     if not np.all(np.isfinite(r.gamma)) or not np.all(np.isfinite(r.v_next)):
         return None, None
