@@ -30,8 +30,8 @@ def _vec(draw, n, lo, hi):
 
 @st.composite
 def scenes(draw):
-    """A recipe (dict) for a scene of 1-4 disks/particles (2-D) or spheres/particles/boxes (3-D)
-    of scene length L, each with its own mass, over a floor and maybe a tilted wall."""
+    """A recipe (dict) for a scene of 1-4 disks/particles/boxes (2-D) or spheres/particles/boxes
+    (3-D) of scene length L, each with its own mass, over a floor and maybe a tilted wall."""
     planar, L = draw(st.booleans()), 10.0 ** draw(_u(-3, 2))
     dim = 2 if planar else 3
     bodies = []
@@ -40,6 +40,8 @@ def scenes(draw):
                  velocity=L * _vec(draw, dim, -20, 20), radius=L * draw(st.sampled_from([0.0, 0.1, 0.5, 1.0])))
         if planar:
             b.update(theta=draw(_u(-3, 3)), omega=draw(_u(-20, 20)))
+            if HAVE_MUJOCO and draw(st.booleans()):  # a plane box (its pairs need MuJoCo's collision functions)
+                b.update(half_extents=L * _vec(draw, 2, 0.05, 1.0), radius=0.0)
         else:
             e = _vec(draw, 4, -1, 1)
             assume(np.linalg.norm(e) > 0.1)
@@ -68,9 +70,7 @@ def coincident(spec):
 
 def box_gaps(spec):
     """The gaps of the bounding spheres (a box's of radius |half_extents|) of each box and each
-    other body of a 3-D recipe, with the round-off allowed in them; none in 2-D (no boxes)."""
-    if spec["planar"]:
-        return []
+    other body of a recipe, with the round-off allowed in them."""
     pos = [b["position"] for b in spec["bodies"]]
     bound = [np.linalg.norm(b["half_extents"]) if "half_extents" in b else b["radius"] for b in spec["bodies"]]
     return [(np.linalg.norm(pos[i] - pos[j]) - bound[i] - bound[j],
