@@ -19,7 +19,7 @@ from mbdcp.formulations.step import unit_circle
 FORMS = ("dense", "sparse", "blocks")  # how assemble returns M and the Jacobians
 
 __all__ = ["FORMS", "world_inertia", "mass_blocks", "velocity", "applied_impulse", "kinetic_energy", "friction_directions",
-           "slipping", "free_slip", "assemble"]
+           "SLIP_ROUNDING", "slides", "slipping", "free_slip", "assemble"]
 
 
 def world_inertia(fields):
@@ -77,8 +77,8 @@ def friction_directions(normals, n_d, count=None, slip=None, slip_scale=None):
     ``count``, only the first ``count`` of them (n, 3, count).
 
     With ``slip`` (n, 3), the relative velocity each contact would have without friction, and its
-    ``slip_scale`` (n,), the magnitude of its terms: where the tangential slip exceeds 1e-9 of its
-    scale, the first direction opposes it, so that a sliding contact meets the full friction
+    ``slip_scale`` (n,), the magnitude of its terms: where the tangential slip exceeds its rounding
+    (:data:`SLIP_ROUNDING` of its scale), the first direction opposes it, so that a sliding contact meets the full friction
     mu p_n against its motion whatever its direction (the polygon's vertex, not an edge, faces the
     slip); elsewhere (no slip beyond rounding) the directions start from the world axis least
     aligned with the normal."""
@@ -119,11 +119,19 @@ def free_slip(blocks, v, p_ext, ends, contacts):
     return va - vb, sa + sb
 
 
+SLIP_ROUNDING = 1e-9  # a slip below this fraction of its terms' magnitude is rounding, not a direction
+
+
+def slides(square, slip_scale):
+    """Which contacts slide, given the square of their tangential slip and its scale."""
+    return square > (SLIP_ROUNDING * slip_scale) ** 2
+
+
 def slipping(normals, slip, slip_scale):
-    """(sliding, tangential): which contacts slip beyond the rounding of the slip's terms (more than
-    1e-9 of ``slip_scale``), and the tangential part of ``slip`` (n, 3)."""
-    tangential = slip - np.einsum("ij,ij->i", slip, normals)[:, None] * normals
-    return np.einsum("ij,ij->i", tangential, tangential) > (1e-9 * slip_scale) ** 2, tangential
+    """(sliding, tangential): which contacts slip beyond the rounding of the slip's terms
+    (:func:`slides`), and the tangential part of ``slip`` (n, 3)."""
+    tangential = slip - (slip * normals).sum(axis=1)[:, None] * normals
+    return slides((tangential * tangential).sum(axis=1), slip_scale), tangential
 
 
 class _Ends:

@@ -21,6 +21,7 @@ from typing import Optional
 
 import numpy as np
 
+from mbdcp.mechanics.assembly import slides
 from mbdcp.mujoco import _mj
 from mbdcp.mujoco._contacts import GeomContacts, geom_contacts
 from mbdcp.mujoco._directions import Directions
@@ -85,6 +86,8 @@ class Assembler:
         self.code_base = max(m.ngeom, m.njnt, m.ntendon) + 8
         self.delta, self.cache = None, {}
         self.grow_from = None  # a default delta, grown in each run to what the bodies can close in a step
+        self.geom_body, self.g = np.array(m.geom_bodyid), float(np.linalg.norm(m.opt.gravity))
+        self.geom_root = np.array(m.body_rootid)[self.geom_body]
         self.flex, self.no_rows = bool(m.nflex), no_rows(m.nv)
 
     def _limits(self, mj, model):
@@ -116,13 +119,16 @@ class Assembler:
         speed of a point of a geom (its body's speed about the subtree's centre, |v| + |omega| times
         the arm), the rule of :meth:`mbdcp.mechanics.Scene.activation_distance`."""
         mj, m, d = self.mj, self.m, self.d
+        if m.ngeom == 0:
+            return 0.0
         mj.mj_comVel(m, d)
-        b = m.geom_bodyid
+        b = self.geom_body
         c = d.cvel[b]
-        arm = d.geom_xpos - d.subtree_com[m.body_rootid[b]]
-        square = lambda x: np.einsum("ij,ij->i", x, x)
-        s = np.sqrt(square(c[:, 3:])) + np.sqrt(square(c[:, :3])) * (np.sqrt(square(arm)) + m.geom_rbound)
-        r = h * (2 * float(s.max(initial=0.0)) + float(np.sqrt(m.opt.gravity @ m.opt.gravity)) * h)
+        arm = d.geom_xpos - d.subtree_com[self.geom_root]
+        sq = np.sqrt(np.stack([np.einsum("ij,ij->i", c[:, 3:], c[:, 3:]), np.einsum("ij,ij->i", c[:, :3], c[:, :3]),
+                               np.einsum("ij,ij->i", arm, arm)]))
+        s = float((sq[0] + sq[1] * (sq[2] + m.geom_rbound)).max())
+        r = h * (2 * s + self.g * h)
         return r if r < np.inf else 0.0  # beyond range (or NaN): the state's own failure says so
 
     def run(self, qpos, qvel, ctrl, h, t):
@@ -185,16 +191,19 @@ class Assembler:
         tangent = c.row[:, None] + _TANGENT_ROWS
         if c.frictionless:  # condim 1 has no tangent rows (and no friction)
             tangent = np.minimum(tangent, len(J) - 1)
+        Jt = J[tangent]  # (n_c, 2, n_v)
         slip = scale = None
         if free is not None:  # geom 2 against geom 1 along the tangents: body a against b, as the mechanics layer
-            Jt = J[tangent]  # (n_c, 2, n_v)
-            slip = np.einsum("ck,ckd->cd", Jt @ free, c.frame[:, 1:])
-            scale = (np.abs(Jt) @ np.abs(free)).sum(axis=1)
+            along = Jt @ free  # (n_c, 2): the tangential slip in the contact frame
+            scale = (np.abs(Jt).reshape(-1, Jt.shape[2]) @ np.abs(free)).reshape(-1, 2).sum(axis=1)
+            if slides((along * along).sum(axis=1), scale).any():
+                frame_t = c.frame[:, 1:]
+                slip = along[:, :1] * frame_t[:, 0] + along[:, 1:] * frame_t[:, 1]
         dirs = self._directions(n_d, pairs)(c.normal, slip, scale)  # (n_c, K, 3)
         coef = dirs @ np.swapaxes(c.frame[:, 1:], 1, 2)  # (n_c, K, 2): d_k . t_1, d_k . t_2
         if c.frictionless:
             coef[c.mu == 0] = 0.0
-        T = (coef @ J[tangent]).reshape(len(c) * K, J.shape[1]).T
+        T = (coef @ Jt).reshape(len(c) * K, J.shape[1]).T
         return J[c.row], np.ascontiguousarray(T)
 
     def _directions(self, n_d, pairs):

@@ -3,7 +3,7 @@
 polygon from either layer), kept while the normals stay the same (contacts at rest)."""
 import numpy as np
 
-from mbdcp.mechanics.assembly import friction_directions, slipping
+from mbdcp.mechanics.assembly import friction_directions
 
 __all__ = ["Directions"]
 
@@ -18,7 +18,7 @@ class Directions:
         self.last = None  # (normals, directions) of the last call: contacts at rest keep their normals
 
     def __call__(self, n, slip=None, scale=None):
-        if slip is not None and slipping(n, slip, scale)[0].any():  # facing each contact's slip: made afresh
+        if slip is not None:  # facing each contact's slip: made afresh
             dirs = np.swapaxes(friction_directions(n, self.n_d, self.count, slip, scale), 1, 2)
             return np.ascontiguousarray(dirs)
         last = self.last
