@@ -62,3 +62,35 @@ def test_a_new_formulation_is_one_registration():
     finally:
         registry.unregister("frictionless")
     assert "frictionless" not in registry.variants()
+
+
+def frictionless_stepper(scene, h, options, warm_start):
+    """A scene stepper for the toy formulation below: mbdcp.step without friction rows."""
+    def solve(a):
+        res = mbdcp.step(a["M"], a["Wn"], a["D"][:, :0], a["E"][:0], a["U"], a["v"], h, p_ext=a["p_ext"],
+                         psi_n=a["psi_n"])
+        return res, res.p_n
+    return solve
+
+
+def test_simulate_steps_scenes_with_a_registered_stepper_and_its_algorithm_default():
+    from mbdcp.mechanics import Body3D, Plane, Scene, simulate
+
+    entry = registry.Formulation(name="frictionless_scenes", title="no friction", cite="Trinkle (2003)",
+                                 function=mbdcp.step, result=mbdcp.StepResult, derivative=None, contacts="directions",
+                                 data=frozenset(), options=frozenset(), pose=lambda s, o: (None, "scenes only"),
+                                 stepper=f"{__name__}.frictionless_stepper", algorithm=("unused", "x", ("x", "y")))
+    registry.register(entry)
+    try:
+        assert entry.scenes and "frictionless_scenes" in _scene_methods()
+        ball = Body3D(1.0, [0, 0, 0.5], velocity=[2.0, 0, 0], radius=0.5)
+        with pytest.raises(ValueError, match="algorithm must be one of"):
+            simulate(Scene([ball], [Plane([0, 0, 0], [0, 0, 1])]), 0.01, 0.1, method="frictionless_scenes",
+                     algorithm="z", progress=False)
+        tr = simulate(Scene([ball], [Plane([0, 0, 0], [0, 0, 1])]), 0.01, 0.1, method="frictionless_scenes",
+                      progress=False)
+        assert tr.success and np.allclose(tr.velocities[:, 0], 2.0)  # no friction: it slides on
+    finally:
+        registry.unregister("frictionless_scenes")
+    for f in registry.formulations():  # the table's own steppers resolve
+        assert f.scenes == (f.name in ("lcp", "fixed_point", "ccp")) and (not f.scenes or callable(f.stepper_function()))

@@ -515,4 +515,5 @@ register(Formulation(
     cite="Anitescu & Tasora (2010); Tasora & Anitescu (2011); Negrut, Serban & Tasora (2018)", function=ccp,
     result=CCPResult, derivative="mbdcp.derivatives.ccp", contacts="pairs", data=_DATA,
     options=frozenset({"method", "tol", "max_iter", "omega", "warm_start", "max_correction_speed", "baumgarte"}),
-    pose=_pose, scenes=True))
+    pose=_pose, stepper="mbdcp.mechanics.steppers.ccp", algorithm=("method", "auto", METHODS),
+    defaults={"compare": {"tol": 1e-10}}))

@@ -66,8 +66,14 @@ class Formulation:
         ``pose(step, options) -> (call, note)`` (see the module docstring), or None.
     variants
         Names under which it runs with fixed options, e.g. ``{"fixed_point_1": {"algorithm": 1}}``.
-    scenes
-        Whether :func:`mbdcp.mechanics.simulate` steps scenes with it (``method=name``).
+    stepper
+        The dotted name of its scene stepper (a factory in :mod:`mbdcp.mechanics.steppers`), when
+        :func:`mbdcp.mechanics.simulate` steps scenes with it (``method=name``); else None.
+    algorithm
+        ``(keyword, default, choices)``: the solver option that simulate's ``algorithm=`` sets, its
+        default there and its choices; None when it has none.
+    defaults
+        Options per use that differ from the solver's own defaults: ``{"compare": {...}}``.
     """
 
     name: str
@@ -81,14 +87,30 @@ class Formulation:
     options: frozenset
     pose: Optional[Callable]
     variants: dict = field(default_factory=dict)
-    scenes: bool = False
+    stepper: Optional[str] = None
+    algorithm: Optional[tuple] = None
+    defaults: dict = field(default_factory=dict)
+
+    @property
+    def scenes(self):
+        """Whether :func:`mbdcp.mechanics.simulate` steps scenes with it."""
+        return self.stepper is not None
 
     def derivative_function(self):
         """The derivative (``mbdcp.derivatives.<name>``), or None."""
-        if self.derivative is None:
-            return None
-        module, _, name = self.derivative.rpartition(".")
-        return getattr(importlib.import_module(module), name)
+        return _named(self.derivative)
+
+    def stepper_function(self):
+        """The scene stepper (``mbdcp.mechanics.steppers.<name>``), or None."""
+        return _named(self.stepper)
+
+
+def _named(dotted):
+    """The object of a dotted name (imported when asked: the modules it lives in import this one)."""
+    if dotted is None:
+        return None
+    module, _, name = dotted.rpartition(".")
+    return getattr(importlib.import_module(module), name)
 
 
 _TABLE = {}

@@ -237,4 +237,4 @@ register(Formulation(
     cite="Stewart & Trinkle (1996); Anitescu & Potra (1997); Trinkle (2003), eqs. 25–47", function=step,
     result=StepResult, derivative="mbdcp.derivatives.step", contacts="directions", data=frozenset(STEP_DATA),
     options=frozenset({"method", "tol", "max_iter", "warm_start", "max_correction_speed", "baumgarte"}), pose=_pose,
-    scenes=True))
+    stepper="mbdcp.mechanics.steppers.lcp"))

@@ -2,15 +2,12 @@
 import time
 import warnings
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 from typing import Optional
 
 import numpy as np
 
 import mbdcp
 from mbdcp.formulations import registry
-from mbdcp.formulations import ccp as ccp_module
-from mbdcp.formulations.ccp import METHODS as CCP_METHODS
 from mbdcp.infrastructure import stabilization as stab
 from mbdcp.infrastructure import validate as val
 from mbdcp.infrastructure.results import _Result
@@ -211,80 +208,17 @@ def _settings(scene, method, h, T, options, deprecated):
 
 
 def _algorithm(method, algorithm):
-    """The method's algorithm: Anitescu & Hart's 1, 2 or 3 (default 3), or the CCP's solver (default
-    "auto"); checked for every method (lcp has none)."""
+    """The method's algorithm, as its registry entry says (``Formulation.algorithm``: Anitescu &
+    Hart's 1, 2 or 3, or the CCP's solver), its default when None; a method without one takes an
+    integer 1-3 and ignores it (as it always has)."""
+    _, default, choices = registry.formulation(method).algorithm or (None, 3, (1, 2, 3))
     if algorithm is None:
-        return "auto" if method == "ccp" else 3
-    if method == "ccp" or isinstance(algorithm, str):
-        if method != "ccp":
-            raise ValueError(f"algorithm must be 1, 2 or 3 (Anitescu & Hart 2004) for method {method!r}, got {algorithm!r}")
-        return val.choice("algorithm", algorithm, CCP_METHODS)
-    return val.integer("algorithm", algorithm, 1, 3)
-
-
-def _lcp_stepper(scene, h, options, warm_start):
-    """solve(args) of mbdcp.step, each step starting from the last step's Lemke basis."""
-    last = {}  # the previous step's contact keys and Lemke basis
-
-    def solve(a):
-        keys, k = _contact_keys(a["contacts"]), _directions(a["E"])
-        res = mbdcp.step(a["M"], a["Wn"], a["D"], a["E"], a["U"], a["v"], h, p_ext=a["p_ext"], psi_n=a["psi_n"],
-                         dpsi_n=a["dpsi_n"], dpsi_f=a["dpsi_f"], warm_start=_carried(last, "basis", keys, k, 3),
-                         Wb=a.get("Wb"), theta=a.get("theta"), **options)
-        if warm_start:
-            last.update(keys=keys, k=k, basis=res.basis)
-        return res, res.p_n
-    return solve
-
-
-def _fixed_point_stepper(scene, h, options, warm_start):
-    """solve(args) of mbdcp.fixed_point, each step's first P1 and P2 from the last step's bases."""
-    if any(np.any(w.velocity) for w in scene.walls):
-        raise ValueError("method 'fixed_point' supports fixed walls only")
-    last = {}
-
-    def solve(a):
-        keys, k = _contact_keys(a["contacts"]), _directions(a["E"])
-        hint = SimpleNamespace(basis=_carried(last, "basis", keys, k, 3), basis_p2=_carried(last, "basis_p2", keys, k, 2))
-        res = mbdcp.fixed_point(a["M"], a["Wn"], a["D"], a["E"], a["U"], a["v"], h, p_ext=a["p_ext"], psi_n=a["psi_n"],
-                                Wb=a.get("Wb"), theta=a.get("theta"), warm_start=hint, **options)
-        if warm_start:
-            last.update(keys=keys, k=k, basis=res.basis, basis_p2=res.basis_p2)
-        return res, res.p_n
-    return solve
-
-
-def _ccp_stepper(scene, h, options, warm_start):
-    """solve(args) of mbdcp.ccp, each contact's impulse starting from its last value."""
-    for w in (w for w in scene.walls if np.any(w.velocity)):  # lines and planes: obstacles are fixed
-        if np.linalg.norm(w.velocity - (w.velocity @ w.normal) * w.normal) > 1e-12 * np.linalg.norm(w.velocity):
-            raise ValueError("method 'ccp' supports walls moving along their normal only")
-    last = {}  # the previous step's contact keys and impulses: a settled pile starts near its answer
-    plan = {}  # what the solver keeps from step to step (auto's budget)
-
-    def solve(a):
-        keys = _contact_keys(a["contacts"])
-        hashes = _hash(keys)
-        start = None
-        if warm_start and last:
-            start = np.zeros((len(keys), 3))
-            idx = _match(last["keys"], keys, last["sorted"], hashes)
-            start[idx >= 0] = last["gamma"][idx[idx >= 0]]
-        # the step's own arrays, checked when the scene and simulate's options were: mbdcp.ccp's
-        # solve without checking them again
-        res = ccp_module._stepped(a["M"], a["P"], a["U"], a["v"], h, a["p_ext"], a["psi_n"] + h * a["dpsi_n"], start,
-                                  a.get("Wb"), a.get("theta"), plan=plan, **options)
-        if warm_start:
-            last.update(keys=keys, sorted=_sorted_hashes(keys, hashes), gamma=res.gamma)
-        return res, res.gamma[:, 0]
-    return solve
-
-
-# How a registered formulation that steps scenes (registry.Formulation.scenes) is driven step after
-# step; the assembly follows the formulation's contacts: D and E ("directions", dense), or the
-# normals and tangent pairs as the CCP's P with M as its diagonal blocks ("pairs").
-_STEPPERS = {"lcp": _lcp_stepper, "fixed_point": _fixed_point_stepper, "ccp": _ccp_stepper}
-_FORMS = {"directions": ("dense", ("Wn", "D")), "pairs": ("blocks", ("P",))}
+        return default
+    if isinstance(choices[0], str):
+        return val.choice("algorithm", algorithm, choices)
+    if isinstance(algorithm, str):
+        raise ValueError(f"algorithm must be 1, 2 or 3 (Anitescu & Hart 2004) for method {method!r}, got {algorithm!r}")
+    return val.integer("algorithm", algorithm, min(choices), max(choices))
 
 
 def _inertia(scene):
@@ -303,100 +237,16 @@ def _solver(scene, method, h, algorithm, tol, max_iter, warm_start=True, correct
         options["max_iter"] = max_iter
     if tol is not None:
         options["tol"] = tol
-    if method == "fixed_point":
-        options["algorithm"] = algorithm
-    if method == "ccp":
-        options["method"] = algorithm
-    form, parts = _FORMS[registry.formulation(method).contacts]
-    return form, parts, _STEPPERS[method](scene, h, options, warm_start)
+    entry = registry.formulation(method)
+    if entry.algorithm:
+        options[entry.algorithm[0]] = algorithm
+    form, parts = _FORMS[entry.contacts]
+    return form, parts, entry.stepper_function()(scene, h, options, warm_start)
 
 
-def _carried(last, name, keys, k, blocks):
-    """The previous step's basis ``last[name]`` carried over to this step's contacts (``keys``, k
-    friction directions each): a contact kept from the last step keeps its flags, a new one starts
-    as not basic (separating). The LCP's variables come in blocks per contact: p_n, then beta (k),
-    then (``blocks`` == 3) sigma or lam. None when there is nothing to carry."""
-    flags = last.get(name)
-    if flags is None or len(keys) == 0 or k is None or k != last["k"]:
-        return None
-    old_keys = last["keys"]
-    if flags.shape[0] != len(old_keys) * ((blocks - 1) + k):
-        return None
-    idx = _match(old_keys, keys)
-    kept = idx >= 0
-    n_old, n_new = len(old_keys), len(keys)
-    out, at = [], 0
-    for width in (1, k, 1)[:blocks]:
-        old = flags[at:at + width * n_old].reshape(n_old, width)
-        new = np.zeros((n_new, width), dtype=bool)
-        new[kept] = old[idx[kept]]
-        out.append(new.ravel())
-        at += width * n_old
-    return np.concatenate(out)
-
-
-def _directions(E):
-    """Friction directions per contact when E groups them in equal consecutive blocks (each row
-    one 1, in the column of its block), else None."""
-    m, n_c = E.shape
-    if n_c == 0 or m % n_c:
-        return None
-    k = m // n_c
-    owner = np.repeat(np.arange(n_c), k)
-    grouped = np.count_nonzero(E) == m and np.all(E[np.arange(m), owner] == 1.0)
-    return k if grouped else None
-
-
-def _contact_keys(contacts):
-    """One int64 row per contact that persists from step to step: the bodies and, for a wall, its
-    normal in thousandths, then a rank (a box's corners on one wall share the rest: they are
-    numbered in order)."""
-    n, d = contacts.normal.shape
-    K = np.zeros((n, d + 3), dtype=np.int64)
-    K[:, 0], K[:, 1] = contacts.a, contacts.b
-    wall = contacts.b < 0
-    K[wall, 2:2 + d] = np.rint(1000.0 * contacts.normal[wall])
-    group = _hash(K[:, :-1])
-    order = np.argsort(group, kind="stable")
-    sorted_ = group[order]
-    new_group = np.r_[True, sorted_[1:] != sorted_[:-1]]
-    if new_group.all():  # every contact its own group (round bodies): all ranks 0
-        return K
-    first = np.flatnonzero(new_group)
-    K[order, -1] = np.arange(n) - np.repeat(first, np.diff(np.r_[first, n]))
-    return K
-
-
-_MIX = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93,
-                 0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53, 0x94D049BB133111EB], dtype=np.uint64)
-
-
-def _hash(K):
-    """A 64-bit hash of each row of the int64 array K (at most 7 columns): the sum of its columns
-    times odd constants, modulo 2^64 (column by column: faster than a sum along short rows)."""
-    Ku = K.view(np.uint64)
-    with np.errstate(over="ignore"):
-        h = Ku[:, 0] * _MIX[0]
-        for j in range(1, K.shape[1]):
-            h += Ku[:, j] * _MIX[j]
-        return h ^ (h >> np.uint64(31))
-
-
-def _sorted_hashes(keys, hashes=None):
-    """(the rows' hashes sorted, the order sorting them): what :func:`_match` looks rows up in."""
-    hashes = _hash(keys) if hashes is None else hashes
-    order = np.argsort(hashes)
-    return hashes[order], order
-
-
-def _match(old, new, old_sorted=None, new_hashes=None):
-    """For each row of ``new`` (contact keys), the index of the same row in ``old``, or -1;
-    ``old_sorted``: :func:`_sorted_hashes` of old and ``new_hashes``: the hashes of new, when known."""
-    if len(old) == 0 or len(new) == 0 or old.shape[1] != new.shape[1]:
-        return np.full(len(new), -1)
-    h_sorted, order = _sorted_hashes(old) if old_sorted is None else old_sorted
-    at = order[np.searchsorted(h_sorted, _hash(new) if new_hashes is None else new_hashes).clip(max=len(old) - 1)]
-    return np.where(np.all(old[at] == new, axis=1), at, -1)  # equal rows, not only equal hashes
+# How a formulation's contacts are assembled for its stepper: D and E ("directions", dense), or the
+# normals and tangent pairs as the CCP's P with M as its diagonal blocks ("pairs").
+_FORMS = {"directions": ("dense", ("Wn", "D")), "pairs": ("blocks", ("P",))}
 
 
 def simulate(scene, h, T, method="lcp", progress=True, algorithm=None, tol=None, max_iter=None,
@@ -537,7 +387,7 @@ def simulate(scene, h, T, method="lcp", progress=True, algorithm=None, tol=None,
         contact_normals.append(a["contacts"].normal)
         n_contacts.append(len(a["contacts"]))
         statuses.append(res.status)
-        iterations.append(res.pivots if method == "lcp" else res.iterations)
+        iterations.append(res.iterations if hasattr(res, "iterations") else res.pivots)  # Lemke's: pivots
         if res.status != mbdcp.Status.SOLVED:
             fail(k, "solver", f"step {k} ended with status {res.status.name}")
         if pen[-1] > pen_tol:

@@ -13,7 +13,6 @@ __all__ = ["FORMULATIONS", "Comparison", "compare", "tangent_pairs"]
 
 FORMULATIONS = registry.variants()  # the names the built-in formulations pose a time step under
 # compare's own settings of a formulation (the CCP is an iteration: tighter than its default)
-_DEFAULTS = {"ccp": {"tol": 1e-10}}
 _COLUMNS = ("formulation", "status", "success", "v_next_diff", "p_n", "contact_state", "dissipated_energy",
             "lift_off_speed", "seconds", "iterations", "note", "v_next")
 
@@ -236,7 +235,7 @@ def compare(M, Wn, D, E, U, v, h, *, formulations=None, options=None, **keywords
     def run(name):
         """(result or None, seconds, note)."""
         entry = registry.formulation(name)
-        opts = {**_DEFAULTS.get(entry.name, {}), **entry.variants.get(name, {}), **options.get(entry.name, {})}
+        opts = {**entry.defaults.get("compare", {}), **entry.variants.get(name, {}), **options.get(entry.name, {})}
         call, note = entry.pose(s, opts)
         if call is None:
             return None, float("nan"), note
