@@ -256,8 +256,7 @@ class FixedPointResult(_Outcome):
     basis_p2: Optional[np.ndarray] = None  # P2's final basis (p_n, beta)
 
     contact_state = _contact_states("step_states", r"""One :class:`~mbdcp.ContactState` per contact: SEPARATING when
-        :math:`p_n \le \tau_p`;
-        else SLIDING when the sliding speed :math:`\lambda = \Lambda(v^{l+1}) > \tau_v` and
+        :math:`p_n \le \tau_p`; else SLIDING when the sliding speed :math:`\lambda = \Lambda(v^{l+1}) > \tau_v` and
         ``cone_slack`` :math:`U p_n - E^T\beta \le \tau_p`; else STICKING (tolerances as for :attr:`StepResult.contact_state`,
         without a residual). At a
         converged fixed point :math:`\lambda` is the original LCP's :math:`\sigma`, so the friction
