@@ -3,8 +3,8 @@
 
 Usage: /usr/bin/python3 siconos_lcp_runner.py IN.npz SOLVER START
 IN holds M0, q0, M1, q1, ...; problems START, START+1, ... are solved in order and each result is
-printed and flushed at once as "RESULT k info z_1 ... z_n" (Siconos prints messages of its own), so that a crash loses only the problem it
-happened on. SOLVER: lexicolemke (SICONOS_LCP_LEMKE) or pivot (SICONOS_LCP_PIVOT).
+printed and flushed at once as "RESULT k info z_1 ... z_n" (Siconos prints messages of its own), so that a crash
+loses only the problem it happened on. SOLVER: lexicolemke (SICONOS_LCP_LEMKE) or pivot (SICONOS_LCP_PIVOT).
 """
 import sys
 

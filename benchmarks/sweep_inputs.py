@@ -33,12 +33,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # the checkout this script belongs to, before any installed copy; MBDCP_SWEEP_ROOT sweeps another
 sys.path[:0] = [os.environ.get("MBDCP_SWEEP_ROOT", os.path.join(HERE, "..")), os.path.join(HERE, "..", "tests")]
 
-import matplotlib
+import matplotlib  # noqa: E402 (after the checkout's sys.path)
 
 matplotlib.use("Agg")
 
-import surface
-import surface_targets
+import surface  # noqa: E402 (a figure backend chosen first)
+import surface_targets  # noqa: E402
 
 GROUPS = ("ok", "clear", "unclear", "refused", "garbage", "crash", "hang")
 MEMORY = 6 << 30  # bytes of address space per child: a huge allocation fails instead of swapping

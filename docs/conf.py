@@ -17,10 +17,10 @@ if glob.glob(os.path.join(ROOT, "mbdcp", "_core*.so")) or glob.glob(os.path.join
 else:
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != ROOT]
 
-import apigen
-from sphinx.ext.autodoc.mock import mock
+import apigen  # noqa: E402 (sys.path chosen above)
+from sphinx.ext.autodoc.mock import mock  # noqa: E402
 
-import mbdcp
+import mbdcp  # noqa: E402
 
 project = "mbdcp"
 author = "the mbdcp developers"
@@ -133,7 +133,8 @@ def _remote_loads(html):
                 continue
             urls = [attrs.get("href", "")]
         else:
-            urls = [attrs.get("src", ""), attrs.get("data", "")] + [u.split()[0] for u in attrs.get("srcset", "").split(",") if u.strip()]
+            srcset = [u.split()[0] for u in attrs.get("srcset", "").split(",") if u.strip()]
+            urls = [attrs.get("src", ""), attrs.get("data", "")] + srcset
         yield from (u.strip() for u in urls if _REMOTE.match(u))
 
 

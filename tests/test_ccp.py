@@ -317,9 +317,8 @@ def test_a_polished_apgd_answer_is_optimal_by_definition():
     """In a settling sphere pile APGD meets the normwise tolerance while a few contacts (whose
     impulses can be redistributed among themselves) stay above the componentwise one; the polish
     re-solves them. Its answers must pass the same definition checks and agree with a tight solve."""
-    from mbdcp.mechanics import simulate, sphere_pile_scene
-
     from mbdcp.formulations import ccp as formulation
+    from mbdcp.mechanics import simulate, sphere_pile_scene
 
     calls = []
     scene = sphere_pile_scene(64)

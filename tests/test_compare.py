@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import mbdcp
-from mbdcp.tools.compare import FORMULATIONS, Comparison, tangent_pairs
 from mbdcp.examples import sphere_on_plane
+from mbdcp.tools.compare import FORMULATIONS, Comparison, tangent_pairs
 
 G = 9.81
 

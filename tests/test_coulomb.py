@@ -635,7 +635,8 @@ def degenerate_instance(seed):
 
 
 DEGENERATE_SOLVERS = {
-    True: [("auto", {"max_iter": 2000}), ("nsgs", {"max_iter": 2000}), ("newton", {}), ("fixed_point", {"max_iter": 30, "inner_max_iter": 300})],
+    True: [("auto", {"max_iter": 2000}), ("nsgs", {"max_iter": 2000}), ("newton", {}),
+           ("fixed_point", {"max_iter": 30, "inner_max_iter": 300})],
     False: [("auto", {"max_iter": 2000}), ("pgs", {"max_iter": 2000}), ("newton", {}), ("apgd", {"max_iter": 3000})],
 }
 

@@ -14,12 +14,12 @@ import warnings
 
 import numpy as np
 import pytest
-from mbdcp.examples import sphere_on_plane
-from mbdcp.testing import random_scene
 
 import mbdcp
 from mbdcp.derivatives import _native_step
 from mbdcp.derivatives._layers import DegenerateWarning
+from mbdcp.examples import sphere_on_plane
+from mbdcp.testing import random_scene
 
 
 def tied_scene():

@@ -13,7 +13,6 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-
 from autodiff_cases import frame_tangent, planar_particle
 from autodiff_cases import joint_friction as joint_friction_scene
 from autodiff_cases import joints as joint_scene

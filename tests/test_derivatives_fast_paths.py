@@ -7,11 +7,10 @@ LAPACK calls), and the derivative objects built from them against central differ
 """
 import importlib
 
+import autodiff_cases as C
 import numpy as np
 import pytest
 import scipy.linalg as sla
-
-import autodiff_cases as C
 
 import mbdcp
 from mbdcp.derivatives import _common

@@ -4,8 +4,8 @@ Gradients are checked against central differences of mbdcp.step / mbdcp.ccp / mb
 themselves (not of the layer), against mbdcp.derivatives, against closed forms (a sliding sphere
 and particle), and whole rollouts against closed forms and central differences of NumPy rollouts.
 """
-import importlib
 import doctest
+import importlib
 import os
 import warnings
 

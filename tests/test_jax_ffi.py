@@ -57,8 +57,9 @@ def test_the_declared_interface_is_jaxlibs():
     header = os.path.join(jax.ffi.include_dir(), "xla", "ffi", "api", "c_api.h")
     if cc is None or not os.path.isfile(header):
         pytest.skip("needs a C compiler and jaxlib's FFI header")
-    run = subprocess.run([cc, "-std=c11", "-fsyntax-only", "-I", jax.ffi.include_dir(), "-I",
-                          os.path.join(ROOT, "mbdcp", "infrastructure", "xla"), os.path.join(ROOT, "mbdcp", "infrastructure", "xla", "abi_check.c")],
+    xla = os.path.join(ROOT, "mbdcp", "infrastructure", "xla")
+    run = subprocess.run([cc, "-std=c11", "-fsyntax-only", "-I", jax.ffi.include_dir(), "-I", xla,
+                          os.path.join(xla, "abi_check.c")],
                          capture_output=True, text=True, check=False)
     assert run.returncode == 0, run.stderr
     assert _xla.FFI_VERSION == (0, 3)

@@ -114,7 +114,8 @@ def _pendulum(th, w, length, m):
     return q, v
 
 
-@pytest.mark.parametrize("th, w, length, m", [(0.0, 0.0, 1.0, 1.0), (0.3, 2.0, 1.5, 2.0), (2.5, 4.0, 0.5, 0.3), (-1.0, -1.0, 3.0, 1.0)])
+@pytest.mark.parametrize("th, w, length, m", [(0.0, 0.0, 1.0, 1.0), (0.3, 2.0, 1.5, 2.0), (2.5, 4.0, 0.5, 0.3),
+                                              (-1.0, -1.0, 3.0, 1.0)])
 def test_instantaneous_pendulum_tension(th, w, length, m):
     q, v = _pendulum(th, w, length, m)
     Wb, kb = (q / length)[:, None], [v @ v / length]
@@ -201,7 +202,8 @@ def test_slider_sticks_below_its_friction_limit():
     np.testing.assert_allclose(traj.impulses[:, 1] - traj.impulses[:, 0], 0.01 * 1.5, atol=1e-12)
 
 
-@pytest.mark.parametrize("force, c_max, v0, m", [(3.0, 2.0, 0.0, 1.0), (-5.0, 1.0, 0.0, 2.0), (0.0, 2.0, 1.0, 1.0), (1.0, 3.0, -2.0, 0.5)])
+@pytest.mark.parametrize("force, c_max, v0, m", [(3.0, 2.0, 0.0, 1.0), (-5.0, 1.0, 0.0, 2.0), (0.0, 2.0, 1.0, 1.0),
+                                                 (1.0, 3.0, -2.0, 0.5)])
 def test_slider_closed_form(force, c_max, v0, m):
     h = 0.01
     traj = slider_with_joint_friction(force, c_max, v0=v0, h=h, T=1.0, m=m)

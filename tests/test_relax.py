@@ -3,11 +3,11 @@ import os
 
 import numpy as np
 import pytest
+from conftest import check_lcp
 
 import mbdcp
 from mbdcp import Status
 from mbdcp.testing import random_scene
-from conftest import check_lcp
 
 G = 9.81
 
@@ -271,8 +271,8 @@ def test_the_crash_basis_of_a_spatial_pile_with_four_directions():
     """Sphere contacts with directions +-t1, +-t2 (mechanics.assemble's four): the CCP's two
     tangent columns are t1 and t2; the guessed start gives the cold answer in fewer pivots."""
     from mbdcp.formulations.crash import crash_basis
-    from mbdcp.relax import _data
     from mbdcp.mechanics import simulate, sphere_pile_scene
+    from mbdcp.relax import _data
 
     scene = sphere_pile_scene(64, width=4)
     simulate(scene, 0.01, 0.4, progress=False, method="ccp")

@@ -327,7 +327,8 @@ static Run fixed_point(const FcCtx *c, const Csr *I, MbdcpFcMethod inner, const 
             memcpy(w->qk, c->q, (size_t)m * sizeof(mbdcp_float));
         }
         if (c->coulomb)
-            for (mbdcp_int i = 0; i < n_c; ++i) w->qk[3 * i] += c->mu[i] * sqrt(u[3 * i + 1] * u[3 * i + 1] + u[3 * i + 2] * u[3 * i + 2]);
+            for (mbdcp_int i = 0; i < n_c; ++i)
+                w->qk[3 * i] += c->mu[i] * sqrt(u[3 * i + 1] * u[3 * i + 1] + u[3 * i + 2] * u[3 * i + 2]);
         /* inexact inner solves: tighter as the outer residual falls, never below what the outer
          * tolerance needs */
         const Sub in_sub = {I, w->qk, 0, fmax(0.25 * c->tol, 0.05 * run.residual), s->inner_max_iter, -2, NULL};
@@ -544,11 +545,11 @@ static Run auto_gauss_seidel(const FcCtx *c, const MbdcpFcSettings *s, const Wor
  * halving the residual). */
 enum { FROM_ZERO, FROM_GS, FROM_BEST, FROM_PROBE };
 
-/* One Newton attempt from r = 0, from Gauss-Seidel's point r, or from Newton's best point so far (kept
- * in w->qk), within limit iterations when limit > 0. Else the first runs within Newton's own limits; the others within a budget of half the
- * Gauss-Seidel work so far or Gauss-Seidel's predicted work, whichever is larger (so that alternating
- * never costs much more than Gauss-Seidel alone). Unless solved, r is left at the better of
- * Gauss-Seidel's point and Newton's best. */
+/* One Newton attempt from r = 0, from Gauss-Seidel's point r, or from Newton's best point so far (kept in
+ * w->qk), within limit iterations when limit > 0. Else the first runs within Newton's own limits; the
+ * others within a budget of half the Gauss-Seidel work so far or Gauss-Seidel's predicted work, whichever
+ * is larger (so that alternating never costs much more than Gauss-Seidel alone). Unless solved, r is left
+ * at the better of Gauss-Seidel's point and Newton's best. */
 static Run auto_newton(const FcCtx *c, const Work *w, Auto *au, Run gs, int from, mbdcp_int limit, mbdcp_float *r,
                        mbdcp_float *u, MbdcpFcInfo *info, MbdcpReturn *rc)
 {
@@ -649,10 +650,10 @@ static Run auto_last(const FcCtx *c, const Csr *S, const MbdcpFcSettings *s, con
 }
 
 /* Gauss-Seidel (at its first test, perhaps a Newton probe from its point: PROBE_ITER; before the first
- * hand-over, at least GS_FIRST Newton iterations' time); once it is predicted slow, Newton from r = 0; then Gauss-Seidel and Newton alternately
- * (each Gauss-Seidel phase at least as long as all before it; Newton from the better of its own best
- * point and Gauss-Seidel's); once Gauss-Seidel has used max_iter sweeps, the fixed point or APGD from
- * the best point. info->finished says which method ended. */
+ * hand-over, at least GS_FIRST Newton iterations' time); once it is predicted slow, Newton from r = 0; then
+ * Gauss-Seidel and Newton alternately (each Gauss-Seidel phase at least as long as all before it; Newton
+ * from the better of its own best point and Gauss-Seidel's); once Gauss-Seidel has used max_iter sweeps,
+ * the fixed point or APGD from the best point. info->finished says which method ended. */
 static Run auto_solve(const FcCtx *c, const Csr *S, const MbdcpFcSettings *s, const Work *w, mbdcp_float *r,
                       mbdcp_float *u, MbdcpFcInfo *info, MbdcpReturn *rc)
 {

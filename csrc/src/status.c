@@ -15,9 +15,11 @@ static const char *message(int first, int n, int i, const char *unknown)
         [MBDCP_ERR_RANK_DEFICIENT] = "Jacobian does not have full column rank",
         [MBDCP_ERR_WORKSPACE] = "workspace is smaller than the size query",
         [MBDCP_ERR_NONFINITE] = "input holds a NaN or infinite value",
-        [MBDCP_ERR_DATA] = "input data out of range (a negative friction coefficient or bound, or a grouping matrix E without exactly one 1 per row in group order)",
+        [MBDCP_ERR_DATA] = "input data out of range (a negative friction coefficient or bound, or a grouping matrix E "
+                           "without exactly one 1 per row in group order)",
         [STATUS_ENTRY(MBDCP_SOLVED)] = "solved: the result satisfies the complementarity conditions",
-        [STATUS_ENTRY(MBDCP_RAY_TERMINATION)] = "ray termination: no blocking variable (the LCP is infeasible if its matrix is copositive-plus)",
+        [STATUS_ENTRY(MBDCP_RAY_TERMINATION)] =
+            "ray termination: no blocking variable (the LCP is infeasible if its matrix is copositive-plus)",
         [STATUS_ENTRY(MBDCP_MAX_ITERATIONS)] = "iteration or pivot limit reached",
         [STATUS_ENTRY(MBDCP_NUMERICAL_ERROR)] = "numerical error: singular pivot, breakdown or a result that failed verification",
         [STATUS_ENTRY(MBDCP_INTERRUPTED)] = "interrupted by the caller",

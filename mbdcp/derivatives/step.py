@@ -535,7 +535,8 @@ class _ActiveSets:
     hold with equality) for p_n, beta, sigma, beta_j, sigma_j; ``post_*``: groups without friction
     impulse whose sigma follows the sliding speed of direction ``post_k`` / ``post_jk``;
     ``degenerate``: (kind, variable, index) of the kinks; ``margins``: the smallest relative
-    distances of decided pairs from degeneracy (normal pairs, contacts' friction, joints' friction); ``held`` / ``unused``: dependent rows dropped (impulse held at
+    distances of decided pairs from degeneracy (normal pairs, contacts' friction, joints' friction);
+    ``held`` / ``unused``: dependent rows dropped (impulse held at
     its value / structural direction kept at zero)."""
 
     mode: np.ndarray

@@ -86,12 +86,12 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
+from mbdcp.formulations.registry import Formulation, register
 from mbdcp.infrastructure import _core
 from mbdcp.infrastructure import validate as val
 from mbdcp.infrastructure.problem import friction_coefficients
 from mbdcp.infrastructure.results import CoulombResult, LocalCCPResult
 from mbdcp.infrastructure.status import Status
-from mbdcp.formulations.registry import Formulation, register
 
 __all__ = ["ccp_local", "coulomb", "fc_residual", "local_solve"]
 

@@ -427,7 +427,7 @@ def lemke_plain(object M, object q, int max_pivots, double tol):
     if not (_plain_array(M, 2) and _plain_array(q, 1)):
         return None
     cdef cnp.ndarray Ma = <cnp.ndarray>M, qa = <cnp.ndarray>q
-    cdef mbdcp_int n = <mbdcp_int>cnp.PyArray_DIM(qa, 0), i
+    cdef mbdcp_int n = <mbdcp_int>cnp.PyArray_DIM(qa, 0)
     if cnp.PyArray_DIM(Ma, 0) != n or cnp.PyArray_DIM(Ma, 1) != n or n == 0:
         return None
     cdef MbdcpLemkeSettings s = _lemke_settings(max_pivots, tol)
@@ -515,7 +515,7 @@ def step_plain(object M, object Wn, object D, object E, object mu, object v, dou
     cdef MbdcpStepProblem p
     if not _plain_step(&p, M, Wn, D, E, mu, v, h, p_ext, psi_n):
         return None
-    cdef mbdcp_int N = mbdcp_step_lcp_size(&p), i
+    cdef mbdcp_int N = mbdcp_step_lcp_size(&p)
     cdef MbdcpLemkeSettings s = _lemke_settings(0, 0.0)
     cdef Recorder R
     s.monitor = _plain_monitor(&R, N)
@@ -1528,8 +1528,8 @@ def step_batch(tuple arrays, tuple dims, cnp.ndarray hs, Py_ssize_t first, Py_ss
     if count <= 0:
         return
     cdef MbdcpStepProblem *P = <MbdcpStepProblem *>PyMem_Malloc(count * sizeof(MbdcpStepProblem))
-    cdef MbdcpStepOutput *O = <MbdcpStepOutput *>PyMem_Malloc(count * sizeof(MbdcpStepOutput))
-    cdef MbdcpLemkeInfo *I = <MbdcpLemkeInfo *>PyMem_Malloc(count * sizeof(MbdcpLemkeInfo))
+    cdef MbdcpStepOutput *out = <MbdcpStepOutput *>PyMem_Malloc(count * sizeof(MbdcpStepOutput))
+    cdef MbdcpLemkeInfo *info = <MbdcpLemkeInfo *>PyMem_Malloc(count * sizeof(MbdcpLemkeInfo))
     cdef const double *h_p = <const double *>cnp.PyArray_DATA(hs)
     cdef size_t h_stride = 0 if hs.shape[0] == 1 else 1
     cdef double *vn = _out(v_next)
@@ -1543,7 +1543,7 @@ def step_batch(tuple arrays, tuple dims, cnp.ndarray hs, Py_ssize_t first, Py_ss
     cdef MbdcpReturn rc = MBDCP_OK
     cdef Recorder R
     try:
-        if P == NULL or O == NULL or I == NULL:
+        if P == NULL or out == NULL or info == NULL:
             raise MemoryError()
         for i in range(count):
             j = first + i
@@ -1565,28 +1565,28 @@ def step_batch(tuple arrays, tuple dims, cnp.ndarray hs, Py_ssize_t first, Py_ss
             P[i].Dj = base[13] + j * stride[13] if base[13] else NULL
             P[i].Ej = base[14] + j * stride[14] if base[14] else NULL
             P[i].beta_max = base[15] + j * stride[15] if base[15] else NULL
-            O[i].v_next = vn + j * n_v
-            O[i].p_b = pb + j * n_b if n_b else NULL
-            O[i].z = zp + j * N if N else NULL
-            O[i].w = wp + j * N if N else NULL
-            O[i].F = NULL
-            O[i].f = NULL
-            O[i].basis = NULL
+            out[i].v_next = vn + j * n_v
+            out[i].p_b = pb + j * n_b if n_b else NULL
+            out[i].z = zp + j * N if N else NULL
+            out[i].w = wp + j * N if N else NULL
+            out[i].F = NULL
+            out[i].f = NULL
+            out[i].basis = NULL
         nbytes = mbdcp_step_workspace_size(&P[0])
         work = _part_workspace(nbytes)
         wk = _on_lines(work)
         s.monitor = _monitor(&R, 4.0 * N * N, False, False, stop)
         with nogil:
-            rc = mbdcp_step_batch(<mbdcp_int>count, P, &s, O, I, &failed, wk, nbytes)
+            rc = mbdcp_step_batch(<mbdcp_int>count, P, &s, out, info, &failed, wk, nbytes)
         _recorded(&R)
         for i in range(count if rc == MBDCP_OK else failed):
-            (<int *>cnp.PyArray_DATA(status))[first + i] = <int>I[i].status
-            (<int *>cnp.PyArray_DATA(pivots))[first + i] = I[i].pivots
-            (<double *>cnp.PyArray_DATA(residual))[first + i] = I[i].residual
+            (<int *>cnp.PyArray_DATA(status))[first + i] = <int>info[i].status
+            (<int *>cnp.PyArray_DATA(pivots))[first + i] = info[i].pivots
+            (<double *>cnp.PyArray_DATA(residual))[first + i] = info[i].residual
     finally:
         PyMem_Free(P)
-        PyMem_Free(O)
-        PyMem_Free(I)
+        PyMem_Free(out)
+        PyMem_Free(info)
     if rc != MBDCP_OK:
         return first + failed, <int>rc
     return None

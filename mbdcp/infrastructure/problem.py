@@ -12,7 +12,8 @@ from mbdcp.infrastructure import _core
 from mbdcp.infrastructure import validate as val
 
 __all__ = ["ContactData", "StepProblem", "friction_coefficients", "contact_data", "step_data", "call_core", "overflow_error",
-           "cholesky", "finite_lcp", "schur_factor", "solve_joints", "full_joint_impulse", "joint_friction_data", "pair_data", "warm_start_flags"]
+           "cholesky", "finite_lcp", "schur_factor", "solve_joints", "full_joint_impulse", "joint_friction_data", "pair_data",
+           "warm_start_flags"]
 
 _JOINT_RANK_TOL = 1e-10  # a pivot of the M-weighted joint Jacobian's QR below this fraction of the first: dependent
 _NO_COLUMNS = np.zeros((0, 0))  # an absent Jacobian (the C layer reads only its column count)

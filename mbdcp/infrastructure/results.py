@@ -255,8 +255,8 @@ class FixedPointResult(_Outcome):
     basis: Optional[np.ndarray] = None     # P1's final basis (p_n, beta, lam), True: basic
     basis_p2: Optional[np.ndarray] = None  # P2's final basis (p_n, beta)
 
-    contact_state = _contact_states("step_states", r"""One :class:`~mbdcp.ContactState` per contact: SEPARATING when :math:`p_n \le \tau_p`;
-        else SLIDING when the sliding speed :math:`\lambda = \Lambda(v^{l+1}) > \tau_v` and
+    contact_state = _contact_states("step_states", r"""One :class:`~mbdcp.ContactState` per contact: SEPARATING when
+        :math:`p_n \le \tau_p`; else SLIDING when the sliding speed :math:`\lambda = \Lambda(v^{l+1}) > \tau_v` and
         ``cone_slack`` :math:`U p_n - E^T\beta \le \tau_p`; else STICKING (tolerances as for :attr:`StepResult.contact_state`,
         without a residual). At a
         converged fixed point :math:`\lambda` is the original LCP's :math:`\sigma`, so the friction
@@ -304,7 +304,8 @@ class FullRankResult(_Outcome):
     cone_slack: Optional[np.ndarray] = None  # (n_c,): min over j of sigma_{j+}, sigma_{j-}
     compliance: float = 0.0  # c of the tangential relation W_t^T v + c p_t = E kappa (0: as published)
 
-    contact_state = _contact_states("full_rank_states", r"""One :class:`~mbdcp.ContactState` per contact (full-rank model): SEPARATING when
+    contact_state = _contact_states("full_rank_states", r"""One :class:`~mbdcp.ContactState` per contact (full-rank model):
+        SEPARATING when
         :math:`p_n \le \tau_p`; else SLIDING when some :math:`\kappa_{j+} + \kappa_{j-} > \tau_v`
         (the discretized sliding velocity :math:`u_t = E(\kappa_+ - \kappa_-) = W_t^T v^{l+1}` is
         nonzero) and some :math:`\sigma_{j\pm} \le \tau_p` (``cone_slack``: friction on the
@@ -406,7 +407,8 @@ class CCPResult(_Outcome):
     finished: Optional[str] = None  # the method that ended the solve (see Attributes)
     certificate: Optional[np.ndarray] = None  # RAY_TERMINATION: proof that no solution exists
 
-    contact_state = _contact_states("ccp_states", r"""One :class:`~mbdcp.ContactState` per contact (cone complementarity): SEPARATING when
+    contact_state = _contact_states("ccp_states", r"""One :class:`~mbdcp.ContactState` per contact (cone complementarity):
+        SEPARATING when
         :math:`\gamma_n \le \tau_p`; else SLIDING when the relative tangential speed
         :math:`\|(v_u, v_w)\| > \tau_v` (then :math:`\gamma_i \perp d_i` puts :math:`\gamma_i` on
         the boundary of :math:`K_i`, :math:`\|\gamma_t\| = \mu_i\gamma_n`); else STICKING. With r the

@@ -10,8 +10,9 @@
 # **complementary cone** spanned by the columns $e_i$ ($i \notin J$) and $-M_i$ ($i \in J$).
 
 # %%
-import numpy as np
 import matplotlib.pyplot as plt
+import numpy as np
+
 import mbdcp
 
 # %% [markdown]
@@ -102,7 +103,8 @@ print("M = [[-1]], q = [-1]:", res.status.name, "(success =", res.success, ")")
 # %% [markdown]
 # ## Explore
 #
-# `mbdcp.widgets.lemke_stepper` re-solves and redraws as you move the sliders (the pivot number). The next pivot's entering column and leaving row are highlighted.
+# `mbdcp.widgets.lemke_stepper` re-solves and redraws as you move the sliders (the pivot number).
+# The next pivot's entering column and leaving row are highlighted.
 # Without a widget frontend (and in the saved notebook) it shows a static figure for the
 # default values instead.
 

@@ -7,8 +7,9 @@
 # The term $\Psi_n/h$ lets the particle close the gap in one step but not cross it.
 
 # %%
-import numpy as np
 import matplotlib.pyplot as plt
+import numpy as np
+
 import mbdcp
 from mbdcp.examples import particle_above_wall
 
@@ -69,7 +70,8 @@ print("F =", res.lcp.F, " f =", res.lcp.f, " z =", res.lcp.z, " w =", res.lcp.w)
 # %% [markdown]
 # ## Explore
 #
-# `mbdcp.widgets.particle_and_wall` re-solves and redraws as you move the sliders (the initial velocity, the gap, the wall's speed and h).
+# `mbdcp.widgets.particle_and_wall` re-solves and redraws as you move the sliders
+# (the initial velocity, the gap, the wall's speed and h).
 # Without a widget frontend (and in the saved notebook) it shows a static figure for the
 # default values instead.
 

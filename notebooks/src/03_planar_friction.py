@@ -15,8 +15,9 @@
 # sliding toward $+x$.
 
 # %%
-import numpy as np
 import matplotlib.pyplot as plt
+import numpy as np
+
 import mbdcp
 from mbdcp.testing import basic_solutions
 
@@ -95,7 +96,8 @@ plt.show()
 # %% [markdown]
 # ## Explore
 #
-# `mbdcp.widgets.planar_friction` re-solves and redraws as you move the sliders (μ, the initial tangential velocity, the push and a lift). The title names the sign case and the contact state.
+# `mbdcp.widgets.planar_friction` re-solves and redraws as you move the sliders (μ, the initial tangential velocity, the push
+# and a lift). The title names the sign case and the contact state.
 # Without a widget frontend (and in the saved notebook) it shows a static figure for the
 # default values instead.
 

@@ -9,8 +9,9 @@
 # $-x$ and a linear gap, the time-stepping LCP reproduces this at every step, for any $h$.
 
 # %%
-import numpy as np
 import matplotlib.pyplot as plt
+import numpy as np
+
 import mbdcp
 from mbdcp.examples import simulate_sphere, sphere_closed_form, sphere_on_plane
 
@@ -70,7 +71,10 @@ print("largest velocity error at the steps:", max(np.abs(v[:, 0] - vx_s).max(), 
 # %%
 def run(h, n_d, T=0.2):
     r = np.array([0.0, 0.0, -1.0])
-    col = lambda d: np.r_[d, np.cross(r, d)]
+
+    def col(d):
+        return np.r_[d, np.cross(r, d)]
+
     ang = np.pi * (2 * np.arange(n_d) + 1) / n_d  # rotated: none along -x
     dirs = np.array([np.cos(ang), np.sin(ang), np.zeros(n_d)])
     D = np.array([col(d) for d in dirs.T]).T
@@ -101,7 +105,8 @@ plt.show()
 # %% [markdown]
 # ## Explore
 #
-# `mbdcp.widgets.sphere` re-solves and redraws as you move the sliders (μ, h, v₀ and the number of friction directions). Markers are coloured by the step's contact state: the switch from red to blue is at t*.
+# `mbdcp.widgets.sphere` re-solves and redraws as you move the sliders (μ, h, v₀ and the number of friction
+# directions). Markers are coloured by the step's contact state: the switch from red to blue is at t*.
 # Without a widget frontend (and in the saved notebook) it shows a static figure for the
 # default values instead.
 

@@ -10,9 +10,9 @@
 # impulse $-h\,\omega\times J\omega$. Its four bottom corners are the contacts.
 
 # %%
-import numpy as np
 import matplotlib.pyplot as plt
-import mbdcp
+import numpy as np
+
 from mbdcp.mechanics import B_matrix, Body3D, Plane, Scene, simulate
 
 e = np.array([np.cos(0.2), 0.6 * np.sin(0.2), 0.8 * np.sin(0.2), 0.0])

@@ -16,8 +16,9 @@
 # caught one step early.
 
 # %%
-import numpy as np
 import matplotlib.pyplot as plt
+import numpy as np
+
 import mbdcp
 from mbdcp.mechanics import disk_pile_scene, simulate
 

@@ -11,11 +11,11 @@
 # $x(t^*) + \tfrac57 v_0 (t - t^*)$.
 
 # %%
-import numpy as np
 import matplotlib.pyplot as plt
-import mbdcp
-from mbdcp.examples import simulate_sphere
+import numpy as np
 from tqdm.auto import tqdm
+
+from mbdcp.examples import simulate_sphere
 
 G, T, v0 = 9.81, 0.6, 2.0
 

@@ -22,10 +22,10 @@
 #    section 2.2) — which is why time-stepping is used.
 
 # %%
-import numpy as np
 import matplotlib.pyplot as plt
+import numpy as np
+
 import mbdcp
-from mbdcp.formulations.full_rank import tangent_directions
 
 G = 9.81
 np.set_printoptions(precision=4, suppress=True)
@@ -40,7 +40,12 @@ np.set_printoptions(precision=4, suppress=True)
 # %%
 M = np.diag([1.0, 1.0, 1.0, 0.4, 0.4, 0.4])
 r = np.array([0.0, 0.0, -1.0])
-col = lambda d: np.r_[d, np.cross(r, d)]
+
+
+def col(d):
+    return np.r_[d, np.cross(r, d)]
+
+
 Wn = col([0.0, 0.0, 1.0])[:, None]
 Wt = np.array([col([1.0, 0, 0]), col([0, 1.0, 0])]).T
 v, h = np.array([1.0, 0.5, 0, 0, 0, 0]), 0.01
@@ -154,7 +159,8 @@ print("grid points where Lemke's outcome disagrees with sign(A):", int(np.sum(so
 # %% [markdown]
 # ## Explore
 #
-# `mbdcp.widgets.painleve_rod` re-solves and redraws as you move the sliders (θ and μ). Cross the dashed curve A = 0 and Lemke ends on a ray.
+# `mbdcp.widgets.painleve_rod` re-solves and redraws as you move the sliders (θ and μ).
+# Cross the dashed curve A = 0 and Lemke ends on a ray.
 # Without a widget frontend (and in the saved notebook) it shows a static figure for the
 # default values instead.
 

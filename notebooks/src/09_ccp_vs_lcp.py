@@ -19,8 +19,9 @@
 # separates at normal speed $\mu v_T$.
 
 # %%
-import numpy as np
 import matplotlib.pyplot as plt
+import numpy as np
+
 import mbdcp
 from mbdcp.testing import granular_pile
 
@@ -39,7 +40,12 @@ G = 9.81
 mu, h, steps = 0.3, 0.01, 60
 M = np.diag([1.0, 1.0, 1.0, 0.4, 0.4, 0.4])
 r = np.array([0.0, 0.0, -1.0])
-col = lambda d: np.r_[d, np.cross(r, d)]
+
+
+def col(d):
+    return np.r_[d, np.cross(r, d)]
+
+
 Wn = col([0.0, 0.0, 1.0])[:, None]
 Wt = np.array([col([1.0, 0, 0]), col([0, 1.0, 0])]).T
 D = np.array([col(d) for d in mbdcp.friction_basis([0, 0, 1], 8).T]).T

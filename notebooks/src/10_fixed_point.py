@@ -35,8 +35,9 @@
 # disassembled.)
 
 # %%
-import numpy as np
 import matplotlib.pyplot as plt
+import numpy as np
+
 import mbdcp
 from mbdcp.testing import disk_pile
 
@@ -54,7 +55,10 @@ G = 9.81
 def bar(mu=0.3, v=(1.0, 0.0, 0.2), h=0.05):
     M = np.diag([1.0, 1.0, 1.0 / 3.0])
     ends = [np.array([-1.0, 0.0]), np.array([1.0, 0.0])]
-    col = lambda r, d: np.array([d[0], d[1], r[0] * d[1] - r[1] * d[0]])
+
+    def col(r, d):
+        return np.array([d[0], d[1], r[0] * d[1] - r[1] * d[0]])
+
     n, t = np.array([0.0, 1.0]), np.array([1.0, 0.0])
     Wn = np.array([col(r, n) for r in ends]).T
     D = np.array([col(r, s * t) for r in ends for s in (1, -1)]).T
@@ -158,7 +162,12 @@ def violations(p_n, beta, lam, v=np.zeros(2)):
 A = (np.array([mhg, 0.0]), np.zeros(4), np.array([0.0, 1.0]))
 B = (np.array([0.0, mhg]), np.zeros(4), np.array([1.0, 0.0]))
 C = (np.array([mhg, mhg]) / 2, np.array([0.0, mu * mhg / 2, mu * mhg / 2, 0.0]), np.zeros(2))
-mean = lambda s, t: tuple((a + b) / 2 for a, b in zip(s, t))
+
+
+def mean(s, t):
+    return tuple((a + b) / 2 for a, b in zip(s, t))
+
+
 printed = (np.array([mhg, mhg]) / 2, np.zeros(4), np.ones(2))
 for name, sol in [("A", A), ("B", B), ("C (squeeze)", C), ("(A + B)/2", mean(A, B)), ("(A + C)/2", mean(A, C)),
                   ("slide's 1st", printed)]:

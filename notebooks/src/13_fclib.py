@@ -175,8 +175,9 @@ for name, prob in problems.items():
         seconds[name, s] = time.perf_counter() - t0
 
 sys.path.insert(0, os.path.abspath(os.path.join("..", "tests")))
-import subprocess   # noqa: E402
-from peers import SICONOS_PYTHON, siconos_available, siconos_fc   # noqa: E402
+import subprocess  # noqa: E402
+
+from peers import SICONOS_PYTHON, siconos_available, siconos_fc  # noqa: E402
 
 
 def siconos_failure(exc):
@@ -249,7 +250,8 @@ plt.show()
 # Siconos' times are those measured in its subprocess (the clock handed to `profile` adds them).
 
 # %%
-from mbdcp import study   # noqa: E402
+from mbdcp import study  # noqa: E402
+
 
 class Clock:
     """perf_counter, plus the time a Siconos run took in its own process."""
