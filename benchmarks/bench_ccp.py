@@ -34,10 +34,10 @@ import scipy.sparse as sp
 from bench_mujoco import run_mujoco
 from common import HERE, print_table, siconos_available
 from profile_simulate import simulate_profile
-from mbdcp.testing import granular_pile
 
 import mbdcp
 from mbdcp.formulations.ccp import mass_inverse
+from mbdcp.testing import granular_pile
 
 
 def conic_qp(d):

@@ -91,8 +91,8 @@ def test_contacts_are_exactly_the_pairs_within_delta(seed):
             for k, p in enumerate(pts):
                 if (p - wall.point) @ wall.normal <= delta:
                     want_walls.append((i, w, k))
-    want_pairs = [(i, j) for i, j in itertools.combinations(range(41), 2)
-                  if 20 not in (i, j) and np.linalg.norm(f["position"][i] - f["position"][j]) - f["radius"][i] - f["radius"][j] <= delta]
+    gap = lambda i, j: np.linalg.norm(f["position"][i] - f["position"][j]) - f["radius"][i] - f["radius"][j]  # noqa: E731
+    want_pairs = [(i, j) for i, j in itertools.combinations(range(41), 2) if 20 not in (i, j) and gap(i, j) <= delta]
     n_w = len(want_walls)
     assert len(c) == n_w + len(want_pairs) and len(want_pairs) > 10 and 20 in [i for i, _, _ in want_walls]
     assert c.a[:n_w].tolist() == [i for i, _, _ in want_walls] and np.all(c.b[:n_w] == -1)
@@ -141,7 +141,7 @@ def test_assembly_by_definition():
     sliding = 0
     for k in range(len(c)):
         ct = c[k]
-        at = lambda i: free[i, :3] + _cross(free[i, 3:], ct.point - scene.bodies[i].position)
+        at = lambda i: free[i, :3] + _cross(free[i, 3:], ct.point - scene.bodies[i].position)  # noqa: E731, B023
         slip = at(ct.a) - (ct.wall_velocity if ct.b is None else at(ct.b))
         slip = slip - (slip @ ct.normal) * ct.normal
         dirs = mbdcp.friction_basis(ct.normal, n_d)
@@ -363,7 +363,8 @@ def test_transpose_times_is_the_product_with_the_transpose():
 
 
 def test_contact_keys_follow_contacts_across_steps_and_number_a_box_corners():
-    from mbdcp.mechanics.warm import contact_keys as _contact_keys, match as _match
+    from mbdcp.mechanics.warm import contact_keys as _contact_keys
+    from mbdcp.mechanics.warm import match as _match
     box = Body3D(1.0, [0, 0, 0.49], half_extents=[0.5, 0.5, 0.5])
     balls = [Body3D(1.0, [3, 0, 0.5], radius=0.5), Body3D(1.0, [3, 0, 1.5], radius=0.5)]
     scene = Scene([box, *balls], [Plane([0, 0, 0], [0, 0, 1])], delta=0.05)

@@ -12,9 +12,9 @@ two of the four 3-D directions, or :math:`(t, 0)` in 2-D.
 import numpy as np
 import scipy.sparse as sp
 
+from mbdcp.formulations.step import unit_circle
 from mbdcp.infrastructure import _core
 from mbdcp.mechanics.bodies import rotation_matrix
-from mbdcp.formulations.step import unit_circle
 
 FORMS = ("dense", "sparse", "blocks")  # how assemble returns M and the Jacobians
 

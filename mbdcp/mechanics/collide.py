@@ -20,6 +20,11 @@ from mbdcp.mechanics.obstacles import Block, Segment
 
 __all__ = ["ShapeWorld", "mujoco_module", "needs_shapes"]
 
+
+def fmt(x):
+    """Numbers as an MJCF attribute: their reprs, space-separated."""
+    return " ".join(repr(float(c)) for c in x)
+
 _BOX, _ROUND = ('contype="1" conaffinity="3"', 'contype="2" conaffinity="1"')  # round-round pairs are mbdcp's own
 _INERTIAL = '<inertial pos="0 0 0" mass="1" diaginertia="1 1 1"/>'  # MuJoCo's masses are never used
 
@@ -101,12 +106,12 @@ class ShapeWorld:
         return xml, np.array(geom_body), np.array(geom_wall), np.array(geom_eps)
 
     def _obstacle(self, wall, margin):
+        """The MJCF of a fixed obstacle: a capsule of radius eps along a segment, or a box."""
         if isinstance(wall, Segment):
             ends = " ".join(repr(float(x)) for x in (*wall.start, 0.0, *wall.end, 0.0))
             return f'<geom type="capsule" fromto="{ends}" size="{float(self.eps)!r}" {margin} {_BOX}/>'
         half = wall.half_extents if wall.dim == 3 else np.r_[wall.half_extents, self.depth]
         pos = wall.position if wall.dim == 3 else np.r_[wall.position, 0.0]
-        fmt = lambda x: " ".join(repr(float(c)) for c in x)
         return f'<geom type="box" pos="{fmt(pos)}" quat="{fmt(wall.quaternion)}" size="{fmt(half)}" {margin} {_BOX}/>'
 
     def contacts(self, fields, delta):

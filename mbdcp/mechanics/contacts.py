@@ -77,7 +77,9 @@ class Contacts:
         if isinstance(contacts, cls):
             return contacts
         contacts = list(contacts)
-        rows = lambda name: np.array([getattr(c, name) for c in contacts], dtype=float).reshape(len(contacts), dim)
+
+        def rows(name):
+            return np.array([getattr(c, name) for c in contacts], dtype=float).reshape(len(contacts), dim)
         return cls(np.array([c.a for c in contacts], dtype=np.intp), np.array([-1 if c.b is None else c.b for c in contacts],
                                                                                dtype=np.intp),
                    rows("point"), rows("normal"), np.array([c.gap for c in contacts], dtype=float), rows("wall_velocity"))
