@@ -1,7 +1,7 @@
 """simulate(method="ccp") against MuJoCo on the same scene: time, penetration, iterations, heights.
 
 The scene (by default mbdcp.mechanics.sphere_pile_scene: spheres dropped into a box, h = 0.01 s,
-100 steps) is written as MJCF (mjcf below: its spheres and boxes with their masses, inertias,
+100 steps) is written as MJCF (mbdcp.mujoco.scene_mjcf: its spheres and boxes with their masses, inertias,
 positions, orientations and velocities, its planes, gravity and friction coefficient) and run in
 MuJoCo with its Newton solver and defaults otherwise (pyramidal friction cones, soft contacts).
 Per N it prints both wall times and their ratio against the goals (<= 3x MuJoCo's time at N = 100,
@@ -25,50 +25,12 @@ from mbdcp.mechanics import simulate, sphere_pile_scene
 GOALS = {100: 3.0, 500: 1.0, 2000: 0.5}  # simulate's time / MuJoCo's, at most
 
 
-def _vec(x):
-    return " ".join(f"{float(c):.17g}" for c in np.ravel(x))
-
-
-def mjcf(scene, h):
-    """The MJCF text of a spatial ``scene`` of spheres and boxes among fixed planes, time step h.
-    Each body's inertia is given explicitly (MuJoCo would otherwise derive it from the geom)."""
-    if scene.planar or scene.joints:
-        raise ValueError("mjcf writes spatial scenes without joints")
-    if any(np.any(np.asarray(w.velocity) != 0.0) for w in scene.walls):
-        raise ValueError("mjcf writes fixed walls only")
-    friction = f'friction="{float(scene.mu):.17g} 0 0"'
-    geoms = [f'<geom type="plane" size="0 0 1" pos="{_vec(w.point)}" zaxis="{_vec(w.normal)}" {friction}/>'
-             for w in scene.walls]
-    bodies = []
-    for b in scene.bodies:
-        if b.half_extents is not None:
-            shape = f'type="box" size="{_vec(b.half_extents)}"'
-        elif b.radius > 0.0:
-            shape = f'type="sphere" size="{float(b.radius):.17g}"'
-        else:
-            raise ValueError("mjcf writes spheres and boxes, not particles")
-        J = np.asarray(b.inertia, float)
-        inertial = (f'<inertial pos="0 0 0" mass="{float(b.mass):.17g}" '
-                    f'fullinertia="{_vec([J[0, 0], J[1, 1], J[2, 2], J[0, 1], J[0, 2], J[1, 2]])}"/>')
-        bodies.append(f'<body pos="{_vec(b.position)}" quat="{_vec(b.quaternion)}"><freejoint/>{inertial}'
-                      f'<geom {shape} {friction}/></body>')
-    return (f'<mujoco><option timestep="{h:.17g}" gravity="{_vec(scene.gravity)}" solver="Newton"/><worldbody>'
-            + "".join(geoms) + "".join(bodies) + "</worldbody></mujoco>")
-
-
 def mujoco_model(scene, h):
-    """(model, data) of the scene in MuJoCo at its state: the bodies' velocities set as the
-    scene's (MuJoCo's free joint takes the angular velocity in the body frame)."""
-    import mujoco
+    """(model, data) of the scene in MuJoCo at its state (:func:`mbdcp.mujoco.from_scene`)."""
+    from mbdcp.mujoco import from_scene
 
-    model = mujoco.MjModel.from_xml_string(mjcf(scene, h))
-    data = mujoco.MjData(model)
-    for k, b in enumerate(scene.bodies):
-        R = np.empty(9)
-        mujoco.mju_quat2Mat(R, np.asarray(b.quaternion, float))
-        data.qvel[6 * k:6 * k + 3] = b.velocity
-        data.qvel[6 * k + 3:6 * k + 6] = R.reshape(3, 3).T @ np.asarray(b.omega, float)
-    return model, data
+    model = from_scene(scene, h)
+    return model.mj_model, model.mj_data
 
 
 def run_mujoco(scene, h, steps):

@@ -1,17 +1,20 @@
-"""benchmarks/bench_mujoco.py writes a scene as MJCF faithfully: MuJoCo then holds the same bodies
-(masses, inertias, positions, orientations, velocities), walls, gravity, friction and time step."""
-import os
-import sys
-
+"""mbdcp.mujoco.from_scene writes a scene as MJCF faithfully (the MuJoCo benchmark's scenes): MuJoCo
+then holds the same bodies (masses, inertias, positions, orientations, velocities), walls, fixed
+blocks, gravity, friction and time step."""
 import numpy as np
 import pytest
 
 mujoco = pytest.importorskip("mujoco")
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
 
-from bench_mujoco import mjcf, mujoco_model
+from mbdcp.mechanics import Block, Body3D, Plane, Scene, simulate, sphere_pile_scene
+from mbdcp.mujoco import from_scene
+from mbdcp.mujoco import scene_mjcf as mjcf
+from mbdcp.mujoco import simulate as mj_simulate
 
-from mbdcp.mechanics import Body3D, Plane, Scene, sphere_pile_scene
+
+def mujoco_model(scene, h):
+    model = from_scene(scene, h)
+    return model.mj_model, model.mj_data
 
 
 def scene():
@@ -57,6 +60,8 @@ def test_a_pile_falls_in_mujoco_as_written():
 
 
 def test_what_mjcf_cannot_write_is_refused():
+    with pytest.raises(TypeError, match="scene must be"):
+        mjcf("<mujoco/>", 0.01)
     with pytest.raises(ValueError, match="particles"):
         mjcf(Scene([Body3D(1.0, [0, 0, 1.0])]), 0.01)
     moving = Plane([0, 0, 0], [0, 0, 1])
@@ -76,3 +81,13 @@ def test_a_free_ball_turns_about_its_world_axis():
     expected = np.empty(4)
     mujoco.mju_mulQuat(expected, turn, np.asarray(ball.quaternion, float))
     np.testing.assert_allclose(data.qpos[7 + 3:7 + 7], expected, atol=1e-12)
+
+
+def test_a_box_on_a_block_runs_the_same_in_both_layers():
+    box = Body3D(1.0, [0.3, 0.0, 0.75], velocity=[1.0, 0.5, 0.0], half_extents=[0.25, 0.25, 0.25], inertia=[1 / 24] * 3)
+    scene = Scene([box], [Plane([0, 0, 0], [0, 0, 1]), Block([0, 0, 0.25], [2.0, 2.0, 0.25])], mu=0.3)
+    model = from_scene(scene, 0.01)
+    ours = mj_simulate(model, 0.3, progress=False)
+    mech = simulate(scene, 0.01, 0.3, progress=False)
+    assert ours.success and mech.success
+    np.testing.assert_allclose(ours.positions[:, :3], mech.positions[:, :3], atol=1e-9)

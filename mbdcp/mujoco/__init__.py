@@ -23,7 +23,8 @@ as joint friction (Trinkle 2003, eq. 38). The positions then move by MuJoCo's ``
 - :func:`load` — a :class:`Model` from an MJCF or URDF file or string;
 - :meth:`Model.problem` — the arrays of one step, for :func:`mbdcp.step` or any solver;
 - :func:`simulate` — a whole run, as a :class:`MujocoTrajectory` (a :class:`mbdcp.mechanics.Trajectory`);
-- :func:`compare`, :func:`plot_comparison`, :func:`run_mujoco` — beside MuJoCo's own ``mj_step``.
+- :func:`compare`, :func:`plot_comparison`, :func:`run_mujoco` — beside MuJoCo's own ``mj_step``;
+- :func:`from_scene`, :func:`scene_mjcf` — a :mod:`mbdcp.mechanics` scene as a MuJoCo model.
 
 MuJoCo is optional (``pip install mbdcp[mujoco]``): importing this module does not import it; the
 functions that need it raise an ImportError naming the extra. What the step does not model is
@@ -32,7 +33,9 @@ warned about once per model (:class:`NotMappedWarning`) and listed in the docume
 from mbdcp.mujoco._compare import compare, plot_comparison, run_mujoco
 from mbdcp.mujoco._features import NotMappedWarning
 from mbdcp.mujoco._model import Model, load
+from mbdcp.mujoco._scene import from_scene, scene_mjcf
 from mbdcp.mujoco._simulate import simulate
 from mbdcp.mujoco._trajectory import MujocoTrajectory
 
-__all__ = ["load", "Model", "simulate", "MujocoTrajectory", "compare", "plot_comparison", "run_mujoco", "NotMappedWarning"]
+__all__ = ["load", "Model", "simulate", "MujocoTrajectory", "compare", "plot_comparison", "run_mujoco", "NotMappedWarning",
+           "from_scene", "scene_mjcf"]
