@@ -131,8 +131,9 @@ class Scene:
     def activation_distance(self, h=None):
         """The activation distance of a contact search before a step of length ``h``: ``delta`` when
         it was given; by default the larger of :meth:`default_delta` and the distance two bodies can
-        close in the step, h (2 s + |g| h), s the largest speed of a point of a body (|v| + |omega|
-        times its bounding radius), so that a body falling at the step's speed is caught."""
+        close in the step, :math:`h(2s + |g|h)`, :math:`s` the largest speed of a point of a body
+        (:math:`|v| + |\omega|` times its bounding radius), so that a body falling at the step's
+        speed is caught."""
         if self._delta_given or h is None:
             return self.delta
         f = self.fields()
