@@ -80,7 +80,7 @@ def run_mbdcp(problems, tol):
 
 
 def run_siconos(problems, tol):
-    from peers import siconos_fc
+    from siconos_peer import siconos_fc
 
     table = {}
     for name, p in problems:

@@ -6,9 +6,9 @@ import time
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "tests"))
+sys.path.insert(0, os.path.join(HERE, "..", "peers"))  # the peers' runners, shared with the tests
 
-from peers import siconos_available, siconos_lcp  # noqa: E402,F401
+from siconos_peer import siconos_available, siconos_lcp  # noqa: E402,F401
 
 
 def best_time(fn, repeat=3, min_total=0.2):

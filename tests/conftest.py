@@ -7,7 +7,7 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-sys.path.insert(0, HERE)
+sys.path[:0] = [HERE, os.path.join(ROOT, "peers")]  # the tests' helpers, and the peers' runners (shared with the benchmarks)
 
 # Test the installed package. `python -m pytest` puts the source tree first on sys.path, and
 # after a plain `pip install .` its mbdcp/ has no compiled extension: drop it then.

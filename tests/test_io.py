@@ -602,7 +602,7 @@ def test_siconos_fc_files():
 
 @pytest.fixture(scope="module")
 def siconos():
-    from peers import siconos_available
+    from siconos_peer import siconos_available
 
     if not siconos_available():
         pytest.skip("Siconos not installed")

@@ -323,9 +323,9 @@ def test_exact_oracle_agrees_on_simple_case():
     assert status == "ok" and z == [Fraction(4, 3), Fraction(7, 3)]
 
 
-@pytest.mark.skipif(not __import__("peers").siconos_available(), reason="Siconos not installed")
+@pytest.mark.skipif(not __import__("siconos_peer").siconos_available(), reason="Siconos not installed")
 def test_agrees_with_siconos_on_spd_problems():
-    from peers import siconos_lcp
+    from siconos_peer import siconos_lcp
 
     rng = np.random.default_rng(11)
     problems = []

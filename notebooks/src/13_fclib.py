@@ -174,10 +174,10 @@ for name, prob in problems.items():
         results[name, s] = solve(prob)
         seconds[name, s] = time.perf_counter() - t0
 
-sys.path.insert(0, os.path.abspath(os.path.join("..", "tests")))
+sys.path.insert(0, os.path.abspath(os.path.join("..", "peers")))
 import subprocess  # noqa: E402
 
-from peers import SICONOS_PYTHON, siconos_available, siconos_fc  # noqa: E402
+from siconos_peer import SICONOS_PYTHON, siconos_available, siconos_fc  # noqa: E402
 
 
 def siconos_failure(exc):
