@@ -16,6 +16,8 @@
 #define PIVOT_TOL 1e-14
 /* Entries of a basis point below CLEAN_ZERO n eps max z are zeros (lemke.c's rule). */
 #define CLEAN_ZERO 64.0
+/* See contacts_first. */
+#define FILL_LIMIT 4
 
 typedef struct {
     char *base; /* NULL: only count */
@@ -95,12 +97,14 @@ static void layout(Sp *S, Bump *b, const MbdcpRelaxSparseOrder *ord)
     S->fk_work = take(b, S->fk_bytes, 1);
 }
 
-/* Sizes from p (checked); MBDCP_ERR_DIMENSION for joints and joint friction. */
-static MbdcpReturn dims(const MbdcpStepProblem *p, Sp *S)
+/* Sizes from p (checked in full when check, else its sizes and pointers only; with ord, the
+ * entries counted by the analysis); MBDCP_ERR_DIMENSION for joints and joint friction. */
+static MbdcpReturn dims(const MbdcpStepProblem *p, Sp *S, int check, const MbdcpRelaxSparseOrder *ord)
 {
-    MbdcpReturn rc = mbdcp_step_problem_check(p);
+    MbdcpReturn rc = check ? mbdcp_step_problem_check(p) : MBDCP_OK;
     if (rc != MBDCP_OK) return rc;
-    if (p->n_b || p->m_j || p->n_j) return MBDCP_ERR_DIMENSION;
+    if (p->n_v < 1 || p->n_c < 0 || p->m < 0 || p->n_b || p->m_j || p->n_j) return MBDCP_ERR_DIMENSION;
+    if (!p->M || (p->n_c && !p->Wn) || (p->m && !p->D)) return MBDCP_ERR_NULL;
     memset(S, 0, sizeof(*S));
     S->p = p;
     S->nv = p->n_v;
@@ -109,7 +113,12 @@ static MbdcpReturn dims(const MbdcpStepProblem *p, Sp *S)
     S->nw = p->n_c + p->m;
     S->N1 = 2 * p->n_c + p->m;
     S->K = p->n_v + S->N1;
-    count(p, &S->nnz_m, &S->nnz_w);
+    if (ord) {
+        S->nnz_m = ord->nnz_m;
+        S->nnz_w = ord->nnz_k - ord->nnz_m - S->nc - 2 * S->nw;
+    } else {
+        count(p, &S->nnz_m, &S->nnz_w);
+    }
     S->nnz_k = S->nnz_m + S->nc + S->nnz_w + 2 * S->nw;
     return MBDCP_OK;
 }
@@ -192,10 +201,25 @@ static void build_system(Sp *S)
     S->Kp[S->K] = t;
 }
 
+/* The basis system's ordering: the contact variables x, then lam, eliminated first (each x row
+ * couples a few velocities and its contact's lam; fill stays within the bodies a contact
+ * touches), then the velocities in their given order; the approximate minimum degree order of
+ * the whole pattern instead where that leaves a factor more than FILL_LIMIT times the system. */
+static MbdcpReturn contacts_first(Sp *S, mbdcp_int *perm, mbdcp_int *nnz_l, void *work, size_t bytes)
+{
+    const mbdcp_int nv = S->nv, nc = S->nc;
+    for (mbdcp_int k = 0; k < S->nw; ++k) perm[k] = nv + nc + k;
+    for (mbdcp_int c = 0; c < nc; ++c) perm[S->nw + c] = nv + c;
+    for (mbdcp_int i = 0; i < nv; ++i) perm[S->N1 + i] = i;
+    MbdcpReturn rc = mbdcp_sldl_count(S->K, S->Kp, S->Ki, perm, nnz_l, NULL, work, bytes);
+    if (rc != MBDCP_OK || *nnz_l <= FILL_LIMIT * S->nnz_k) return rc;
+    return mbdcp_sldl_analyze(S->K, S->Kp, S->Ki, perm, nnz_l, NULL, work, bytes);
+}
+
 size_t mbdcp_relax_sparse_analyze_workspace_size(const MbdcpStepProblem *p)
 {
     Sp S;
-    if (!p || dims(p, &S) != MBDCP_OK) return 0;
+    if (!p || dims(p, &S, 0, NULL) != MBDCP_OK) return 0;
     Bump b = {NULL, 0};
     layout(&S, &b, NULL);
     const size_t am = mbdcp_sldl_analyze_workspace_size(S.nv, S.nnz_m);
@@ -208,7 +232,7 @@ MbdcpReturn mbdcp_relax_sparse_analyze(const MbdcpStepProblem *p, MbdcpRelaxSpar
 {
     if (!ord || !work) return MBDCP_ERR_NULL;
     Sp S;
-    MbdcpReturn rc = dims(p, &S);
+    MbdcpReturn rc = dims(p, &S, 1, NULL);
     if (rc != MBDCP_OK) return rc;
     if (!ord->perm_m || !ord->perm_k) return MBDCP_ERR_NULL;
     if (work_bytes < mbdcp_relax_sparse_analyze_workspace_size(p)) return MBDCP_ERR_WORKSPACE;
@@ -221,7 +245,7 @@ MbdcpReturn mbdcp_relax_sparse_analyze(const MbdcpStepProblem *p, MbdcpRelaxSpar
     const size_t ab = work_bytes - b.used;
     rc = mbdcp_sldl_analyze(S.nv, S.Mp, S.Mi, ord->perm_m, &ord->nnzl_m, NULL, aw, ab);
     if (rc != MBDCP_OK) return rc;
-    rc = mbdcp_sldl_analyze(S.K, S.Kp, S.Ki, ord->perm_k, &ord->nnzl_k, NULL, aw, ab);
+    rc = contacts_first(&S, ord->perm_k, &ord->nnzl_k, aw, ab);
     ord->nnz_m = S.nnz_m;
     ord->nnz_k = S.nnz_k;
     return rc;
@@ -230,7 +254,7 @@ MbdcpReturn mbdcp_relax_sparse_analyze(const MbdcpStepProblem *p, MbdcpRelaxSpar
 size_t mbdcp_fixed_point_sparse_workspace_size(const MbdcpStepProblem *p, const MbdcpRelaxSparseOrder *ord)
 {
     Sp S;
-    if (!p || !ord || dims(p, &S) != MBDCP_OK) return 0;
+    if (!p || !ord || dims(p, &S, 0, ord) != MBDCP_OK) return 0;
     Bump b = {NULL, 0};
     layout(&S, &b, ord);
     return b.used;
@@ -531,7 +555,7 @@ static int done(Sp *S, mbdcp_int it, const mbdcp_float *v_next, MbdcpFixedPointI
 static MbdcpReturn setup(Sp *S, const MbdcpStepProblem *p, const MbdcpRelaxSparseOrder *ord, void *work,
                          size_t work_bytes, int *bad)
 {
-    MbdcpReturn rc = dims(p, S);
+    MbdcpReturn rc = dims(p, S, 1, NULL); /* counted again: the data must be the analysed ones */
     if (rc != MBDCP_OK) return rc;
     if (!ord->perm_m || !ord->perm_k) return MBDCP_ERR_NULL;
     if (ord->nnz_m != S->nnz_m || ord->nnz_k != S->nnz_k) return MBDCP_ERR_DIMENSION;

@@ -13,7 +13,7 @@
  * with D tiny on basic variables (regularisation, removed by iterative refinement) and huge on
  * non-basic ones (which then vanish and are set to zero), factored by the sparse LDL^T of
  * sparse_ldl.h (scalar blocks, approximate minimum degree). The basis is updated by the
- * primal-dual active-set rule (Hintermueller, Ito & Kunisch 2002): keep the basic z_i > 0, add the
+ * primal-dual active-set rule (Hintermüller, Ito & Kunisch 2002): keep the basic z_i > 0, add the
  * non-basic rows with w_i < 0; at most MBDCP_RELAX_SPARSE_MAX_BASES bases per subproblem.
  * P2 holds lam fixed (all lam non-basic, E lam moved into f).
  *
