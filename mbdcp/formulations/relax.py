@@ -31,8 +31,12 @@ a convex QP (symmetric positive semidefinite LCP). Its velocity is the original 
 sliding-speed multiplier compatible with v; the slides print :math:`\max_i d_i^Tv`, equal when the
 directions come in opposite pairs).
 
-Both subproblems are solved by Lemke's method (both are copositive-plus, so ray termination
-proves infeasibility); the Cholesky factor and :math:`W^T A W` are computed once per call.
+In :func:`fixed_point`, from SPARSE_MIN_SIZE variables of P1 on (without joints), both
+subproblems are first solved by sparse primal-dual active-set steps (Hintermüller, Ito & Kunisch
+2002) on the quasi-definite system of a basis (Vanderbei 1995), each point verified by Lemke's
+row-scaled rule; where a subproblem finds none, the step is solved by Lemke's method (both are
+copositive-plus, so ray termination proves infeasibility), with the Cholesky factor and
+:math:`W^T A W` computed once per call. :func:`p1` and :func:`p2` use Lemke's method.
 """
 from mbdcp.formulations.crash import crash_basis
 from mbdcp.formulations.registry import Formulation, register
@@ -43,7 +47,7 @@ from mbdcp.infrastructure.problem import call_core, full_joint_impulse, solve_jo
 from mbdcp.infrastructure.results import FixedPointResult, LCPData, RelaxResult
 from mbdcp.infrastructure.status import Status
 
-__all__ = ["p1", "p2", "sliding_speed", "fixed_point"]
+__all__ = ["fixed_point", "p1", "p2", "sliding_speed"]
 
 _STATUS = tuple(Status)
 # From this size of P1 (2 n_c + m) on, P1 and P2 are first solved by sparse active-set steps
