@@ -31,8 +31,12 @@ a convex QP (symmetric positive semidefinite LCP). Its velocity is the original 
 sliding-speed multiplier compatible with v; the slides print :math:`\max_i d_i^Tv`, equal when the
 directions come in opposite pairs).
 
-Both subproblems are solved by Lemke's method (both are copositive-plus, so ray termination
-proves infeasibility); the Cholesky factor and :math:`W^T A W` are computed once per call.
+In :func:`fixed_point`, from SPARSE_MIN_SIZE variables of P1 on (without joints), both
+subproblems are first solved by sparse primal-dual active-set steps (Hintermüller, Ito & Kunisch
+2002) on the quasi-definite system of a basis (Vanderbei 1995), each point verified by Lemke's
+row-scaled rule; where a subproblem finds none, the step is solved by Lemke's method (both are
+copositive-plus, so ray termination proves infeasibility), with the Cholesky factor and
+:math:`W^T A W` computed once per call. :func:`p1` and :func:`p2` use Lemke's method.
 """
 from mbdcp.formulations.crash import crash_basis
 from mbdcp.formulations.registry import Formulation, register
@@ -43,9 +47,11 @@ from mbdcp.infrastructure.problem import call_core, full_joint_impulse, solve_jo
 from mbdcp.infrastructure.results import FixedPointResult, LCPData, RelaxResult
 from mbdcp.infrastructure.status import Status
 
-__all__ = ["p1", "p2", "sliding_speed", "fixed_point"]
+__all__ = ["fixed_point", "p1", "p2", "sliding_speed"]
 
 _STATUS = tuple(Status)
+# From this size of P1 (2 n_c + m) on, P1 and P2 are first solved by sparse active-set steps
+SPARSE_MIN_SIZE = 48
 
 
 def _data(M, Wn, D, E, U, v, h, p_ext, psi_n, Wb, theta, dtheta):
@@ -190,11 +196,14 @@ def fixed_point(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, Wb=None, theta=
     crash = val.choice("crash", crash, ("ccp",), allow_none=True)
     start_p1 = warm_start_flags(warm_start, 2 * n_c + m)
     start_p2 = warm_start_flags(getattr(warm_start, "basis_p2", None), n_c + m)
-    if start_p1 is None and crash == "ccp":  # no hint of P1's size: guess one
-        guess_p1, guess_p2 = crash_basis(d)
-        start_p1, start_p2 = guess_p1, guess_p2 if start_p2 is None else start_p2
-    (v_next, p_b, p_n, beta, lam, history, status, iterations, converged, pivots, _, basis, basis_p2), keep = solve_joints(
-        _core.fixed_point, d, int(algorithm), tol, max_iter, start_p1, start_p2)
+    out = _sparse(d, int(algorithm), tol, max_iter, start_p1, start_p2)
+    keep = None
+    if out is None:  # small, joints, or a subproblem without a verified sparse point: Lemke
+        if start_p1 is None and crash == "ccp":  # no hint of P1's size: guess one
+            guess_p1, guess_p2 = crash_basis(d)
+            start_p1, start_p2 = guess_p1, guess_p2 if start_p2 is None else start_p2
+        out, keep = solve_joints(_core.fixed_point, d, int(algorithm), tol, max_iter, start_p1, start_p2)
+    v_next, p_b, p_n, beta, lam, history, status, iterations, converged, pivots, _, basis, basis_p2 = out
     p_b = full_joint_impulse(p_b, keep, d.Wb.shape[1])
     status = _STATUS[status]
     return FixedPointResult(
@@ -203,6 +212,17 @@ def fixed_point(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, Wb=None, theta=
         history=history, pivots=int(pivots), algorithm=int(algorithm),
         cone_slack=d.mu * p_n - d.E.T @ beta, basis=basis, basis_p2=basis_p2,
     )
+
+
+def _sparse(d, algorithm, tol, max_iter, start_p1, start_p2):
+    """The outputs of the sparse active-set solves of P1 and P2 (``mbdcp/relax_sparse.h``), or None
+    where they do not apply (P1 smaller than SPARSE_MIN_SIZE, joints) or a subproblem ended without
+    a verified point, for the caller's Lemke solves."""
+    _, n_c, m, n_b, *_ = d.sizes
+    if n_b or 2 * n_c + m < SPARSE_MIN_SIZE:
+        return None
+    out = call_core(_core.fixed_point_sparse, d, algorithm, tol, max_iter, start_p1, start_p2)
+    return None if _STATUS[out[6]] == Status.NUMERICAL_ERROR else out
 
 
 def _pose(s, options):

@@ -184,6 +184,21 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
                                        MbdcpFixedPointOutput *out, MbdcpFixedPointInfo *info, void *work,
                                        size_t work_bytes)
 
+    # ---- relax_sparse.h: the fixed-point algorithms with sparse active-set subproblem solves
+    ctypedef struct MbdcpRelaxSparseOrder:
+        mbdcp_int *perm_m
+        mbdcp_int *perm_k
+        mbdcp_int nnz_m, nnz_k, nnzl_m, nnzl_k
+
+    size_t mbdcp_relax_sparse_analyze_workspace_size(const MbdcpStepProblem *p)
+    MbdcpReturn mbdcp_relax_sparse_analyze(const MbdcpStepProblem *p, MbdcpRelaxSparseOrder *ord, void *work,
+                                           size_t work_bytes)
+    size_t mbdcp_fixed_point_sparse_workspace_size(const MbdcpStepProblem *p, const MbdcpRelaxSparseOrder *ord)
+    MbdcpReturn mbdcp_fixed_point_sparse(const MbdcpStepProblem *p, const MbdcpFixedPointSettings *s,
+                                         const MbdcpRelaxSparseOrder *ord, const mbdcp_int *start_p1,
+                                         const mbdcp_int *start_p2, MbdcpFixedPointOutput *out,
+                                         MbdcpFixedPointInfo *info, void *work, size_t work_bytes)
+
     ctypedef struct MbdcpFullRankProblem:
         mbdcp_int n_v, n_c, n_d
         mbdcp_float h

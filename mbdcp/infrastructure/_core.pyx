@@ -872,6 +872,62 @@ def fixed_point(object problem, int algorithm, double tol, int max_iter, start_p
                                info.residual, basis_p1.astype(bool), basis_p2.astype(bool))
 
 
+def fixed_point_sparse(object problem, int algorithm, double tol, int max_iter, start_p1=None, start_p2=None):
+    """fixed_point's outputs with the subproblems solved by sparse active-set steps (relax_sparse.h);
+    status NUMERICAL_ERROR when a subproblem has no verified point (the caller falls back)."""
+    cdef MbdcpStepProblem p = _problem(problem)
+    _not_modelled(p)
+    cdef MbdcpFixedPointSettings s
+    cdef const char *msg = NULL
+    mbdcp_fixed_point_default_settings(&s)
+    s.algorithm = algorithm
+    s.tol = tol
+    s.max_iter = max_iter
+    if mbdcp_fixed_point_check_settings(&s, &msg) != MBDCP_OK:
+        raise ValueError(msg.decode())
+    cdef Py_ssize_t N = 2 * p.n_c + p.m, N2 = p.n_c + p.m
+    cdef cnp.ndarray perm_m = np.zeros(max(p.n_v, 1), dtype=np.intc)
+    cdef cnp.ndarray perm_k = np.zeros(max(p.n_v + N, 1), dtype=np.intc)
+    cdef MbdcpRelaxSparseOrder ord
+    ord.perm_m = <int *>cnp.PyArray_DATA(perm_m)
+    ord.perm_k = <int *>cnp.PyArray_DATA(perm_k)
+    cdef size_t abytes = mbdcp_relax_sparse_analyze_workspace_size(&p)
+    cdef cnp.ndarray work = _workspace(abytes)
+    cdef void *wp = cnp.PyArray_DATA(work)
+    cdef MbdcpReturn rc
+    with nogil:
+        rc = mbdcp_relax_sparse_analyze(&p, &ord, wp, abytes)
+    _check(rc)
+    cdef Recorder R
+    s.lemke.monitor = _monitor(&R, 4.0 * N * N, False, True)
+    cdef MbdcpFixedPointInfo info
+    cdef size_t nbytes = mbdcp_fixed_point_sparse_workspace_size(&p, &ord)
+    work = _workspace(nbytes)
+    wp = cnp.PyArray_DATA(work)
+    cdef _Outputs o = _Outputs((p.n_v, p.n_b, p.n_c, p.m, p.n_c))
+    cdef MbdcpFixedPointOutput out
+    out.v_next = o.ptr(0)
+    out.p_b = o.ptr(1)
+    out.p_n = o.ptr(2)
+    out.beta = o.ptr(3)
+    out.lam = o.ptr(4)
+    cdef cnp.ndarray basis_p1 = np.zeros(N, dtype=np.intc), basis_p2 = np.zeros(N2, dtype=np.intc)
+    out.basis_p1 = <int *>cnp.PyArray_DATA(basis_p1) if N else NULL
+    out.basis_p2 = <int *>cnp.PyArray_DATA(basis_p2) if N2 else NULL
+    if start_p1 is not None:
+        _i(start_p1, "start_p1", (N,))
+    if start_p2 is not None:
+        _i(start_p2, "start_p2", (N2,))
+    cdef const int *s1 = _idata(start_p1) if start_p1 is not None and N else NULL
+    cdef const int *s2 = _idata(start_p2) if start_p2 is not None and N2 else NULL
+    with nogil:
+        rc = mbdcp_fixed_point_sparse(&p, &s, &ord, s1, s2, &out, &info, wp, nbytes)
+    _, history = _recorded(&R)
+    _check(rc)
+    return tuple(o.views()) + (history, <int>info.status, info.iterations, bool(info.converged), info.pivots,
+                               info.residual, basis_p1.astype(bool), basis_p2.astype(bool))
+
+
 def sliding_speed(cnp.ndarray D, cnp.ndarray E, cnp.ndarray v):
     _f(D, "D", (-1, -1))
     _f(E, "E", (D.shape[1], -1))

@@ -9,6 +9,7 @@
 #include "step.h"
 #include "step_vjp.h"
 #include "relax.h"
+#include "relax_sparse.h"
 #include "full_rank.h"
 #include "cone.h"
 #include "ccp.h"
