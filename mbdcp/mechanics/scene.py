@@ -129,7 +129,7 @@ class Scene:
         self._delta, self._delta_given = checks.nonnegative("delta", x), True
 
     def activation_distance(self, h=None):
-        """The activation distance of a contact search before a step of length ``h``: ``delta`` when
+        r"""The activation distance of a contact search before a step of length ``h``: ``delta`` when
         it was given; by default the larger of :meth:`default_delta` and the distance two bodies can
         close in the step, :math:`h(2s + |g|h)`, :math:`s` the largest speed of a point of a body
         (:math:`|v| + |\omega|` times its bounding radius), so that a body falling at the step's
