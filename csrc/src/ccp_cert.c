@@ -42,13 +42,13 @@ static mbdcp_int cert_rows(const MbdcpCcpProblem *p)
     return p->n_v < CERT_ROWS ? p->n_v : CERT_ROWS;
 }
 
-/* ints: the row map (n_v), the set and its classes (CERT_SET each), the rows (CERT_ROWS); floats:
+/* ints: the row map (n_v), the set, its classes, the pool and its components (CERT_SET each), the rows (CERT_ROWS); floats:
  * A and J (rows x 3 CERT_SET each), G ((3 CERT_SET)^2), z, dz, d (3 CERT_SET each), r, scale and a
  * solve's vector (CERT_ROWS + 3 CERT_SET each), and P d, |P| |d| (n_v each). */
 size_t mbdcp_ccp_cert_bytes(const MbdcpCcpProblem *p)
 {
     const size_t R = (size_t)cert_rows(p), K = 3 * CERT_SET, nv = (size_t)p->n_v;
-    const size_t ints = nv + 2 * CERT_SET + R;
+    const size_t ints = nv + 4 * CERT_SET + R;
     const size_t floats = 2 * R * K + K * K + 3 * K + 3 * (R + K) + 2 * nv;
     return align8(ints * sizeof(mbdcp_int)) + floats * sizeof(mbdcp_float);
 }
@@ -56,6 +56,7 @@ size_t mbdcp_ccp_cert_bytes(const MbdcpCcpProblem *p)
 typedef struct {
     const MbdcpCcpProblem *p;
     mbdcp_int *rowmap, *set, *ray, *rows; /* ray[a]: 1 if contact set[a] is on its cone's boundary */
+    mbdcp_int *pool, *comp, npool;        /* the support's contacts and their component labels */
     mbdcp_float *A, *J, *G, *z, *dz, *d, *r, *scale, *v, *Pd, *Pabs;
     mbdcp_int k, R, nz; /* contacts, rows, unknowns */
 } Cert;
@@ -67,8 +68,10 @@ static void carve(Cert *c, const MbdcpCcpProblem *p, void *work)
     c->rowmap = (mbdcp_int *)work;
     c->set = c->rowmap + nv;
     c->ray = c->set + CERT_SET;
-    c->rows = c->ray + CERT_SET;
-    mbdcp_float *w = (mbdcp_float *)((char *)work + align8((nv + 2 * CERT_SET + R) * sizeof(mbdcp_int)));
+    c->pool = c->ray + CERT_SET;
+    c->comp = c->pool + CERT_SET;
+    c->rows = c->comp + CERT_SET;
+    mbdcp_float *w = (mbdcp_float *)((char *)work + align8((nv + 4 * CERT_SET + R) * sizeof(mbdcp_int)));
     mbdcp_float **slots[] = {&c->A, &c->J, &c->G, &c->z, &c->dz, &c->d, &c->r, &c->scale, &c->v, &c->Pd, &c->Pabs};
     const size_t sizes[] = {R * K, R * K, K * K, K, K, K, R + K, R + K, R + K, nv, nv};
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; ++s) {
@@ -77,19 +80,12 @@ static void carve(Cert *c, const MbdcpCcpProblem *p, void *work)
     }
 }
 
-/* The support for tau: the contacts (at most CERT_SET) whose normal entry exceeds tau max_n, the
- * rows they touch (at most cert_rows), A = P on them (dense, row-major, R x 3 k). 0 if too large. */
-static int support(Cert *c, const mbdcp_float *dir, mbdcp_float tau)
+/* The rows the support's contacts touch (at most cert_rows) and A = P on them (dense, row-major,
+ * R x 3 k). 0 if too many. */
+static int support_rows(Cert *c)
 {
     const MbdcpCcpProblem *p = c->p;
-    mbdcp_float top = 0.0;
-    for (mbdcp_int i = 0; i < p->n_c; ++i) top = fmax(top, dir[3 * i]);
-    c->k = c->R = 0;
-    for (mbdcp_int i = 0; i < p->n_c; ++i) {
-        if (!(dir[3 * i] > tau * top)) continue;
-        if (c->k == CERT_SET) return 0;
-        c->set[c->k++] = i;
-    }
+    c->R = 0;
     for (mbdcp_int r = 0; r < p->n_v; ++r) c->rowmap[r] = -1;
     for (mbdcp_int a = 0; a < c->k; ++a)
         for (mbdcp_int t = p->P_colptr[3 * c->set[a]]; t < p->P_colptr[3 * c->set[a] + 3]; ++t) {
@@ -109,15 +105,78 @@ static int support(Cert *c, const mbdcp_float *dir, mbdcp_float tau)
     return c->k > 0;
 }
 
-/* Each contact of the support on its cone's boundary (a ray: s, t) or inside it (3 entries): the
- * unknowns z from the direction dir. */
-static void classify(Cert *c, const mbdcp_float *dir)
+/* Do contacts i and j act on a common velocity (row of P)? */
+static int share_a_row(const MbdcpCcpProblem *p, mbdcp_int i, mbdcp_int j)
 {
-    mbdcp_int n = 0;
+    for (mbdcp_int s = p->P_colptr[3 * i]; s < p->P_colptr[3 * i + 3]; ++s)
+        for (mbdcp_int t = p->P_colptr[3 * j]; t < p->P_colptr[3 * j + 3]; ++t)
+            if (p->P_rowind[s] == p->P_rowind[t]) return 1;
+    return 0;
+}
+
+/* The pool for tau: the contacts (at most CERT_SET) whose normal entry exceeds tau max_n, labelled
+ * by the connected components of "act on a common velocity"; returns the number of components (0
+ * if the pool is too large). */
+static mbdcp_int pool(Cert *c, const mbdcp_float *dir, mbdcp_float tau)
+{
+    const MbdcpCcpProblem *p = c->p;
+    mbdcp_float top = 0.0;
+    for (mbdcp_int i = 0; i < p->n_c; ++i) top = fmax(top, dir[3 * i]);
+    c->npool = 0;
+    for (mbdcp_int i = 0; i < p->n_c; ++i) {
+        if (!(dir[3 * i] > tau * top)) continue;
+        if (c->npool == CERT_SET) return 0;
+        c->comp[c->npool] = -1;
+        c->pool[c->npool++] = i;
+    }
+    mbdcp_int ncomp = 0;
+    for (mbdcp_int a = 0; a < c->npool; ++a) {
+        if (c->comp[a] >= 0) continue;
+        c->comp[a] = ncomp;
+        for (int grew = 1; grew;) { /* the component grows until no contact joins it */
+            grew = 0;
+            for (mbdcp_int b = 0; b < c->npool; ++b) {
+                if (c->comp[b] >= 0) continue;
+                for (mbdcp_int e = 0; e < c->npool && c->comp[b] < 0; ++e)
+                    if (c->comp[e] == ncomp && share_a_row(p, c->pool[e], c->pool[b])) c->comp[b] = ncomp, grew = 1;
+            }
+        }
+        ++ncomp;
+    }
+    return ncomp;
+}
+
+/* The support: component q of the pool (q < 0: the whole pool), and its rows. 0 if too large. */
+static int support(Cert *c, mbdcp_int q)
+{
+    c->k = 0;
+    for (mbdcp_int a = 0; a < c->npool; ++a)
+        if (q < 0 || c->comp[a] == q) c->set[c->k++] = c->pool[a];
+    return support_rows(c);
+}
+
+static void unknowns(Cert *c);
+
+/* Each contact of the support on its cone's boundary (a ray: s, t) or inside it (3 entries), as
+ * the direction dir has it (rays 1) or all inside (rays 0: a contact that first-order iterates
+ * leave on the boundary may lie inside in a certificate); d and the unknowns z from dir. */
+static void classify(Cert *c, const mbdcp_float *dir, int rays)
+{
     for (mbdcp_int a = 0; a < c->k; ++a) {
         const mbdcp_int i = c->set[a];
         const mbdcp_float *g = dir + 3 * i, mu = c->p->mu[i], t = hypot(g[1], g[2]);
-        c->ray[a] = t >= mu * g[0] * (1.0 - CERT_BOUNDARY);
+        c->ray[a] = rays && t >= mu * g[0] * (1.0 - CERT_BOUNDARY);
+        for (int e = 0; e < 3; ++e) c->d[3 * a + e] = g[e];
+    }
+    unknowns(c);
+}
+
+/* The unknowns z from d (each contact's class kept). */
+static void unknowns(Cert *c)
+{
+    mbdcp_int n = 0;
+    for (mbdcp_int a = 0; a < c->k; ++a) {
+        const mbdcp_float *g = c->d + 3 * a;
         if (c->ray[a]) {
             c->z[n++] = g[0];
             c->z[n++] = atan2(g[2], g[1]);
@@ -228,6 +287,35 @@ static int drive_to_zero(Cert *c)
     return rows_vanish(c);
 }
 
+/* Gauss-Newton can leave contacts that belong to no certificate at a rounding's size, where their
+ * rows cannot vanish relative to their own magnitude: drop the contacts below CERT_PRUNE times the
+ * largest entry (when the rows vanish in absolute terms) and solve again on the rest. 1 when
+ * dropped and solved. */
+#define CERT_PRUNE 1e-9
+static int prune(Cert *c)
+{
+    const mbdcp_int K = 3 * c->k;
+    mbdcp_float dmax = 0.0, rmax = 0.0, amax = 0.0;
+    for (mbdcp_int a = 0; a < K; ++a) dmax = fmax(dmax, fabs(c->d[a]));
+    for (mbdcp_int r = 0; r < c->R; ++r) rmax = fmax(rmax, fabs(c->r[r]));
+    for (size_t q = 0; q < (size_t)c->R * K; ++q) amax = fmax(amax, fabs(c->A[q]));
+    if (!(rmax <= CERT_ROUNDING * DBL_EPSILON * amax * dmax)) return 0;
+    mbdcp_int k = 0;
+    for (mbdcp_int a = 0; a < c->k; ++a) {
+        const mbdcp_float *g = c->d + 3 * a;
+        if (!(fmax(fabs(g[0]), fmax(fabs(g[1]), fabs(g[2]))) > CERT_PRUNE * dmax)) continue;
+        c->set[k] = c->set[a];
+        c->ray[k] = c->ray[a];
+        for (int e = 0; e < 3; ++e) c->d[3 * k + e] = g[e];
+        ++k;
+    }
+    if (k == c->k || k == 0) return 0;
+    c->k = k;
+    if (!support_rows(c)) return 0;
+    unknowns(c);
+    return drive_to_zero(c);
+}
+
 /* The support's d in the whole of out (n_p; zero elsewhere), a boundary contact's tangential part
  * pulled inside its cone by a few roundings (so that it lies in K as computed), scaled to
  * ||d||_inf = 1. */
@@ -282,11 +370,15 @@ int mbdcp_ccp_certify(const MbdcpCcpProblem *p, mbdcp_float *dir, mbdcp_float *d
     carve(&c, p, work);
     mbdcp_ccp_project_all(p, dir);
     for (size_t t = 0; t < sizeof CERT_TAUS / sizeof CERT_TAUS[0]; ++t) {
-        if (!support(&c, dir, CERT_TAUS[t])) continue;
-        classify(&c, dir);
-        if (!drive_to_zero(&c)) continue;
-        scatter(&c, d);
-        if (mbdcp_ccp_is_certificate(p, d, c.Pd, c.Pabs)) return 1;
+        const mbdcp_int ncomp = pool(&c, dir, CERT_TAUS[t]);
+        for (mbdcp_int q = ncomp > 1 ? -1 : 0; q < ncomp; ++q)
+            for (int rays = 1; rays >= 0; --rays) {
+                if (!support(&c, q)) break;
+                classify(&c, dir, rays);
+                if (!drive_to_zero(&c) && !prune(&c)) continue;
+                scatter(&c, d);
+                if (mbdcp_ccp_is_certificate(p, d, c.Pd, c.Pabs)) return 1;
+            }
     }
     return 0;
 }
