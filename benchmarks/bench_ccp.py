@@ -25,7 +25,7 @@
    back to back in one process; each verdict (SOLVED, or RAY_TERMINATION with a certificate) checked
    here in extended precision (checked_verdict), Clarabel's verdict beside it, times and ratios.
 
-    python benchmarks/bench_ccp.py [--quick] [--settling | --decided | --decide [--large] [--seeds N]]
+    python benchmarks/bench_ccp.py [--quick] [--settling | --decided | --decide [--large] [--seeds N] [--first SEED]]
 """
 import argparse
 import os
@@ -292,12 +292,12 @@ def clarabel_verdict(N, p, mu):
     return t, verdicts.get(status, status)
 
 
-def decide(large, seeds, tol=1e-6):
+def decide(large, seeds, first=0, tol=1e-6):
     """Section 6 (--decide): random-pair piles, mbdcp.ccp's default and Clarabel back to back."""
     sizes = ((1600, 4000), (8000, 20000)) if large else ((1600, 4000),)
     rows, ratios, failures = [], [], 0
     for nb, nc in sizes:
-        for seed in range(seeds):
+        for seed in range(first, first + seeds):
             d = random_pair_pile(nb, nc, seed)
             P, Minv, p = ccp_data(d)
             t0 = time.perf_counter()
@@ -331,9 +331,10 @@ def main():
     ap.add_argument("--decide", action="store_true", help="only section 6 (random-pair piles beside Clarabel)")
     ap.add_argument("--large", action="store_true", help="section 6 also at 20,000 contacts")
     ap.add_argument("--seeds", type=int, default=5, help="section 6: seeds per size")
+    ap.add_argument("--first", type=int, default=0, help="section 6: the first seed")
     args = ap.parse_args()
     if args.decide:
-        decide(args.large, args.seeds)
+        decide(args.large, args.seeds, args.first)
         return
     if args.decided:
         decided(args.quick)
