@@ -28,10 +28,10 @@
 /* APGD has stalled when its best normwise residual has not halved in this many iterations (see
  * relieve()). */
 #define STALL_WAIT 30
-/* APGD tries to turn the direction its iterates moved along since the last try into a certificate
- * that no solution exists (ccp_cert.c) after CERT_FIRST iterations, then at every doubling of the
- * count: where no solution exists the iterates grow along a fixed direction, which the tries catch
- * within a fixed share of the iterations, at the cost of a local problem each. */
+/* APGD keeps its iterate after CERT_FIRST iterations and, at every doubling of the count, tries to
+ * turn the direction it moved along since into a certificate that no solution exists (ccp_cert.c):
+ * where none exists the iterates grow along a fixed direction, which the tries catch within a fixed
+ * share of the iterations, at the cost of a local problem each. */
 #define CERT_FIRST 64
 
 MbdcpReturn mbdcp_ccp_default_settings(MbdcpCcpSettings *s)
@@ -110,7 +110,8 @@ typedef struct {
     const MbdcpCcpProblem *p;
     const MbdcpCcpSettings *s;
     mbdcp_float *eta, *ieta, *g, *y, *prev, *Nx, *Ny, *trial, *Ngam, *gam, *tmp, *sc, *pol, *pg, *Nii, *mux, *ut, *au, *mark;
-    mbdcp_float *snap, *cdir, *cert; /* APGD's iterate at the last certificate try, a direction, a certificate */
+    mbdcp_float *snap, *cdir, *cert; /* APGD's iterate at the last certificate try, a direction, a
+                                        certificate */
     void *certw;                     /* mbdcp_ccp_certify's workspace */
     mbdcp_float *A, *ab, *ax, *ay, *aprev, *agrad, *acols; /* the polish subproblem (acols: its contacts) */
     mbdcp_int *aptr, *anbr; /* its nonzero blocks (see sub_matrix) */
@@ -671,8 +672,8 @@ static int try_certificate(Ccp *C, Apgd *A, mbdcp_int k)
     return C->certified;
 }
 
-/* The answer in nu: the certificate, the polish's, or gamma = S x of the best iterate, projected (S x lies in K
- * up to the rounding of the scaling); u = Q nu and its gradient in C->g. */
+/* The answer in nu: the certificate, the polish's, or gamma = S x of the best iterate, projected (S x
+ * lies in K up to the rounding of the scaling); u = Q nu and its gradient in C->g. */
 static void apgd_finish(Ccp *C, const Apgd *A, mbdcp_float *nu, mbdcp_float *u)
 {
     const MbdcpCcpProblem *p = C->p;

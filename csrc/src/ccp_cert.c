@@ -37,19 +37,20 @@ static size_t align8(size_t bytes)
     return (bytes + 7) & ~(size_t)7;
 }
 
+/* The rows of P a support may touch. */
 static mbdcp_int cert_rows(const MbdcpCcpProblem *p)
 {
     return p->n_v < CERT_ROWS ? p->n_v : CERT_ROWS;
 }
 
-/* ints: the row map (n_v), the set, its classes, the pool and its components (CERT_SET each), the rows (CERT_ROWS); floats:
- * A and J (rows x 3 CERT_SET each), G ((3 CERT_SET)^2), z, dz, d (3 CERT_SET each), r, scale and a
- * solve's vector (CERT_ROWS + 3 CERT_SET each), and P d, |P| |d| (n_v each). */
+/* ints: the row map (n_v), the set, its classes, the pool, its components (CERT_SET each), the
+ * rows (cert_rows); floats: A and J (rows x 3 CERT_SET each), G ((3 CERT_SET)^2), z, dz, d
+ * (3 CERT_SET each), r and a solve's vector (rows + 3 CERT_SET each), and P d, |P| |d| (n_v each). */
 size_t mbdcp_ccp_cert_bytes(const MbdcpCcpProblem *p)
 {
     const size_t R = (size_t)cert_rows(p), K = 3 * CERT_SET, nv = (size_t)p->n_v;
     const size_t ints = nv + 4 * CERT_SET + R;
-    const size_t floats = 2 * R * K + K * K + 3 * K + 3 * (R + K) + 2 * nv;
+    const size_t floats = 2 * R * K + K * K + 3 * K + 2 * (R + K) + 2 * nv;
     return align8(ints * sizeof(mbdcp_int)) + floats * sizeof(mbdcp_float);
 }
 
@@ -57,7 +58,7 @@ typedef struct {
     const MbdcpCcpProblem *p;
     mbdcp_int *rowmap, *set, *ray, *rows; /* ray[a]: 1 if contact set[a] is on its cone's boundary */
     mbdcp_int *pool, *comp, npool;        /* the support's contacts and their component labels */
-    mbdcp_float *A, *J, *G, *z, *dz, *d, *r, *scale, *v, *Pd, *Pabs;
+    mbdcp_float *A, *J, *G, *z, *dz, *d, *r, *v, *Pd, *Pabs;
     mbdcp_int k, R, nz; /* contacts, rows, unknowns */
 } Cert;
 
@@ -72,8 +73,8 @@ static void carve(Cert *c, const MbdcpCcpProblem *p, void *work)
     c->comp = c->pool + CERT_SET;
     c->rows = c->comp + CERT_SET;
     mbdcp_float *w = (mbdcp_float *)((char *)work + align8((nv + 4 * CERT_SET + R) * sizeof(mbdcp_int)));
-    mbdcp_float **slots[] = {&c->A, &c->J, &c->G, &c->z, &c->dz, &c->d, &c->r, &c->scale, &c->v, &c->Pd, &c->Pabs};
-    const size_t sizes[] = {R * K, R * K, K * K, K, K, K, R + K, R + K, R + K, nv, nv};
+    mbdcp_float **slots[] = {&c->A, &c->J, &c->G, &c->z, &c->dz, &c->d, &c->r, &c->v, &c->Pd, &c->Pabs};
+    const size_t sizes[] = {R * K, R * K, K * K, K, K, K, R + K, R + K, nv, nv};
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; ++s) {
         *slots[s] = w;
         w += sizes[s];
