@@ -20,8 +20,12 @@
 
 5. (--decided) Random-pair and lattice piles of 1k, 4k and 20k contacts: APGD, Newton, auto and
    Clarabel to 1e-6, and whether each mbdcp solve was decided (SOLVED or a certificate).
+6. (--decide) Random-pair piles (random_pair_pile: 1,600 bodies and 4,000 contacts, with --large
+   8,000 and 20,000), several seeds, with and without solutions: mbdcp.ccp's default and Clarabel
+   back to back in one process; each verdict (SOLVED, or RAY_TERMINATION with a certificate) checked
+   here in extended precision (checked_verdict), Clarabel's verdict beside it, times and ratios.
 
-    python benchmarks/bench_ccp.py [--quick] [--settling | --decided]
+    python benchmarks/bench_ccp.py [--quick] [--settling | --decided | --decide [--large] [--seeds N] [--first SEED]]
 """
 import argparse
 import os
@@ -190,12 +194,148 @@ def decided(quick):
     print(f"undecided mbdcp solves: {undecided}")
 
 
+def random_pair_pile(n_bodies, n_contacts, seed=0, h=0.005, ground=0.2):
+    """A pile where many steps have no solution: spheres of radius 0.05 and mass uniform in [0.5, 1.5]
+    (M block diagonal, 6 velocities each); each contact joins two random bodies, or one body and the
+    ground with probability ``ground``, along a random normal tilted upward (n_z >= 0); mu uniform in
+    [0.2, 0.6], gaps uniform in +-1e-4, velocities N(0, 0.2^2), gravity, time step h. Dense clusters of
+    such contacts jam: their impulses can cancel on every body (P d = 0) while the gaps close (p.d < 0),
+    and then no impulses keep the bodies apart. Returns mbdcp.ccp's arguments."""
+    rng = np.random.default_rng(seed)
+    radius = 0.05
+    mass = rng.uniform(0.5, 1.5, n_bodies)
+    diag = np.repeat(mass, 6)
+    for k in (3, 4, 5):
+        diag[k::6] = 0.4 * mass * radius ** 2
+    a = rng.integers(n_bodies, size=n_contacts)
+    b = (a + rng.integers(1, n_bodies, size=n_contacts)) % n_bodies
+    one_body = rng.uniform(size=n_contacts) < ground
+    n = rng.standard_normal((n_contacts, 3))
+    n[:, 2] = np.abs(n[:, 2])
+    n /= np.linalg.norm(n, axis=1)[:, None]
+    t1 = np.cross(n, np.where(np.abs(n[:, [0]]) < 0.9, [[1.0, 0.0, 0.0]], [[0.0, 1.0, 0.0]]))
+    t1 /= np.linalg.norm(t1, axis=1)[:, None]
+    t2 = np.cross(n, t1)
+    rows, cols, vals = [], [], []
+    for k, vec in enumerate((n, t1, t2)):
+        col = 3 * np.arange(n_contacts) + k
+        for body, offset, sign, keep in ((a, -radius * n, 1.0, np.ones(n_contacts, bool)), (b, radius * n, -1.0, ~one_body)):
+            block = sign * np.hstack([vec, np.cross(offset, vec)])[keep]
+            rows.append((6 * body[keep])[:, None] + np.arange(6))
+            cols.append(np.repeat(col[keep][:, None], 6, axis=1))
+            vals.append(block)
+    J = sp.csc_matrix((np.concatenate([v.ravel() for v in vals]),
+                       (np.concatenate([r.ravel() for r in rows]), np.concatenate([c.ravel() for c in cols]))),
+                      shape=(6 * n_bodies, 3 * n_contacts))
+    tangent = np.sort(np.r_[1:3 * n_contacts:3, 2:3 * n_contacts:3])
+    p_ext = np.zeros(6 * n_bodies)
+    p_ext[2::6] = -9.81 * h * mass
+    return dict(M=sp.diags(diag).tocsr(), Wn=J[:, 0::3], Wt=J[:, tangent], mu=rng.uniform(0.2, 0.6, n_contacts),
+                v=0.2 * rng.standard_normal(6 * n_bodies), h=h, p_ext=p_ext,
+                psi_n=rng.uniform(-1e-4, 1e-4, n_contacts))
+
+
+def ccp_data(d):
+    """P (CSC, columns n_i u_i w_i per contact), M^-1 and p of a pile, built here (not by mbdcp.ccp)."""
+    Minv = mass_inverse(d["M"])
+    n_c = d["Wn"].shape[1]
+    perm = np.empty(3 * n_c, dtype=int)
+    perm[0::3], perm[1::3], perm[2::3] = np.arange(n_c), n_c + 2 * np.arange(n_c), n_c + 2 * np.arange(n_c) + 1
+    P = sp.hstack([d["Wn"], d["Wt"]], format="csc")[:, perm]
+    p = P.T @ (d["v"] + Minv @ d["p_ext"])
+    p[0::3] += d["psi_n"] / d["h"]
+    return P, Minv, p
+
+
+def checked_verdict(d, res, tol, P=None, Minv=None, p=None):
+    """("solution", worst residual) or ("no solution", worst residual) when the result passes the
+    check, else ("REJECTED", what failed): by definition, in extended precision (np.longdouble),
+    with none of mbdcp's code. A solution: gamma in K, d = N gamma + p in K*, gamma . d = 0, each to
+    tol relative to the data (||p||_inf, and |N| |gamma| for complementarity). A certificate c: c in
+    K to 1e-12, p.c < 0, and every row of P c zero to 1e-12 of its magnitude sum_j |P_rj c_j| (then
+    N c = P^T M^-1 P c = 0 to rounding)."""
+    if P is None:
+        P, Minv, p = ccp_data(d)
+    mu = np.asarray(d["mu"], dtype=np.longdouble)
+    Pl = sp.csc_matrix(P, dtype=np.longdouble)
+    if res.certificate is not None:
+        c = res.certificate.astype(np.longdouble)
+        C = c.reshape(-1, 3)
+        cone = np.max(np.sqrt(C[:, 1] ** 2 + C[:, 2] ** 2) - mu * C[:, 0]) / np.abs(C).max()
+        Pc, Pabs = Pl @ c, abs(Pl) @ abs(c)
+        rows = np.max(np.abs(Pc) / np.where(Pabs > 0, Pabs, 1))
+        pc = np.dot(p.astype(np.longdouble), c)
+        if cone <= 1e-12 and rows <= 1e-12 and pc < 0 and C[:, 0].min() >= 0:
+            return "no solution", float(max(cone, rows))
+        return "REJECTED", f"cone {float(cone):.1e}, rows {float(rows):.1e}, p.c {float(pc):.1e}"
+    if not res.success:
+        return "REJECTED", res.status.name
+    g = res.gamma.astype(np.longdouble).ravel()
+    Minv_l = sp.csr_matrix(Minv, dtype=np.longdouble)
+    Ng = Pl.T @ (Minv_l @ (Pl @ g))
+    Nabs = abs(Pl).T @ (abs(Minv_l) @ (abs(Pl) @ abs(g)))
+    G, D = g.reshape(-1, 3), (Ng + p).reshape(-1, 3)
+    scale = max(np.abs(p).max(), 1e-300)
+    cone = np.max(np.sqrt(G[:, 1] ** 2 + G[:, 2] ** 2) - mu * G[:, 0]) / max(np.abs(G).max(), 1e-300)
+    dual = np.max(mu * np.sqrt(D[:, 1] ** 2 + D[:, 2] ** 2) - D[:, 0]) / scale
+    comp = np.max(np.abs(np.sum(G * D, axis=1)) / (np.abs(G).sum(axis=1) * (scale + Nabs.reshape(-1, 3).max(axis=1)) + 1e-300))
+    worst = float(max(cone, dual, comp))
+    return ("solution", worst) if worst <= 10 * tol else ("REJECTED", f"residual {worst:.1e}")
+
+
+def clarabel_verdict(N, p, mu):
+    """(seconds, verdict) of Clarabel on the same conic QP: "solution", "no solution" (DualInfeasible,
+    AlmostDualInfeasible) or its status."""
+    t, _, status = clarabel_solve(N, p, mu)
+    verdicts = {"Solved": "solution", "AlmostSolved": "solution", "DualInfeasible": "no solution",
+                "AlmostDualInfeasible": "no solution"}
+    return t, verdicts.get(status, status)
+
+
+def decide(large, seeds, first=0, tol=1e-6):
+    """Section 6 (--decide): random-pair piles, mbdcp.ccp's default and Clarabel back to back."""
+    sizes = ((1600, 4000), (8000, 20000)) if large else ((1600, 4000),)
+    rows, ratios, failures = [], [], 0
+    for nb, nc in sizes:
+        for seed in range(first, first + seeds):
+            d = random_pair_pile(nb, nc, seed)
+            P, Minv, p = ccp_data(d)
+            t0 = time.perf_counter()
+            res = mbdcp.ccp(**d, tol=tol)
+            t_m = time.perf_counter() - t0
+            verdict, check = checked_verdict(d, res, tol, P, Minv, p)
+            try:
+                t_c, v_c = clarabel_verdict((P.T @ Minv @ P).tocsc(), p, d["mu"])
+            except ImportError:
+                t_c, v_c = float("nan"), "-"
+            agree = "-" if v_c not in ("solution", "no solution") else ("yes" if v_c == verdict else "NO")
+            failures += verdict == "REJECTED" or agree == "NO"
+            if np.isfinite(t_c):
+                ratios.append(t_m / t_c)
+            check_text = f"{check:.1e}" if isinstance(check, float) else check
+            rows.append([nc, seed, res.status.name, res.iterations, verdict, check_text, f"{t_m:.3f}", v_c, f"{t_c:.3f}",
+                         f"{t_m / t_c:.4f}", agree])
+    print(f"\nEvery CCP decided: random-pair piles, mbdcp.ccp (default method, tol {tol}) beside Clarabel [s]")
+    print_table(["contacts", "seed", "status", "iterations", "checked verdict", "check", "mbdcp s", "Clarabel",
+                 "Clarabel s", "mbdcp/Clarabel", "agree"], rows)
+    if ratios:
+        print(f"time ratio mbdcp/Clarabel: geometric mean {np.exp(np.mean(np.log(ratios))):.4f}, worst {max(ratios):.4f}")
+    print(f"rejected or disagreeing: {failures}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--settling", action="store_true", help="only section 4 (settling piles against MuJoCo)")
     ap.add_argument("--decided", action="store_true", help="only section 5 (1k/4k/20k contacts, decided or not)")
+    ap.add_argument("--decide", action="store_true", help="only section 6 (random-pair piles beside Clarabel)")
+    ap.add_argument("--large", action="store_true", help="section 6 also at 20,000 contacts")
+    ap.add_argument("--seeds", type=int, default=5, help="section 6: seeds per size")
+    ap.add_argument("--first", type=int, default=0, help="section 6: the first seed")
     args = ap.parse_args()
+    if args.decide:
+        decide(args.large, args.seeds, args.first)
+        return
     if args.decided:
         decided(args.quick)
         return

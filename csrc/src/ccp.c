@@ -28,6 +28,11 @@
 /* APGD has stalled when its best normwise residual has not halved in this many iterations (see
  * relieve()). */
 #define STALL_WAIT 30
+/* APGD keeps its iterate after CERT_FIRST iterations and, at every doubling of the count, tries to
+ * turn the direction it moved along since into a certificate that no solution exists (ccp_cert.c):
+ * where none exists the iterates grow along a fixed direction, which the tries catch within a fixed
+ * share of the iterations, at the cost of a local problem each. */
+#define CERT_FIRST 64
 
 MbdcpReturn mbdcp_ccp_default_settings(MbdcpCcpSettings *s)
 {
@@ -71,15 +76,20 @@ static size_t polish_size(const MbdcpCcpProblem *p)
     return 3 * (size_t)(p->n_c < POLISH_SET ? p->n_c : POLISH_SET);
 }
 
-/* eta, ieta, g, y, prev, Nx, Ny, trial, Ngam, gam, tmp, sc, pol, pg (n_p each); Nii (9 per contact); mux
- * (n_c); ut, au, mark (n_v); the polish subproblem: A (K^2), b, x, y, prev, grad, cols (K each), its
- * blocks' pattern (K^2 / 9 + K / 3 + 1 slots), K = polish_size. */
+/* eta, ieta, g, y, prev, Nx, Ny, trial, Ngam, gam, tmp, sc, pol, pg, snap, cdir, cert (n_p each); Nii (9
+ * per contact); mux (n_c); ut, au, mark (n_v); the polish subproblem: A (K^2), b, x, y, prev, grad,
+ * cols (K each), its blocks' pattern (K^2 / 9 + K / 3 + 1 slots), K = polish_size; then the
+ * certificate's workspace (mbdcp_ccp_cert_bytes). */
+static size_t solver_floats(const MbdcpCcpProblem *p)
+{
+    const size_t K = polish_size(p);
+    return 17 * (size_t)ccp_n_p(p) + 10 * (size_t)p->n_c + 3 * (size_t)p->n_v + K * K + 6 * K + K * K / 9 + K / 3 + 1;
+}
+
 size_t mbdcp_ccp_workspace_size(const MbdcpCcpProblem *p)
 {
     if (!p) return 0;
-    const size_t K = polish_size(p);
-    return (14 * (size_t)ccp_n_p(p) + 10 * (size_t)p->n_c + 3 * (size_t)p->n_v + K * K + 6 * K + K * K / 9 + K / 3 + 1) *
-           sizeof(mbdcp_float);
+    return solver_floats(p) * sizeof(mbdcp_float) + mbdcp_ccp_cert_bytes(p);
 }
 
 static int uses_ipm(const MbdcpCcpSettings *s)
@@ -100,11 +110,15 @@ typedef struct {
     const MbdcpCcpProblem *p;
     const MbdcpCcpSettings *s;
     mbdcp_float *eta, *ieta, *g, *y, *prev, *Nx, *Ny, *trial, *Ngam, *gam, *tmp, *sc, *pol, *pg, *Nii, *mux, *ut, *au, *mark;
+    mbdcp_float *snap, *cdir, *cert; /* APGD's iterate at the last certificate try, a direction, a
+                                        certificate */
+    void *certw;                     /* mbdcp_ccp_certify's workspace */
     mbdcp_float *A, *ab, *ax, *ay, *aprev, *agrad, *acols; /* the polish subproblem (acols: its contacts) */
     mbdcp_int *aptr, *anbr; /* its nonzero blocks (see sub_matrix) */
     mbdcp_float L, pnorm, omega;
     MbdcpCcpInfo *info;
     int interrupted, diverged;
+    int certified; /* C->cert holds a certificate that no solution exists */
     int blocked;  /* BLOCKED_P | BLOCKED_Q */
     mbdcp_int k0; /* iterations of earlier phases (AUTO), added to the counts reported */
 } Ccp;
@@ -429,6 +443,8 @@ typedef struct {
     mbdcp_int next_polish, polish_wait; /* the first iteration a polish may run; the wait after a miss */
     mbdcp_int stall_k;                  /* iteration of the last halving of stall_best (or relief) */
     mbdcp_float stall_best;             /* the best normwise residual at stall_k */
+    mbdcp_int next_cert;                /* the iteration of the next certificate try */
+    int snapped;                        /* C->snap holds the iterate of the last try */
 } Apgd;
 
 /* The line search doubles Lk at most this many times per iteration. */
@@ -509,6 +525,8 @@ static void apgd_start(Ccp *C, Apgd *A, mbdcp_float *nu, mbdcp_float res)
     A->next_polish = 0;
     A->polish_wait = POLISH_EVERY;
     A->stall_k = 0;
+    A->next_cert = CERT_FIRST;
+    A->snapped = 0;
     for (mbdcp_int j = 0; j < np_; ++j) A->X[j] = nu[j] / A->S[j];
     mbdcp_ccp_apply_SNS(p, C->blocked, A->S, A->X, C->ut, A->NX);
     memcpy(C->y, A->X, (size_t)np_ * sizeof(mbdcp_float));
@@ -638,14 +656,31 @@ static void unstall(Ccp *C, Apgd *A, mbdcp_int k)
     if (relieve(C, C->pol, C->pg)) go_on_from_pol(C, A);
 }
 
-/* The answer in nu: the polish's, or gamma = S x of the best iterate, projected (S x lies in K
- * up to the rounding of the scaling); u = Q nu and its gradient in C->g. */
+/* At iteration k, when due: the move of the iterate (gamma-space) since the last try as a candidate
+ * certificate (see CERT_FIRST); 1 when it yields one, in C->cert. */
+static int try_certificate(Ccp *C, Apgd *A, mbdcp_int k)
+{
+    if (k + 1 < A->next_cert || A->res <= C->s->tol) return 0;
+    const mbdcp_int np_ = ccp_n_p(C->p);
+    A->next_cert *= 2;
+    if (A->snapped) {
+        for (mbdcp_int j = 0; j < np_; ++j) C->cdir[j] = A->S[j] * A->X[j] - C->snap[j];
+        C->certified = mbdcp_ccp_certify(C->p, C->cdir, C->cert, C->certw);
+    }
+    for (mbdcp_int j = 0; j < np_; ++j) C->snap[j] = A->S[j] * A->X[j];
+    A->snapped = 1;
+    return C->certified;
+}
+
+/* The answer in nu: the certificate, the polish's, or gamma = S x of the best iterate, projected (S x
+ * lies in K up to the rounding of the scaling); u = Q nu and its gradient in C->g. */
 static void apgd_finish(Ccp *C, const Apgd *A, mbdcp_float *nu, mbdcp_float *u)
 {
     const MbdcpCcpProblem *p = C->p;
     const mbdcp_float *xb = A->x_is_best ? A->X : A->B;
     for (mbdcp_int j = 0; j < ccp_n_p(p); ++j) nu[j] = A->polished ? C->pol[j] : A->S[j] * xb[j];
-    mbdcp_ccp_project_all(p, nu);
+    if (C->certified) memcpy(nu, C->cert, (size_t)ccp_n_p(p) * sizeof(mbdcp_float));
+    else mbdcp_ccp_project_all(p, nu);
     mbdcp_ccp_apply_SNS(p, C->blocked, NULL, nu, u, C->Nx);
     mbdcp_ccp_gradient(p, C->Nx, C->g);
     C->info->polished = A->polished;
@@ -673,7 +708,7 @@ static void apgd(Ccp *C, mbdcp_float *nu, mbdcp_float *u, mbdcp_float res, mbdcp
         const mbdcp_float beta = restart > 0.0 ? 0.0 : theta * (1.0 - theta) / (theta * theta + theta_new);
         A.res = extrapolate(C, &A, beta);
         accept(&A);
-        const int stop = apgd_stop(C, &A, k);
+        const int stop = apgd_stop(C, &A, k) || try_certificate(C, &A, k);
         track_best(C, &A);
         if (!stop && A.polish_short) go_on_from_pol(C, &A);
         if (!stop && A.res > C->s->tol) unstall(C, &A, k);
@@ -835,7 +870,8 @@ static MbdcpReturn auto_solve(Ccp *C, mbdcp_float *nu, mbdcp_float *u, void *wor
     const mbdcp_int budget = mbdcp_ccp_auto_budget(p, C->s);
     apgd(C, nu, u, mbdcp_ccp_residual(p, nu, C->g, C->L, C->pnorm), budget);
     C->k0 = C->info->iterations;
-    if (C->interrupted || mbdcp_ccp_answer_residual_of(p, nu, C->g, C->L, C->pnorm, C->au, C->sc) <= C->s->tol)
+    if (C->interrupted || C->certified ||
+        mbdcp_ccp_answer_residual_of(p, nu, C->g, C->L, C->pnorm, C->au, C->sc) <= C->s->tol)
         return MBDCP_OK;
     const mbdcp_int left = max_iter - C->k0;
     if (left < 1) return MBDCP_OK;
@@ -879,11 +915,13 @@ static void setup(Ccp *C, const MbdcpCcpProblem *p, const MbdcpCcpSettings *s, M
     C->info = info;
     C->interrupted = 0;
     C->diverged = 0;
+    C->certified = 0;
     C->blocked = (mbdcp_ccp_columns_blocked(p->n_c, p->P_colptr, p->P_rowind) ? BLOCKED_P : 0) |
                  (mbdcp_ccp_columns_blocked(p->n_c, p->Q_colptr, p->Q_rowind) ? BLOCKED_Q : 0);
     mbdcp_float *w = (mbdcp_float *)work;
     mbdcp_float **slots[] = {&C->eta, &C->ieta, &C->g, &C->y, &C->prev, &C->Nx, &C->Ny,
-                             &C->trial, &C->Ngam, &C->gam, &C->tmp, &C->sc, &C->pol, &C->pg};
+                             &C->trial, &C->Ngam, &C->gam, &C->tmp, &C->sc, &C->pol, &C->pg,
+                             &C->snap, &C->cdir, &C->cert};
     for (size_t k = 0; k < sizeof slots / sizeof slots[0]; ++k) {
         *slots[k] = w;
         w += np_;
@@ -902,6 +940,7 @@ static void setup(Ccp *C, const MbdcpCcpProblem *p, const MbdcpCcpSettings *s, M
     }
     C->aptr = (mbdcp_int *)w;
     C->anbr = C->aptr + polish_size(p) / 3 + 1;
+    C->certw = (mbdcp_float *)work + solver_floats(p);
 }
 
 /* What every method needs: the Lipschitz estimate L of N (the residual's scale), the scale of p,
@@ -931,7 +970,10 @@ static void final_status(Ccp *C, const mbdcp_float *nu, const IpmOutcome *ipm)
     info->residual = mbdcp_ccp_answer_residual_of(p, nu, C->g, C->L, C->pnorm, C->au, C->sc);
     if (C->interrupted)
         info->status = MBDCP_INTERRUPTED;
-    else if (ipm->ran && ipm->run.status == MBDCP_RAY_TERMINATION) {
+    else if (C->certified) {
+        info->status = MBDCP_RAY_TERMINATION;
+        info->certificate = MBDCP_CCP_CERT_DIRECTION;
+    } else if (ipm->ran && ipm->run.status == MBDCP_RAY_TERMINATION) {
         info->status = MBDCP_RAY_TERMINATION;
         info->certificate = ipm->run.certificate;
     } else if (C->diverged || !isfinite(info->residual) || !mbdcp_all_finite((size_t)ccp_n_p(p), nu))

@@ -67,6 +67,21 @@ void mbdcp_ccp_apply_N(const CcpJudge *J, const mbdcp_float *x, mbdcp_float *u, 
 mbdcp_float mbdcp_ccp_answer_residual(const CcpJudge *J, const mbdcp_float *nu, const mbdcp_float *g);
 mbdcp_float mbdcp_ccp_normwise_residual(const CcpJudge *J, const mbdcp_float *nu, const mbdcp_float *g);
 
+/* ---- ccp_cert.c: certificates from a growing direction ------------------------------------ */
+
+/* Bytes of mbdcp_ccp_certify's workspace. */
+size_t mbdcp_ccp_cert_bytes(const MbdcpCcpProblem *p);
+
+/* 1 when d (n_p) proves that no solution exists: each contact's d_i in K_i, p^T d < 0 beyond its
+ * rounding, and every row of P d within 64 eps of its magnitude sum_j |P_rj d_j| (so N d = 0 to
+ * rounding); joints' entries of d are free. Pd, Pabs (n_v each): scratch. */
+int mbdcp_ccp_is_certificate(const MbdcpCcpProblem *p, const mbdcp_float *d, mbdcp_float *Pd, mbdcp_float *Pabs);
+
+/* A certificate d (n_p, out) near the direction dir (n_p; projected on K in place), along which a
+ * first-order method's iterates grow; 1 when one passes mbdcp_ccp_is_certificate. work:
+ * mbdcp_ccp_cert_bytes(p) bytes, 8-aligned. */
+int mbdcp_ccp_certify(const MbdcpCcpProblem *p, mbdcp_float *dir, mbdcp_float *d, void *work);
+
 /* ---- ccp_ipm.c: the interior-point method --------------------------------------------------- */
 
 /* Bytes of the interior-point method's workspace with a factor of factor_blocks blocks. */

@@ -226,7 +226,7 @@ size_t mbdcp_ccp_ipm_bytes(const MbdcpCcpProblem *p, mbdcp_int factor_blocks)
     if (!p || factor_blocks < 0 || p->n_v < 1) return 0;
     const Layout l = layout(p);
     return ipm_floats(&l) * sizeof(mbdcp_float) + align8(pattern_ints(&l) * sizeof(mbdcp_int)) +
-           factor_bytes(&l, factor_blocks) + 16;
+           align8(factor_bytes(&l, factor_blocks)) + mbdcp_ccp_cert_bytes(p) + 16;
 }
 
 typedef struct {
@@ -240,6 +240,7 @@ typedef struct {
     mbdcp_float *nt, *lam;       /* per contact: w0, w1, w2, eta; lambda */
     mbdcp_float *H, *F;          /* per contact: H = T W^2 T and F = T^-1 W^-1 (F^T H F = I), row-major */
     mbdcp_float joint_reg, fixed, rmax, rcert, xsize;
+    void *certw;                 /* mbdcp_ccp_certify's workspace */
 } Ipm;
 
 static void carve(Ipm *I, void *work)
@@ -736,11 +737,14 @@ static int candidate(const Ipm *I, const mbdcp_float *v, mbdcp_float *d)
     return 1;
 }
 
-/* The iterate x or the last direction dx as a certificate (into cand); 1 when one certifies. */
+/* The iterate x or the last direction dx as a certificate (into cand), or one made exact from the
+ * growing iterate's support (ccp_cert.c); 1 when one certifies. */
 static int find_certificate(Ipm *I)
 {
     if (candidate(I, I->x, I->cand) && certifies(I, I->cand, I->tmp)) return 1;
-    return candidate(I, I->dx, I->cand) && certifies(I, I->cand, I->tmp);
+    if (candidate(I, I->dx, I->cand) && certifies(I, I->cand, I->tmp)) return 1;
+    memcpy(I->ref, I->x, (size_t)I->l.np * sizeof(mbdcp_float)); /* projected in place by certify */
+    return mbdcp_ccp_certify(I->p, I->ref, I->cand, I->certw);
 }
 
 /* ---- the iteration ----------------------------------------------------------------------------- */
@@ -836,6 +840,7 @@ static MbdcpReturn ipm_setup(Ipm *I, const CcpJudge *J, void *work, size_t work_
     if (nnz_l > J->s->factor_blocks) return MBDCP_ERR_WORKSPACE;
     rc = mbdcp_sldl_init(&I->f, I->l.nb, 3, 1, I->g.bptr, I->g.bind, I->g.perm, nnz_l, fw, fbytes);
     if (rc != MBDCP_OK) return rc;
+    I->certw = (char *)fw + align8(fbytes);
     I->joint_reg = JOINT_REG * J->L;
     I->fixed = FIXED_WEIGHT * J->L;
     fill_values(I);

@@ -17,8 +17,9 @@ class Status(enum.IntEnum):
     """The result was verified to satisfy the problem's conditions."""
     RAY_TERMINATION = _core.RAY_TERMINATION
     """Lemke: no blocking variable (the LCP is infeasible if its matrix is copositive-plus).
-    :func:`mbdcp.coulomb` and :func:`mbdcp.ccp_local`: no solution exists (the result holds a
-    certificate) or none was found because the iterates grew without bound (the message says which)."""
+    :func:`mbdcp.coulomb`, :func:`mbdcp.ccp_local` and :func:`mbdcp.ccp`: no solution exists (the
+    result holds a certificate) or none was found because the iterates grew without bound (the
+    message says which)."""
     MAX_ITERATIONS = _core.MAX_ITERATIONS
     """The pivot or iteration limit was reached."""
     NUMERICAL_ERROR = _core.NUMERICAL_ERROR

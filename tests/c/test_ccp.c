@@ -378,10 +378,11 @@ static void test_no_solution(void)
     memcpy(c.p, p, sizeof p);
     for (int r = 0; r < 6; ++r) c.minv[r] = r < 3 ? 1.0 : 0.5;
     ccp_finish(&c);
-    for (int m = 0; m < 2; ++m) {
-        double nu[9] = {0}, u[6];
+    const MbdcpCcpMethod methods[3] = {MBDCP_CCP_IPM, MBDCP_CCP_AUTO, MBDCP_CCP_APGD};
+    for (int m = 0; m < 3; ++m) {
+        double nu[9] = {0}, u[6], pabs[6] = {0};
         MbdcpCcpInfo info;
-        CHECK(solve(&c, m ? MBDCP_CCP_AUTO : MBDCP_CCP_IPM, 1e-9, 0, nu, u, &info) == MBDCP_OK);
+        CHECK(solve(&c, methods[m], 1e-9, 0, nu, u, &info) == MBDCP_OK);
         CHECK(info.status == MBDCP_RAY_TERMINATION && info.certificate == MBDCP_CCP_CERT_DIRECTION);
         /* d in K, P d = 0 (up to rounding), p^T d < 0 */
         double pd = 0.0, dn = 0.0, pdv[6] = {0};
@@ -389,8 +390,13 @@ static void test_no_solution(void)
         for (int j = 0; j < 9; ++j) {
             pd += c.p[j] * nu[j];
             dn = fmax(dn, fabs(nu[j]));
-            for (int k = c.Pp[j]; k < c.Pp[j + 1]; ++k) pdv[c.Pi[k]] += c.Pv[k] * nu[j];
+            for (int k = c.Pp[j]; k < c.Pp[j + 1]; ++k) {
+                pdv[c.Pi[k]] += c.Pv[k] * nu[j];
+                pabs[c.Pi[k]] += fabs(c.Pv[k] * nu[j]);
+            }
         }
+        /* APGD's certificate (ccp_cert.c): every row of P d zero to rounding at its own scale */
+        for (int r = 0; r < 6 && methods[m] == MBDCP_CCP_APGD; ++r) CHECK(fabs(pdv[r]) <= 64 * DBL_EPSILON * pabs[r]);
         /* N d = P^T M^-1 P d: a solution x would need ||x|| >= -p^T d / ||N d|| (x^T N d >= -p^T d) */
         double nd2 = 0.0;
         for (int j = 0; j < 9; ++j) {

@@ -34,7 +34,12 @@
  *
  * No solution: a direction d with d_i in K_i, N d = 0 (P d = 0) and p^T d < 0 is an impulse pattern
  * in equilibrium along which the objective falls without bound; it proves that no solution exists
- * (every solution nu has (N nu + p)^T d >= 0). The interior-point method (and AUTO in its phase)
+ * (every solution nu has (N nu + p)^T d >= 0). APGD (and AUTO in its APGD phase) looks for one after
+ * 128 iterations and at every doubling of the count: its iterates then grow along such a direction
+ * (the minimal displacement vector of the iteration), whose support, a few jammed contacts, is
+ * solved for P d = 0 exactly (each contact held at zero, on a ray of its cone's boundary or inside
+ * it; Gauss-Newton); d is accepted only with every d_i in K_i, p^T d < 0 beyond its rounding and
+ * each row of P d within 64 eps of sum_j |P_rj d_j| (N d = 0 to rounding). The interior-point method (and AUTO in its phase)
  * tests its growing iterates and last direction: d is accepted when -N d lies within delta
  * (2-norm) of K* x {0} (the dual cones, {0} on joints; rounding added) and -p^T d >= R delta, so
  * that every solution has ||nu||_2 >= R; R = tol / (4 eps) times the problem's natural size
