@@ -9,10 +9,10 @@ import sys
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from test_ccp import _squeezed, build, check_optimal
 
 import mbdcp
 from mbdcp import Status
-from test_ccp import _squeezed, build, check_optimal
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
 
