@@ -88,7 +88,7 @@ class Scene:
 
     def _shape_world(self, fields):
         """The ShapeWorld finding the contacts of the boxes and obstacles of ``fields`` (made or
-        remade when the shapes or delta change), or None: none needed, or MuJoCo missing."""
+        remade when the shapes or the obstacles change), or None: none needed, or MuJoCo missing."""
         if not needs_shapes(fields, self.planar, self.walls):
             return None
         if self._world is None or not self._world.matches(fields, self.planar, self.walls):
