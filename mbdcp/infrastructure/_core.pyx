@@ -825,12 +825,8 @@ def relax(int which, object problem, cnp.ndarray data, int max_pivots, double to
     return _step_results(o, F, f, info)
 
 
-def fixed_point(object problem, int algorithm, double tol, int max_iter, start_p1=None, start_p2=None):
-    """(v_next, p_b, p_n, beta, lam, history, status, iterations, converged, pivots, residual,
-    basis_p1, basis_p2) of a StepProblem without moving surfaces or joint friction; start_p1 /
-    start_p2: None or int32 arrays of 2 n_c + m / n_c + m flags."""
-    cdef MbdcpStepProblem p = _problem(problem)
-    _not_modelled(p)
+cdef MbdcpFixedPointSettings _fixed_point_settings(int algorithm, double tol, int max_iter) except *:
+    """The settings of a fixed-point call, checked by the C core (a ValueError with its message)."""
     cdef MbdcpFixedPointSettings s
     cdef const char *msg = NULL
     mbdcp_fixed_point_default_settings(&s)
@@ -839,37 +835,69 @@ def fixed_point(object problem, int algorithm, double tol, int max_iter, start_p
     s.max_iter = max_iter
     if mbdcp_fixed_point_check_settings(&s, &msg) != MBDCP_OK:
         raise ValueError(msg.decode())
+    return s
+
+
+cdef class _FixedPointCall:
+    """A fixed-point call's outputs (v_next, p_b, p_n, beta, lam), bases and warm starts, bound to
+    an MbdcpFixedPointOutput; shared by the pivoting and the sparse paths."""
+    cdef _Outputs o
+    cdef cnp.ndarray basis_p1, basis_p2
+    cdef object start_p1, start_p2
+    cdef const int *s1
+    cdef const int *s2
+
+    def __cinit__(self, Py_ssize_t n_v, Py_ssize_t n_b, Py_ssize_t n_c, Py_ssize_t m, start_p1, start_p2):
+        cdef Py_ssize_t N = 2 * n_c + m, N2 = n_c + m
+        self.o = _Outputs((n_v, n_b, n_c, m, n_c))
+        self.basis_p1, self.basis_p2 = np.zeros(N, dtype=np.intc), np.zeros(N2, dtype=np.intc)
+        if start_p1 is not None:
+            _i(start_p1, "start_p1", (N,))
+        if start_p2 is not None:
+            _i(start_p2, "start_p2", (N2,))
+        self.start_p1, self.start_p2 = start_p1, start_p2  # kept alive while C reads them
+        self.s1 = _idata(start_p1) if start_p1 is not None and N else NULL
+        self.s2 = _idata(start_p2) if start_p2 is not None and N2 else NULL
+
+    cdef void bind(self, MbdcpFixedPointOutput *out):
+        out.v_next = self.o.ptr(0)
+        out.p_b = self.o.ptr(1)
+        out.p_n = self.o.ptr(2)
+        out.beta = self.o.ptr(3)
+        out.lam = self.o.ptr(4)
+        out.basis_p1 = <int *>cnp.PyArray_DATA(self.basis_p1) if self.basis_p1.size else NULL
+        out.basis_p2 = <int *>cnp.PyArray_DATA(self.basis_p2) if self.basis_p2.size else NULL
+
+    cdef tuple result(self, history, MbdcpFixedPointInfo *info):
+        return tuple(self.o.views()) + (history, <int>info.status, info.iterations, bool(info.converged), info.pivots,
+                                        info.residual, self.basis_p1.astype(bool), self.basis_p2.astype(bool))
+
+
+def fixed_point(object problem, int algorithm, double tol, int max_iter, start_p1=None, start_p2=None):
+    """(v_next, p_b, p_n, beta, lam, history, status, iterations, converged, pivots, residual,
+    basis_p1, basis_p2) of a StepProblem without moving surfaces or joint friction; start_p1 /
+    start_p2: None or int32 arrays of 2 n_c + m / n_c + m flags."""
+    cdef MbdcpStepProblem p = _problem(problem)
+    _not_modelled(p)
+    cdef MbdcpFixedPointSettings s = _fixed_point_settings(algorithm, tol, max_iter)
     cdef Py_ssize_t N = 2 * p.n_c + p.m
     cdef Recorder R
     s.lemke.monitor = _monitor(&R, 4.0 * N * N, False, True)
     cdef MbdcpFixedPointInfo info
     cdef size_t nbytes = mbdcp_relax_workspace_size(&p)
     cdef cnp.ndarray work = _workspace(nbytes)
-    cdef _Outputs o = _Outputs((p.n_v, p.n_b, p.n_c, p.m, p.n_c))
+    cdef _FixedPointCall call = _FixedPointCall(p.n_v, p.n_b, p.n_c, p.m, start_p1, start_p2)
     cdef MbdcpFixedPointOutput out
-    out.v_next = o.ptr(0)
-    out.p_b = o.ptr(1)
-    out.p_n = o.ptr(2)
-    out.beta = o.ptr(3)
-    out.lam = o.ptr(4)
-    cdef Py_ssize_t N2 = p.n_c + p.m
-    cdef cnp.ndarray basis_p1 = np.zeros(N, dtype=np.intc), basis_p2 = np.zeros(N2, dtype=np.intc)
-    out.basis_p1 = <int *>cnp.PyArray_DATA(basis_p1) if N else NULL
-    out.basis_p2 = <int *>cnp.PyArray_DATA(basis_p2) if N2 else NULL
-    if start_p1 is not None:
-        _i(start_p1, "start_p1", (N,))
-    if start_p2 is not None:
-        _i(start_p2, "start_p2", (N2,))
-    cdef const int *s1 = _idata(start_p1) if start_p1 is not None and N else NULL
-    cdef const int *s2 = _idata(start_p2) if start_p2 is not None and N2 else NULL
+    call.bind(&out)
+    cdef const int *s1 = call.s1
+    cdef const int *s2 = call.s2
     cdef void *wp = cnp.PyArray_DATA(work)
     cdef MbdcpReturn rc
     with nogil:
         rc = mbdcp_fixed_point_warm(&p, &s, s1, s2, &out, &info, wp, nbytes)
     _, history = _recorded(&R)
     _check(rc)
-    return tuple(o.views()) + (history, <int>info.status, info.iterations, bool(info.converged), info.pivots,
-                               info.residual, basis_p1.astype(bool), basis_p2.astype(bool))
+    return call.result(history, &info)
 
 
 def fixed_point_sparse(object problem, int algorithm, double tol, int max_iter, start_p1=None, start_p2=None):
@@ -877,15 +905,8 @@ def fixed_point_sparse(object problem, int algorithm, double tol, int max_iter, 
     status NUMERICAL_ERROR when a subproblem has no verified point (the caller falls back)."""
     cdef MbdcpStepProblem p = _problem(problem)
     _not_modelled(p)
-    cdef MbdcpFixedPointSettings s
-    cdef const char *msg = NULL
-    mbdcp_fixed_point_default_settings(&s)
-    s.algorithm = algorithm
-    s.tol = tol
-    s.max_iter = max_iter
-    if mbdcp_fixed_point_check_settings(&s, &msg) != MBDCP_OK:
-        raise ValueError(msg.decode())
-    cdef Py_ssize_t N = 2 * p.n_c + p.m, N2 = p.n_c + p.m
+    cdef MbdcpFixedPointSettings s = _fixed_point_settings(algorithm, tol, max_iter)
+    cdef Py_ssize_t N = 2 * p.n_c + p.m
     cdef cnp.ndarray perm_m = np.zeros(max(p.n_v, 1), dtype=np.intc)
     cdef cnp.ndarray perm_k = np.zeros(max(p.n_v + N, 1), dtype=np.intc)
     cdef MbdcpRelaxSparseOrder ord
@@ -904,28 +925,16 @@ def fixed_point_sparse(object problem, int algorithm, double tol, int max_iter, 
     cdef size_t nbytes = mbdcp_fixed_point_sparse_workspace_size(&p, &ord)
     work = _workspace(nbytes)
     wp = cnp.PyArray_DATA(work)
-    cdef _Outputs o = _Outputs((p.n_v, p.n_b, p.n_c, p.m, p.n_c))
+    cdef _FixedPointCall call = _FixedPointCall(p.n_v, p.n_b, p.n_c, p.m, start_p1, start_p2)
     cdef MbdcpFixedPointOutput out
-    out.v_next = o.ptr(0)
-    out.p_b = o.ptr(1)
-    out.p_n = o.ptr(2)
-    out.beta = o.ptr(3)
-    out.lam = o.ptr(4)
-    cdef cnp.ndarray basis_p1 = np.zeros(N, dtype=np.intc), basis_p2 = np.zeros(N2, dtype=np.intc)
-    out.basis_p1 = <int *>cnp.PyArray_DATA(basis_p1) if N else NULL
-    out.basis_p2 = <int *>cnp.PyArray_DATA(basis_p2) if N2 else NULL
-    if start_p1 is not None:
-        _i(start_p1, "start_p1", (N,))
-    if start_p2 is not None:
-        _i(start_p2, "start_p2", (N2,))
-    cdef const int *s1 = _idata(start_p1) if start_p1 is not None and N else NULL
-    cdef const int *s2 = _idata(start_p2) if start_p2 is not None and N2 else NULL
+    call.bind(&out)
+    cdef const int *s1 = call.s1
+    cdef const int *s2 = call.s2
     with nogil:
         rc = mbdcp_fixed_point_sparse(&p, &s, &ord, s1, s2, &out, &info, wp, nbytes)
     _, history = _recorded(&R)
     _check(rc)
-    return tuple(o.views()) + (history, <int>info.status, info.iterations, bool(info.converged), info.pivots,
-                               info.residual, basis_p1.astype(bool), basis_p2.astype(bool))
+    return call.result(history, &info)
 
 
 def sliding_speed(cnp.ndarray D, cnp.ndarray E, cnp.ndarray v):
