@@ -45,15 +45,9 @@ from mbdcp.testing import granular_pile
 
 
 def conic_qp(d):
-    Minv = mass_inverse(d["M"])
-    n_c = d["Wn"].shape[1]
-    perm = np.empty(3 * n_c, dtype=int)
-    perm[0::3], perm[1::3], perm[2::3] = np.arange(n_c), n_c + 2 * np.arange(n_c), n_c + 2 * np.arange(n_c) + 1
-    P = sp.hstack([d["Wn"], d["Wt"]], format="csc")[:, perm]
-    N = (P.T @ Minv @ P).tocsc()
-    p = P.T @ (d["v"] + Minv @ d["p_ext"])
-    p[0::3] += d["psi_n"] / d["h"]
-    return N, p
+    """(N = P^T M^-1 P, p) of a pile's CCP (ccp_data)."""
+    P, Minv, p = ccp_data(d)
+    return (P.T @ Minv @ P).tocsc(), p
 
 
 def lattice_pile(n_spheres=2000, h=0.1, seed=0):
