@@ -139,10 +139,8 @@ class Scene:
         f = self.fields()
         bound = np.where(f["half_extents"][:, 0] > 0, np.linalg.norm(f["half_extents"], axis=1), f["radius"])
         omega = np.abs(f["omega"]) if self.planar else np.linalg.norm(f["omega"], axis=1)
-        s = np.max(np.linalg.norm(f["velocity"], axis=1) + omega * bound)
-        with np.errstate(over="ignore", invalid="ignore"):
-            reach = float(h * (2 * s + np.linalg.norm(self.gravity) * h))
-        return max(self.delta, reach) if np.isfinite(reach) else self.delta  # a state beyond range: the step says so
+        reach = step_reach(h, np.max(np.linalg.norm(f["velocity"], axis=1) + omega * bound), np.linalg.norm(self.gravity))
+        return max(self.delta, reach)
 
     @property
     def n_d(self):
@@ -249,6 +247,14 @@ class Scene:
     def replace(self, new):
         """update without the checks, for fields a step computed (the simulation loop)."""
         self.fields().update(new)
+
+
+def step_reach(h, s, g):
+    """How far two bodies can close in a step of length h when no point moves faster than s under
+    gravity g: h (2 s + g h); 0 for a state beyond the float range (the step's own failure says so)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        reach = float(h * (2 * s + g * h))
+    return reach if reach < np.inf else 0.0
 
 
 _POSITIVE, _NONNEGATIVE = ("mass",), ("radius", "half_extents")

@@ -22,6 +22,7 @@ from typing import Optional
 import numpy as np
 
 from mbdcp.mechanics.assembly import slides
+from mbdcp.mechanics.scene import step_reach
 from mbdcp.mujoco import _mj
 from mbdcp.mujoco._contacts import GeomContacts, geom_contacts
 from mbdcp.mujoco._directions import Directions
@@ -127,9 +128,7 @@ class Assembler:
         arm = d.geom_xpos - d.subtree_com[self.geom_root]
         sq = np.sqrt(np.stack([np.einsum("ij,ij->i", c[:, 3:], c[:, 3:]), np.einsum("ij,ij->i", c[:, :3], c[:, :3]),
                                np.einsum("ij,ij->i", arm, arm)]))
-        s = float((sq[0] + sq[1] * (sq[2] + m.geom_rbound)).max())
-        r = h * (2 * s + self.g * h)
-        return r if r < np.inf else 0.0  # beyond range (or NaN): the state's own failure says so
+        return step_reach(h, float((sq[0] + sq[1] * (sq[2] + m.geom_rbound)).max()), self.g)
 
     def run(self, qpos, qvel, ctrl, h, t):
         """MuJoCo's stages on the state (qpos, qvel) with controls ``ctrl`` at time t."""
