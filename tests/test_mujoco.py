@@ -16,7 +16,6 @@ import mbdcp
 import mbdcp.mujoco as mm
 from mbdcp.mechanics import Body3D, Plane, Scene, simulate
 from mbdcp.mechanics.assembly import friction_directions
-from mbdcp.mujoco._directions import Directions
 
 MODELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models")
 G = 9.81
@@ -92,13 +91,6 @@ def test_contact_columns_are_the_bodies_jacobians_at_the_contact_point():
         np.testing.assert_allclose(p["Wn"][:, i], c.normal[i] @ rel, atol=1e-14)
         np.testing.assert_allclose(p["D"][:, 6 * i:6 * i + 6], rel.T @ dirs[i], atol=1e-14)
     assert np.all(p["E"].sum(axis=0) == 6) and np.all(p["U"] == 1.0)
-
-
-def test_friction_directions_are_the_mechanics_layers_to_the_bit():
-    n = np.random.default_rng(1).normal(size=(300, 3))
-    n = np.r_[[[0, 0, 1.0], [1.0, 0, 0], [0, -1.0, 0], [0.6, 0, 0.8]], n / np.linalg.norm(n, axis=1)[:, None]]
-    for n_d in (2, 4, 6, 8):
-        assert np.array_equal(Directions(n_d)(n), np.swapaxes(friction_directions(n, n_d), 1, 2))
 
 
 # ---- the scenes

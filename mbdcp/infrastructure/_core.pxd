@@ -1,4 +1,5 @@
 # Declarations of the mbdcp C core (csrc/include/mbdcp/mbdcp.h); nothing else.
+from libc.stdint cimport int64_t
 
 cdef extern from "mbdcp/mbdcp.h" nogil:
     ctypedef double mbdcp_float
@@ -308,6 +309,41 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
     MbdcpReturn mbdcp_contact_columns(mbdcp_int n_c, mbdcp_int dim, mbdcp_int K, mbdcp_int n_v, const mbdcp_int *body,
                                       const mbdcp_float *r, const mbdcp_float *dirs, mbdcp_int *colptr,
                                       mbdcp_int *rowind, mbdcp_float *val)
+
+    # ---- directions.h: friction directions about contact normals
+    MbdcpReturn mbdcp_friction_directions(mbdcp_int n_c, mbdcp_int count, const mbdcp_float *normal,
+                                          const mbdcp_float *slip, const mbdcp_float *scale, mbdcp_float rounding,
+                                          const mbdcp_float *cos_k, const mbdcp_float *sin_k, mbdcp_float *dirs)
+
+    # ---- frame_contacts.h: a step's contact data from contacts in their frames (MuJoCo's layout)
+    ctypedef struct MbdcpFrameContacts:
+        mbdcp_int n_con
+        size_t stride
+        const mbdcp_float *dist
+        const mbdcp_int *row
+        const mbdcp_int *geom
+        const mbdcp_int *rows
+        const mbdcp_float *friction
+        const mbdcp_float *frame
+        const mbdcp_float *point
+    ctypedef struct MbdcpContactSet:
+        mbdcp_float *gap
+        mbdcp_float *mu
+        mbdcp_int *row
+        mbdcp_int *rows
+        mbdcp_int *geom
+        mbdcp_float *frame
+        mbdcp_float *point
+        int64_t *key
+    MbdcpReturn mbdcp_frame_contacts_select(const MbdcpFrameContacts *inp, mbdcp_float delta, int skip_negative_geom,
+                                            int64_t code_base, MbdcpContactSet *out, mbdcp_int *n)
+    MbdcpReturn mbdcp_frame_contact_columns(mbdcp_int n, mbdcp_int n_v, mbdcp_int n_rows, const mbdcp_float *J,
+                                            const MbdcpContactSet *set, const mbdcp_float *free, mbdcp_int K,
+                                            const mbdcp_float *cos_k, const mbdcp_float *sin_k, mbdcp_float rounding,
+                                            mbdcp_int ld_wn, mbdcp_float *Wn, mbdcp_float *D, mbdcp_float *work)
+    MbdcpReturn mbdcp_fastest_point(mbdcp_int n_g, mbdcp_int n_body, const mbdcp_int *body, const mbdcp_int *centre_of,
+                                    const mbdcp_float *cvel, const mbdcp_float *x, const mbdcp_float *centre,
+                                    const mbdcp_float *radius, mbdcp_float *speed)
 
     # ---- coulomb.h: Coulomb friction and its CCP relaxation on the Delassus matrix
     ctypedef enum MbdcpFcMethod:
