@@ -393,3 +393,26 @@ def test_compare_puts_mbdcp_beside_mujoco():
     with pytest.raises(ValueError, match="quantity"):
         mm.plot_comparison(table, "speed")
     plt.close("all")
+
+
+def test_a_capsule_sliding_to_rest_beside_a_box_has_every_step_solved():
+    """A capsule dropped 7 cm while moving along its axis at 1 m/s lands (mu = 1, MuJoCo's larger of
+    the pair's coefficients: the landing impulse, mu m sqrt(2 g 0.07) > m 1 m/s, stops it at once)
+    while a box dropped 5 cm rests beside it. At rest, its friction rows hold the 1e-33 that rounding
+    leaves in its velocity, signs that decide the degenerate LCP's ties: every step must still be
+    SOLVED, the capsule where it landed and the box where it fell."""
+    model = mm.load("""<mujoco><option timestep="0.005"/>
+      <asset><mesh name="cube" vertex="-.1 -.1 -.1 .1 -.1 -.1 -.1 .1 -.1 .1 .1 -.1 -.1 -.1 .1 .1 -.1 .1 -.1 .1 .1 .1 .1 .1"/></asset>
+      <worldbody><geom type="plane" size="5 5 .1" friction="0.6"/>
+        <body pos="0 0 0.12"><freejoint/><geom type="capsule" size="0.05 0.1" euler="0 90 0" condim="6"/></body>
+        <body pos="1.5 0 0.15"><freejoint/><geom type="mesh" mesh="cube"/></body>
+      </worldbody></mujoco>""")
+    qvel = np.zeros(model.nv)
+    qvel[0] = 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # condim 6: torsional and rolling friction are not mapped (warned)
+        tr = mm.simulate(model, 0.5, qvel=qvel, progress=False)
+    assert tr.success and all(s == mbdcp.Status.SOLVED for s in tr.statuses) and len(tr.statuses) == 100
+    flight, h = 1.0 * np.sqrt(2 * 0.07 / 9.81), 0.005
+    assert abs(tr.positions[-1, 0] - flight) <= 2 * h * 1.0  # landing found within two steps' travel
+    np.testing.assert_allclose(tr.positions[-1, 7:10], [1.5, 0.0, 0.1], atol=1e-6)

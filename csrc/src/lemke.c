@@ -1451,6 +1451,47 @@ static void last_path(Lemke *L)
     L->status = st == MBDCP_SOLVED || st == MBDCP_INTERRUPTED ? st : MBDCP_NUMERICAL_ERROR;
 }
 
+/* The complementary basis a path ended on, its point failing where a basic w_i is below zero at
+ * its row's scale (a degenerate tie that the path decided one way and the given q the other): solved directly, then
+ * with those w_i exchanged for their z_i (a principal pivot); verified as every answer. */
+static void try_exchange(Lemke *L)
+{
+    const mbdcp_int n = L->n;
+    for (mbdcp_int i = 0; i < n; ++i) L->flags[i] = 0;
+    for (mbdcp_int i = 0; i < n; ++i) {
+        if (L->basis[i] == 2 * n) return; /* z0 basic: no complementary basis */
+        if (L->basis[i] >= n) L->flags[L->basis[i] - n] = 1;
+    }
+    try_direct(L, L->flags);
+    if (settled(L)) return;
+    int exchanged = 0;
+    for (mbdcp_int i = 0; i < n; ++i)
+        if (!L->flags[i] && -L->out->w[i] > L->s->tol * L->res[i]) { /* failing at its own scale */
+            L->flags[i] = 1;
+            exchanged = 1;
+        }
+    if (exchanged) try_direct(L, L->flags);
+}
+
+/* Entries of q within a tight tie of its largest (|q'_i| <= TIGHT_TIE max|q'|) are, most often,
+ * zeros that rounding left nonzero (a body at rest moves at 1e-33); their signs, which rounding
+ * chose, decide the path's ties and can send it round a cycle. Once more with them zero: a change
+ * smaller than the ties the ratio test already ignores. The answer is verified against the given q. */
+static void try_flushed(Lemke *L)
+{
+    if (settled(L) || !equilibrate(L)) return;
+    const mbdcp_float cut = TIGHT_TIE * mbdcp_norm_inf((size_t)L->n, L->qs);
+    int flushed = 0;
+    for (mbdcp_int i = 0; i < L->n; ++i)
+        if (L->qs[i] != 0.0 && fabs(L->qs[i]) <= cut) {
+            L->qs[i] = 0.0;
+            flushed = 1;
+        }
+    if (!flushed) return;
+    last_path(L);
+    if (!settled(L)) try_exchange(L);
+}
+
 /* On a degenerate problem the lexicographic rule decides ties between basic values that are zero
  * in exact arithmetic; decided in rounding, a path can cycle or end on a complementary basis whose
  * point fails. Once more on q + delta v, delta = PERTURB max |q|, v_i = frac(a (i + 1)) in [0, 1)
@@ -1568,10 +1609,12 @@ static void setup(Lemke *L, mbdcp_int n, const mbdcp_float *M, const mbdcp_float
     L->limit = s->max_pivots > 0 ? s->max_pivots : 100 * (n + 1);
 }
 
-/* The last attempts, while the outcome is still open after the paths broke down: on perturbed
- * data when M is not positive semidefinite, else on regularized data. */
+/* The last attempts, while the outcome is still open after the paths broke down: with q's entries
+ * at rounding level zero, then on perturbed data when M is not positive semidefinite, else on
+ * regularized data. */
 static void try_last(Lemke *L, const mbdcp_float *M)
 {
+    if (!settled(L) && (L->status == MBDCP_NUMERICAL_ERROR || L->status == MBDCP_SOLVED)) try_flushed(L);
     const int open = !settled(L) && (L->status == MBDCP_NUMERICAL_ERROR || L->status == MBDCP_SOLVED);
     const int psd = open && semidefinite(L->n, M, L->Bc);
     if (open && !psd) try_perturbed(L);
