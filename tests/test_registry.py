@@ -2,8 +2,10 @@
 compare and simulate read it, and a new formulation is one registration away from both."""
 import numpy as np
 import pytest
+import surface_targets
 
 import mbdcp
+from mbdcp.derivatives import _layers
 from mbdcp.examples import sphere_on_plane
 from mbdcp.formulations import registry
 from mbdcp.mechanics.simulate import _scene_methods
@@ -59,6 +61,11 @@ def test_a_new_formulation_is_one_registration():
         assert t.loc["lcp", "v_next"][0] < 2.0
         with pytest.raises(ValueError, match="registered already"):
             registry.register(registry.Formulation(**{**entry.__dict__, "title": "again"}))
+        # the bad-input sweep derives its target from the signature and the entry
+        [target] = [t for t in surface_targets.formulation_targets(surface_targets.solver_targets())
+                    if t.name == "mbdcp.frictionless"]
+        assert target.positional == ("M", "Wn", "D", "E", "U", "v", "h")
+        assert target.verify(target.valid_kw(), target.call(target.valid_kw())) is None
     finally:
         registry.unregister("frictionless")
     assert "frictionless" not in registry.variants()
@@ -94,3 +101,23 @@ def test_simulate_steps_scenes_with_a_registered_stepper_and_its_algorithm_defau
         registry.unregister("frictionless_scenes")
     for f in registry.formulations():  # the table's own steppers resolve
         assert f.scenes == (f.name in ("lcp", "fixed_point", "ccp")) and (not f.scenes or callable(f.stepper_function()))
+
+
+def test_the_layers_read_the_table():
+    # mbdcp.jax and mbdcp.torch see every formulation with a layer, as its entry says
+    layered = {f.layer.name: f for f in registry.formulations() if f.layer is not None}
+    assert set(_layers.PROBLEMS) == {"lcp", *layered} == {"lcp", "step", "ccp"}
+    for name, f in layered.items():
+        p = _layers.PROBLEMS[name]
+        assert p.function is f.function and p.result is f.result and p.derivative is f.derivative_function()
+        assert p.outputs == f.layer.outputs and set(p.outputs) <= set(f.result.__dataclass_fields__)
+    assert _layers.PROBLEMS["step"].outputs == _layers.StepOutput._fields
+    assert _layers.PROBLEMS["ccp"].outputs == _layers.CCPOutput._fields
+    with pytest.raises(ValueError, match="a layer needs a derivative"):
+        registry.register(registry.Formulation(**{**layered["step"].__dict__, "name": "x", "derivative": None}))
+
+
+def test_every_formulation_posing_a_step_has_a_surface_target():
+    written = surface_targets.solver_targets()
+    names = {t.name for t in written + surface_targets.formulation_targets(written)}
+    assert all(f"mbdcp.{f.function.__name__}" in names for f in registry.formulations() if f.pose is not None)
