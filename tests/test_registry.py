@@ -99,6 +99,7 @@ def test_simulate_steps_scenes_with_a_registered_stepper_and_its_algorithm_defau
         assert tr.success and np.allclose(tr.velocities[:, 0], 2.0)  # no friction: it slides on
     finally:
         registry.unregister("frictionless_scenes")
+    assert [f.name for f in registry.formulations() if f.stops] == ["lcp"]  # a failed Lemke step is no motion
     for f in registry.formulations():  # the table's own steppers resolve
         assert f.scenes == (f.name in ("lcp", "fixed_point", "ccp")) and (not f.scenes or callable(f.stepper_function()))
 
@@ -121,3 +122,14 @@ def test_every_formulation_posing_a_step_has_a_surface_target():
     written = surface_targets.solver_targets()
     names = {t.name for t in written + surface_targets.formulation_targets(written)}
     assert all(f"mbdcp.{f.function.__name__}" in names for f in registry.formulations() if f.pose is not None)
+
+
+@pytest.mark.parametrize("method", ["lcp", "ccp"])
+def test_a_failed_step_stops_the_run_where_the_entry_says_so(method):
+    from mbdcp.mechanics import Body3D, Plane, Scene, simulate
+
+    ball = Body3D(1.0, [0, 0, 0.5], velocity=[2.0, 0, -1.0], radius=0.5)
+    tr = simulate(Scene([ball], [Plane([0, 0, 0], [0, 0, 1])], mu=0.3, delta=0.1), 0.01, 0.05, method=method,
+                  max_iter=1, progress=False)
+    assert (tr.first_failure.step, tr.first_failure.reason) == (1, "solver")
+    assert tr.steps == (0 if registry.formulation(method).stops else 5)

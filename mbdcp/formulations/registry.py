@@ -118,6 +118,10 @@ class Formulation:
         default there and its choices; None when it has none.
     defaults
         Options per use that differ from the solver's own defaults: ``{"compare": {...}}``.
+    stops
+        Whether a step not SOLVED stops a run of :func:`mbdcp.mechanics.simulate` (and of
+        :func:`mbdcp.mujoco.simulate`): its solver then leaves no motion to go on with (Lemke's last
+        basic point); else the run goes on with the solver's last iterate and records the status.
     layer
         How :mod:`mbdcp.jax` and :mod:`mbdcp.torch` see it (a :class:`Layer`, with a derivative),
         or None.
@@ -137,6 +141,7 @@ class Formulation:
     stepper: Optional[str] = None
     algorithm: Optional[tuple] = None
     defaults: dict = field(default_factory=dict)
+    stops: bool = False
     layer: Optional[Layer] = None
 
     @property
