@@ -69,8 +69,9 @@ class Layer:
         The input whose dimensions tell a batch apart from one problem (PyTorch).
     native, batch
         Optional faster paths, as dotted names: ``native(arrays, options, outs, cots, wanted)``
-        gives the gradients (or None to use the derivative), ``batch(problem, inst, shared,
-        options)`` solves a batch (or None to solve instance by instance).
+        gives the gradients by input name (or None: the derivative then), ``batch(problem, inst,
+        layout, options)`` the stacked (outputs, extras, statuses) of a batch (or None: solved
+        instance by instance then); see :mod:`mbdcp.derivatives._layers`.
     """
 
     name: str
