@@ -5,7 +5,7 @@ import pytest
 import surface_targets
 
 import mbdcp
-from mbdcp.derivatives import _layers
+from mbdcp.derivatives import _layers, _native_step
 from mbdcp.examples import sphere_on_plane
 from mbdcp.formulations import registry
 from mbdcp.mechanics.simulate import _scene_methods
@@ -113,6 +113,8 @@ def test_the_layers_read_the_table():
         assert p.function is f.function and p.result is f.result and p.derivative is f.derivative_function()
         assert p.outputs == f.layer.outputs and set(p.outputs) <= set(f.result.__dataclass_fields__)
     assert _layers.PROBLEMS["step"].outputs == _layers.StepOutput._fields
+    assert _layers.PROBLEMS["step"].native is _native_step.vjp and _layers.PROBLEMS["step"].batch is _layers.step_batch
+    assert _layers.PROBLEMS["ccp"].native is None and _layers.PROBLEMS["ccp"].batch is None
     assert _layers.PROBLEMS["ccp"].outputs == _layers.CCPOutput._fields
     with pytest.raises(ValueError, match="a layer needs a derivative"):
         registry.register(registry.Formulation(**{**layered["step"].__dict__, "name": "x", "derivative": None}))

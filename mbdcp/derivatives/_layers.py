@@ -560,7 +560,7 @@ def _problem(entry):
     return Problem(spec.name, spec.positional, tuple(spec.keywords), spec.combinatorial, spec.outputs,
                    spec.derivative_options, spec.anchor, spec.output_forms, spec.extras, spec.extra_forms,
                    tuple(spec.filler.items()), entry.function, entry.result, entry.derivative_function(),
-                   registry._named(spec.native), registry._named(spec.batch))
+                   spec.native_function(), spec.batch_function())
 
 
 # the LCP (mbdcp.lemke: not a time step's formulation), then every registered formulation with a

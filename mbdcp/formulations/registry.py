@@ -88,6 +88,14 @@ class Layer:
     native: Optional[str] = None
     batch: Optional[str] = None
 
+    def native_function(self):
+        """The native path (``native``), or None."""
+        return _named(self.native)
+
+    def batch_function(self):
+        """The batch path (``batch``), or None."""
+        return _named(self.batch)
+
 
 @dataclass(frozen=True)
 class Formulation:
