@@ -28,7 +28,7 @@ Anitescu 2011).
 import numpy as np
 import scipy.sparse as sp
 
-from mbdcp.formulations.registry import Formulation, register
+from mbdcp.formulations.registry import Formulation, Layer, register
 from mbdcp.infrastructure import _core
 from mbdcp.infrastructure import stabilization as stab
 from mbdcp.infrastructure import validate as val
@@ -516,4 +516,8 @@ register(Formulation(
     result=CCPResult, derivative="mbdcp.derivatives.ccp", contacts="pairs", data=_DATA,
     options=frozenset({"method", "tol", "max_iter", "omega", "warm_start", "max_correction_speed", "baumgarte"}),
     pose=_pose, stepper="mbdcp.mechanics.steppers.ccp", algorithm=("method", "auto", METHODS),
-    defaults={"compare": {"tol": 1e-10}}))
+    defaults={"compare": {"tol": 1e-10}},
+    layer=Layer("ccp", ("M", "Wn", "Wt", "mu", "v", "h"), ("p_ext", "psi_n", "Wb", "theta", "dtheta", "dpsi_t"),
+                ("v_next", "gamma", "p_b"), (("n_v",), ("n_c", 3), ("n_b",)),
+                ("degenerate_tol", "max_correction_speed", "baumgarte"), extras=("residual",), extra_forms=((),),
+                filler={"iterations": 0, "history": np.zeros(0), "method": ""})))

@@ -235,6 +235,7 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
         MBDCP_CCP_PGS
         MBDCP_CCP_IPM
         MBDCP_CCP_AUTO
+        MBDCP_CCP_METHOD_COUNT
 
     ctypedef enum MbdcpCcpCertificate:
         MBDCP_CCP_NO_CERTIFICATE
@@ -281,6 +282,7 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
 
     MbdcpReturn mbdcp_ccp_default_settings(MbdcpCcpSettings *s)
     MbdcpReturn mbdcp_ccp_check_settings(const MbdcpCcpSettings *s, const char **message)
+    const char *mbdcp_ccp_method_name(MbdcpCcpMethod method)
     size_t mbdcp_ccp_workspace_size(const MbdcpCcpProblem *p)
     size_t mbdcp_ccp_solve_workspace_size(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s)
     size_t mbdcp_ccp_factor_workspace_size(const MbdcpCcpProblem *p)
@@ -353,6 +355,7 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
         MBDCP_FC_APGD
         MBDCP_FC_NEWTON
         MBDCP_FC_AUTO
+        MBDCP_FC_METHOD_COUNT
 
     ctypedef enum MbdcpFcCertificate:
         MBDCP_FC_NO_CERTIFICATE
@@ -402,6 +405,8 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
 
     MbdcpReturn mbdcp_fc_default_settings(MbdcpFcSettings *s)
     MbdcpReturn mbdcp_fc_check_settings(const MbdcpFcSettings *s, int coulomb, const char **message)
+    const char *mbdcp_fc_method_name(MbdcpFcMethod method)
+    enum: MBDCP_FC_OUTER_MAX_ITER
     size_t mbdcp_fc_workspace_size(const MbdcpFcProblem *p, const MbdcpFcSettings *s)
     size_t mbdcp_fc_factor_workspace_size(const MbdcpFcProblem *p)
     MbdcpReturn mbdcp_fc_factor_blocks(const MbdcpFcProblem *p, mbdcp_int *blocks, mbdcp_float *flops, void *work,

@@ -270,7 +270,8 @@ cdef dict _defaults():
         "lemke": {"tol": ls.tol, "pivot_tol": ls.pivot_tol, "refine": ls.refine},
         "fixed_point": {"algorithm": fs.algorithm, "tol": fs.tol, "max_iter": fs.max_iter},
         "ccp": {"tol": cs.tol, "max_iter": cs.max_iter},
-        "fc": {"tol": qs.tol, "max_iter": qs.max_iter, "inner_max_iter": qs.inner_max_iter},
+        "fc": {"tol": qs.tol, "max_iter": qs.max_iter, "inner_max_iter": qs.inner_max_iter,
+               "outer_max_iter": MBDCP_FC_OUTER_MAX_ITER},
     }
 
 
@@ -1000,9 +1001,9 @@ def full_rank_step(cnp.ndarray M, cnp.ndarray Wn, cnp.ndarray Wt, cnp.ndarray mu
                                out.compliance_used)
 
 
-CCP_METHODS = {"apgd": MBDCP_CCP_APGD, "pjacobi": MBDCP_CCP_PJACOBI, "pgs": MBDCP_CCP_PGS, "ipm": MBDCP_CCP_IPM,
-               "auto": MBDCP_CCP_AUTO}
-_CCP_METHOD_NAMES = {v: k for k, v in CCP_METHODS.items()}
+# name -> value of each CCP method, in the order of their values (ccp.h's MBDCP_CCP_METHOD_LIST)
+CCP_METHODS = {mbdcp_ccp_method_name(<MbdcpCcpMethod>i).decode(): i for i in range(MBDCP_CCP_METHOD_COUNT)}
+_CCP_METHOD_NAMES = tuple(CCP_METHODS)
 _CCP_CERTIFICATES = {MBDCP_CCP_NO_CERTIFICATE: None, MBDCP_CCP_CERT_DIRECTION: "direction", MBDCP_CCP_DIVERGED: "diverged"}
 
 
@@ -1439,9 +1440,10 @@ def grouping_error(const double[:, ::1] E):
 
 # ---- Coulomb friction and its CCP relaxation on the Delassus matrix (coulomb.h) ------------
 
-FC_METHODS = {"nsgs": MBDCP_FC_NSGS, "fixed_point": MBDCP_FC_FIXED_POINT, "pgs": MBDCP_FC_PGS,
-              "apgd": MBDCP_FC_APGD, "newton": MBDCP_FC_NEWTON, "auto": MBDCP_FC_AUTO}
-FC_METHOD_NAMES = {v: k for k, v in FC_METHODS.items()}
+# name -> value of each method on the Delassus matrix, in the order of their values
+# (coulomb.h's MBDCP_FC_METHOD_LIST)
+FC_METHODS = {mbdcp_fc_method_name(<MbdcpFcMethod>i).decode(): i for i in range(MBDCP_FC_METHOD_COUNT)}
+FC_METHOD_NAMES = tuple(FC_METHODS)
 FC_CASES = ("takeoff", "stick", "slide", "best_effort")
 FC_CERTIFICATES = ("none", "direction", "normal", "normal_r", "contact", "diverged")
 
