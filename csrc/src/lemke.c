@@ -113,7 +113,7 @@ size_t mbdcp_lemke_workspace_size(mbdcp_int n)
     if (n < 0) return 0;
     const size_t nn = (size_t)n, ld = (size_t)row_stride(n);
     const size_t bytes =
-        32 + (2 * ld * ld + 10 * ld + PANEL * nn) * sizeof(mbdcp_float) + 5 * nn * sizeof(mbdcp_int) + 16;
+        32 + (2 * ld * ld + 10 * ld + PANEL * nn) * sizeof(mbdcp_float) + 6 * nn * sizeof(mbdcp_int) + 16;
     return (bytes + 15) / 16 * 16; /* what a caller places after the workspace stays aligned */
 }
 
@@ -259,6 +259,7 @@ typedef struct {
     mbdcp_float *xbar, *d, *dnext, *res, *ag, *X;
     mbdcp_float *ratios; /* ratio_test's scratch: x_i^+ / d_i on the blocking rows, else +inf */
     mbdcp_int *basis, *cand, *flags;
+    mbdcp_int *path;       /* the z-flags of the complementary basis a last path ended on */
     mbdcp_int z0_row;      /* row of z0 while it is basic, else -1 */
     mbdcp_int since;       /* pivots since the last refactorization */
     int stale;             /* refactor before the next decision */
@@ -1439,6 +1440,29 @@ static void try_cold(Lemke *L)
     }
 }
 
+/* The complementary basis a last path ended on (L->path) on altered data, as the given data's hint:
+ * solved directly, then with the basic w_i that fail at their row's scale exchanged for their z_i (a
+ * principal pivot: a degenerate tie that the altered data decided one way and the given q the
+ * other), then Lemke's warm start from it on the given data. Verified as every answer. */
+static void from_path(Lemke *L)
+{
+    const mbdcp_int n = L->n;
+    try_direct(L, L->path);
+    if (settled(L)) return;
+    int exchanged = 0;
+    for (mbdcp_int i = 0; i < n; ++i) {
+        L->flags[i] = L->path[i];
+        if (!L->path[i] && -L->out->w[i] > L->s->tol * L->res[i]) { /* failing at its own scale */
+            L->flags[i] = 1;
+            exchanged = 1;
+        }
+    }
+    if (exchanged) try_direct(L, L->flags);
+    if (settled(L) || !equilibrate(L)) return; /* equilibrate: M' and q' of the given data again */
+    try_warm(L, L->path);
+    L->warm = 0; /* a hint of its own, not the caller's */
+}
+
 /* A last path from the cold start on the data in L as the caller altered them (q' perturbed, or
  * M' regularized), its complementary point polished and verified against the given M and q. Only
  * a verified point counts: a ray, a limit or a failing point on altered data proves nothing about
@@ -1447,30 +1471,14 @@ static void last_path(Lemke *L)
 {
     const mbdcp_int r = cold_start(L, L->qs, 0);
     MbdcpStatus st = r < 0 ? MBDCP_NUMERICAL_ERROR : run(L, r, L->limit);
+    const int complementary = st == MBDCP_SOLVED;
+    if (complementary) /* its basis, before polish repairs it */
+        for (mbdcp_int i = 0; i < L->n; ++i) L->path[i] = 0;
+    for (mbdcp_int i = 0; complementary && i < L->n; ++i)
+        if (L->basis[i] >= L->n && L->basis[i] < 2 * L->n) L->path[L->basis[i] - L->n] = 1;
     if (st == MBDCP_SOLVED) st = polish(L); /* a certificate it finds is checked on the given data */
     L->status = st == MBDCP_SOLVED || st == MBDCP_INTERRUPTED ? st : MBDCP_NUMERICAL_ERROR;
-}
-
-/* The complementary basis a path ended on, its point failing where a basic w_i is below zero at
- * its row's scale (a degenerate tie that the path decided one way and the given q the other): solved directly, then
- * with those w_i exchanged for their z_i (a principal pivot); verified as every answer. */
-static void try_exchange(Lemke *L)
-{
-    const mbdcp_int n = L->n;
-    for (mbdcp_int i = 0; i < n; ++i) L->flags[i] = 0;
-    for (mbdcp_int i = 0; i < n; ++i) {
-        if (L->basis[i] == 2 * n) return; /* z0 basic: no complementary basis */
-        if (L->basis[i] >= n) L->flags[L->basis[i] - n] = 1;
-    }
-    try_direct(L, L->flags);
-    if (settled(L)) return;
-    int exchanged = 0;
-    for (mbdcp_int i = 0; i < n; ++i)
-        if (!L->flags[i] && -L->out->w[i] > L->s->tol * L->res[i]) { /* failing at its own scale */
-            L->flags[i] = 1;
-            exchanged = 1;
-        }
-    if (exchanged) try_direct(L, L->flags);
+    if (complementary && !settled(L)) from_path(L);
 }
 
 /* Entries of q within a tight tie of its largest (|q'_i| <= TIGHT_TIE max|q'|) are, most often,
@@ -1487,9 +1495,7 @@ static void try_flushed(Lemke *L)
             L->qs[i] = 0.0;
             flushed = 1;
         }
-    if (!flushed) return;
-    last_path(L);
-    if (!settled(L)) try_exchange(L);
+    if (flushed) last_path(L);
 }
 
 /* On a degenerate problem the lexicographic rule decides ties between basic values that are zero
@@ -1604,6 +1610,7 @@ static void setup(Lemke *L, mbdcp_int n, const mbdcp_float *M, const mbdcp_float
     L->P = L->cand + nn;
     L->pos = L->P + nn;
     L->flags = L->pos + nn;
+    L->path = L->flags + nn;
     L->entering = -1;
     L->status = MBDCP_NUMERICAL_ERROR;
     L->limit = s->max_pivots > 0 ? s->max_pivots : 100 * (n + 1);
