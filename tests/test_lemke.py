@@ -353,14 +353,15 @@ def test_a_path_that_cycles_in_rounding_is_solved_on_a_perturbed_q(name):
     check_lcp(F, f, res.z, res.w)
 
 
-@pytest.mark.parametrize("name", ["capsule_at_rest_lcp.npz", "capsule_struck_lcp.npz"])
+@pytest.mark.parametrize("name", ["capsule_at_rest_lcp.npz", "capsule_struck_lcp.npz", "capsule_struck_again_lcp.npz"])
 def test_degenerate_lcps_of_a_capsule_are_solved(name):
     """Two Stewart–Trinkle LCPs of mbdcp.mujoco steps of a capsule on the floor (two contacts on one
     line, 4 friction directions each): at rest beside a box, its friction rows holding +-2e-33 that
     rounding left in its velocity (36 variables, rank 23); struck by a spinning sphere (18
-    variables, rank 14). Every path, its ties decided in rounding, cycled or ended on a failing
-    point; the rounding-level entries set to zero, and a perturbed q solved on its own, give bases
-    that solve the given q. Checked row by row at each row's own scale, in extended precision."""
+    variables, rank 14; twice). Every path whose ratio test merges ties within rounding of the
+    largest basic value cycled or ended on a failing point; the path with exact comparisons follows
+    the rounding-level entries' signs and solves them. Checked row by row at each row's own scale,
+    in extended precision."""
     d = np.load(os.path.join(HERE, "data", name))
     F, f = d["F"], d["f"]
     res = mbdcp.lemke(F, f)
@@ -374,8 +375,9 @@ def test_degenerate_lcps_of_a_capsule_are_solved(name):
 
 # The reduced LCP of a step of Trinkle (2003)'s sphere rolling with 8 friction directions: its friction
 # rows hold +-1.08e-16, what the rounding of a tangential speed of 1.43 - 1.43 left (the data's own scale is
-# 1.43). At each q_i's own scale no solution within the tolerance is reached; with the magnitudes of q's
-# terms given, each row is judged at the scale of its data, and the answer is that of the step.
+# 1.43). At each q_i's own scale only friction impulses that cancel out (a degenerate distribution over
+# the full cone) solve it, which the path with exact ratio comparisons reaches; with the magnitudes of q's
+# terms given, each row is judged at the scale of its data, and the answer is that of the step, no friction.
 _ROLLING_F = np.array(
     [[1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
      [0.0, 3.4999999999999996, 2.4748737341529163, 0.0, -2.474873734152916,
@@ -400,7 +402,9 @@ _ROLLING_F_Q = np.array([-1.1772, 0.0, 0.0, 1.0824788652243491e-16, 0.0, 0.0, 0.
 
 def test_q_scale_judges_rows_at_the_scale_of_their_data():
     plain = mbdcp.lemke(_ROLLING_F, _ROLLING_F_Q)
-    assert not plain.success and plain.residual > 0.1  # row 7 fails by a whole 1e-16 of its own 1e-16
+    assert plain.success and plain.z[0] == pytest.approx(1.1772, rel=1e-12)
+    beta = plain.z[1:9]  # friction impulses that cancel: the same motion (its tangential change D^T M^-1 D beta is 0)
+    assert beta.sum() > 0.1 and np.abs(_ROLLING_F[1:9, 1:9] @ beta).max() <= 1e-12
     q_scale = np.where(np.arange(10) == 0, 1.1772, 1.43)  # the terms of f: |W^T||v|, |W^T M^-1||p_ext|
     q_scale[9] = 0.0
     res = mbdcp.lemke(_ROLLING_F, _ROLLING_F_Q, q_scale=q_scale)

@@ -113,7 +113,7 @@ size_t mbdcp_lemke_workspace_size(mbdcp_int n)
     if (n < 0) return 0;
     const size_t nn = (size_t)n, ld = (size_t)row_stride(n);
     const size_t bytes =
-        32 + (2 * ld * ld + 11 * ld + PANEL * nn) * sizeof(mbdcp_float) + 6 * nn * sizeof(mbdcp_int) + 16;
+        32 + (2 * ld * ld + 10 * ld + PANEL * nn) * sizeof(mbdcp_float) + 5 * nn * sizeof(mbdcp_int) + 16;
     return (bytes + 15) / 16 * 16; /* what a caller places after the workspace stays aligned */
 }
 
@@ -250,6 +250,7 @@ typedef struct {
     int verified;            /* out->z is a verified solution */
     int certified;           /* the ray buffer holds a Farkas certificate */
     int warm;                /* the answer came from the hint or the kept basis */
+    int strict;              /* ratio_test compares exactly: no tie tolerance (try_strict) */
     /* the solver's state on the scaled problem */
     mbdcp_int n, np;
     mbdcp_int ld; /* the rows of Bc and Mt are ld apart (row_stride) */
@@ -258,9 +259,7 @@ typedef struct {
     mbdcp_float *Mt, *qs, *cov, *rs, *cs;
     mbdcp_float *xbar, *d, *dnext, *res, *ag, *X;
     mbdcp_float *ratios; /* ratio_test's scratch: x_i^+ / d_i on the blocking rows, else +inf */
-    mbdcp_float *qalt;   /* a perturbed q, solved as a problem of its own for its basis */
     mbdcp_int *basis, *cand, *flags;
-    mbdcp_int *path;       /* the z-flags of the complementary basis a last path ended on */
     mbdcp_int z0_row;      /* row of z0 while it is basic, else -1 */
     mbdcp_int since;       /* pivots since the last refactorization */
     int stale;             /* refactor before the next decision */
@@ -711,7 +710,7 @@ static int ratio_test(Lemke *L, const mbdcp_float *d, mbdcp_float pivot_tol, int
     mbdcp_int imin = 0;
     while (L->ratios[imin] != theta) ++imin; /* the first row at the minimum */
     /* ties: how far each blocking row's basic value would be from zero at the step theta */
-    const mbdcp_float tight = TIGHT_TIE * xmax, loose = LOOSE_TIE * xmax;
+    const mbdcp_float tight = L->strict ? 0.0 : TIGHT_TIE * xmax, loose = L->strict ? 0.0 : LOOSE_TIE * xmax;
     mbdcp_int nc = 0, z0_tied = 0, unclear = 0;
     const int imin_near = pos_part(xbar[imin]) - theta * d[imin] <= loose;
     if (imin_near && near_rows(n, xbar, d, ptol, theta, loose) == 1) { /* imin alone: the usual case */
@@ -1441,27 +1440,20 @@ static void try_cold(Lemke *L)
     }
 }
 
-/* The complementary basis a last path ended on (L->path) on altered data, as the given data's hint:
- * solved directly, then with the basic w_i that fail at their row's scale exchanged for their z_i (a
- * principal pivot: a degenerate tie that the altered data decided one way and the given q the
- * other), then Lemke's warm start from it on the given data. Verified as every answer. */
-static void from_path(Lemke *L)
+/* The cold paths once more with ratios compared exactly. The tie tolerances merge blocking rows
+ * whose basic values differ only at rounding level of the largest; but a row of rounding-level data
+ * (a body at rest moves at 1e-33) is judged at its own scale, and there the sign of that difference
+ * decides which complementary basis solves it. Exact comparisons follow those signs, as Lemke's
+ * method in exact arithmetic on the given data does. Tried last, once every tolerant path broke
+ * down; the outcome stays theirs unless these settle it. */
+static void try_strict(Lemke *L)
 {
-    const mbdcp_int n = L->n;
-    try_direct(L, L->path);
-    if (settled(L)) return;
-    int exchanged = 0;
-    for (mbdcp_int i = 0; i < n; ++i) {
-        L->flags[i] = L->path[i];
-        if (!L->path[i] && -L->out->w[i] > L->s->tol * L->res[i]) { /* failing at its own scale */
-            L->flags[i] = 1;
-            exchanged = 1;
-        }
-    }
-    if (exchanged) try_direct(L, L->flags);
-    if (settled(L) || !equilibrate(L)) return; /* equilibrate: M' and q' of the given data again */
-    try_warm(L, L->path);
-    L->warm = 0; /* a hint of its own, not the caller's */
+    const MbdcpStatus before = L->status;
+    if (settled(L) || !equilibrate(L)) return;
+    L->strict = 1;
+    try_cold(L);
+    L->strict = 0;
+    if (!settled(L)) L->status = before;
 }
 
 /* A last path from the cold start on the data in L as the caller altered them (q' perturbed, or
@@ -1472,53 +1464,8 @@ static void last_path(Lemke *L)
 {
     const mbdcp_int r = cold_start(L, L->qs, 0);
     MbdcpStatus st = r < 0 ? MBDCP_NUMERICAL_ERROR : run(L, r, L->limit);
-    const int complementary = st == MBDCP_SOLVED;
-    if (complementary) /* its basis, before polish repairs it */
-        for (mbdcp_int i = 0; i < L->n; ++i) L->path[i] = 0;
-    for (mbdcp_int i = 0; complementary && i < L->n; ++i)
-        if (L->basis[i] >= L->n && L->basis[i] < 2 * L->n) L->path[L->basis[i] - L->n] = 1;
     if (st == MBDCP_SOLVED) st = polish(L); /* a certificate it finds is checked on the given data */
     L->status = st == MBDCP_SOLVED || st == MBDCP_INTERRUPTED ? st : MBDCP_NUMERICAL_ERROR;
-    if (complementary && !settled(L)) from_path(L);
-}
-
-/* Entries of q within a tight tie of its largest (|q'_i| <= TIGHT_TIE max|q'|) are, most often,
- * zeros that rounding left nonzero (a body at rest moves at 1e-33); their signs, which rounding
- * chose, decide the path's ties and can send it round a cycle. Once more with them zero: a change
- * smaller than the ties the ratio test already ignores. The answer is verified against the given q. */
-static void try_flushed(Lemke *L)
-{
-    if (settled(L) || !equilibrate(L)) return;
-    const mbdcp_float cut = TIGHT_TIE * mbdcp_norm_inf((size_t)L->n, L->qs);
-    int flushed = 0;
-    for (mbdcp_int i = 0; i < L->n; ++i)
-        if (L->qs[i] != 0.0 && fabs(L->qs[i]) <= cut) {
-            L->qs[i] = 0.0;
-            flushed = 1;
-        }
-    if (flushed) last_path(L);
-}
-
-/* The perturbed q' (L->qalt) solved as a problem of its own, its point polished and verified
- * against q' itself (polish's repairs work towards q', not q); the basis it ends on is then the
- * given data's hint (from_path). Nothing it finds about q' (a point, a ray) is an answer. */
-static void hint_from_altered(Lemke *L)
-{
-    const mbdcp_float *given = L->q;
-    L->q = L->qalt;
-    const mbdcp_int r = equilibrate(L) ? cold_start(L, L->qs, 0) : -1;
-    MbdcpStatus st = r < 0 ? MBDCP_NUMERICAL_ERROR : run(L, r, L->limit);
-    if (st == MBDCP_SOLVED) st = polish(L);
-    const int solved = st == MBDCP_SOLVED && L->verified;
-    L->q = given;
-    if (L->certified && L->out->ray) memset(L->out->ray, 0, (size_t)L->n * sizeof(mbdcp_float));
-    L->verified = L->certified = 0;
-    L->status = st == MBDCP_INTERRUPTED ? st : MBDCP_NUMERICAL_ERROR;
-    if (!solved) return;
-    for (mbdcp_int i = 0; i < L->n; ++i) L->path[i] = 0;
-    for (mbdcp_int i = 0; i < L->n; ++i)
-        if (L->basis[i] >= L->n && L->basis[i] < 2 * L->n) L->path[L->basis[i] - L->n] = 1;
-    if (equilibrate(L)) from_path(L);
 }
 
 /* On a degenerate problem the lexicographic rule decides ties between basic values that are zero
@@ -1526,8 +1473,7 @@ static void hint_from_altered(Lemke *L)
  * point fails. Once more on q + delta v, delta = PERTURB max |q|, v_i = frac(a (i + 1)) in [0, 1)
  * for an irrational a: the perturbation that the lexicographic rule stands for, with gaps rounding
  * cannot hide, along up to PERTURB_TRIES directions. Answers are verified against the given q: they
- * count only where delta is within the tolerance. Where the point fails, q' is solved on its own and
- * its basis tried on q (hint_from_altered). */
+ * count only where delta is within the tolerance. */
 static void try_perturbed(Lemke *L)
 {
     const mbdcp_float directions[PERTURB_TRIES] = {0.6180339887498949, 0.7548776662466927, 0.41421356237309515};
@@ -1536,9 +1482,6 @@ static void try_perturbed(Lemke *L)
         const mbdcp_float delta = PERTURB * mbdcp_norm_inf((size_t)L->n, L->q);
         for (mbdcp_int i = 0; i < L->n; ++i) L->qs[i] += L->rs[i] * delta * fmod(directions[t] * (i + 1), 1.0);
         last_path(L);
-        if (settled(L) || L->status == MBDCP_INTERRUPTED) continue;
-        for (mbdcp_int i = 0; i < L->n; ++i) L->qalt[i] = L->q[i] + delta * fmod(directions[t] * (i + 1), 1.0);
-        hint_from_altered(L);
     }
 }
 
@@ -1631,25 +1574,21 @@ static void setup(Lemke *L, mbdcp_int n, const mbdcp_float *M, const mbdcp_float
     L->rs = L->cov + ld;
     L->cs = L->rs + ld;
     L->ratios = L->cs + ld;
-    L->qalt = L->ratios + ld;
-    L->X = L->qalt + ld;
+    L->X = L->ratios + ld;
     L->basis = (mbdcp_int *)(L->X + PANEL * nn);
     L->cand = L->basis + nn;
     L->P = L->cand + nn;
     L->pos = L->P + nn;
     L->flags = L->pos + nn;
-    L->path = L->flags + nn;
     L->entering = -1;
     L->status = MBDCP_NUMERICAL_ERROR;
     L->limit = s->max_pivots > 0 ? s->max_pivots : 100 * (n + 1);
 }
 
-/* The last attempts, while the outcome is still open after the paths broke down: with q's entries
- * at rounding level zero, then on perturbed data when M is not positive semidefinite, else on
- * regularized data. */
+/* The last attempts, while the outcome is still open after the paths broke down: on perturbed
+ * data when M is not positive semidefinite, else on regularized data. */
 static void try_last(Lemke *L, const mbdcp_float *M)
 {
-    if (!settled(L) && (L->status == MBDCP_NUMERICAL_ERROR || L->status == MBDCP_SOLVED)) try_flushed(L);
     const int open = !settled(L) && (L->status == MBDCP_NUMERICAL_ERROR || L->status == MBDCP_SOLVED);
     const int psd = open && semidefinite(L->n, M, L->Bc);
     if (open && !psd) try_perturbed(L);
@@ -1680,7 +1619,8 @@ static LemkeKeptWhat kept_state(mbdcp_int n, int reuse, const void *work)
 
 /* Lemke's method as a cascade of strategies, each tried while the outcome is open: the hint solved
  * directly, the kept basis of the last solve (`reuse`), the warm start from the hint, the two cold
- * paths, then the last paths on perturbed (M not positive semidefinite) or regularized data. */
+ * paths, the last paths on perturbed (M not positive semidefinite) or regularized data, then the
+ * cold paths with exact ratio comparisons. */
 static MbdcpReturn solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q, const mbdcp_float *q_mag,
                          const MbdcpLemkeSettings *settings, const mbdcp_int *start, int reuse,
                          const MbdcpLemkeOutput *out, MbdcpLemkeInfo *info, void *work, size_t work_bytes)
@@ -1709,6 +1649,7 @@ static MbdcpReturn solve(mbdcp_int n, const mbdcp_float *M, const mbdcp_float *q
     if (start && !settled(&L)) try_warm(&L, start);
     if (!settled(&L)) try_cold(&L);
     try_last(&L, M);
+    if (!settled(&L)) try_strict(&L);
     if (L.verified) L.status = MBDCP_SOLVED;
     if (L.status == MBDCP_SOLVED && L.verified && L.kept->what != KEPT_BASIS) L.kept->what = KEPT_INVERSE;
     finish(&L, info);
