@@ -29,8 +29,9 @@
  * settings.factor_blocks (from mbdcp_ccp_factor_blocks). The interior-point phase runs at most 200
  * iterations.
  * MBDCP_CCP_AUTO: APGD for as many iterations as cost about 25 interior-point iterations (estimated
- * from the factor's flops and the products with N), then the interior-point method from APGD's
- * best point (and APGD again if needed, as above); without factor_blocks, APGD alone.
+ * from the factor's flops and the products with N; at least 50, at most a quarter of max_iter), then
+ * the interior-point method from APGD's best point (and APGD again if needed, as above); without
+ * factor_blocks, APGD alone.
  *
  * No solution: a direction d with d_i in K_i, N d = 0 (P d = 0) and p^T d < 0 is an impulse pattern
  * in equilibrium along which the objective falls without bound; it proves that no solution exists
