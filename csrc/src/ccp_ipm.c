@@ -21,6 +21,9 @@
  * diagonal FIXED_WEIGHT * L. */
 #define FIXED_WEIGHT 1e12
 #define REFINE_STEPS 10
+/* Refinement stops once the scaled system's residual is below REFINE_TOL times its right-hand side
+ * (rounding level: a further step changes nothing the iteration can use). */
+#define REFINE_TOL 1e-14
 #define STEP_FRACTION 0.99
 /* The iterates are tested for a certificate once they exceed CERT_TRIGGER times their first size. */
 #define CERT_TRIGGER 1e3
@@ -559,9 +562,10 @@ static MbdcpReturn newton_direction(Ipm *I, mbdcp_float *dx, mbdcp_float *ds)
     memset(dxh, 0, (size_t)I->l.np * sizeof(mbdcp_float));
     MbdcpReturn rc = solve_add(I, I->rhs, dxh);
     mbdcp_float prev = INFINITY;
+    const mbdcp_float enough = REFINE_TOL * mbdcp_norm_inf((size_t)I->l.np, I->rhs);
     for (int k = 0; k < REFINE_STEPS && rc == MBDCP_OK; ++k) {
         const mbdcp_float r = newton_residual(I, dxh, dx, I->ref);
-        if (!(r < 0.5 * prev) || r == 0.0) break;
+        if (!(r < 0.5 * prev) || r <= enough) break;
         prev = r;
         rc = solve_add(I, I->ref, dxh);
     }
