@@ -22,7 +22,9 @@
  * = r with H = F^-T F^-1 the cones' barrier Hessian, through the quasi-definite augmented system
  * [[I, (P F)^T], [P F, -M]] (Vanderbei 1995) with the sparse LDL^T of sparse_ldl.h on 3 x 3 blocks:
  * the contacts and joints eliminated first, then the velocities (each in the approximate minimum
- * degree order); N is never formed; iterative refinement on the scaled system. As the iterates
+ * degree order); N is never formed; iterative refinement on the scaled system. Without a warm start
+ * it starts from x = -(N + L E)^-1 p (E: the contacts' entries), where s = N x + p = -L x on the
+ * contacts (one more factorisation), both then shifted into the cones' interiors. As the iterates
  * near the cones' boundaries the scaled system's condition grows like 1 / (duality gap) and its
  * solves lose precision; when its steps stall, the method hands its best point to APGD, which
  * finishes (info->finished says which method did). Needs M (problem.M_*) and
