@@ -21,11 +21,13 @@
 5. (--decided) Random-pair and lattice piles of 1k, 4k and 20k contacts: APGD, Newton, auto and
    Clarabel to 1e-6, and whether each mbdcp solve was decided (SOLVED or a certificate).
 6. (--decide) Random-pair piles (random_pair_pile: 1,600 bodies and 4,000 contacts, with --large
-   8,000 and 20,000), several seeds, with and without solutions: mbdcp.ccp's default and Clarabel
-   back to back in one process; each verdict (SOLVED, or RAY_TERMINATION with a certificate) checked
-   here in extended precision (checked_verdict), Clarabel's verdict beside it, times and ratios.
+   8,000 and 20,000), several seeds, with and without solutions: mbdcp.ccp's default (or --method)
+   and Clarabel back to back in one process, with each one's time per iteration; each verdict (SOLVED,
+   or RAY_TERMINATION with a certificate) checked here in extended precision (checked_verdict),
+   Clarabel's verdict beside it, times and ratios.
 
-    python benchmarks/bench_ccp.py [--quick] [--settling | --decided | --decide [--large] [--seeds N] [--first SEED]]
+    python benchmarks/bench_ccp.py [--quick] [--settling | --decided | --decide [--large] [--seeds N] [--first SEED]
+                                   [--method METHOD]]
 """
 import argparse
 import os
@@ -78,7 +80,7 @@ def clarabel_solve(N, p, mu):
     solver = clarabel.DefaultSolver(sp.triu(N).tocsc(), p, A, np.zeros(n), [clarabel.SecondOrderConeT(3)] * (n // 3), s)
     t0 = time.perf_counter()
     sol = solver.solve()
-    return time.perf_counter() - t0, np.array(sol.x), str(sol.status)
+    return time.perf_counter() - t0, np.array(sol.x), str(sol.status), sol.iterations
 
 
 def siconos_fc3d(N, p, mu, tol):
@@ -178,7 +180,7 @@ def decided(quick):
             if n_c <= 5000:
                 try:
                     N, p = conic_qp(d)
-                    t_c, _, st = clarabel_solve(N, p, d["mu"])
+                    t_c, _, st, _ = clarabel_solve(N, p, d["mu"])
                     rows.append([kind, n_c, "clarabel", f"{t_c:.3f}", "-", st, "-"])
                     rows[first][3] += f" ({times['apgd'] / t_c:.3f} of Clarabel)"
                 except ImportError:
@@ -278,16 +280,17 @@ def checked_verdict(d, res, tol, P=None, Minv=None, p=None):
 
 
 def clarabel_verdict(N, p, mu):
-    """(seconds, verdict) of Clarabel on the same conic QP: "solution", "no solution" (DualInfeasible,
-    AlmostDualInfeasible) or its status."""
-    t, _, status = clarabel_solve(N, p, mu)
+    """(seconds, verdict, iterations) of Clarabel on the same conic QP: "solution", "no solution"
+    (DualInfeasible, AlmostDualInfeasible) or its status."""
+    t, _, status, iterations = clarabel_solve(N, p, mu)
     verdicts = {"Solved": "solution", "AlmostSolved": "solution", "DualInfeasible": "no solution",
                 "AlmostDualInfeasible": "no solution"}
-    return t, verdicts.get(status, status)
+    return t, verdicts.get(status, status), iterations
 
 
-def decide(large, seeds, first=0, tol=1e-6):
-    """Section 6 (--decide): random-pair piles, mbdcp.ccp's default and Clarabel back to back."""
+def decide(large, seeds, first=0, tol=1e-6, method=None):
+    """Section 6 (--decide): random-pair piles, mbdcp.ccp (its default method, or ``method``) and
+    Clarabel back to back; time per iteration of each beside the totals."""
     sizes = ((1600, 4000), (8000, 20000)) if large else ((1600, 4000),)
     rows, ratios, failures = [], [], 0
     for nb, nc in sizes:
@@ -295,23 +298,26 @@ def decide(large, seeds, first=0, tol=1e-6):
             d = random_pair_pile(nb, nc, seed)
             P, Minv, p = ccp_data(d)
             t0 = time.perf_counter()
-            res = mbdcp.ccp(**d, tol=tol)
+            res = mbdcp.ccp(**d, tol=tol, **({"method": method} if method else {}))
             t_m = time.perf_counter() - t0
             verdict, check = checked_verdict(d, res, tol, P, Minv, p)
             try:
-                t_c, v_c = clarabel_verdict((P.T @ Minv @ P).tocsc(), p, d["mu"])
+                t_c, v_c, it_c = clarabel_verdict((P.T @ Minv @ P).tocsc(), p, d["mu"])
             except ImportError:
-                t_c, v_c = float("nan"), "-"
+                t_c, v_c, it_c = float("nan"), "-", 0
             agree = "-" if v_c not in ("solution", "no solution") else ("yes" if v_c == verdict else "NO")
             failures += verdict == "REJECTED" or agree == "NO"
             if np.isfinite(t_c):
                 ratios.append(t_m / t_c)
             check_text = f"{check:.1e}" if isinstance(check, float) else check
-            rows.append([nc, seed, res.status.name, res.iterations, verdict, check_text, f"{t_m:.3f}", v_c, f"{t_c:.3f}",
-                         f"{t_m / t_c:.4f}", agree])
-    print(f"\nEvery CCP decided: random-pair piles, mbdcp.ccp (default method, tol {tol}) beside Clarabel [s]")
-    print_table(["contacts", "seed", "status", "iterations", "checked verdict", "check", "mbdcp s", "Clarabel",
-                 "Clarabel s", "mbdcp/Clarabel", "agree"], rows)
+            per_it = f"{t_m / max(res.iterations, 1) * 1e3:.1f}"
+            per_it_c = f"{t_c / it_c * 1e3:.1f}" if it_c else "-"
+            rows.append([nc, seed, res.status.name, res.iterations, verdict, check_text, f"{t_m:.3f}", per_it, v_c,
+                         it_c, f"{t_c:.3f}", per_it_c, f"{t_m / t_c:.4f}", agree])
+    print(f"\nEvery CCP decided: random-pair piles, mbdcp.ccp ({method or 'default'} method, tol {tol}) beside "
+          "Clarabel [s]; ms/it: time per iteration (an interior-point iteration factors once, an APGD one does not)")
+    print_table(["contacts", "seed", "status", "iterations", "checked verdict", "check", "mbdcp s", "ms/it", "Clarabel",
+                 "its", "Clarabel s", "ms/it", "mbdcp/Clarabel", "agree"], rows)
     if ratios:
         print(f"time ratio mbdcp/Clarabel: geometric mean {np.exp(np.mean(np.log(ratios))):.4f}, worst {max(ratios):.4f}")
     print(f"rejected or disagreeing: {failures}")
@@ -326,9 +332,10 @@ def main():
     ap.add_argument("--large", action="store_true", help="section 6 also at 20,000 contacts")
     ap.add_argument("--seeds", type=int, default=5, help="section 6: seeds per size")
     ap.add_argument("--first", type=int, default=0, help="section 6: the first seed")
+    ap.add_argument("--method", default=None, help="section 6: mbdcp.ccp's method (default: its default)")
     args = ap.parse_args()
     if args.decide:
-        decide(args.large, args.seeds, args.first)
+        decide(args.large, args.seeds, args.first, method=args.method)
         return
     if args.decided:
         decided(args.quick)
@@ -353,7 +360,7 @@ def main():
             rows.append([f"mbdcp {method}", f"{t:.3f}", res.iterations, f"{res.residual:.1e}",
                          f"{objective(N, p, res.gamma.ravel()):.8e}", res.status.name])
         try:
-            t_c, x_c, st = clarabel_solve(N, p, d["mu"])
+            t_c, x_c, st, _ = clarabel_solve(N, p, d["mu"])
             f_c = objective(N, p, x_c)
             rows.append(["clarabel", f"{t_c:.3f}", "-", "-", f"{f_c:.8e}", st])
         except ImportError:

@@ -807,6 +807,10 @@ static void gauss_seidel(Ccp *C, mbdcp_float *nu, mbdcp_float *u)
  * over where it crawls. */
 #define IPM_EXPECTED 25
 #define AUTO_MIN_APGD 50
+/* ... and at most this share of max_iter: where a factorisation costs more than max_iter of APGD's
+ * iterations (a pattern that fills in), a stalled or diverging APGD would otherwise hold the solve
+ * to max_iter and never hand it to the method that decides it. */
+#define AUTO_APGD_SHARE 0.25
 /* The interior-point method's own iteration limit (it needs tens, not thousands). */
 #define AUTO_IPM_ITER 200
 
@@ -833,7 +837,8 @@ static MbdcpReturn run_ipm(Ccp *C, mbdcp_float *nu, mbdcp_float *u, int warm, mb
 }
 
 /* APGD's iterations that cost as much as IPM_EXPECTED interior-point iterations (a factorisation,
- * its solves with refinement, a few products with N each). */
+ * its solves with refinement, a few products with N each), within AUTO_MIN_APGD and
+ * AUTO_APGD_SHARE of max_iter (and max_iter itself). */
 mbdcp_int mbdcp_ccp_auto_budget(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s)
 {
     if (!p || !s || !p->P_colptr || !p->Q_colptr || s->factor_blocks < 0) return -1;
@@ -843,7 +848,7 @@ mbdcp_int mbdcp_ccp_auto_budget(const MbdcpCcpProblem *p, const MbdcpCcpSettings
     const mbdcp_float ipm_iteration = factor + 8.0 * 18.0 * blocks + 8.0 * product;
     const mbdcp_float budget = IPM_EXPECTED * ipm_iteration / (2.5 * product);
     const mbdcp_float cap = (mbdcp_float)s->max_iter;
-    return (mbdcp_int)fmin(cap, fmax((mbdcp_float)AUTO_MIN_APGD, budget));
+    return (mbdcp_int)fmin(cap, fmax((mbdcp_float)AUTO_MIN_APGD, fmin(budget, AUTO_APGD_SHARE * cap)));
 }
 
 /* The interior-point method (from nu if warm) for at most ipm_iter iterations; when it neither

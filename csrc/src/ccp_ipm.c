@@ -21,6 +21,9 @@
  * diagonal FIXED_WEIGHT * L. */
 #define FIXED_WEIGHT 1e12
 #define REFINE_STEPS 10
+/* Refinement stops once the scaled system's residual is below REFINE_TOL times its right-hand side
+ * (rounding level: a further step changes nothing the iteration can use). */
+#define REFINE_TOL 1e-14
 #define STEP_FRACTION 0.99
 /* The iterates are tested for a certificate once they exceed CERT_TRIGGER times their first size. */
 #define CERT_TRIGGER 1e3
@@ -550,22 +553,30 @@ static mbdcp_float newton_residual(Ipm *I, const mbdcp_float *dxh, mbdcp_float *
     return r;
 }
 
+/* dxh: the scaled system's solution for I->rhs, refined; dx = F dxh. */
+static MbdcpReturn refined_solve(Ipm *I, mbdcp_float *dxh, mbdcp_float *dx)
+{
+    memset(dxh, 0, (size_t)I->l.np * sizeof(mbdcp_float));
+    MbdcpReturn rc = solve_add(I, I->rhs, dxh);
+    mbdcp_float prev = INFINITY;
+    const mbdcp_float enough = REFINE_TOL * mbdcp_norm_inf((size_t)I->l.np, I->rhs);
+    for (int k = 0; k < REFINE_STEPS && rc == MBDCP_OK; ++k) {
+        const mbdcp_float r = newton_residual(I, dxh, dx, I->ref);
+        if (!(r < 0.5 * prev) || r <= enough) break;
+        prev = r;
+        rc = solve_add(I, I->ref, dxh);
+    }
+    unscale(I, dxh, dx);
+    return rc;
+}
+
 /* The direction from the scaled system with refinement: dx = F dxh, and ds from the linearised
  * complementarity, W^-1 T^-1 ds = c - dxh (exact in the scaled variables; what the solve leaves
  * over shows up as infeasibility, which the next iteration removes); 0 on joints. */
 static MbdcpReturn newton_direction(Ipm *I, mbdcp_float *dx, mbdcp_float *ds)
 {
     mbdcp_float *dxh = I->dh;
-    memset(dxh, 0, (size_t)I->l.np * sizeof(mbdcp_float));
-    MbdcpReturn rc = solve_add(I, I->rhs, dxh);
-    mbdcp_float prev = INFINITY;
-    for (int k = 0; k < REFINE_STEPS && rc == MBDCP_OK; ++k) {
-        const mbdcp_float r = newton_residual(I, dxh, dx, I->ref);
-        if (!(r < 0.5 * prev) || r == 0.0) break;
-        prev = r;
-        rc = solve_add(I, I->ref, dxh);
-    }
-    unscale(I, dxh, dx);
+    MbdcpReturn rc = refined_solve(I, dxh, dx);
     for (mbdcp_int i = 0; i < I->l.nc; ++i) {
         const mbdcp_float *w = I->nt + 4 * i, *c = I->cv + 3 * i, *h = dxh + 3 * i;
         mbdcp_float *d = ds + 3 * i;
@@ -654,12 +665,40 @@ static void shift(const Ipm *I, int dual, mbdcp_float t, mbdcp_float *v)
     }
 }
 
-/* Mehrotra's (1992) start, from the warm start x (or 0) and s = N x + p: both shifted into the
- * interior by at least a floor, then by the amounts that balance x^T s. */
-static void start(Ipm *I, int warm)
+/* A cold start: x = -(N + L E)^-1 p (E: the contacts' entries; the frictionless contacts'
+ * tangents held at 0), the minimiser of the objective plus L/2 |x_contacts|^2, for which s = N x + p
+ * = -L x on the contacts: both sides of the complementarity start from one point, as in
+ * Vandenberghe's (2010) start for cone QPs. The scaled system with F = E / sqrt(L) (H = L E). */
+static MbdcpReturn least_squares_start(Ipm *I)
+{
+    const mbdcp_float f = 1.0 / sqrt(I->J->L), ft = 1.0 / sqrt(I->fixed);
+    for (mbdcp_int i = 0; i < I->l.nc; ++i) {
+        mbdcp_float *F = I->F + 9 * (size_t)i;
+        memset(F, 0, 9 * sizeof(mbdcp_float));
+        F[0] = f;
+        F[4] = F[8] = frictionless(I, i) ? ft : f;
+        for (int a = 0; a < 3; ++a) I->rhs[3 * i + a] = -F[4 * a] * I->p->p[3 * i + a];
+    }
+    for (mbdcp_int j = 3 * I->l.nc; j < I->l.np; ++j) I->rhs[j] = -I->p->p[j];
+    scaled_P(I);
+    MbdcpReturn rc = mbdcp_sldl_factor(&I->f, I->val, PIVOT_TOL);
+    if (rc == MBDCP_OK) rc = refined_solve(I, I->dh, I->x);
+    if (rc == MBDCP_OK && !mbdcp_all_finite((size_t)I->l.np, I->x)) rc = MBDCP_ERR_NONFINITE;
+    for (mbdcp_int i = 0; i < I->l.nc; ++i)
+        if (frictionless(I, i)) I->x[3 * i + 1] = I->x[3 * i + 2] = 0.0;
+    return rc;
+}
+
+/* Mehrotra's (1992) start, from the warm start x (or the least-squares start, or 0) and s = N x +
+ * p: both shifted into the interior by at least a floor, then by the amounts that balance x^T s. */
+static MbdcpReturn start(Ipm *I, int warm)
 {
     const Layout *l = &I->l;
-    if (!warm) memset(I->x, 0, (size_t)l->np * sizeof(mbdcp_float));
+    if (!warm) {
+        const MbdcpReturn rc = least_squares_start(I);
+        if (rc != MBDCP_OK && rc != MBDCP_ERR_NONFINITE) return rc;
+        if (rc != MBDCP_OK) memset(I->x, 0, (size_t)l->np * sizeof(mbdcp_float));
+    }
     memset(I->s, 0, (size_t)l->np * sizeof(mbdcp_float));
     residuals(I);
     memcpy(I->s, I->g_, 3 * (size_t)l->nc * sizeof(mbdcp_float));
@@ -685,6 +724,7 @@ static void start(Ipm *I, int warm)
         shift(I, 1, 0.5 * xs / sx, I->s);
     }
     residuals(I);
+    return MBDCP_OK;
 }
 
 /* ---- certificates ---------------------------------------------------------------------------------- */
@@ -859,7 +899,8 @@ MbdcpReturn mbdcp_ccp_ipm_run(const CcpJudge *J, mbdcp_int max_iter, mbdcp_int f
     if (rc != MBDCP_OK) return rc;
     const mbdcp_int np_ = I.l.np;
     if (warm) memcpy(I.x, nu, (size_t)np_ * sizeof(mbdcp_float));
-    start(&I, warm);
+    rc = start(&I, warm);
+    if (rc != MBDCP_OK) return rc;
     I.xsize = fmax(mbdcp_norm_inf((size_t)np_, I.x), J->pnorm / J->L);
     I.rmax = R_LIMIT * I.xsize;
     I.rcert = J->s->tol / (4.0 * DBL_EPSILON) * I.xsize;

@@ -12,6 +12,13 @@ enum { VARIABLE = 0, ELEMENT = 1, DEAD = 2 };
  * transposed into L's slot (symmetric), or nowhere (symmetric, above the diagonal). */
 enum { TO_L = 0, TO_U = 1, TO_LT = 2, SKIP = 3 };
 
+/* A symmetric factor's dense tail (the last columns, each full below its diagonal: the root of the
+ * elimination tree, where most of the work of a fill-heavy pattern lies) is factored by panels of
+ * TAIL_PANEL block columns: each target block is read and written once per panel, not once per
+ * column, and its sums stay in registers. Only from TAIL_MIN columns on. */
+#define TAIL_PANEL 8
+#define TAIL_MIN 16
+
 static size_t align8(size_t bytes)
 {
     return (bytes + 7) & ~(size_t)7;
@@ -389,6 +396,9 @@ static MbdcpReturn fill_pattern(MbdcpSldl *f, const InitScratch *s, mbdcp_int nn
                 s->flag[j] = i;
             }
     }
+    f->tail = n;
+    while (f->symmetric && f->tail > 0 && f->Lp[f->tail] - f->Lp[f->tail - 1] == n - f->tail) --f->tail;
+    if (n - f->tail < TAIL_MIN) f->tail = n;
     mbdcp_float fl = 0.0;
     const mbdcp_float b3 = (mbdcp_float)f->bs * f->bs * f->bs;
     for (mbdcp_int j = 0; j < n; ++j) {
@@ -506,6 +516,15 @@ static void gemm_sub(mbdcp_int bs, const mbdcp_float *A, const mbdcp_float *B, m
 /* C -= A B^T. */
 static void gemm_sub_t(mbdcp_int bs, const mbdcp_float *A, const mbdcp_float *B, mbdcp_float *C)
 {
+    if (bs == 3) { /* the interior-point method's blocks: unrolled, the sums in the loop's order */
+        for (int i = 0; i < 3; ++i) {
+            const mbdcp_float a0 = A[3 * i], a1 = A[3 * i + 1], a2 = A[3 * i + 2];
+            C[3 * i] -= a0 * B[0] + a1 * B[1] + a2 * B[2];
+            C[3 * i + 1] -= a0 * B[3] + a1 * B[4] + a2 * B[5];
+            C[3 * i + 2] -= a0 * B[6] + a1 * B[7] + a2 * B[8];
+        }
+        return;
+    }
     for (mbdcp_int i = 0; i < bs; ++i)
         for (mbdcp_int j = 0; j < bs; ++j) {
             mbdcp_float s = 0.0;
@@ -625,6 +644,121 @@ static void schur_update(MbdcpSldl *f, mbdcp_int k, const mbdcp_float *Rk)
     }
 }
 
+/* D_k^-1 in place of D_k (Dinv's block k), its pivots below pivot_tol times the block's scale
+ * replaced (counted in f->perturbed); 0 or MBDCP_ERR_NONFINITE. */
+static MbdcpReturn pivot(MbdcpSldl *f, mbdcp_int k, const mbdcp_float *dscale, mbdcp_float big, mbdcp_float pivot_tol)
+{
+    const mbdcp_int B = f->bs * f->bs;
+    mbdcp_float *D = f->Dinv + (size_t)k * B, m = 0.0, Dk[MBDCP_SLDL_MAX_BS * MBDCP_SLDL_MAX_BS];
+    for (mbdcp_int e = 0; e < B; ++e) m = fmax(m, fabs(D[e]));
+    mbdcp_float scale = fmax(m, dscale[k]);
+    if (!(scale > 0.0)) scale = big > 0.0 ? big : 1.0;
+    memcpy(Dk, D, (size_t)B * sizeof(mbdcp_float));
+    const int pert = invert_block(f->bs, Dk, pivot_tol * scale, D);
+    if (pert < 0) return MBDCP_ERR_NONFINITE;
+    f->perturbed += pert;
+    return MBDCP_OK;
+}
+
+/* Block (i, j), i >= j, of the dense tail: D_j's block when i = j, else L's slot. */
+static mbdcp_float *tail_block(const MbdcpSldl *f, mbdcp_int i, mbdcp_int j)
+{
+    const size_t B = (size_t)f->bs * f->bs;
+    return i == j ? f->Dinv + (size_t)j * B : f->Lx + (size_t)(f->Lp[j] + i - j - 1) * B;
+}
+
+/* Block row i of tail column j -= sum over the panel's columns c of U_ic W_c (bs = 3), U_ic at
+ * U[c] + 9 i (the panel's blocks, not yet scaled by D_c^-1; W_c = D_c^-1 U_jc^T, nw of them in W). */
+static void tail_row3(const mbdcp_float *const *U, mbdcp_int nw, mbdcp_int i, const mbdcp_float *W, mbdcp_float *T)
+{
+    mbdcp_float s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, s4 = 0.0, s5 = 0.0, s6 = 0.0, s7 = 0.0, s8 = 0.0;
+    for (mbdcp_int c = 0; c < nw; ++c) {
+        const mbdcp_float *u = U[c] + 9 * (size_t)i, *w = W + 9 * (size_t)c;
+        s0 += u[0] * w[0] + u[1] * w[3] + u[2] * w[6];
+        s1 += u[0] * w[1] + u[1] * w[4] + u[2] * w[7];
+        s2 += u[0] * w[2] + u[1] * w[5] + u[2] * w[8];
+        s3 += u[3] * w[0] + u[4] * w[3] + u[5] * w[6];
+        s4 += u[3] * w[1] + u[4] * w[4] + u[5] * w[7];
+        s5 += u[3] * w[2] + u[4] * w[5] + u[5] * w[8];
+        s6 += u[6] * w[0] + u[7] * w[3] + u[8] * w[6];
+        s7 += u[6] * w[1] + u[7] * w[4] + u[8] * w[7];
+        s8 += u[6] * w[2] + u[7] * w[5] + u[8] * w[8];
+    }
+    T[0] -= s0;
+    T[1] -= s1;
+    T[2] -= s2;
+    T[3] -= s3;
+    T[4] -= s4;
+    T[5] -= s5;
+    T[6] -= s6;
+    T[7] -= s7;
+    T[8] -= s8;
+}
+
+/* Rows i >= j of tail column j (j after the panel's columns a .. a + nw - 1) -= sum over the
+ * panel's columns c of U_ic W_c (U: the panel's blocks, not yet scaled by D_c^-1; W_c = D_c^-1
+ * U_jc^T, nw of them in W). */
+static void tail_update(const MbdcpSldl *f, mbdcp_int a, mbdcp_int nw, mbdcp_int j, const mbdcp_float *W)
+{
+    const mbdcp_int bs = f->bs, B = bs * bs;
+    const mbdcp_float *U[TAIL_PANEL]; /* U[c] + B i: block (i, a + c), i > a + c */
+    for (mbdcp_int c = 0; c < nw; ++c) U[c] = f->Lx + (size_t)(f->Lp[a + c] - (a + c) - 1) * B;
+    mbdcp_float *T = f->Lx + (size_t)(f->Lp[j] - j - 1) * B; /* T + B i: block (i, j), i > j */
+    for (mbdcp_int i = j; i < f->n; ++i) {
+        mbdcp_float *Ti = i == j ? f->Dinv + (size_t)j * B : T + (size_t)i * B;
+        if (bs == 3) {
+            tail_row3(U, nw, i, W, Ti);
+            continue;
+        }
+        for (mbdcp_int c = 0; c < nw; ++c) gemm_sub(bs, U[c] + (size_t)i * B, W + (size_t)c * B, Ti);
+    }
+}
+
+/* W_c = D_c^-1 U_jc^T for the panel's columns a .. a + nw - 1 (into W). */
+static void tail_weights(const MbdcpSldl *f, mbdcp_int a, mbdcp_int nw, mbdcp_int j, mbdcp_float *W)
+{
+    const mbdcp_int bs = f->bs, B = bs * bs;
+    for (mbdcp_int c = 0; c < nw; ++c) {
+        const mbdcp_float *U = tail_block(f, j, a + c), *Di = f->Dinv + (size_t)(a + c) * B;
+        mbdcp_float *Wc = W + (size_t)c * B;
+        for (mbdcp_int r = 0; r < bs; ++r)
+            for (mbdcp_int q = 0; q < bs; ++q) {
+                mbdcp_float s = 0.0;
+                for (mbdcp_int e = 0; e < bs; ++e) s += Di[r * bs + e] * U[q * bs + e];
+                Wc[r * bs + q] = s;
+            }
+    }
+}
+
+/* The dense tail (columns f->tail on, every update from the columns before it applied), panel by
+ * panel: the panel's columns updated by its earlier columns and their pivots inverted, the columns
+ * after it updated by the whole panel, then the panel's blocks scaled, L_ic = U_ic D_c^-1. */
+static MbdcpReturn factor_tail(MbdcpSldl *f, const mbdcp_float *dscale, mbdcp_float big, mbdcp_float pivot_tol)
+{
+    const mbdcp_int n = f->n, B = f->bs * f->bs;
+    mbdcp_float *W = f->tmp, Lc[MBDCP_SLDL_MAX_BS * MBDCP_SLDL_MAX_BS];
+    for (mbdcp_int a = f->tail; a < n; a += TAIL_PANEL) {
+        const mbdcp_int nw = n - a < TAIL_PANEL ? n - a : TAIL_PANEL;
+        for (mbdcp_int c = 0; c < nw; ++c) {
+            tail_weights(f, a, c, a + c, W);
+            tail_update(f, a, c, a + c, W);
+            const MbdcpReturn rc = pivot(f, a + c, dscale, big, pivot_tol);
+            if (rc != MBDCP_OK) return rc;
+        }
+        for (mbdcp_int j = a + nw; j < n; ++j) {
+            tail_weights(f, a, nw, j, W);
+            tail_update(f, a, nw, j, W);
+        }
+        for (mbdcp_int c = a; c < a + nw; ++c)
+            for (mbdcp_int i = c + 1; i < n; ++i) {
+                mbdcp_float *L = tail_block(f, i, c);
+                memcpy(Lc, L, (size_t)B * sizeof(mbdcp_float));
+                gemm(f->bs, Lc, f->Dinv + (size_t)c * B, L);
+            }
+    }
+    return MBDCP_OK;
+}
+
 MbdcpReturn mbdcp_sldl_factor(MbdcpSldl *f, const mbdcp_float *val, mbdcp_float pivot_tol)
 {
     if (!f || (f->nnz_a > 0 && !val)) return MBDCP_ERR_NULL;
@@ -635,15 +769,10 @@ MbdcpReturn mbdcp_sldl_factor(MbdcpSldl *f, const mbdcp_float *val, mbdcp_float 
     if (!isfinite(big)) return MBDCP_ERR_NONFINITE;
     f->perturbed = 0;
     mbdcp_float *R = f->tmp, Dk[MBDCP_SLDL_MAX_BS * MBDCP_SLDL_MAX_BS];
-    for (mbdcp_int k = 0; k < n; ++k) {
-        mbdcp_float *D = f->Dinv + (size_t)k * B, m = 0.0;
-        for (mbdcp_int e = 0; e < B; ++e) m = fmax(m, fabs(D[e]));
-        mbdcp_float scale = fmax(m, dscale[k]);
-        if (!(scale > 0.0)) scale = big > 0.0 ? big : 1.0;
-        memcpy(Dk, D, (size_t)B * sizeof(mbdcp_float));
-        const int pert = invert_block(bs, Dk, pivot_tol * scale, D);
-        if (pert < 0) return MBDCP_ERR_NONFINITE;
-        f->perturbed += pert;
+    for (mbdcp_int k = 0; k < f->tail; ++k) {
+        const MbdcpReturn rc = pivot(f, k, dscale, big, pivot_tol);
+        if (rc != MBDCP_OK) return rc;
+        const mbdcp_float *D = f->Dinv + (size_t)k * B;
         const mbdcp_int p0 = f->Lp[k], cnt = f->Lp[k + 1] - p0;
         for (mbdcp_int x = 0; x < cnt; ++x) {
             mbdcp_float *L = f->Lx + (size_t)(p0 + x) * B;
@@ -654,7 +783,7 @@ MbdcpReturn mbdcp_sldl_factor(MbdcpSldl *f, const mbdcp_float *val, mbdcp_float 
         }
         schur_update(f, k, R);
     }
-    return MBDCP_OK;
+    return f->tail < n ? factor_tail(f, dscale, big, pivot_tol) : MBDCP_OK;
 }
 
 /* ---- solve ----------------------------------------------------------------------------------------- */

@@ -221,7 +221,8 @@ def ccp(M, Wn, Wt, mu, v, h, *, p_ext=None, psi_n=None, Wb=None, theta=None, dth
         (2017) compare such methods with APGD), each Newton system solved as a sparse quasi-definite
         system in M and the contacts (N is never formed); near the solution, where its linear
         algebra runs out of precision, APGD finishes from its best point. ``"auto"``: APGD for the
-        work that the interior-point method is expected to need, then the interior-point method.
+        work that the interior-point method is expected to need (at most a quarter of
+        ``max_iter``), then the interior-point method.
         Both end ``SOLVED`` or, when the problem has no solution, ``RAY_TERMINATION`` with a
         certificate (``certificate``, see :class:`CCPResult`).
     tol : float

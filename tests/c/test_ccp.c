@@ -495,6 +495,8 @@ static void test_auto_budget(void)
     CHECK(budget >= 50 && budget < s.max_iter);
     s.factor_flops *= 4.0; /* a costlier factorisation buys APGD more iterations */
     CHECK(mbdcp_ccp_auto_budget(&c.pr, &s) > budget);
+    s.factor_flops = 1e30; /* however costly the factorisation, APGD hands over within a quarter of max_iter */
+    CHECK(mbdcp_ccp_auto_budget(&c.pr, &s) == s.max_iter / 4);
     s.max_iter = 20; /* capped by max_iter */
     CHECK(mbdcp_ccp_auto_budget(&c.pr, &s) == 20);
     s.max_iter = 100000;

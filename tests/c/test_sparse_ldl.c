@@ -162,6 +162,45 @@ static void test_random_solves(void)
         }
 }
 
+/* The first column of L's dense tail for A's pattern (n if none). */
+static int tail_of(const Blocks *A)
+{
+    const size_t abytes = mbdcp_sldl_analyze_workspace_size(A->n, A->nnz);
+    void *aw = malloc(abytes);
+    int *perm = malloc((size_t)A->n * sizeof(int)), nnz_l = -1, tail = -1;
+    if (mbdcp_sldl_analyze(A->n, A->ptr, A->ind, perm, &nnz_l, NULL, aw, abytes) == MBDCP_OK) {
+        const size_t bytes = mbdcp_sldl_workspace_size(A->n, A->bs, 1, A->nnz, nnz_l);
+        void *w = malloc(bytes);
+        MbdcpSldl f;
+        if (mbdcp_sldl_init(&f, A->n, A->bs, 1, A->ptr, A->ind, perm, nnz_l, w, bytes) == MBDCP_OK) tail = f.tail;
+        free(w);
+    }
+    free(aw);
+    free(perm);
+    return tail;
+}
+
+/* A pattern that fills in: the symmetric factor's dense tail (factored by panels, one partly
+ * filled) solves as the column-by-column factorisation does, for the 3 x 3 blocks' own kernel
+ * and the general one. */
+static void test_dense_tail(void)
+{
+    int partial = 0;
+    for (int bs = 1; bs <= 4; ++bs)
+        for (int n = 40; n <= 90; n += 25) {
+            Blocks A = random_blocks(n, bs, 4, (n % 2 ? -1.0 : 1.0) * 12.0 * bs, 1);
+            const int tail = tail_of(&A);
+            CHECK(tail >= 0 && n - tail >= 16);
+            partial += (n - tail) % 8 != 0;
+            int pert = -1;
+            const double res = factor_and_solve(&A, 1, NULL, &pert);
+            CHECK(res >= 0.0 && res < 1e-12);
+            CHECK(pert == 0);
+            blocks_free(&A);
+        }
+    CHECK(partial > 0);
+}
+
 /* Diagonal blocks that need pivoting inside the block (a zero (0, 0) entry). */
 static void test_pivoting_inside_blocks(void)
 {
@@ -291,6 +330,7 @@ static void test_errors(void)
 int main(void)
 {
     test_random_solves();
+    test_dense_tail();
     test_pivoting_inside_blocks();
     test_arrow_fill();
     test_grid_fill();

@@ -22,15 +22,18 @@
  * = r with H = F^-T F^-1 the cones' barrier Hessian, through the quasi-definite augmented system
  * [[I, (P F)^T], [P F, -M]] (Vanderbei 1995) with the sparse LDL^T of sparse_ldl.h on 3 x 3 blocks:
  * the contacts and joints eliminated first, then the velocities (each in the approximate minimum
- * degree order); N is never formed; iterative refinement on the scaled system. As the iterates
+ * degree order); N is never formed; iterative refinement on the scaled system. Without a warm start
+ * it starts from x = -(N + L E)^-1 p (E: the contacts' entries), where s = N x + p = -L x on the
+ * contacts (one more factorisation), both then shifted into the cones' interiors. As the iterates
  * near the cones' boundaries the scaled system's condition grows like 1 / (duality gap) and its
  * solves lose precision; when its steps stall, the method hands its best point to APGD, which
  * finishes (info->finished says which method did). Needs M (problem.M_*) and
  * settings.factor_blocks (from mbdcp_ccp_factor_blocks). The interior-point phase runs at most 200
  * iterations.
  * MBDCP_CCP_AUTO: APGD for as many iterations as cost about 25 interior-point iterations (estimated
- * from the factor's flops and the products with N), then the interior-point method from APGD's
- * best point (and APGD again if needed, as above); without factor_blocks, APGD alone.
+ * from the factor's flops and the products with N; at least 50, at most a quarter of max_iter), then
+ * the interior-point method from APGD's best point (and APGD again if needed, as above); without
+ * factor_blocks, APGD alone.
  *
  * No solution: a direction d with d_i in K_i, N d = 0 (P d = 0) and p^T d < 0 is an impulse pattern
  * in equilibrium along which the objective falls without bound; it proves that no solution exists

@@ -10,6 +10,9 @@
  * elimination with partial pivoting inside the block, and a pivot at or below pivot_tol times the
  * block column's scale is replaced by +-pivot_tol times that scale and counted (`perturbed`), as in
  * static-pivoting LU (Li and Demmel 1998); the caller refines or regularises if that count is > 0.
+ * A symmetric factor's dense tail (its last columns, each full below the diagonal: the root of the
+ * elimination tree, where a pattern that fills in does most of its work) is factored by panels of
+ * block columns (right-looking across panels, left-looking inside one), in L's own storage.
  * Matrices that need no pivoting across blocks: symmetric quasi-definite ones (interior-point KKT
  * systems), block diagonally dominant ones, and the semismooth Newton matrices of friction problems
  * once regularised.
@@ -37,6 +40,7 @@ typedef struct {
     mbdcp_int nnz_a;            /* blocks of A's pattern (with duplicates) */
     mbdcp_int nnz_l;            /* blocks of L strictly below the diagonal */
     mbdcp_int max_col;          /* most blocks in a column of L */
+    mbdcp_int tail;             /* symmetric: the first column of L's dense tail (n if none) */
     mbdcp_int *perm, *iperm;    /* n: perm[k] = the block of A in position k; iperm its inverse */
     mbdcp_int *Lp, *Li;         /* n + 1 and nnz_l: L's block columns (positions, increasing) */
     mbdcp_int *amap;            /* nnz_a: where each block of A goes (-1 - k: diagonal k; else a slot) */
