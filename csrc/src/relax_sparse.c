@@ -38,6 +38,7 @@ typedef struct {
     mbdcp_int *Mp, *Mi, *Wp, *Wi, *dirc, *Kp, *Ki, *kdiag, *basis1, *basis2, *have;
     mbdcp_float *Mx, *Wx, *Kx, *gdiag;
     mbdcp_float *r, *vfree, *f0, *fmag0, *f, *fmag, *u, *rho, *z, *w, *sc, *lam, *gamma, *vprev;
+    mbdcp_float clean; /* the last basis point's entries at most this large are rounding of zero */
     MbdcpSldl FM, FK;
     void *fm_work, *fk_work;
     size_t fm_bytes, fk_bytes;
@@ -425,6 +426,7 @@ static int evaluate(Sp *S, int which, mbdcp_float *v_next)
     for (mbdcp_int i = 0; i < n; ++i) zmax = fmax(zmax, z[i]);
     const mbdcp_float clean = CLEAN_ZERO * (mbdcp_float)n * DBL_EPSILON * zmax;
     for (mbdcp_int i = 0; i < n; ++i) z[i] = z[i] <= clean ? 0.0 : z[i];
+    S->clean = clean;
     mbdcp_float *dv = S->rho;
     memset(dv, 0, (size_t)nv * sizeof(mbdcp_float));
     for (mbdcp_int j = 0; j < nw; ++j)
@@ -460,7 +462,7 @@ static int next_basis(Sp *S, int which, mbdcp_int *basis)
     int changed = 0;
     for (mbdcp_int i = 0; i < n; ++i) {
         const mbdcp_float zi = i < nw ? S->u[nv + nc + i] : S->u[nv + i - nw];
-        const mbdcp_int b = basis[i] ? zi > 0.0 : S->w[i] < -tol * S->sc[i];
+        const mbdcp_int b = basis[i] ? zi >= -S->clean : S->w[i] < -tol * S->sc[i];
         changed |= b != basis[i];
         basis[i] = b;
     }
@@ -508,6 +510,25 @@ static void guess_p1(Sp *S, const mbdcp_float *gamma, mbdcp_int *basis)
     }
     for (mbdcp_int c = 0; c < nc; ++c)
         basis[c] = S->f0[c] + gamma[c] - S->p->mu[c] * S->lam[c] < 0.0;
+}
+
+/* P1's first basis: the hint's flags for the contacts it has pressing (p_n basic), the guess of
+ * guess_p1 for the others: for a separating contact the hint only says which way it slid, and a
+ * new one would start with its direction rows and cone row apart (a basis or two each). */
+static void start_basis(Sp *S, const mbdcp_int *hint)
+{
+    const mbdcp_int nc = S->nc, nw = S->nw;
+    mbdcp_int *named = S->have; /* n_c flags (have is scratch once the data are built) */
+    guess_p1(S, S->gamma, S->basis1);
+    if (!hint) return;
+    for (mbdcp_int c = 0; c < nc; ++c) named[c] = hint[c] != 0;
+    for (mbdcp_int c = 0; c < nc; ++c) {
+        if (!named[c]) continue;
+        S->basis1[c] = hint[c] != 0;
+        S->basis1[nw + c] = hint[nw + c] != 0;
+    }
+    for (mbdcp_int k = 0; k < S->m; ++k)
+        if (named[S->dirc[k]]) S->basis1[nc + k] = hint[nc + k] != 0;
 }
 
 /* One pass of the fixed point (relax.c's fixed_point_pass): v = P1(gamma), lam = Lambda(v);
@@ -589,10 +610,7 @@ MbdcpReturn mbdcp_fixed_point_sparse(const MbdcpStepProblem *p, const MbdcpFixed
     info->residual = 0.0;
     memset(S.gamma, 0, (size_t)S.nc * sizeof(mbdcp_float));
     memcpy(S.vprev, p->v, (size_t)S.nv * sizeof(mbdcp_float));
-    if (start_p1)
-        memcpy(S.basis1, start_p1, (size_t)S.N1 * sizeof(mbdcp_int));
-    else
-        guess_p1(&S, S.gamma, S.basis1);
+    start_basis(&S, start_p1);
     for (mbdcp_int it = 0; it < s->max_iter && !bad; ++it) {
         MbdcpStatus st;
         rc = pass(&S, it, start_p2, out, info, &st);
