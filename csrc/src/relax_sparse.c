@@ -474,15 +474,14 @@ static void start_basis(Sp *S, const mbdcp_int *hint)
 
 /* One pass of the fixed point (relax.c's fixed_point_pass): v = P1(gamma), lam = Lambda(v);
  * algorithms 2, 3 then v = P2(lam), lam = Lambda(v). */
-static MbdcpReturn pass(Sp *S, mbdcp_int it, const mbdcp_int *start_p2, MbdcpFixedPointOutput *out,
+static MbdcpReturn pass(Sp *S, mbdcp_int it, MbdcpFixedPointOutput *out,
                         MbdcpFixedPointInfo *info, MbdcpStatus *st)
 {
     MbdcpReturn rc = solve_sub(S, 1, S->gamma, S->basis1, out->v_next, info, st);
     if (rc != MBDCP_OK || *st != MBDCP_SOLVED) return rc;
     sliding(S, out->v_next, S->lam);
     if (S->s->algorithm == 1) return MBDCP_OK;
-    if (it == 0)
-        memcpy(S->basis2, start_p2 ? start_p2 : S->basis1, (size_t)S->nw * sizeof(mbdcp_int));
+    if (it == 0) memcpy(S->basis2, S->basis1, (size_t)S->nw * sizeof(mbdcp_int));
     rc = solve_sub(S, 2, S->lam, S->basis2, out->v_next, info, st);
     if (rc != MBDCP_OK || *st != MBDCP_SOLVED) return rc;
     sliding(S, out->v_next, S->lam);
@@ -549,9 +548,12 @@ MbdcpReturn mbdcp_fixed_point_sparse(const MbdcpSparseStep *p, const MbdcpFixedP
     memset(S.gamma, 0, (size_t)S.nc * sizeof(mbdcp_float));
     memcpy(S.vprev, p->v, (size_t)S.nv * sizeof(mbdcp_float));
     start_basis(&S, start_p1);
+    /* P2 first starts from this P1's (p_n, beta) basis, never from start_p2: that hint is the last
+     * step's P2 basis, farther from this step's (on a forming pile it can make P2 cycle). */
+    (void)start_p2;
     for (mbdcp_int it = 0; it < s->max_iter && !bad; ++it) {
         MbdcpStatus st;
-        rc = pass(&S, it, start_p2, out, info, &st);
+        rc = pass(&S, it, out, info, &st);
         if (rc != MBDCP_OK) return rc;
         if (st != MBDCP_SOLVED) {
             info->status = st;

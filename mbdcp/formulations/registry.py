@@ -72,6 +72,10 @@ class Formulation:
     algorithm
         ``(keyword, default, choices)``: the solver option that simulate's ``algorithm=`` sets, its
         default there and its choices; None when it has none.
+    scene_form
+        How :func:`mbdcp.mechanics.simulate` assembles M and the Jacobians for its stepper
+        (:data:`mbdcp.mechanics.assembly.FORMS`); None: by ``contacts`` (dense for "directions",
+        blocks for "pairs").
     defaults
         Options per use that differ from the solver's own defaults: ``{"compare": {...}}``.
     """
@@ -90,6 +94,7 @@ class Formulation:
     stepper: Optional[str] = None
     algorithm: Optional[tuple] = None
     defaults: dict = field(default_factory=dict)
+    scene_form: Optional[str] = None
 
     @property
     def scenes(self):

@@ -263,4 +263,5 @@ register(Formulation(
     contacts="directions", data=_DATA,
     options=frozenset({"algorithm", "tol", "max_iter", "warm_start", "crash", "max_correction_speed", "baumgarte"}),
     pose=_pose, variants={f"fixed_point_{a}": {"algorithm": a} for a in (1, 2, 3)},
-    stepper="mbdcp.mechanics.steppers.fixed_point", algorithm=("algorithm", 3, (1, 2, 3))))
+    stepper="mbdcp.mechanics.steppers.fixed_point", algorithm=("algorithm", 3, (1, 2, 3)),
+    scene_form="sparse"))  # solved in compressed storage: a scene's step is never made dense

@@ -21,8 +21,8 @@
  * First bases: for P1 a guess from the free motion v_free (p_n basic where the normal row is
  * negative there, lam basic where the contact moves tangentially, with the beta most opposed to the
  * motion), replaced by the hint start_p1 (e.g. the last step's basis) contact by contact where the
- * hint has p_n basic; for P2 the hint start_p2, else P1's (p_n, beta) basis; later solves start
- * from their subproblem's last basis.
+ * hint has p_n basic; for P2 P1's final (p_n, beta) basis (start_p2 is not read); later solves
+ * start from their subproblem's last basis.
  *
  * Verification: a point is accepted when it passes mbdcp_lcp_verify_scaled's row rule (each row's
  * violation at most tol times its scale, tol = s->lemke.tol) with a scale no larger than that
