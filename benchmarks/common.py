@@ -1,4 +1,11 @@
-"""Shared helpers of the benchmarks: timing, peers, table printing."""
+"""Shared helpers of the benchmarks: timing, peers, table printing.
+
+Every table a benchmark prints is also kept, and written as JSON when the script ends if the
+environment names a file (``MBDCP_BENCH_JSON=out.json python benchmarks/bench_lemke.py``): the script,
+its arguments, the time, and each table's headers and rows. Figures are read from there, not copied
+into docstrings."""
+import atexit
+import json
 import os
 import sys
 import time
@@ -32,7 +39,31 @@ def verifies(M, q, z, tol=1e-6):
                 and np.abs(np.minimum(z, w)).max() <= tol * scale)
 
 
+_TABLES = []  # every table printed by this run, for MBDCP_BENCH_JSON
+
+
+def _cell(c):
+    """A table cell as JSON: numbers as numbers, anything else as its text."""
+    if isinstance(c, (bool, np.bool_)):
+        return bool(c)
+    if isinstance(c, (int, float, np.integer, np.floating)):
+        return c.item() if isinstance(c, np.generic) else c
+    return str(c)
+
+
+def _write_json():
+    path = os.environ.get("MBDCP_BENCH_JSON")
+    if path and _TABLES:
+        with open(path, "w", encoding="utf-8") as fh:
+            json.dump({"script": os.path.basename(sys.argv[0]), "argv": sys.argv[1:],
+                       "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "tables": _TABLES}, fh, indent=1)
+
+
+atexit.register(_write_json)
+
+
 def print_table(headers, rows):
+    _TABLES.append({"headers": [str(h) for h in headers], "rows": [[_cell(c) for c in r] for r in rows]})
     widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) for i, h in enumerate(headers)]
     line = "  ".join(f"{h:>{w}}" for h, w in zip(headers, widths))
     print(line)

@@ -1,5 +1,6 @@
 """The public callables of mbdcp with a valid call each (see surface.py): solvers, batch,
 derivatives, layers, io, study, mechanics, widgets, examples and testing helpers."""
+import inspect
 import os
 
 import numpy as np
@@ -27,6 +28,7 @@ from surface import (
 )
 
 import mbdcp
+from mbdcp.formulations import registry
 
 M6 = np.diag([1.0, 1.0, 1.0, 0.4, 0.4, 0.4])
 WN = np.array([[0.0, 0, 1, 0, 0, 0]]).T
@@ -306,6 +308,44 @@ def solver_targets():
         Target("mbdcp.formulations.full_rank.tangent_directions", mbdcp.formulations.full_rank.tangent_directions,
                [integer("n_d", 2)], ("n_d",), check_finite),
     ]
+
+
+def _data_args():
+    """Every problem datum and common option of a time step by name, as a formulation takes it
+    (the sphere of Trinkle (2003), section 4; Wt its tangent pairs)."""
+    out = contact_args() + step_keywords() + [num("h", H), coefficients("mu"), arr("Wt", WT),
+                                              arr("dpsi_t", np.zeros(2), optional=True), *lemke_opts(),
+                                              obj("warm_start", optional=True), *correction()]
+    return {a.name: a for a in out}
+
+
+def formulation_target(f):
+    """The target of a registered formulation's solver, derived from its signature and its entry:
+    its positional problem data and the keywords it models (:func:`_data_args`), the option
+    ``algorithm`` names with its choices; keywords of no known name are left out of the sweep."""
+    known = _data_args()
+    if f.algorithm is not None:
+        key, _, choices = f.algorithm
+        known[key] = (option(key, choices) if all(isinstance(c, str) for c in choices)
+                      else integer(key, domain=(min(choices), max(choices))))
+    args, positional = [], []
+    for p in inspect.signature(f.function).parameters.values():
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or (p.name not in known and p.default is not p.empty):
+            continue
+        if p.name not in known:
+            raise ValueError(f"{f.name}: no valid value known for its argument {p.name}; write its target by hand")
+        args.append(known[p.name])
+        if p.default is p.empty:
+            positional.append(p.name)
+    return Target(f"mbdcp.{f.function.__name__}", f.function, args, tuple(positional), check_success_finite)
+
+
+def formulation_targets(written):
+    """A derived target (:func:`formulation_target`) for every registered formulation that poses a
+    time step and has no target among ``written`` (those written by hand, with their own checks)."""
+    names = {t.name for t in written}
+    return [formulation_target(f) for f in registry.formulations()
+            if f.pose is not None and f"mbdcp.{f.function.__name__}" not in names]
 
 
 BATCH_FORMS = ("3-d", "column")  # an input with a leading batch axis of 1
@@ -747,7 +787,7 @@ def simulate_targets():
     m = _mech()
     sim_args = [obj("scene", Fresh(_scene), wrong=(("5", 5), ("a body", Fresh(_sphere)))), num("h", 0.01),
                 num("T", 0.05, extremes=(("T = 1e10", 1e10, "either"),)),
-                option("method", ("lcp", "fixed_point", "ccp")), flag("progress", False),
+                option("method", tuple(f.name for f in registry.formulations() if f.scenes)), flag("progress", False),
                 integer("algorithm", domain=(1, 3)), num("tol", domain="open01", optional=True),
                 integer("max_iter", optional=True), num("max_penetration", domain="nonneg", optional=True, valid_too=("inf",)),
                 flag("warm_start"), *correction()]
@@ -896,7 +936,8 @@ def testing_targets():
 
 def targets(tmp):
     """Every target of the sweep (io files are written into the directory tmp)."""
-    out = (solver_targets() + batch_targets() + derivative_targets() + layer_targets() + io_targets(tmp)
+    solvers = solver_targets()
+    out = (solvers + formulation_targets(solvers) + batch_targets() + derivative_targets() + layer_targets() + io_targets(tmp)
            + study_targets() + body_targets() + scene_targets() + simulate_targets() + widget_targets()
            + example_targets() + testing_targets())
     return [_value_names(t) for t in out]

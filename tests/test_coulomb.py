@@ -456,6 +456,19 @@ def test_case_names_agree_with_core():
 
     assert _core.FC_CASES == ("takeoff", "stick", "slide", "best_effort")
     assert set(_core.FC_METHODS) == {"nsgs", "fixed_point", "pgs", "apgd", "newton", "auto"}
+    # the method tables come from C's one list per family: names by value, in the order of the enum
+    assert list(_core.FC_METHODS.values()) == list(range(6)) and _core.FC_METHOD_NAMES == tuple(_core.FC_METHODS)
+    assert _core.CCP_METHODS == {"apgd": 0, "pjacobi": 1, "pgs": 2, "ipm": 3, "auto": 4}
+
+
+def test_the_default_iteration_limits_are_the_cores():
+    # the fixed point and Newton: MBDCP_FC_OUTER_MAX_ITER iterations; Gauss-Seidel: the settings' max_iter
+    from mbdcp.infrastructure import _core
+
+    assert (_core.DEFAULTS["fc"]["outer_max_iter"], _core.DEFAULTS["fc"]["max_iter"]) == (200, 10_000)
+    W = np.array([[1.0, 0, 0], [0, 1.0, 0.9], [0, -0.9, 1.0]])
+    res = mbdcp.coulomb(W, np.array([-1.0, 1.0, 0.5]), 0.5, method="fixed_point", tol=1e-300)  # a tol never met
+    assert res.status == mbdcp.Status.MAX_ITERATIONS and res.iterations == 200
 
 
 # ---- Newton and auto ------------------------------------------------------------------------------------

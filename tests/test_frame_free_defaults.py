@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 
 import mbdcp
+from mbdcp.formulations.step import unit_circle
 from mbdcp.mechanics import Body3D, Plane, Scene, quaternion_to_matrix, simulate
+from mbdcp.mechanics.assembly import SLIP_ROUNDING, friction_directions
 
 G = 9.81
 
@@ -109,3 +111,37 @@ def test_the_mujoco_layer_follows_the_same_rules():
     vel = tr.velocities[:, :3]
     np.testing.assert_allclose(vel - np.outer(vel @ u, u), 0.0, atol=1e-12)
     np.testing.assert_allclose(np.diff(vel @ u) / 0.01, -0.4 * G, rtol=0, atol=1e-9)
+
+
+def _directions_by_definition(n, n_d, slip=None, scale=None):
+    """The friction directions evaluated from their definition in NumPy: t1 the world axis least
+    aligned with n (the first of ties) less its normal part, or against the tangential slip where
+    it exceeds SLIP_ROUNDING of its scale; direction k = cos_k t1 + sin_k (n x t1)."""
+    k = np.argmin(np.abs(n), axis=1)
+    t1 = np.eye(3)[k] - n[np.arange(len(n)), k][:, None] * n
+    if slip is not None:
+        u = slip - np.sum(slip * n, axis=1)[:, None] * n
+        sliding = np.sum(u * u, axis=1) > (SLIP_ROUNDING * scale) ** 2
+        t1[sliding] = -u[sliding]
+    t1 /= np.linalg.norm(t1, axis=1)[:, None]
+    c, s = unit_circle(n_d)
+    return t1[:, :, None] * c + np.cross(n, t1)[:, :, None] * s
+
+
+@pytest.mark.parametrize("n_d", [2, 4, 6, 8])
+def test_friction_directions_follow_their_definition(n_d):
+    rng = np.random.default_rng(n_d)
+    n = rng.normal(size=(300, 3))
+    n = np.r_[[[0, 0, 1.0], [1.0, 0, 0], [0, -1.0, 0], [0.6, 0, 0.8]], n / np.linalg.norm(n, axis=1)[:, None]]
+    slip, scale = rng.normal(size=n.shape), np.ones(len(n))
+    slip[::3] *= 1e-11  # below the rounding of its scale: the axis rule
+    slip[1::3] = n[1::3] * 2.0  # along the normal: no tangential slip
+    for args in ((), (slip, scale)):
+        dirs = friction_directions(n, n_d, None, *args)
+        np.testing.assert_allclose(dirs, _directions_by_definition(n, n_d, *args), rtol=0, atol=1e-15)
+        np.testing.assert_allclose(np.einsum("cik,ci->ck", dirs, n), 0.0, atol=1e-12)  # u carries eps |slip|
+        np.testing.assert_allclose(np.linalg.norm(dirs, axis=1), 1.0, rtol=1e-15)
+    u = slip[2::3] - np.sum(slip[2::3] * n[2::3], axis=1)[:, None] * n[2::3]
+    first = friction_directions(n, n_d, 1, slip, scale)[2::3, :, 0]  # a sliding contact's first direction opposes it
+    np.testing.assert_allclose(first, -u / np.linalg.norm(u, axis=1)[:, None], atol=1e-15)
+    assert friction_directions(n, n_d, 3).shape == (len(n), 3, min(3, n_d))

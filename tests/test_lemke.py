@@ -353,6 +353,25 @@ def test_a_path_that_cycles_in_rounding_is_solved_on_a_perturbed_q(name):
     check_lcp(F, f, res.z, res.w)
 
 
+@pytest.mark.parametrize("name", ["capsule_at_rest_lcp.npz", "capsule_struck_lcp.npz"])
+def test_degenerate_lcps_of_a_capsule_are_solved(name):
+    """Two Stewart–Trinkle LCPs of mbdcp.mujoco steps of a capsule on the floor (two contacts on one
+    line, 4 friction directions each): at rest beside a box, its friction rows holding +-2e-33 that
+    rounding left in its velocity (36 variables, rank 23); struck by a spinning sphere (18
+    variables, rank 14). Every path, its ties decided in rounding, cycled or ended on a failing
+    point; the rounding-level entries set to zero, and a perturbed q solved on its own, give bases
+    that solve the given q. Checked row by row at each row's own scale, in extended precision."""
+    d = np.load(os.path.join(HERE, "data", name))
+    F, f = d["F"], d["f"]
+    res = mbdcp.lemke(F, f)
+    assert res.status == Status.SOLVED, res.status
+    z, Fl = res.z.astype(np.longdouble), F.astype(np.longdouble)
+    w = Fl @ z + f.astype(np.longdouble)
+    scale = np.abs(Fl) @ np.abs(z) + np.abs(f.astype(np.longdouble))
+    assert z.min() >= 0 and np.all(w >= -1e-12 * scale)
+    assert np.all(np.minimum(z, w) <= 1e-12 * scale)
+
+
 # The reduced LCP of a step of Trinkle (2003)'s sphere rolling with 8 friction directions: its friction
 # rows hold +-1.08e-16, what the rounding of a tangential speed of 1.43 - 1.43 left (the data's own scale is
 # 1.43). At each q_i's own scale no solution within the tolerance is reached; with the magnitudes of q's

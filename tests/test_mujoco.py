@@ -16,7 +16,6 @@ import mbdcp
 import mbdcp.mujoco as mm
 from mbdcp.mechanics import Body3D, Plane, Scene, simulate
 from mbdcp.mechanics.assembly import friction_directions
-from mbdcp.mujoco._directions import Directions
 
 MODELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models")
 G = 9.81
@@ -92,13 +91,6 @@ def test_contact_columns_are_the_bodies_jacobians_at_the_contact_point():
         np.testing.assert_allclose(p["Wn"][:, i], c.normal[i] @ rel, atol=1e-14)
         np.testing.assert_allclose(p["D"][:, 6 * i:6 * i + 6], rel.T @ dirs[i], atol=1e-14)
     assert np.all(p["E"].sum(axis=0) == 6) and np.all(p["U"] == 1.0)
-
-
-def test_friction_directions_are_the_mechanics_layers_to_the_bit():
-    n = np.random.default_rng(1).normal(size=(300, 3))
-    n = np.r_[[[0, 0, 1.0], [1.0, 0, 0], [0, -1.0, 0], [0.6, 0, 0.8]], n / np.linalg.norm(n, axis=1)[:, None]]
-    for n_d in (2, 4, 6, 8):
-        assert np.array_equal(Directions(n_d)(n), np.swapaxes(friction_directions(n, n_d), 1, 2))
 
 
 # ---- the issue's scenes
@@ -401,3 +393,26 @@ def test_compare_puts_mbdcp_beside_mujoco():
     with pytest.raises(ValueError, match="quantity"):
         mm.plot_comparison(table, "speed")
     plt.close("all")
+
+
+def test_a_capsule_sliding_to_rest_beside_a_box_has_every_step_solved():
+    """A capsule dropped 7 cm while moving along its axis at 1 m/s lands (mu = 1, MuJoCo's larger of
+    the pair's coefficients: the landing impulse, mu m sqrt(2 g 0.07) > m 1 m/s, stops it at once)
+    while a box dropped 5 cm rests beside it. At rest, its friction rows hold the 1e-33 that rounding
+    leaves in its velocity, signs that decide the degenerate LCP's ties: every step must still be
+    SOLVED, the capsule where it landed and the box where it fell."""
+    model = mm.load("""<mujoco><option timestep="0.005"/>
+      <asset><mesh name="cube" vertex="-.1 -.1 -.1 .1 -.1 -.1 -.1 .1 -.1 .1 .1 -.1 -.1 -.1 .1 .1 -.1 .1 -.1 .1 .1 .1 .1 .1"/></asset>
+      <worldbody><geom type="plane" size="5 5 .1" friction="0.6"/>
+        <body pos="0 0 0.12"><freejoint/><geom type="capsule" size="0.05 0.1" euler="0 90 0" condim="6"/></body>
+        <body pos="1.5 0 0.15"><freejoint/><geom type="mesh" mesh="cube"/></body>
+      </worldbody></mujoco>""")
+    qvel = np.zeros(model.nv)
+    qvel[0] = 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # condim 6: torsional and rolling friction are not mapped (warned)
+        tr = mm.simulate(model, 0.5, qvel=qvel, progress=False)
+    assert tr.success and all(s == mbdcp.Status.SOLVED for s in tr.statuses) and len(tr.statuses) == 100
+    flight, h = 1.0 * np.sqrt(2 * 0.07 / 9.81), 0.005
+    assert abs(tr.positions[-1, 0] - flight) <= 2 * h * 1.0  # landing found within two steps' travel
+    np.testing.assert_allclose(tr.positions[-1, 7:10], [1.5, 0.0, 0.1], atol=1e-6)

@@ -32,6 +32,18 @@ def test_typed_package_and_core_stub():
     stubbed |= {n.target.id for n in stub.body if isinstance(n, ast.AnnAssign)}
     public = {name for name in dir(_core) if not name.startswith("_")} - {"np"}
     assert public <= stubbed, f"missing from mbdcp/infrastructure/_core.pyi: {sorted(public - stubbed)}"
+    untyped = sorted(n.name for n in stub.body if isinstance(n, ast.FunctionDef) and n.returns is not None
+                     and "Any" in ast.unparse(n.returns))
+    assert not untyped, f"_core.pyi returns Any from {untyped}"
+
+
+def test_core_stub_agrees_with_the_extension(tmp_path):
+    # mypy's stubtest: every wrapper's parameters (names, kinds, defaults) as the stub says
+    stubtest = pytest.importorskip("mypy.stubtest")
+    allow = tmp_path / "allow.txt"
+    allow.write_text("".join(f"mbdcp.infrastructure._core.{n}\n" for n in ("__reduce_cython__", "__setstate_cython__",
+                                                                              "__test__")))
+    assert stubtest.test_stubs(stubtest.parse_options(["mbdcp.infrastructure._core", "--allowlist", str(allow)])) == 0
 
 
 def _public_modules():

@@ -50,12 +50,23 @@ MbdcpReturn mbdcp_ccp_default_settings(MbdcpCcpSettings *s)
     return MBDCP_OK;
 }
 
+/* " name" of a method, for the settings check's message */
+#define METHOD_WORD(suffix, name) " " name
+/* the name of a method, for mbdcp_ccp_method_name's table */
+#define METHOD_NAME(suffix, name) name,
+
+const char *mbdcp_ccp_method_name(MbdcpCcpMethod method)
+{
+    static const char *const names[] = {MBDCP_CCP_METHOD_LIST(METHOD_NAME)};
+    return (int)method >= 0 && (int)method < (int)MBDCP_CCP_METHOD_COUNT ? names[method] : NULL;
+}
+
 MbdcpReturn mbdcp_ccp_check_settings(const MbdcpCcpSettings *s, const char **message)
 {
     const char *msg = NULL;
     if (!s) return MBDCP_ERR_NULL;
-    if ((int)s->method < 0 || (int)s->method > 4)
-        msg = "method must be apgd, pjacobi, pgs, ipm or auto";
+    if ((int)s->method < 0 || (int)s->method >= (int)MBDCP_CCP_METHOD_COUNT)
+        msg = "method must be one of" MBDCP_CCP_METHOD_LIST(METHOD_WORD);
     else if (s->method == MBDCP_CCP_IPM && s->factor_blocks < 0)
         msg = "factor_blocks must be set from mbdcp_ccp_factor_blocks for ipm";
     else if (!(s->tol > 0.0) || !isfinite(s->tol))

@@ -24,8 +24,8 @@
 #define STEP_FRACTION 0.99
 /* The iterates are tested for a certificate once they exceed CERT_TRIGGER times their first size. */
 #define CERT_TRIGGER 1e3
-/* Beyond R_LIMIT times the solution's natural size no residual can be verified (coulomb.c's). */
-#define R_LIMIT 1e14
+/* Beyond R_LIMIT times the solution's natural size no residual can be verified (core_limits.h). */
+#include "core_limits.h"
 /* An iterate that has not lowered the best residual for this many iterations has stalled. */
 #define STALL 12
 /* A step shorter than this makes no progress. */

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "core_limits.h"
 #include "fc_internal.h"
 #include "mbdcp/ccp.h"
 #include "mbdcp/cone.h"
@@ -14,9 +15,8 @@
 
 /* The fixed point's smallest damping factor (see fixed_point()). */
 #define OMEGA_MIN 0.125
-/* Iterates beyond R_LIMIT max(||q||_inf, ...) / (1 + max |W_ij|) cannot have a residual below 1e-2
- * in double precision: the solve stops there (divergence). */
-#define R_LIMIT 1e14
+/* Iterates beyond R_LIMIT (core_limits.h) max(||q||_inf, ...) / (1 + max |W_ij|) cannot have a
+ * residual below 1e-2 in double precision: the solve stops there (divergence). */
 /* AUTO: Gauss-Seidel's rate is measured over the last RATE_WINDOW sweeps (its recent rate: the first
  * sweeps gain more than the later ones), from sweep FIRST_TEST on ... */
 #define RATE_WINDOW 3
@@ -27,8 +27,8 @@
  * the best residual) */
 #define AUTO_NEWTON_ITER 100
 #define AUTO_NEWTON_MIN 10
-/* AUTO: the fixed point's (or APGD's) iteration limit in its last phase */
-#define AUTO_LAST_ITER 200
+/* AUTO: the fixed point's (or APGD's) iteration limit in its last phase: an outer method's */
+#define AUTO_LAST_ITER MBDCP_FC_OUTER_MAX_ITER
 /* AUTO: at its first test, when Gauss-Seidel's predicted work exceeds PROBE_WORTH times PROBE_ITER
  * Newton iterations, a probe of PROBE_ITER Newton iterations from Gauss-Seidel's point: once the
  * contact states are right Newton converges superlinearly from there, in fewer iterations than from
@@ -63,6 +63,15 @@ MbdcpReturn mbdcp_fc_default_settings(MbdcpFcSettings *s)
     s->monitor.fn = NULL;
     s->monitor.ctx = NULL;
     return MBDCP_OK;
+}
+
+/* the name of a method, for mbdcp_fc_method_name's table */
+#define METHOD_NAME(suffix, name) name,
+
+const char *mbdcp_fc_method_name(MbdcpFcMethod method)
+{
+    static const char *const names[] = {MBDCP_FC_METHOD_LIST(METHOD_NAME)};
+    return (int)method >= 0 && (int)method < (int)MBDCP_FC_METHOD_COUNT ? names[method] : NULL;
 }
 
 MbdcpReturn mbdcp_fc_check_settings(const MbdcpFcSettings *s, int coulomb, const char **message)

@@ -113,7 +113,7 @@ size_t mbdcp_lemke_workspace_size(mbdcp_int n)
     if (n < 0) return 0;
     const size_t nn = (size_t)n, ld = (size_t)row_stride(n);
     const size_t bytes =
-        32 + (2 * ld * ld + 10 * ld + PANEL * nn) * sizeof(mbdcp_float) + 5 * nn * sizeof(mbdcp_int) + 16;
+        32 + (2 * ld * ld + 11 * ld + PANEL * nn) * sizeof(mbdcp_float) + 6 * nn * sizeof(mbdcp_int) + 16;
     return (bytes + 15) / 16 * 16; /* what a caller places after the workspace stays aligned */
 }
 
@@ -258,7 +258,9 @@ typedef struct {
     mbdcp_float *Mt, *qs, *cov, *rs, *cs;
     mbdcp_float *xbar, *d, *dnext, *res, *ag, *X;
     mbdcp_float *ratios; /* ratio_test's scratch: x_i^+ / d_i on the blocking rows, else +inf */
+    mbdcp_float *qalt;   /* a perturbed q, solved as a problem of its own for its basis */
     mbdcp_int *basis, *cand, *flags;
+    mbdcp_int *path;       /* the z-flags of the complementary basis a last path ended on */
     mbdcp_int z0_row;      /* row of z0 while it is basic, else -1 */
     mbdcp_int since;       /* pivots since the last refactorization */
     int stale;             /* refactor before the next decision */
@@ -1439,6 +1441,29 @@ static void try_cold(Lemke *L)
     }
 }
 
+/* The complementary basis a last path ended on (L->path) on altered data, as the given data's hint:
+ * solved directly, then with the basic w_i that fail at their row's scale exchanged for their z_i (a
+ * principal pivot: a degenerate tie that the altered data decided one way and the given q the
+ * other), then Lemke's warm start from it on the given data. Verified as every answer. */
+static void from_path(Lemke *L)
+{
+    const mbdcp_int n = L->n;
+    try_direct(L, L->path);
+    if (settled(L)) return;
+    int exchanged = 0;
+    for (mbdcp_int i = 0; i < n; ++i) {
+        L->flags[i] = L->path[i];
+        if (!L->path[i] && -L->out->w[i] > L->s->tol * L->res[i]) { /* failing at its own scale */
+            L->flags[i] = 1;
+            exchanged = 1;
+        }
+    }
+    if (exchanged) try_direct(L, L->flags);
+    if (settled(L) || !equilibrate(L)) return; /* equilibrate: M' and q' of the given data again */
+    try_warm(L, L->path);
+    L->warm = 0; /* a hint of its own, not the caller's */
+}
+
 /* A last path from the cold start on the data in L as the caller altered them (q' perturbed, or
  * M' regularized), its complementary point polished and verified against the given M and q. Only
  * a verified point counts: a ray, a limit or a failing point on altered data proves nothing about
@@ -1447,8 +1472,53 @@ static void last_path(Lemke *L)
 {
     const mbdcp_int r = cold_start(L, L->qs, 0);
     MbdcpStatus st = r < 0 ? MBDCP_NUMERICAL_ERROR : run(L, r, L->limit);
+    const int complementary = st == MBDCP_SOLVED;
+    if (complementary) /* its basis, before polish repairs it */
+        for (mbdcp_int i = 0; i < L->n; ++i) L->path[i] = 0;
+    for (mbdcp_int i = 0; complementary && i < L->n; ++i)
+        if (L->basis[i] >= L->n && L->basis[i] < 2 * L->n) L->path[L->basis[i] - L->n] = 1;
     if (st == MBDCP_SOLVED) st = polish(L); /* a certificate it finds is checked on the given data */
     L->status = st == MBDCP_SOLVED || st == MBDCP_INTERRUPTED ? st : MBDCP_NUMERICAL_ERROR;
+    if (complementary && !settled(L)) from_path(L);
+}
+
+/* Entries of q within a tight tie of its largest (|q'_i| <= TIGHT_TIE max|q'|) are, most often,
+ * zeros that rounding left nonzero (a body at rest moves at 1e-33); their signs, which rounding
+ * chose, decide the path's ties and can send it round a cycle. Once more with them zero: a change
+ * smaller than the ties the ratio test already ignores. The answer is verified against the given q. */
+static void try_flushed(Lemke *L)
+{
+    if (settled(L) || !equilibrate(L)) return;
+    const mbdcp_float cut = TIGHT_TIE * mbdcp_norm_inf((size_t)L->n, L->qs);
+    int flushed = 0;
+    for (mbdcp_int i = 0; i < L->n; ++i)
+        if (L->qs[i] != 0.0 && fabs(L->qs[i]) <= cut) {
+            L->qs[i] = 0.0;
+            flushed = 1;
+        }
+    if (flushed) last_path(L);
+}
+
+/* The perturbed q' (L->qalt) solved as a problem of its own, its point polished and verified
+ * against q' itself (polish's repairs work towards q', not q); the basis it ends on is then the
+ * given data's hint (from_path). Nothing it finds about q' (a point, a ray) is an answer. */
+static void hint_from_altered(Lemke *L)
+{
+    const mbdcp_float *given = L->q;
+    L->q = L->qalt;
+    const mbdcp_int r = equilibrate(L) ? cold_start(L, L->qs, 0) : -1;
+    MbdcpStatus st = r < 0 ? MBDCP_NUMERICAL_ERROR : run(L, r, L->limit);
+    if (st == MBDCP_SOLVED) st = polish(L);
+    const int solved = st == MBDCP_SOLVED && L->verified;
+    L->q = given;
+    if (L->certified && L->out->ray) memset(L->out->ray, 0, (size_t)L->n * sizeof(mbdcp_float));
+    L->verified = L->certified = 0;
+    L->status = st == MBDCP_INTERRUPTED ? st : MBDCP_NUMERICAL_ERROR;
+    if (!solved) return;
+    for (mbdcp_int i = 0; i < L->n; ++i) L->path[i] = 0;
+    for (mbdcp_int i = 0; i < L->n; ++i)
+        if (L->basis[i] >= L->n && L->basis[i] < 2 * L->n) L->path[L->basis[i] - L->n] = 1;
+    if (equilibrate(L)) from_path(L);
 }
 
 /* On a degenerate problem the lexicographic rule decides ties between basic values that are zero
@@ -1456,7 +1526,8 @@ static void last_path(Lemke *L)
  * point fails. Once more on q + delta v, delta = PERTURB max |q|, v_i = frac(a (i + 1)) in [0, 1)
  * for an irrational a: the perturbation that the lexicographic rule stands for, with gaps rounding
  * cannot hide, along up to PERTURB_TRIES directions. Answers are verified against the given q: they
- * count only where delta is within the tolerance. */
+ * count only where delta is within the tolerance. Where the point fails, q' is solved on its own and
+ * its basis tried on q (hint_from_altered). */
 static void try_perturbed(Lemke *L)
 {
     const mbdcp_float directions[PERTURB_TRIES] = {0.6180339887498949, 0.7548776662466927, 0.41421356237309515};
@@ -1465,6 +1536,9 @@ static void try_perturbed(Lemke *L)
         const mbdcp_float delta = PERTURB * mbdcp_norm_inf((size_t)L->n, L->q);
         for (mbdcp_int i = 0; i < L->n; ++i) L->qs[i] += L->rs[i] * delta * fmod(directions[t] * (i + 1), 1.0);
         last_path(L);
+        if (settled(L) || L->status == MBDCP_INTERRUPTED) continue;
+        for (mbdcp_int i = 0; i < L->n; ++i) L->qalt[i] = L->q[i] + delta * fmod(directions[t] * (i + 1), 1.0);
+        hint_from_altered(L);
     }
 }
 
@@ -1557,21 +1631,25 @@ static void setup(Lemke *L, mbdcp_int n, const mbdcp_float *M, const mbdcp_float
     L->rs = L->cov + ld;
     L->cs = L->rs + ld;
     L->ratios = L->cs + ld;
-    L->X = L->ratios + ld;
+    L->qalt = L->ratios + ld;
+    L->X = L->qalt + ld;
     L->basis = (mbdcp_int *)(L->X + PANEL * nn);
     L->cand = L->basis + nn;
     L->P = L->cand + nn;
     L->pos = L->P + nn;
     L->flags = L->pos + nn;
+    L->path = L->flags + nn;
     L->entering = -1;
     L->status = MBDCP_NUMERICAL_ERROR;
     L->limit = s->max_pivots > 0 ? s->max_pivots : 100 * (n + 1);
 }
 
-/* The last attempts, while the outcome is still open after the paths broke down: on perturbed
- * data when M is not positive semidefinite, else on regularized data. */
+/* The last attempts, while the outcome is still open after the paths broke down: with q's entries
+ * at rounding level zero, then on perturbed data when M is not positive semidefinite, else on
+ * regularized data. */
 static void try_last(Lemke *L, const mbdcp_float *M)
 {
+    if (!settled(L) && (L->status == MBDCP_NUMERICAL_ERROR || L->status == MBDCP_SOLVED)) try_flushed(L);
     const int open = !settled(L) && (L->status == MBDCP_NUMERICAL_ERROR || L->status == MBDCP_SOLVED);
     const int psd = open && semidefinite(L->n, M, L->Bc);
     if (open && !psd) try_perturbed(L);

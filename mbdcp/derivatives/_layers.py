@@ -1,6 +1,7 @@
 """What the differentiable layers :mod:`mbdcp.jax` and :mod:`mbdcp.torch` share, in NumPy only.
 
-Each layer call is one *problem* (``lcp``, ``step`` or ``ccp``) with its inputs by name: the
+Each layer call is one *problem* (``lcp``, or a registered formulation's :class:`Layer
+<mbdcp.formulations.registry.Layer>`: ``step``, ``ccp``; :data:`PROBLEMS`) with its inputs by name: the
 positional arrays and the array keywords (all differentiable but the groupings E, Ej), plus
 *options* (solver settings, the stabilisation settings, ``degenerate_tol``). Here:
 
@@ -25,11 +26,11 @@ import numpy as np
 
 import mbdcp
 from mbdcp import derivatives
-from mbdcp.derivatives import _native_step
 from mbdcp.derivatives._common import GEOMETRY
+from mbdcp.formulations import registry
 from mbdcp.infrastructure import validate as val
 from mbdcp.infrastructure.deprecated import renamed_keywords
-from mbdcp.infrastructure.results import CCPResult, LemkeResult, StepResult
+from mbdcp.infrastructure.results import LemkeResult
 from mbdcp.infrastructure.status import Status
 from mbdcp.tools import batch as _batch
 
@@ -95,7 +96,9 @@ class CCPOutput(NamedTuple):
 
 @dataclass(frozen=True)
 class Problem:
-    """A solver seen as a layer: inputs by name, outputs, and which options its derivative takes."""
+    """A solver seen as a layer: inputs by name, outputs, and which options its derivative takes
+    (the fields of :class:`mbdcp.formulations.registry.Layer`, with the solver, its result type and
+    derivative, and the faster paths resolved)."""
 
     name: str
     positional: tuple
@@ -104,27 +107,31 @@ class Problem:
     outputs: tuple
     derivative_options: tuple  # options the derivative needs too (the rest only drive the solver)
     anchor: str  # the input whose dimensions tell a batch apart from one problem (torch)
-    out_ndim: tuple  # dimensions of each output of one problem
-    extra_ndim: tuple  # and of each extra (what the derivative needs beyond the outputs)
+    output_forms: tuple  # the shape of each output of one problem, in dimension symbols
+    extras: tuple = ()  # result fields the derivative needs beyond the outputs
+    extra_forms: tuple = ()
+    filler: tuple = ()  # (field, placeholder) of the other fields of a result rebuilt from outputs
+    function: object = None  # the solver
+    result: object = None  # its result type
+    derivative: object = None
+    native: object = None  # native(arrays, options, outs, cots, wanted) -> gradients or None
+    batch: object = None  # batch(problem, inst, lay, options) -> (outputs, extras, status) or None
+
+    @property
+    def out_ndim(self):
+        """Dimensions of each output of one problem."""
+        return tuple(len(f) for f in self.output_forms)
+
+    @property
+    def extra_ndim(self):
+        """And of each extra."""
+        return tuple(len(f) for f in self.extra_forms)
 
 
 _DERIVATIVE_ONLY = ("degenerate_tol",)
-PROBLEMS = {
-    "lcp": Problem("lcp", ("M", "q"), (), (), ("z",), ("degenerate_tol",), "q", (1,), (1,)),
-    "step": Problem("step", ("M", "Wn", "D", "E", "U", "v", "h"),
-                    ("p_ext", "psi_n", "dpsi_n", "dpsi_f", "Wb", "theta", "dtheta", "Dj", "Ej", "beta_max"),
-                    ("E", "Ej"), StepOutput._fields, ("degenerate_tol", "max_correction_speed", "baumgarte"), "v",
-                    (1,) * 7, ()),
-    "ccp": Problem("ccp", ("M", "Wn", "Wt", "mu", "v", "h"), ("p_ext", "psi_n", "Wb", "theta", "dtheta", "dpsi_t"),
-                   (), CCPOutput._fields, ("degenerate_tol", "max_correction_speed", "baumgarte"), "v", (1, 2, 1),
-                   (0,)),
-}
-_KEYWORDS = {name: frozenset(p.keywords) for name, p in PROBLEMS.items()}
 # dimensions of one problem's input (U, mu, h, dpsi_t are judged apart: several forms)
 _NDIM = {"M": 2, "q": 1, "Wn": 2, "D": 2, "E": 2, "v": 1, "p_ext": 1, "psi_n": 1, "dpsi_n": 1, "dpsi_f": 1, "Wb": 2,
          "theta": 1, "dtheta": 1, "Dj": 2, "Ej": 2, "beta_max": 1, "Wt": 2}
-# mbdcp.batch solves exactly what mbdcp.lemke / mbdcp.step solve, for these options
-_BATCH_OPTIONS = {"lcp": ("max_iter", "tol"), "step": ("max_iter", "tol", "method")}
 # the renamed keywords of the solvers (mbdcp.infrastructure.deprecated), accepted here too
 _RENAMED = {"max_pivots": "max_iter", "solver": "method", "phi": "psi_n", "dphi_t": "dpsi_t"}
 
@@ -157,16 +164,15 @@ def arguments(problem, a):
     """The positional arguments (:func:`positional`) and the array keywords of a step or a CCP
     step (M, q of an LCP), from its inputs by name: what :func:`solve` and :func:`derivative` take."""
     args = positional(problem, [a[k] for k in problem.positional])
-    if problem.name == "lcp" or len(a) == len(args):
+    if not problem.keywords or len(a) == len(args):
         return args, {}
-    keywords = _KEYWORDS[problem.name]
-    return args, {k: x for k, x in a.items() if k in keywords}
+    return args, {k: x for k, x in a.items() if k in problem.keywords}
 
 
 def positional(problem, args):
-    """The positional inputs ``args`` (a list, in order) as the solver takes them: h a float when
-    it is a scalar (in a new list then)."""
-    if problem.name != "lcp" and type(args[-1]) is not float and np.ndim(args[-1]) == 0:
+    """The positional inputs ``args`` (a list, in order) as the solver takes them: h (last) a float
+    when it is a scalar (in a new list then)."""
+    if problem.positional[-1] == "h" and type(args[-1]) is not float and np.ndim(args[-1]) == 0:
         args = [*args[:-1], float(args[-1])]
     return args
 
@@ -182,10 +188,7 @@ def split_options(problem, options):
 def solve(problem, args, kw, solver_options, instance=None):
     """The result object of one problem (mbdcp.lemke, mbdcp.step or mbdcp.ccp on the inputs
     ``args``, ``kw`` of :func:`arguments`); SolveError naming the status unless it is SOLVED."""
-    if problem.name == "lcp":
-        res = mbdcp.lemke(*args, **solver_options)
-    else:
-        res = (mbdcp.step if problem.name == "step" else mbdcp.ccp)(*args, **kw, **solver_options)
+    res = problem.function(*args, **kw, **solver_options)
     if res.status != Status.SOLVED:
         _fail(problem, res.status, instance)
     return res
@@ -194,18 +197,14 @@ def solve(problem, args, kw, solver_options, instance=None):
 def _solve_one(problem, a, options, instance=None):
     """(outputs, extras) of one problem: extras carry what the derivative needs beyond the outputs."""
     res = solve(problem, *arguments(problem, a), split_options(problem, options)[0], instance)
-    outs = tuple(getattr(res, o) for o in problem.outputs)
-    if problem.name == "lcp":
-        return outs, (res.basis.astype(np.float64),)
-    return outs, (() if problem.name == "step" else (np.array(res.residual),))
+    return (tuple(getattr(res, o) for o in problem.outputs),
+            tuple(np.asarray(getattr(res, e), dtype=np.float64) for e in problem.extras))
 
 
 def derivative(problem, args, kw, res, derivative_options):
     """The mbdcp.derivatives object at ``res``, the result object of :func:`solve` (or one built
     from a forward pass's outputs) for the inputs ``args``, ``kw`` of :func:`arguments`."""
-    if problem.name == "lcp":
-        return derivatives.lcp(*args, res, **derivative_options)
-    return (derivatives.step if problem.name == "step" else derivatives.ccp)(*args, res, **kw, **derivative_options)
+    return problem.derivative(*args, res, **kw, **derivative_options)
 
 
 def _derivative(problem, a, outs, extras, options):
@@ -215,11 +214,9 @@ def _derivative(problem, a, outs, extras, options):
         M, q = np.asarray(a["M"], dtype=np.float64), np.asarray(a["q"], dtype=np.float64)
         z = np.asarray(outs[0], dtype=np.float64)
         res = LemkeResult(**solved, z=z, w=M @ z + q, pivots=0, residual=0.0, basis=np.asarray(extras[0]) > 0.5)
-    elif problem.name == "step":
-        res = StepResult(**solved, **dict(zip(problem.outputs, outs)), pivots=0, residual=0.0)
-    else:
-        res = CCPResult(**solved, v_next=outs[0], gamma=outs[1], p_b=outs[2], iterations=0, residual=float(extras[0]),
-                        history=np.zeros(0), method="")
+    else:  # the outputs and extras (a 0-d extra as a float), placeholders for the rest
+        res = problem.result(**solved, **dict(zip(problem.outputs, outs)), **dict(problem.filler),
+                             **{e: float(x) if np.ndim(x) == 0 else np.asarray(x) for e, x in zip(problem.extras, extras)})
     return derivative(problem, *arguments(problem, a), res, split_options(problem, options)[1])
 
 
@@ -229,7 +226,7 @@ def _vjp(problem, d, cots, wanted=None):
     if problem.name == "lcp":
         g = d.vjp(np.zeros(d.z.shape) if cots[0] is None else cots[0], _wanted=wanted)
         return {"M": g.M, "q": g.q}
-    if problem.name == "step" and wanted is not None:  # the outputs in order, absent ones None
+    if wanted is not None and hasattr(d, "_vjp"):  # the outputs in order, absent ones None
         return d._vjp(tuple(cots) + (None,) * (len(problem.outputs) - len(cots)), wanted)
     return d.vjp(**{o: c for o, c in zip(problem.outputs, cots) if c is not None})
 
@@ -255,9 +252,9 @@ def _fit(problem, name, g, shape):
 def _degenerate_note(problem, d, wanted=()):
     """'contacts [..] (kinds)' for a derivative at a kink, and for a step's gradients in the
     inputs ``wanted`` that hold a dependence of active rows; or None."""
-    tied = None
-    if problem.name == "step" and d.dependent_contacts.size and not GEOMETRY.isdisjoint(wanted):
-        tied = (f"contacts {d.dependent_contacts.tolist()} (rows dropped as dependent: the gradient in "
+    tied, dependent = None, getattr(d, "dependent_contacts", None)
+    if dependent is not None and dependent.size and not GEOMETRY.isdisjoint(wanted):
+        tied = (f"contacts {dependent.tolist()} (rows dropped as dependent: the gradient in "
                 f"{', '.join(sorted(GEOMETRY.intersection(wanted)))} holds their dependence, exact only for "
                 "changes that keep it)")
     if d.degenerate.size == 0:
@@ -265,7 +262,7 @@ def _degenerate_note(problem, d, wanted=()):
     if problem.name == "lcp":
         return f"pairs z_i = w_i = 0 at {d.degenerate.tolist()}"
     kinds = ", ".join(sorted(set(d.degenerate_kind)))
-    contacts = d.degenerate_contacts if problem.name == "step" else d.degenerate
+    contacts = getattr(d, "degenerate_contacts", d.degenerate)
     kink = f"joint friction ({kinds})" if contacts.size == 0 else f"contacts {contacts.tolist()} ({kinds})"
     return kink if tied is None else f"{kink}; {tied}"
 
@@ -332,30 +329,37 @@ def _pick(stacked, lay, i):
 
 def _solve_batch(problem, inst, lay, options):
     """Stacked (outputs, extras) of a batch; a failed instance raises SolveError."""
-    B = lay.size
-    if problem.name in _BATCH_OPTIONS and set(options) <= set(_BATCH_OPTIONS[problem.name]) \
-            and options.get("method", "lemke") == "lemke":
-        opts = {k: v for k, v in options.items() if k != "method"}
-        if problem.name == "lcp":
-            q = inst["q"] if not lay.shared["q"] else np.broadcast_to(inst["q"], (B,) + inst["q"].shape)
-            res = _batch.lemke(inst["M"], q, **opts)
-            outs, extras = (res.z,), (res.basis.astype(np.float64),)
-        else:
-            a = dict(inst)
-            U, per = np.asarray(a["U"]), not lay.shared["U"]
-            if U.ndim == 2 + per:  # diagonal matrices: mbdcp.batch takes mu
-                a["U"] = np.diagonal(U, axis1=-2, axis2=-1)
-            elif U.ndim == per == 1:  # one scalar per instance: the same mu for every contact
-                a["U"] = np.repeat(U[:, None], np.shape(a["Wn"])[-1], axis=1)
-            kw = {k: a[k] for k in problem.keywords if k in a}
-            res = _batch.step(a["M"], a["Wn"], a["D"], a["E"], a["U"], a["v"], a["h"], **kw, **opts)
-            outs, extras = tuple(getattr(res, o) for o in problem.outputs), ()
-        bad = np.flatnonzero(res.status != int(Status.SOLVED))
+    if problem.name == "lcp" and set(options) <= {"max_iter", "tol"}:  # mbdcp.batch solves what mbdcp.lemke solves
+        q = inst["q"] if not lay.shared["q"] else np.broadcast_to(inst["q"], (lay.size,) + inst["q"].shape)
+        res = _batch.lemke(inst["M"], q, **options)
+        batched = (res.z,), (res.basis.astype(np.float64),), res.status
+    else:
+        batched = problem.batch(problem, inst, lay, options) if problem.batch is not None else None
+    if batched is not None:
+        outs, extras, status = batched
+        bad = np.flatnonzero(status != int(Status.SOLVED))
         if bad.size:
-            _fail(problem, res.status[bad[0]], int(bad[0]), bad.size)
+            _fail(problem, status[bad[0]], int(bad[0]), bad.size)
         return outs, extras
-    per = [_solve_one(problem, _pick(inst, lay, i), options, instance=i) for i in range(B)]
+    per = [_solve_one(problem, _pick(inst, lay, i), options, instance=i) for i in range(lay.size)]
     return tuple(np.stack(x) for x in zip(*(o for o, _ in per))), tuple(np.stack(x) for x in zip(*(e for _, e in per)))
+
+
+def step_batch(problem, inst, lay, options):
+    """(outputs, extras, statuses) of a batch of steps by :func:`mbdcp.batch.step`, which solves
+    exactly what mbdcp.step solves with Lemke's method, for these options; else None."""
+    if not set(options) <= {"max_iter", "tol", "method"} or options.get("method", "lemke") != "lemke":
+        return None
+    a = dict(inst)
+    U, per = np.asarray(a["U"]), not lay.shared["U"]
+    if U.ndim == 2 + per:  # diagonal matrices: mbdcp.batch takes mu
+        a["U"] = np.diagonal(U, axis1=-2, axis2=-1)
+    elif U.ndim == per == 1:  # one scalar per instance: the same mu for every contact
+        a["U"] = np.repeat(U[:, None], np.shape(a["Wn"])[-1], axis=1)
+    kw = {k: a[k] for k in problem.keywords if k in a}
+    res = _batch.step(a["M"], a["Wn"], a["D"], a["E"], a["U"], a["v"], a["h"], **kw,
+                      **{k: v for k, v in options.items() if k != "method"})
+    return tuple(getattr(res, o) for o in problem.outputs), (), res.status
 
 
 def forward(problem, arrays, options, base_ndim=None):
@@ -433,18 +437,18 @@ def backward_one(problem, arrays, call_args, res, options, cots, wanted, layer="
     re-split): the gradients of the inputs named in ``wanted``, in that order, each in the shape of
     its input in ``arrays``; ``options`` are the derivative's (:func:`split_options`)."""
     grads = None
-    if problem.name == "step":
-        grads = _native(problem, arrays, options, (res.v_next, res.p_n, res.beta, res.sigma), cots, wanted)
+    if problem.native is not None:
+        grads = _native(problem, arrays, options, tuple(getattr(res, o) for o in problem.outputs), cots, wanted)
     if grads is None:
         grads = _gradients(problem, derivative(problem, *call_args, res, options), arrays, cots, wanted, layer)
     return [grads[n] for n in wanted]
 
 
 def _native(problem, arrays, options, outs, cots, wanted):
-    """The gradients of one plain step (:mod:`mbdcp.derivatives._native_step`: in the C core) in
-    the inputs' shapes, or None: another problem, or a point the C rule leaves to
-    :mod:`mbdcp.derivatives`."""
-    g = _native_step.vjp(arrays, options, outs, cots, wanted) if problem.name == "step" else None
+    """The gradients of one problem by its native path (a plain step's:
+    :mod:`mbdcp.derivatives._native_step`, in the C core) in the inputs' shapes, or None: no
+    native path, or a point it leaves to :mod:`mbdcp.derivatives`."""
+    g = problem.native(arrays, options, outs, cots, wanted) if problem.native is not None else None
     if g is None:
         return None
     return {n: _fit(problem, n, g.get(n), np.shape(arrays[n])) for n in wanted}
@@ -487,10 +491,10 @@ def output_shapes(problem, shapes):
     n_b = dim("Wb", 1)
     m, m_j = dim("D", 1), dim("Dj", 1)
     n_j = dim("Ej", 1, default=int(np.prod(shapes.get("beta_max", (0,)))))
-    _check_shapes(shapes, {"n_v": n_v, "n_c": n_c, "m": m, "n_b": n_b, "m_j": m_j, "n_j": n_j, "2 n_c": 2 * n_c, "2": 2})
-    if problem.name == "ccp":
-        return ((n_v,), (n_c, 3), (n_b,)), ((),)
-    return ((n_v,), (n_c,), (m,), (n_c,), (n_b,), (m_j,), (n_j,)), ()
+    dims = {"n_v": n_v, "n_c": n_c, "m": m, "n_b": n_b, "m_j": m_j, "n_j": n_j, "2 n_c": 2 * n_c, "2": 2}
+    _check_shapes(shapes, dims)
+    return (tuple(tuple(dims.get(d, d) for d in f) for f in problem.output_forms),
+            tuple(tuple(dims.get(d, d) for d in f) for f in problem.extra_forms))
 
 
 # the shapes mbdcp.step and mbdcp.ccp accept, by input name: each form a tuple of dimension symbols
@@ -548,3 +552,19 @@ def torch_batch_ndims(problem, shapes):
                          f"have shape (n, n) = ({n}, {n}) or (B, n, n) = ({B}, {n}, {n}), got {tuple(shapes['M'])}; "
                          "for one problem, q has shape (n,)")
     return base
+
+
+def _problem(entry):
+    """The Problem of a registered formulation with a layer."""
+    spec = entry.layer
+    return Problem(spec.name, spec.positional, tuple(spec.keywords), spec.combinatorial, spec.outputs,
+                   spec.derivative_options, spec.anchor, spec.output_forms, spec.extras, spec.extra_forms,
+                   tuple(spec.filler.items()), entry.function, entry.result, entry.derivative_function(),
+                   spec.native_function(), spec.batch_function())
+
+
+# the LCP (mbdcp.lemke: not a time step's formulation), then every registered formulation with a
+# layer (made last: a formulation's batch path may live in this module)
+PROBLEMS = {"lcp": Problem("lcp", ("M", "q"), (), (), ("z",), ("degenerate_tol",), "q", (("n",),), ("basis",),
+                           (("n",),), function=mbdcp.lemke, result=LemkeResult, derivative=derivatives.lcp)}
+PROBLEMS.update((f.layer.name, _problem(f)) for f in registry.formulations() if f.layer is not None)

@@ -28,11 +28,11 @@ Anitescu 2011).
 import numpy as np
 import scipy.sparse as sp
 
-from mbdcp.formulations.registry import Formulation, register
+from mbdcp.formulations.registry import Formulation, Layer, register
 from mbdcp.infrastructure import _core
 from mbdcp.infrastructure import stabilization as stab
 from mbdcp.infrastructure import validate as val
-from mbdcp.infrastructure.deprecated import renamed
+from mbdcp.infrastructure.deprecated import renamed_value
 from mbdcp.infrastructure.problem import friction_coefficients
 from mbdcp.infrastructure.results import CCPResult, _built
 from mbdcp.infrastructure.status import Status
@@ -176,10 +176,9 @@ def _cone_jacobian(Wn, Wt, Wb):
     return sp.hstack([sp.hstack([Wn, Wt], format="csc")[:, perm], Wb], format="csc")
 
 
-@renamed(phi="psi_n", dphi_t="dpsi_t")
 def ccp(M, Wn, Wt, mu, v, h, *, p_ext=None, psi_n=None, Wb=None, theta=None, dtheta=None,
         method="apgd", tol=_core.DEFAULTS["ccp"]["tol"], max_iter=_core.DEFAULTS["ccp"]["max_iter"], warm_start=None,
-        omega=None, max_correction_speed=None, baumgarte=1.0, dpsi_t=None):
+        omega=None, max_correction_speed=None, baumgarte=1.0, dpsi_t=None, phi=None, dphi_t=None):
     r"""Solve one time step as a cone complementarity problem.
 
     Parameters
@@ -270,6 +269,10 @@ def ccp(M, Wn, Wt, mu, v, h, *, p_ext=None, psi_n=None, Wb=None, theta=None, dth
     >>> bool(res.success), res.v_next.round(5).tolist()
     (True, [0.76076, 0.0, 0.38038])
     """
+    if phi is not None:  # the deprecated names, taken here: a decorator would be one more frame per call
+        psi_n = renamed_value("ccp", "phi", phi, "psi_n", psi_n is not None)
+    if dphi_t is not None:
+        dpsi_t = renamed_value("ccp", "dphi_t", dphi_t, "dpsi_t", dpsi_t is not None)
     method = val.choice("method", method, METHODS)
     blocks = _diagonal_blocks(M)
     if blocks is not None:  # one k x k inverse per body, and Q = M^-1 P block by block, in C
@@ -516,4 +519,8 @@ register(Formulation(
     result=CCPResult, derivative="mbdcp.derivatives.ccp", contacts="pairs", data=_DATA,
     options=frozenset({"method", "tol", "max_iter", "omega", "warm_start", "max_correction_speed", "baumgarte"}),
     pose=_pose, stepper="mbdcp.mechanics.steppers.ccp", algorithm=("method", "auto", METHODS),
-    defaults={"compare": {"tol": 1e-10}}))
+    defaults={"compare": {"tol": 1e-10}},
+    layer=Layer("ccp", ("M", "Wn", "Wt", "mu", "v", "h"), ("p_ext", "psi_n", "Wb", "theta", "dtheta", "dpsi_t"),
+                ("v_next", "gamma", "p_b"), (("n_v",), ("n_c", 3), ("n_b",)),
+                ("degenerate_tol", "max_correction_speed", "baumgarte"), extras=("residual",), extra_forms=((),),
+                filler={"iterations": 0, "history": np.zeros(0), "method": ""})))

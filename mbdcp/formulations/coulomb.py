@@ -99,6 +99,7 @@ _STATUS = tuple(Status)
 _COULOMB_METHODS = ("auto", "nsgs", "fixed_point", "newton")
 _CCP_METHODS = ("apgd", "pgs", "newton", "auto")
 _INNER_METHODS = ("apgd", "pgs")
+_DEFAULTS = _core.DEFAULTS["fc"]  # the C core's iteration limits (coulomb.h)
 
 
 def _csr(A):
@@ -267,8 +268,8 @@ def _solve(coulomb_, W, q, mu, method, inner, tol, max_iter, inner_max_iter, war
         if (Wc != Wc.T).nnz:
             S = _csr((Wc + Wc.T) * 0.5)
     outer = method in ("fixed_point", "newton") or (method == "apgd" and S is not None)
-    max_iter = _iter_limit("max_iter", max_iter, 200 if outer else 10_000)
-    inner_max_iter = _iter_limit("inner_max_iter", inner_max_iter, 10_000)
+    max_iter = _iter_limit("max_iter", max_iter, _DEFAULTS["outer_max_iter" if outer else "max_iter"])
+    inner_max_iter = _iter_limit("inner_max_iter", inner_max_iter, _DEFAULTS["inner_max_iter"])
     try:
         r, u, history, status, iterations, inner_iterations, residual, failures, finished, kind = _core.fc_solve(
             coulomb_, n_c, d, ptr, ind, wv, S, qv, muv, method, inner, tol, max_iter, inner_max_iter, r0)

@@ -16,7 +16,7 @@ import numpy as np
 
 from mbdcp.infrastructure.problem import ContactData
 
-__all__ = ["Formulation", "StepInput", "register", "unregister", "formulation", "formulations", "variants", "STEP_DATA"]
+__all__ = ["Formulation", "Layer", "StepInput", "register", "unregister", "formulation", "formulations", "variants", "STEP_DATA"]
 
 # The problem data of a time step beyond (M, Wn, D, E, U, v, h): the keywords of mbdcp.step.
 STEP_DATA = ("p_ext", "psi_n", "dpsi_n", "dpsi_f", "Wb", "theta", "dtheta", "Dj", "Ej", "beta_max")
@@ -42,6 +42,59 @@ class StepInput(ContactData):
         missing = sorted(given - set(data))
         return ({k: x for k, x in self.keywords.items() if k in data and x is not None},
                 f"this formulation does not model {', '.join(missing)}" if missing else "")
+
+
+@dataclass(frozen=True)
+class Layer:
+    """A formulation seen as a differentiable layer of :mod:`mbdcp.jax` and :mod:`mbdcp.torch`
+    (``mbdcp.<layer>.<name>``): what :mod:`mbdcp.derivatives._layers` reads of it.
+
+    name
+        The layer function's name (``"step"`` for the formulation ``"lcp"``).
+    positional, keywords, combinatorial
+        Its inputs by name: positional, the array keywords (differentiable), and the groupings
+        among them (no derivative, zero gradient).
+    outputs, output_forms
+        The result fields it returns, in order, and each one's shape in dimension symbols
+        (``("n_c", 3)``; ``n_v``, ``n_c``, ``m``, ``n_b``, ``m_j``, ``n_j`` are read from the inputs).
+    extras, extra_forms
+        The result fields its derivative needs beyond the outputs (carried beside them), and their
+        shapes.
+    filler
+        The other fields of a result rebuilt from the outputs, with placeholder values (its
+        derivative does not read them).
+    derivative_options
+        Options its derivative takes too (the others only drive the solver).
+    anchor
+        The input whose dimensions tell a batch apart from one problem (PyTorch).
+    native, batch
+        Optional faster paths, as dotted names: ``native(arrays, options, outs, cots, wanted)``
+        gives the gradients by input name (or None: the derivative then), ``batch(problem, inst,
+        layout, options)`` the stacked (outputs, extras, statuses) of a batch (or None: solved
+        instance by instance then); see :mod:`mbdcp.derivatives._layers`.
+    """
+
+    name: str
+    positional: tuple
+    keywords: tuple
+    outputs: tuple
+    output_forms: tuple
+    derivative_options: tuple
+    anchor: str = "v"
+    combinatorial: tuple = ()
+    extras: tuple = ()
+    extra_forms: tuple = ()
+    filler: dict = field(default_factory=dict)
+    native: Optional[str] = None
+    batch: Optional[str] = None
+
+    def native_function(self):
+        """The native path (``native``), or None."""
+        return _named(self.native)
+
+    def batch_function(self):
+        """The batch path (``batch``), or None."""
+        return _named(self.batch)
 
 
 @dataclass(frozen=True)
@@ -72,12 +125,19 @@ class Formulation:
     algorithm
         ``(keyword, default, choices)``: the solver option that simulate's ``algorithm=`` sets, its
         default there and its choices; None when it has none.
+    defaults
+        Options per use that differ from the solver's own defaults: ``{"compare": {...}}``.
+    stops
+        Whether a step not SOLVED stops a run of :func:`mbdcp.mechanics.simulate` (and of
+        :func:`mbdcp.mujoco.simulate`): its solver then leaves no motion to go on with (Lemke's last
+        basic point); else the run goes on with the solver's last iterate and records the status.
+    layer
+        How :mod:`mbdcp.jax` and :mod:`mbdcp.torch` see it (a :class:`Layer`, with a derivative),
+        or None.
     scene_form
         How :func:`mbdcp.mechanics.simulate` assembles M and the Jacobians for its stepper
         (:data:`mbdcp.mechanics.assembly.FORMS`); None: by ``contacts`` (dense for "directions",
         blocks for "pairs").
-    defaults
-        Options per use that differ from the solver's own defaults: ``{"compare": {...}}``.
     """
 
     name: str
@@ -94,6 +154,8 @@ class Formulation:
     stepper: Optional[str] = None
     algorithm: Optional[tuple] = None
     defaults: dict = field(default_factory=dict)
+    stops: bool = False
+    layer: Optional[Layer] = None
     scene_form: Optional[str] = None
 
     @property
@@ -127,6 +189,8 @@ def register(entry):
         raise TypeError(f"register takes a Formulation, got {type(entry).__name__}")
     if entry.contacts not in ("directions", "pairs", None) or (entry.pose is None) != (entry.contacts is None):
         raise ValueError(f"{entry.name}: contacts must be 'directions' or 'pairs' with a pose, or None without")
+    if entry.layer is not None and entry.derivative is None:
+        raise ValueError(f"{entry.name}: a layer needs a derivative")
     if entry.name in _TABLE and _TABLE[entry.name] is not entry:
         raise ValueError(f"a formulation named {entry.name!r} is registered already")
     _TABLE[entry.name] = entry

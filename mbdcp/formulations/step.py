@@ -1,7 +1,7 @@
 """One time step of the Stewart–Trinkle / Anitescu–Potra contact LCP (Trinkle 2003, eqs. 25–47)."""
 import numpy as np
 
-from mbdcp.formulations.registry import STEP_DATA, Formulation, register
+from mbdcp.formulations.registry import STEP_DATA, Formulation, Layer, register
 from mbdcp.infrastructure import _core
 from mbdcp.infrastructure import stabilization as stab
 from mbdcp.infrastructure import validate as val
@@ -237,4 +237,10 @@ register(Formulation(
     cite="Stewart & Trinkle (1996); Anitescu & Potra (1997); Trinkle (2003), eqs. 25–47", function=step,
     result=StepResult, derivative="mbdcp.derivatives.step", contacts="directions", data=frozenset(STEP_DATA),
     options=frozenset({"method", "tol", "max_iter", "warm_start", "max_correction_speed", "baumgarte"}), pose=_pose,
-    stepper="mbdcp.mechanics.steppers.lcp"))
+    stepper="mbdcp.mechanics.steppers.lcp", stops=True,
+    layer=Layer("step", ("M", "Wn", "D", "E", "U", "v", "h"), STEP_DATA,
+                ("v_next", "p_n", "beta", "sigma", "p_b", "beta_j", "sigma_j"),
+                (("n_v",), ("n_c",), ("m",), ("n_c",), ("n_b",), ("m_j",), ("n_j",)),
+                ("degenerate_tol", "max_correction_speed", "baumgarte"), combinatorial=("E", "Ej"),
+                filler={"pivots": 0, "residual": 0.0}, native="mbdcp.derivatives._native_step.vjp",
+                batch="mbdcp.derivatives._layers.step_batch")))

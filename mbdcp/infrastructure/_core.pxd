@@ -1,4 +1,5 @@
 # Declarations of the mbdcp C core (csrc/include/mbdcp/mbdcp.h); nothing else.
+from libc.stdint cimport int64_t
 
 cdef extern from "mbdcp/mbdcp.h" nogil:
     ctypedef double mbdcp_float
@@ -256,6 +257,7 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
         MBDCP_CCP_PGS
         MBDCP_CCP_IPM
         MBDCP_CCP_AUTO
+        MBDCP_CCP_METHOD_COUNT
 
     ctypedef enum MbdcpCcpCertificate:
         MBDCP_CCP_NO_CERTIFICATE
@@ -302,6 +304,7 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
 
     MbdcpReturn mbdcp_ccp_default_settings(MbdcpCcpSettings *s)
     MbdcpReturn mbdcp_ccp_check_settings(const MbdcpCcpSettings *s, const char **message)
+    const char *mbdcp_ccp_method_name(MbdcpCcpMethod method)
     size_t mbdcp_ccp_workspace_size(const MbdcpCcpProblem *p)
     size_t mbdcp_ccp_solve_workspace_size(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s)
     size_t mbdcp_ccp_factor_workspace_size(const MbdcpCcpProblem *p)
@@ -331,6 +334,41 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
                                       const mbdcp_float *r, const mbdcp_float *dirs, mbdcp_int *colptr,
                                       mbdcp_int *rowind, mbdcp_float *val)
 
+    # ---- directions.h: friction directions about contact normals
+    MbdcpReturn mbdcp_friction_directions(mbdcp_int n_c, mbdcp_int count, const mbdcp_float *normal,
+                                          const mbdcp_float *slip, const mbdcp_float *scale, mbdcp_float rounding,
+                                          const mbdcp_float *cos_k, const mbdcp_float *sin_k, mbdcp_float *dirs)
+
+    # ---- frame_contacts.h: a step's contact data from contacts in their frames (MuJoCo's layout)
+    ctypedef struct MbdcpFrameContacts:
+        mbdcp_int n_con
+        size_t stride
+        const mbdcp_float *dist
+        const mbdcp_int *row
+        const mbdcp_int *geom
+        const mbdcp_int *rows
+        const mbdcp_float *friction
+        const mbdcp_float *frame
+        const mbdcp_float *point
+    ctypedef struct MbdcpContactSet:
+        mbdcp_float *gap
+        mbdcp_float *mu
+        mbdcp_int *row
+        mbdcp_int *rows
+        mbdcp_int *geom
+        mbdcp_float *frame
+        mbdcp_float *point
+        int64_t *key
+    MbdcpReturn mbdcp_frame_contacts_select(const MbdcpFrameContacts *inp, mbdcp_float delta, int skip_negative_geom,
+                                            int64_t code_base, MbdcpContactSet *out, mbdcp_int *n)
+    MbdcpReturn mbdcp_frame_contact_columns(mbdcp_int n, mbdcp_int n_v, mbdcp_int n_rows, const mbdcp_float *J,
+                                            const MbdcpContactSet *set, const mbdcp_float *free, mbdcp_int K,
+                                            const mbdcp_float *cos_k, const mbdcp_float *sin_k, mbdcp_float rounding,
+                                            mbdcp_int ld_wn, mbdcp_float *Wn, mbdcp_float *D, mbdcp_float *work)
+    MbdcpReturn mbdcp_fastest_point(mbdcp_int n_g, mbdcp_int n_body, const mbdcp_int *body, const mbdcp_int *centre_of,
+                                    const mbdcp_float *cvel, const mbdcp_float *x, const mbdcp_float *centre,
+                                    const mbdcp_float *radius, mbdcp_float *speed)
+
     # ---- coulomb.h: Coulomb friction and its CCP relaxation on the Delassus matrix
     ctypedef enum MbdcpFcMethod:
         MBDCP_FC_NSGS
@@ -339,6 +377,7 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
         MBDCP_FC_APGD
         MBDCP_FC_NEWTON
         MBDCP_FC_AUTO
+        MBDCP_FC_METHOD_COUNT
 
     ctypedef enum MbdcpFcCertificate:
         MBDCP_FC_NO_CERTIFICATE
@@ -388,6 +427,8 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
 
     MbdcpReturn mbdcp_fc_default_settings(MbdcpFcSettings *s)
     MbdcpReturn mbdcp_fc_check_settings(const MbdcpFcSettings *s, int coulomb, const char **message)
+    const char *mbdcp_fc_method_name(MbdcpFcMethod method)
+    enum: MBDCP_FC_OUTER_MAX_ITER
     size_t mbdcp_fc_workspace_size(const MbdcpFcProblem *p, const MbdcpFcSettings *s)
     size_t mbdcp_fc_factor_workspace_size(const MbdcpFcProblem *p)
     MbdcpReturn mbdcp_fc_factor_blocks(const MbdcpFcProblem *p, mbdcp_int *blocks, mbdcp_float *flops, void *work,

@@ -19,7 +19,7 @@ from mbdcp.mechanics.bodies import rotation_matrix
 FORMS = ("dense", "sparse", "blocks")  # how assemble returns M and the Jacobians
 
 __all__ = ["FORMS", "world_inertia", "mass_blocks", "velocity", "applied_impulse", "kinetic_energy", "friction_directions",
-           "SLIP_ROUNDING", "slides", "slipping", "free_slip", "assemble"]
+           "SLIP_ROUNDING", "free_slip", "assemble"]
 
 
 def world_inertia(fields):
@@ -82,19 +82,13 @@ def friction_directions(normals, n_d, count=None, slip=None, slip_scale=None):
     mu p_n against its motion whatever its direction (the polygon's vertex, not an edge, faces the
     slip); elsewhere (no slip beyond rounding) the directions start from the world axis least
     aligned with the normal."""
-    n = normals
-    rows = np.arange(n.shape[0])
-    k = np.argmin(np.abs(n), axis=1)  # the world axis least aligned with n
-    t1 = -n[rows, k][:, None] * n
-    t1[rows, k] += 1.0
-    if slip is not None:
-        sliding, tangential = slipping(n, slip, slip_scale)
-        t1[sliding] = -tangential[sliding]
-    t1 /= np.sqrt(np.einsum("ij,ij->i", t1, t1))[:, None]
-    t2 = np.stack([n[:, 1] * t1[:, 2] - n[:, 2] * t1[:, 1], n[:, 2] * t1[:, 0] - n[:, 0] * t1[:, 2],
-                   n[:, 0] * t1[:, 1] - n[:, 1] * t1[:, 0]], axis=1)
     c, s = unit_circle(n_d)
-    return t1[:, :, None] * c[:count] + t2[:, :, None] * s[:count]
+    n = np.ascontiguousarray(normals, dtype=np.float64)
+    if slip is not None:
+        slip = np.ascontiguousarray(slip, dtype=np.float64)
+        slip_scale = np.ascontiguousarray(slip_scale, dtype=np.float64)
+    return _core.friction_directions(n, slip, slip_scale, SLIP_ROUNDING, np.ascontiguousarray(c[:count]),
+                                     np.ascontiguousarray(s[:count]))
 
 
 def free_slip(blocks, v, p_ext, ends, contacts):
@@ -120,18 +114,6 @@ def free_slip(blocks, v, p_ext, ends, contacts):
 
 
 SLIP_ROUNDING = 1e-9  # a slip below this fraction of its terms' magnitude is rounding, not a direction
-
-
-def slides(square, slip_scale):
-    """Which contacts slide, given the square of their tangential slip and its scale."""
-    return square > (SLIP_ROUNDING * slip_scale) ** 2
-
-
-def slipping(normals, slip, slip_scale):
-    """(sliding, tangential): which contacts slip beyond the rounding of the slip's terms
-    (:func:`slides`), and the tangential part of ``slip`` (n, 3)."""
-    tangential = slip - (slip * normals).sum(axis=1)[:, None] * normals
-    return slides((tangential * tangential).sum(axis=1), slip_scale), tangential
 
 
 class _Ends:

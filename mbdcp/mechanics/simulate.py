@@ -297,9 +297,10 @@ def simulate(scene, h, T, method="lcp", progress=True, algorithm=None, tol=None,
     -------
     Trajectory
         A step of the iterative solvers not reaching the status SOLVED is recorded in
-        ``statuses`` and the run goes on with the solver's last iterate; an "lcp" step that fails
-        (Lemke's last basic point is not a motion), a step giving a non-finite state, or two round bodies
-        on one centre, stops the run before that state (the bodies keep the last state).
+        ``statuses`` and the run goes on with the solver's last iterate; a failed step of a method
+        whose registry entry says so (``Formulation.stops``: "lcp", where Lemke's last basic point
+        is not a motion), a step giving a non-finite state, or two round bodies on one centre,
+        stops the run before that state (the bodies keep the last state).
         ``success`` (no failure at all) and ``first_failure`` summarise.
 
     Examples
@@ -325,6 +326,7 @@ def simulate(scene, h, T, method="lcp", progress=True, algorithm=None, tol=None,
     progress = val.flag("progress", progress)
     correction = dict(max_correction_speed=max_correction_speed, baumgarte=baumgarte)
     form, parts, solve = _solver(scene, method, h, o["algorithm"], o["tol"], o["max_iter"], o["warm_start"], correction)
+    stops = registry.formulation(method).stops  # a step not SOLVED ends the run (Formulation.stops)
     iterator = range(1, steps + 1)
     if progress:
         from tqdm.auto import tqdm
@@ -351,8 +353,8 @@ def simulate(scene, h, T, method="lcp", progress=True, algorithm=None, tol=None,
         t1 = time.perf_counter()
         res, p_n = solve(a)
         solver_seconds += time.perf_counter() - t1
-        if method == "lcp" and res.status != mbdcp.Status.SOLVED:
-            # Lemke's last basic point (z0 still in the basis) is no motion at all: stop before it
+        if stops and res.status != mbdcp.Status.SOLVED:
+            # no motion to go on with (Lemke's last basic point, z0 still in the basis): stop before it
             fail(k, "solver", f"step {k} ended with status {res.status.name}; the run stopped before it")
             break
         new = scene.advanced(res.v_next, h) if np.all(np.isfinite(res.v_next)) else None  # a status, not a raise

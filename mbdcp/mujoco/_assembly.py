@@ -21,18 +21,18 @@ from typing import Optional
 
 import numpy as np
 
-from mbdcp.mechanics.assembly import slides
+from mbdcp.formulations.step import unit_circle
+from mbdcp.infrastructure import _core
+from mbdcp.mechanics.assembly import SLIP_ROUNDING
 from mbdcp.mechanics.scene import step_reach
 from mbdcp.mujoco import _mj
 from mbdcp.mujoco._contacts import GeomContacts, geom_contacts
-from mbdcp.mujoco._directions import Directions
 from mbdcp.mujoco._rows import ConstraintRows, constraint_rows, no_rows, non_contact_rows
 
 __all__ = ["Assembler", "StepArrays", "ROTATION_DELTA"]
 
 ROTATION_DELTA = 0.1  # rad: a hinge's or ball's limit row is active within this (plus 2 h |rate|) of it
 _TINY_MARGIN = 1e-12  # m: MuJoCo keeps a contact when its distance is below the margin, strictly
-_TANGENT_ROWS = np.array([1, 2])  # a contact's tangent rows follow its normal row (elliptic cones)
 
 
 @dataclass
@@ -87,8 +87,8 @@ class Assembler:
         self.code_base = max(m.ngeom, m.njnt, m.ntendon) + 8
         self.delta, self.cache = None, {}
         self.grow_from = None  # a default delta, grown in each run to what the bodies can close in a step
-        self.geom_body, self.g = np.array(m.geom_bodyid), float(np.linalg.norm(m.opt.gravity))
-        self.geom_root = np.array(m.body_rootid)[self.geom_body]
+        self.geom_body, self.g = np.array(m.geom_bodyid, dtype=np.intc), float(np.linalg.norm(m.opt.gravity))
+        self.geom_root = np.array(m.body_rootid, dtype=np.intc)[self.geom_body]
         self.flex, self.no_rows = bool(m.nflex), no_rows(m.nv)
 
     def _limits(self, mj, model):
@@ -122,13 +122,9 @@ class Assembler:
         mj, m, d = self.mj, self.m, self.d
         if m.ngeom == 0:
             return 0.0
-        mj.mj_comVel(m, d)
-        b = self.geom_body
-        c = d.cvel[b]
-        arm = d.geom_xpos - d.subtree_com[self.geom_root]
-        sq = np.sqrt(np.stack([np.einsum("ij,ij->i", c[:, 3:], c[:, 3:]), np.einsum("ij,ij->i", c[:, :3], c[:, :3]),
-                               np.einsum("ij,ij->i", arm, arm)]))
-        return step_reach(h, float((sq[0] + sq[1] * (sq[2] + m.geom_rbound)).max()), self.g)
+        mj.mj_comVel(m, d)  # cvel: about the root's subtree centre of mass
+        s = _core.fastest_point(self.geom_body, self.geom_root, d.cvel, d.geom_xpos, d.subtree_com, m.geom_rbound)
+        return step_reach(h, s, self.g)
 
     def run(self, qpos, qvel, ctrl, h, t):
         """MuJoCo's stages on the state (qpos, qvel) with controls ``ctrl`` at time t."""
@@ -160,7 +156,7 @@ class Assembler:
         M = np.empty((nv, nv))
         self.fill_mass(m, d, M)
         J = d.efc_J.reshape(-1)[:nefc * nv].reshape(nefc, nv)
-        c = geom_contacts(d, self.delta, self.flex)
+        c = geom_contacts(d, self.delta, self.code_base, self.flex)
         other = non_contact_rows(d)  # MuJoCo's rows: equalities, friction loss, limits, then contacts
         rows = constraint_rows(d, J[:other]) if other else self.no_rows
         n_c, n_l = len(c), len(rows.limit_gap)
@@ -170,46 +166,26 @@ class Assembler:
             free = np.empty((1, nv))
             self.mj.mj_solveM(m, d, free, d.qfrc_smooth.reshape(1, nv))
             free = d.qvel + h * free[0]
-        normal_rows, T = self._contact_rows(c, J, K, pairs, n_d, free)
-        Wn = np.ascontiguousarray((np.concatenate([normal_rows, rows.limits]) if n_l else normal_rows).T)
-        if pairs and n_l:  # the limits get no tangents
-            T = np.concatenate([T, np.zeros((nv, 2 * n_l))], axis=1)
+        Wn, T = np.empty((nv, n_c + n_l)), np.empty((nv, n_c * K))
+        cos_k, sin_k = self._circle(4 if pairs else n_d, K)
+        _core.frame_contact_columns(J, c.row, c.rows, c.frame, free, cos_k, sin_k, SLIP_ROUNDING, Wn, T)
+        if n_l:  # the limits: frictionless, after the contacts
+            Wn[:, n_c:] = rows.limits.T
+            if pairs:
+                T = np.concatenate([T, np.zeros((nv, 2 * n_l))], axis=1)
         return StepArrays(M=M, Wn=Wn, D=None if pairs else T, E=None if pairs else self._grouping(n_c, n_l, K),
                           Wt=T if pairs else None, U=np.concatenate([c.mu, np.zeros(n_l)]) if n_l else c.mu,
                           v=d.qvel.copy(), h=h, p_ext=h * d.qfrc_smooth,
                           psi_n=np.concatenate([c.gap, rows.limit_gap]) if n_l else c.gap,
                           rows=rows, contacts=c, keys=self._keys(c, rows), potential=float(d.energy[0]))
 
-    def _contact_rows(self, c, J, K, pairs, n_d, free=None):
-        """(normal rows (n_c, n_v), friction columns (n_v, n_c K)) of the contacts: MuJoCo's normal
-        row, and per direction d_k the combination of its tangent rows (none for condim 1). With
-        ``free``, the velocity without friction, the directions face each contact's slip in it
-        (:func:`mbdcp.mechanics.assembly.friction_directions`)."""
-        if len(c) == 0:
-            return np.zeros((0, self.m.nv)), np.zeros((self.m.nv, 0))
-        tangent = c.row[:, None] + _TANGENT_ROWS
-        if c.frictionless:  # condim 1 has no tangent rows (and no friction)
-            tangent = np.minimum(tangent, len(J) - 1)
-        Jt = J[tangent]  # (n_c, 2, n_v)
-        slip = scale = None
-        if free is not None:  # geom 2 against geom 1 along the tangents: body a against b, as the mechanics layer
-            along = Jt @ free  # (n_c, 2): the tangential slip in the contact frame
-            scale = (np.abs(Jt).reshape(-1, Jt.shape[2]) @ np.abs(free)).reshape(-1, 2).sum(axis=1)
-            if slides((along * along).sum(axis=1), scale).any():
-                frame_t = c.frame[:, 1:]
-                slip = along[:, :1] * frame_t[:, 0] + along[:, 1:] * frame_t[:, 1]
-        dirs = self._directions(n_d, pairs)(c.normal, slip, scale)  # (n_c, K, 3)
-        coef = dirs @ np.swapaxes(c.frame[:, 1:], 1, 2)  # (n_c, K, 2): d_k . t_1, d_k . t_2
-        if c.frictionless:
-            coef[c.mu == 0] = 0.0
-        T = (coef @ Jt).reshape(len(c) * K, J.shape[1]).T
-        return J[c.row], np.ascontiguousarray(T)
-
-    def _directions(self, n_d, pairs):
-        """The friction directions about normals: n_d of them, or the CCP's tangent pair."""
-        key = (4, 2) if pairs else (n_d, n_d)
+    def _circle(self, n_d, K):
+        """cos and sin of the first K of n_d friction directions (:func:`mbdcp.formulations.step.unit_circle`):
+        with ``pairs`` the CCP's tangent pair, the first two of four."""
+        key = ("circle", n_d, K)
         if key not in self.cache:
-            self.cache[key] = Directions(*key)
+            c, s = unit_circle(n_d)
+            self.cache[key] = (np.ascontiguousarray(c[:K]), np.ascontiguousarray(s[:K]))
         return self.cache[key]
 
     def _grouping(self, n_c, n_l, K):
@@ -226,18 +202,9 @@ class Assembler:
         return E
 
     def _keys(self, c, rows):
-        """One int64 per column of Wn that a contact keeps from step to step: its geoms and rank
-        among their contacts (MuJoCo reports a pair's contacts together); a limit's constraint
-        type, joint or tendon, and side."""
-        G = self.code_base
-        code = c.geom[:, 0] * G + c.geom[:, 1]
-        n = len(code)
-        if n:
-            start = np.empty(n, dtype=bool)
-            start[0], start[1:] = True, code[1:] != code[:-1]
-            rank = np.arange(n) - np.maximum.accumulate(np.where(start, np.arange(n), 0))
-            code = code * 64 + np.minimum(rank, 63)
-        if len(rows.limit_gap):
-            k = rows.limit_kind
-            code = np.concatenate([code, ((k[:, 0] + self.m.ngeom) * G + k[:, 1]) * 64 + k[:, 2]])
-        return code
+        """One int64 per column of Wn that a contact keeps from step to step: a contact's
+        (:class:`GeomContacts` ``key``); a limit's constraint type, joint or tendon, and side."""
+        if not len(rows.limit_gap):
+            return c.key
+        k, G = rows.limit_kind, self.code_base
+        return np.concatenate([c.key, ((k[:, 0] + self.m.ngeom) * G + k[:, 1]) * 64 + k[:, 2]])

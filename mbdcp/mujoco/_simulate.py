@@ -166,7 +166,7 @@ def _run(model, s, qpos, qvel, control, solve, progress):
         t1 = time.perf_counter()
         res, p_n, iterations = solve(arrays)
         solver_seconds += time.perf_counter() - t1
-        if s.method == "lcp" and res.status != mbdcp.Status.SOLVED:
+        if res.status != mbdcp.Status.SOLVED and mbdcp.formulations.registry.formulation(s.method).stops:
             failure = failure or Failure(k, "solver", f"step {k} ended with status {res.status.name}; the run stopped before it")
             break
         q_next = qpos.copy()

@@ -534,8 +534,10 @@ static void test_errors(void)
     CHECK(mbdcp_ccp_check_settings(&s, &msg) == MBDCP_ERR_SETTING && msg != NULL); /* no factor_blocks */
     s.method = MBDCP_CCP_AUTO;
     CHECK(mbdcp_ccp_check_settings(&s, NULL) == MBDCP_OK); /* AUTO without it: APGD alone */
-    s.method = (MbdcpCcpMethod)5;
+    s.method = MBDCP_CCP_METHOD_COUNT; /* one past the last method of MBDCP_CCP_METHOD_LIST */
     CHECK(mbdcp_ccp_check_settings(&s, NULL) == MBDCP_ERR_SETTING);
+    CHECK(MBDCP_CCP_METHOD_COUNT == 5 && MBDCP_CCP_AUTO == 4 && strcmp(mbdcp_ccp_method_name(MBDCP_CCP_IPM), "ipm") == 0);
+    CHECK(mbdcp_ccp_method_name(MBDCP_CCP_METHOD_COUNT) == NULL && mbdcp_ccp_method_name((MbdcpCcpMethod)-1) == NULL);
     /* AUTO without a factor bound runs APGD alone */
     double nu[12] = {0}, u[9];
     MbdcpCcpInfo info;

@@ -871,6 +871,79 @@ static void test_contact_columns(void)
     CHECK(mbdcp_contact_columns(1, 2, 1, 9, NULL, r2, d2, cp, ri, v) == MBDCP_ERR_NULL);
 }
 
+/* Friction directions from the world axis least aligned with n, and against the tangential slip
+ * where it exceeds its rounding. */
+static void test_friction_directions(void)
+{
+    const mbdcp_float n[3] = {0.0, 0.0, 1.0}, c4[4] = {1.0, 0.0, -1.0, 0.0}, s4[4] = {0.0, 1.0, 0.0, -1.0};
+    const mbdcp_float axis[12] = {1.0, 0.0, -1.0, 0.0, 0.0, 1.0, 0.0, -1.0, 0.0, 0.0, 0.0, 0.0};
+    const mbdcp_float slip[3] = {0.0, 2.0, 5.0}, tiny[3] = {0.0, 1e-12, 5.0}, scale = 1.0;
+    const mbdcp_float against[12] = {0.0, 1.0, 0.0, -1.0, -1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    mbdcp_float d[12];
+    int same = 1;
+    CHECK(mbdcp_friction_directions(1, 4, n, NULL, NULL, 1e-9, c4, s4, d) == MBDCP_OK);
+    for (int k = 0; k < 12; ++k) same &= d[k] == axis[k];
+    CHECK(mbdcp_friction_directions(1, 4, n, tiny, &scale, 1e-9, c4, s4, d) == MBDCP_OK);
+    for (int k = 0; k < 12; ++k) same &= d[k] == axis[k];
+    CHECK(mbdcp_friction_directions(1, 4, n, slip, &scale, 1e-9, c4, s4, d) == MBDCP_OK);
+    for (int k = 0; k < 12; ++k) same &= fabs(d[k] - against[k]) < 1e-15;
+    CHECK(same);
+    CHECK(mbdcp_friction_directions(1, 4, n, slip, NULL, 1e-9, c4, s4, d) == MBDCP_ERR_NULL);
+    CHECK(mbdcp_friction_directions(-1, 4, n, NULL, NULL, 1e-9, c4, s4, d) == MBDCP_ERR_DIMENSION);
+}
+
+/* Contacts as MuJoCo reports them: an array of records. */
+typedef struct {
+    double dist;
+    int row, geom[2], rows;
+    double friction[5], frame[9], point[3];
+} Record;
+
+/* Four records: kept, beyond delta, excluded (row -1), kept frictionless and second of its pair;
+ * then their columns from a 4 x 2 Jacobian, with and without a slip. */
+static void test_frame_contacts(void)
+{
+    Record rec[4];
+    memset(rec, 0, sizeof rec);
+    const double frame[9] = {0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0};
+    const double dist[4] = {0.01, 0.5, 0.0, 0.02};
+    const int row[4] = {0, 3, -1, 3}, rows[4] = {3, 3, 3, 1};
+    for (int i = 0; i < 4; ++i) {
+        rec[i].dist = dist[i], rec[i].row = row[i], rec[i].rows = rows[i], rec[i].friction[0] = 0.5;
+        rec[i].geom[1] = 1;
+        memcpy(rec[i].frame, frame, sizeof frame);
+    }
+    const MbdcpFrameContacts in = {4, sizeof(Record), &rec[0].dist, &rec[0].row, rec[0].geom, &rec[0].rows,
+                                   rec[0].friction, rec[0].frame, rec[0].point};
+    double gap[4], mu[4], fr[36], pt[12];
+    int r[4], rs[4], g[8];
+    int64_t key[4];
+    MbdcpContactSet set = {gap, mu, r, rs, g, fr, pt, key};
+    mbdcp_int n = -1;
+    CHECK(mbdcp_frame_contacts_select(&in, 0.1, 0, 10, &set, &n) == MBDCP_OK);
+    CHECK(n == 2 && gap[1] == 0.02 && mu[0] == 0.5 && mu[1] == 0.0 && r[1] == 3 && key[0] == 64 && key[1] == 65);
+    CHECK(mbdcp_frame_contacts_select(&in, 0.1, 0, 1, &set, &n) == MBDCP_ERR_DATA); /* geom 1 >= code_base */
+    const double J[8] = {1.0, 0.0, 0.0, 1.0, 0.0, 2.0, 3.0, 4.0}, ck[2] = {1.0, 0.0}, sk[2] = {0.0, 1.0};
+    const double v_free[2] = {0.0, -1.0};
+    double Wn[6], D[8], work[6];
+    CHECK(mbdcp_frame_contact_columns(2, 2, 4, J, &set, NULL, 2, ck, sk, 1e-9, 3, Wn, D, work) == MBDCP_OK);
+    const double Wn_want[4] = {1.0, 3.0, 0.0, 4.0}, D_want[8] = {0.0, 0.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0};
+    int same = Wn[0] == Wn_want[0] && Wn[1] == Wn_want[1] && Wn[3] == Wn_want[2] && Wn[4] == Wn_want[3];
+    for (int k = 0; k < 8; ++k) same &= D[k] == D_want[k];
+    CHECK(same);
+    /* slip (-1, -2, 0): the first direction faces (1, 2, 0) / sqrt 5, its column sqrt(5) (0, 1) */
+    CHECK(mbdcp_frame_contact_columns(2, 2, 4, J, &set, v_free, 2, ck, sk, 1e-9, 3, Wn, D, work) == MBDCP_OK);
+    CHECK(fabs(D[0]) < 1e-15 && fabs(D[4] - sqrt(5.0)) < 1e-15 && D[2] == 0.0 && D[6] == 0.0);
+    /* with J of 3 rows the second contact's normal row 3 is past its end */
+    CHECK(mbdcp_frame_contact_columns(2, 2, 3, J, &set, NULL, 2, ck, sk, 1e-9, 3, Wn, D, work) == MBDCP_ERR_DIMENSION);
+    /* the fastest point: |v| 5 + |omega| 2 times (arm 1 + radius 0.5) */
+    const double cvel[6] = {0.0, 0.0, 2.0, 3.0, 4.0, 0.0}, x[3] = {1.0, 0.0, 0.0}, c0[3] = {0.0, 0.0, 0.0}, rad = 0.5;
+    const int zero = 0, far = 1;
+    double speed = -1.0;
+    CHECK(mbdcp_fastest_point(1, 1, &zero, &zero, cvel, x, c0, &rad, &speed) == MBDCP_OK && speed == 8.0);
+    CHECK(mbdcp_fastest_point(1, 1, &far, &zero, cvel, x, c0, &rad, &speed) == MBDCP_ERR_DIMENSION);
+}
+
 /* The grid search of round bodies against all pairs on a random 3-D cloud: the same pairs in the
  * same order, gaps by their definition; then a shortfall of capacity, whose count stays exact. */
 static void test_sphere_pairs_cloud(void)
@@ -947,6 +1020,8 @@ int main(void)
     test_ccp_polish();
     test_ccp_stall_relieved();
     test_contact_columns();
+    test_friction_directions();
+    test_frame_contacts();
     test_sphere_pairs_cloud();
     test_sphere_pairs_cases();
     return report();

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "mbdcp/mbdcp.h"
 #include "check.h"
@@ -227,8 +228,17 @@ static void test_no_solution(void)
     CHECK(info.status == MBDCP_SOLVED && info.iterations == 0 && r[0] == 0.0 && r[1] == 0.0 && r[2] == 0.0);
 }
 
+/* The method list yields the enum in its order, the count and the names. */
+static void test_method_names(void)
+{
+    CHECK(MBDCP_FC_METHOD_COUNT == 6 && MBDCP_FC_NSGS == 0 && MBDCP_FC_AUTO == 5);
+    CHECK(strcmp(mbdcp_fc_method_name(MBDCP_FC_FIXED_POINT), "fixed_point") == 0);
+    CHECK(mbdcp_fc_method_name(MBDCP_FC_METHOD_COUNT) == NULL);
+}
+
 int main(void)
 {
+    test_method_names();
     test_local_cases();
     test_solvers();
     test_newton_and_auto();

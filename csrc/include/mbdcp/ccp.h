@@ -57,13 +57,19 @@
 #include "cone.h"
 #include "mbdcp_types.h"
 
-typedef enum {
-    MBDCP_CCP_APGD = 0,
-    MBDCP_CCP_PJACOBI = 1,
-    MBDCP_CCP_PGS = 2,
-    MBDCP_CCP_IPM = 3, /* primal-dual interior point */
-    MBDCP_CCP_AUTO = 4 /* APGD, then the interior point method if APGD has not converged within a budget */
-} MbdcpCcpMethod;
+/* The methods, one X(SUFFIX, "name") each, in the order of their values: the one list the enum
+ * (MBDCP_CCP_<SUFFIX> = 0, 1, ...), MBDCP_CCP_METHOD_COUNT, mbdcp_ccp_method_name() and the
+ * settings check are made from (the Python layer reads the names and the count). */
+#define MBDCP_CCP_METHOD_LIST(X) \
+    X(APGD, "apgd")              \
+    X(PJACOBI, "pjacobi")        \
+    X(PGS, "pgs")                \
+    X(IPM, "ipm")   /* primal-dual interior point */ \
+    X(AUTO, "auto") /* APGD, then the interior point method if APGD has not converged within a budget */
+
+#define MBDCP_CCP_METHOD_ENUM_(suffix, name) MBDCP_CCP_##suffix,
+typedef enum { MBDCP_CCP_METHOD_LIST(MBDCP_CCP_METHOD_ENUM_) MBDCP_CCP_METHOD_COUNT } MbdcpCcpMethod;
+#undef MBDCP_CCP_METHOD_ENUM_
 
 /* Why a solve ended with MBDCP_RAY_TERMINATION (MbdcpCcpInfo.certificate). */
 typedef enum {
@@ -117,6 +123,8 @@ typedef struct {
 
 MbdcpReturn mbdcp_ccp_default_settings(MbdcpCcpSettings *s);
 MbdcpReturn mbdcp_ccp_check_settings(const MbdcpCcpSettings *s, const char **message);
+/* The name of a method ("apgd", ...; MBDCP_CCP_METHOD_LIST), or NULL for no method. */
+const char *mbdcp_ccp_method_name(MbdcpCcpMethod method);
 size_t mbdcp_ccp_workspace_size(const MbdcpCcpProblem *p);
 
 /* The workspace of mbdcp_ccp_solve with these settings: mbdcp_ccp_workspace_size(p) for APGD,

@@ -58,14 +58,20 @@
 
 #include "mbdcp_types.h"
 
-typedef enum {
-    MBDCP_FC_NSGS = 0,       /* Coulomb: nonsmooth Gauss-Seidel with exact local solves */
-    MBDCP_FC_FIXED_POINT = 1, /* Coulomb: fixed point on s = mu ||u_T||, a CCP per iteration */
-    MBDCP_FC_PGS = 2,        /* CCP: projected Gauss-Seidel with exact local solves */
-    MBDCP_FC_APGD = 3,       /* CCP: accelerated projected gradient (ccp.h) */
-    MBDCP_FC_NEWTON = 4,     /* both: semismooth Newton on the Alart-Curnier function */
-    MBDCP_FC_AUTO = 5        /* both: Gauss-Seidel, Newton, then the fixed point or APGD */
-} MbdcpFcMethod;
+/* The methods, one X(SUFFIX, "name") each, in the order of their values: the one list the enum
+ * (MBDCP_FC_<SUFFIX> = 0, 1, ...), MBDCP_FC_METHOD_COUNT and mbdcp_fc_method_name() are made from
+ * (the Python layer reads the names and the count). */
+#define MBDCP_FC_METHOD_LIST(X)                                                                   \
+    X(NSGS, "nsgs")               /* Coulomb: nonsmooth Gauss-Seidel with exact local solves */    \
+    X(FIXED_POINT, "fixed_point") /* Coulomb: fixed point on s = mu ||u_T||, a CCP per iteration */ \
+    X(PGS, "pgs")                 /* CCP: projected Gauss-Seidel with exact local solves */        \
+    X(APGD, "apgd")               /* CCP: accelerated projected gradient (ccp.h) */                \
+    X(NEWTON, "newton")           /* both: semismooth Newton on the Alart-Curnier function */      \
+    X(AUTO, "auto")               /* both: Gauss-Seidel, Newton, then the fixed point or APGD */
+
+#define MBDCP_FC_METHOD_ENUM_(suffix, name) MBDCP_FC_##suffix,
+typedef enum { MBDCP_FC_METHOD_LIST(MBDCP_FC_METHOD_ENUM_) MBDCP_FC_METHOD_COUNT } MbdcpFcMethod;
+#undef MBDCP_FC_METHOD_ENUM_
 
 /* Why a solve ended without SOLVED, beyond its status (MbdcpFcInfo.certificate). */
 typedef enum {
@@ -99,6 +105,11 @@ typedef struct {
                                           decoupled, with |W_tt| (1 where it is 0) on its diagonal */
 } MbdcpFcProblem;
 
+/* The iteration limit of the outer methods (FIXED_POINT, NEWTON, and APGD on an asymmetric W, each
+ * iteration a solve of its own) where the caller sets none: mbdcp_fc_default_settings' max_iter
+ * counts sweeps. AUTO's last phase (the fixed point or APGD) stops there too. */
+#define MBDCP_FC_OUTER_MAX_ITER 200
+
 typedef struct {
     MbdcpFcMethod method;     /* coulomb: NSGS (default), FIXED_POINT, NEWTON or AUTO; ccp: PGS (default),
                                  APGD, NEWTON or AUTO */
@@ -130,6 +141,8 @@ typedef struct {
 MbdcpReturn mbdcp_fc_default_settings(MbdcpFcSettings *s);
 /* coulomb: 1 for mbdcp_coulomb_solve's methods, 0 for mbdcp_ccp_local_solve's. */
 MbdcpReturn mbdcp_fc_check_settings(const MbdcpFcSettings *s, int coulomb, const char **message);
+/* The name of a method ("nsgs", ...; MBDCP_FC_METHOD_LIST), or NULL for no method. */
+const char *mbdcp_fc_method_name(MbdcpFcMethod method);
 size_t mbdcp_fc_workspace_size(const MbdcpFcProblem *p, const MbdcpFcSettings *s);
 
 /*

@@ -18,6 +18,8 @@
 #include "blocks.h"
 #include "columns.h"
 #include "spheres.h"
+#include "directions.h"
+#include "frame_contacts.h"
 #include "sparse_ldl.h"
 
 #endif /* MBDCP_H */
