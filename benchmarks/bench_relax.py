@@ -121,40 +121,46 @@ def settling(steps):
           f"final kinetic energy {tr.kinetic_energy[-1]:.2e}, {'all solved' if tr.success else 'NOT all solved'})")
 
 
-def moving_pile(n, mu, seed, sigma=1.5, h=0.01):
-    """One step of an n-disk pile in motion: disk_pile_scene's contacts, velocities drawn with sigma."""
-    a = disk_pile_scene(n, mu=mu, seed=seed).assemble(h)
+def moving_pile(n, mu, seed, sigma=1.5, h=0.01, sparse=False):
+    """One step of an n-disk pile in motion: disk_pile_scene's contacts, velocities drawn with sigma
+    (M, Wn, D, E as scipy.sparse matrices when sparse, as simulate passes them to fixed_point)."""
+    a = disk_pile_scene(n, mu=mu, seed=seed).assemble(h, sparse=sparse)
     v = sigma * np.random.default_rng(seed + 1).standard_normal(a["v"].shape)
     return (a["M"], a["Wn"], a["D"], a["E"], a["U"], v, h), {"p_ext": a["p_ext"], "psi_n": a["psi_n"]}
 
 
 def ratio_row(n, mu, repeat):
-    """Lemke's time and each algorithm's median time over it (measured back to back), with
-    iterations and the velocity difference from Lemke's."""
+    """Lemke's time and each algorithm's median time over it (measured back to back), given the
+    same dense arrays and given the scene's sparse matrices ("s"), with iterations and the velocity
+    difference from Lemke's."""
     args, kw = moving_pile(n, mu, seed=n)
-    ratios, notes = {1: [], 2: [], 3: []}, {}
+    sargs, skw = moving_pile(n, mu, seed=n, sparse=True)
+    keys = (1, 2, 3, "1s", "2s", "3s")
+    ratios, notes = {k: [] for k in keys}, {}
     for _ in range(repeat):
         t0 = time.perf_counter()
         ref = mbdcp.step(*args, **kw)
         t_l = time.perf_counter() - t0
-        for alg in (1, 2, 3):
+        for key in keys:
+            a, k = (sargs, skw) if str(key).endswith("s") else (args, kw)
             t0 = time.perf_counter()
-            res = mbdcp.fixed_point(*args, **kw, algorithm=alg, tol=1e-8, max_iter=100)
-            ratios[alg].append((time.perf_counter() - t0) / t_l)
+            res = mbdcp.fixed_point(*a, **k, algorithm=int(str(key)[0]), tol=1e-8, max_iter=100)
+            ratios[key].append((time.perf_counter() - t0) / t_l)
             dv = np.abs(res.v_next - ref.v_next).max() / max(1.0, np.abs(ref.v_next).max())
-            notes[alg] = f"{res.iterations}{'' if res.converged else '*'}/{dv:.0e}"
+            notes[key] = f"{res.iterations}{'' if res.converged else '*'}/{dv:.0e}"
     row = [n, args[1].shape[1], mu, f"{t_l * 1e3:.1f}", ref.pivots]
-    for alg in (1, 2, 3):
-        row += [f"{np.median(ratios[alg]):.2f}", notes[alg]]
+    for key in keys:
+        row += [f"{np.median(ratios[key]):.2f}", notes[key]]
     return row, {a: float(np.median(r)) for a, r in ratios.items()}
 
 
 def moving_piles(quick):
     """Part 5: the ratios on small piles (repeated) and large ones (one run each)."""
-    headers = ["disks", "contacts", "mu", "lemke ms", "pivots", "alg1", "it/dv", "alg2", "it/dv", "alg3", "it/dv"]
+    headers = ["disks", "contacts", "mu", "lemke ms", "pivots", "alg1", "it/dv", "alg2", "it/dv", "alg3", "it/dv",
+               "alg1s", "it/dv", "alg2s", "it/dv", "alg3s", "it/dv"]
     for label, sizes, mus, repeat in (("small", [12, 30, 50, 75], (0.05, 0.2, 0.5), 3 if quick else 7),
                                       ("large", [300] if quick else [300, 600], (0.3,), 1)):
-        rows, med = [], {1: [], 2: [], 3: []}
+        rows, med = [], {k: [] for k in (1, 2, 3, "1s", "2s", "3s")}
         for n in sizes:
             for mu in mus:
                 row, r = ratio_row(n, mu, repeat)
@@ -162,7 +168,7 @@ def moving_piles(quick):
                 for a, times in med.items():
                     times.append(r[a])
         print(f"\n{label} piles in motion (sigma = 1.5): time / cold Lemke step (median of {repeat}); "
-              "it = iterations (* not converged), dv = |v - v_lemke| relative")
+              "it = iterations (* not converged), dv = |v - v_lemke| relative; algNs: given sparse matrices")
         print_table(headers, rows)
         print(f"{label} piles, median over rows: " + ", ".join(f"algorithm {a} {np.median(r):.2f}" for a, r in med.items()))
 

@@ -79,7 +79,12 @@ def test_step_warm_start_same_velocity(n):
 
 
 @pytest.mark.parametrize("algorithm", [1, 2, 3])
-def test_fixed_point_warm_start_same_answer(algorithm):
+def test_fixed_point_warm_start_same_answer(algorithm, monkeypatch):
+    """Lemke's path (the sparse solves turned off: they count bases, one per P1 or P2 solve of an
+    outer iteration at least, where the hint saves pivots)."""
+    from mbdcp.formulations import relax as relax_module
+
+    monkeypatch.setattr(relax_module, "SPARSE_MIN_SIZE", 10**9)
     s = disk_pile(30, seed=30, mu=0.2)
     cold = mbdcp.fixed_point(*s.args(), **s.kwargs(), algorithm=algorithm, crash=None)
     assert cold.basis.shape == (2 * s.Wn.shape[1] + s.D.shape[1],)

@@ -32,42 +32,24 @@ static void *take(Bump *b, size_t n, size_t size)
 }
 
 typedef struct {
-    const MbdcpStepProblem *p;
+    const MbdcpSparseStep *p;
     const MbdcpFixedPointSettings *s;
     mbdcp_int nv, nc, m, nw, N1, K, nnz_m, nnz_w, nnz_k;
-    mbdcp_int *Mp, *Mi, *Wp, *Wi, *dirc, *Kp, *Ki, *kdiag, *basis1, *basis2, *have;
-    mbdcp_float *Mx, *Wx, *Kx, *gdiag;
+    const mbdcp_int *Mp, *Mi, *Wp, *Wi, *dirc; /* the caller's data (MbdcpSparseStep) */
+    const mbdcp_float *Mx, *Wx;
+    mbdcp_int *Kp, *Ki, *kdiag, *basis1, *basis2, *have;
+    mbdcp_float *Kx, *gdiag;
     mbdcp_float *r, *vfree, *f0, *fmag0, *f, *fmag, *u, *rho, *z, *w, *sc, *lam, *gamma, *vprev;
+    mbdcp_float clean; /* the last basis point's entries at most this large are rounding of zero */
     MbdcpSldl FM, FK;
     void *fm_work, *fk_work;
     size_t fm_bytes, fk_bytes;
 } Sp;
 
-/* Entries of M's lower triangle (diagonal always) and of W = [Wn D]. */
-static void count(const MbdcpStepProblem *p, mbdcp_int *nnz_m, mbdcp_int *nnz_w)
-{
-    const mbdcp_int nv = p->n_v, nc = p->n_c, m = p->m;
-    mbdcp_int a = 0, b = 0;
-    for (mbdcp_int i = 0; i < nv; ++i) {
-        for (mbdcp_int j = 0; j < i; ++j) a += p->M[(size_t)i * nv + j] != 0.0;
-        for (mbdcp_int j = 0; j < nc; ++j) b += p->Wn[(size_t)i * nc + j] != 0.0;
-        for (mbdcp_int k = 0; k < m; ++k) b += p->D[(size_t)i * m + k] != 0.0;
-    }
-    *nnz_m = a + nv;
-    *nnz_w = b;
-}
-
 /* Pointers into the workspace (or, with b->base NULL, its size). */
 static void layout(Sp *S, Bump *b, const MbdcpRelaxSparseOrder *ord)
 {
     const size_t nv = (size_t)S->nv, nw = (size_t)S->nw, N1 = (size_t)S->N1, K = (size_t)S->K;
-    S->Mp = take(b, nv + 1, sizeof(mbdcp_int));
-    S->Mi = take(b, (size_t)S->nnz_m, sizeof(mbdcp_int));
-    S->Mx = take(b, (size_t)S->nnz_m, sizeof(mbdcp_float));
-    S->Wp = take(b, nw + 1, sizeof(mbdcp_int));
-    S->Wi = take(b, (size_t)S->nnz_w, sizeof(mbdcp_int));
-    S->Wx = take(b, (size_t)S->nnz_w, sizeof(mbdcp_float));
-    S->dirc = take(b, (size_t)S->m, sizeof(mbdcp_int));
     S->Kp = take(b, K + 1, sizeof(mbdcp_int));
     S->Ki = take(b, (size_t)S->nnz_k, sizeof(mbdcp_int));
     S->Kx = take(b, (size_t)S->nnz_k, sizeof(mbdcp_float));
@@ -97,71 +79,33 @@ static void layout(Sp *S, Bump *b, const MbdcpRelaxSparseOrder *ord)
     S->fk_work = take(b, S->fk_bytes, 1);
 }
 
-/* Sizes from p (checked in full when check, else its sizes and pointers only; with ord, the
- * entries counted by the analysis); MBDCP_ERR_DIMENSION for joints and joint friction. */
-static MbdcpReturn dims(const MbdcpStepProblem *p, Sp *S, int check, const MbdcpRelaxSparseOrder *ord)
+/* Sizes and data pointers from q (checked in full when check); MBDCP_ERR_DIMENSION when ord was
+ * made for a problem of other sizes. */
+static MbdcpReturn dims(const MbdcpSparseStep *q, Sp *S, int check, const MbdcpRelaxSparseOrder *ord)
 {
-    MbdcpReturn rc = check ? mbdcp_step_problem_check(p) : MBDCP_OK;
+    MbdcpReturn rc = check ? mbdcp_sparse_step_check(q) : MBDCP_OK;
     if (rc != MBDCP_OK) return rc;
-    if (p->n_v < 1 || p->n_c < 0 || p->m < 0 || p->n_b || p->m_j || p->n_j) return MBDCP_ERR_DIMENSION;
-    if (!p->M || (p->n_c && !p->Wn) || (p->m && !p->D)) return MBDCP_ERR_NULL;
+    if (q->n_v < 1 || q->n_c < 0 || q->m < 0) return MBDCP_ERR_DIMENSION;
+    if (!q->Mp || !q->Wp) return MBDCP_ERR_NULL;
     memset(S, 0, sizeof(*S));
-    S->p = p;
-    S->nv = p->n_v;
-    S->nc = p->n_c;
-    S->m = p->m;
-    S->nw = p->n_c + p->m;
-    S->N1 = 2 * p->n_c + p->m;
-    S->K = p->n_v + S->N1;
-    if (ord) {
-        S->nnz_m = ord->nnz_m;
-        S->nnz_w = ord->nnz_k - ord->nnz_m - S->nc - 2 * S->nw;
-    } else {
-        count(p, &S->nnz_m, &S->nnz_w);
-    }
+    S->p = q;
+    S->nv = q->n_v;
+    S->nc = q->n_c;
+    S->m = q->m;
+    S->nw = q->n_c + q->m;
+    S->N1 = 2 * q->n_c + q->m;
+    S->K = q->n_v + S->N1;
+    S->Mp = q->Mp;
+    S->Mi = q->Mi;
+    S->Mx = q->Mx;
+    S->Wp = q->Wp;
+    S->Wi = q->Wi;
+    S->Wx = q->Wx;
+    S->dirc = q->contact;
+    S->nnz_m = q->Mp[S->nv];
+    S->nnz_w = q->Wp[S->nw];
     S->nnz_k = S->nnz_m + S->nc + S->nnz_w + 2 * S->nw;
-    return MBDCP_OK;
-}
-
-/* M's lower triangle by rows; W by columns (two passes over the row-major data); the contact of
- * each direction (MBDCP_ERR_DATA when E has a row without a 1). */
-static MbdcpReturn build_data(Sp *S)
-{
-    const MbdcpStepProblem *p = S->p;
-    const mbdcp_int nv = S->nv, nc = S->nc, m = S->m, nw = S->nw;
-    mbdcp_int t = 0;
-    for (mbdcp_int i = 0; i < nv; ++i) {
-        S->Mp[i] = t;
-        for (mbdcp_int j = 0; j <= i; ++j) {
-            const mbdcp_float a = p->M[(size_t)i * nv + j];
-            if (a == 0.0 && j != i) continue;
-            S->Mi[t] = j;
-            S->Mx[t++] = a;
-        }
-    }
-    S->Mp[nv] = t;
-    memset(S->have, 0, (size_t)nw * sizeof(mbdcp_int));
-    for (mbdcp_int i = 0; i < nv; ++i)
-        for (mbdcp_int j = 0; j < nw; ++j)
-            S->have[j] += (j < nc ? p->Wn[(size_t)i * nc + j] : p->D[(size_t)i * m + j - nc]) != 0.0;
-    S->Wp[0] = 0;
-    for (mbdcp_int j = 0; j < nw; ++j) {
-        S->Wp[j + 1] = S->Wp[j] + S->have[j];
-        S->have[j] = S->Wp[j];
-    }
-    for (mbdcp_int i = 0; i < nv; ++i)
-        for (mbdcp_int j = 0; j < nw; ++j) {
-            const mbdcp_float a = j < nc ? p->Wn[(size_t)i * nc + j] : p->D[(size_t)i * m + j - nc];
-            if (a == 0.0) continue;
-            S->Wi[S->have[j]] = i;
-            S->Wx[S->have[j]++] = a;
-        }
-    for (mbdcp_int k = 0; k < m; ++k) {
-        mbdcp_int c = 0;
-        while (c < nc && p->E[(size_t)k * nc + c] != 1.0) ++c;
-        if (c == nc) return MBDCP_ERR_DATA;
-        S->dirc[k] = c;
-    }
+    if (ord && (ord->nnz_m != S->nnz_m || ord->nnz_k != S->nnz_k)) return MBDCP_ERR_DIMENSION;
     return MBDCP_OK;
 }
 
@@ -216,7 +160,7 @@ static MbdcpReturn contacts_first(Sp *S, mbdcp_int *perm, mbdcp_int *nnz_l, void
     return mbdcp_sldl_analyze(S->K, S->Kp, S->Ki, perm, nnz_l, NULL, work, bytes);
 }
 
-size_t mbdcp_relax_sparse_analyze_workspace_size(const MbdcpStepProblem *p)
+size_t mbdcp_relax_sparse_analyze_workspace_size(const MbdcpSparseStep *p)
 {
     Sp S;
     if (!p || dims(p, &S, 0, NULL) != MBDCP_OK) return 0;
@@ -227,7 +171,7 @@ size_t mbdcp_relax_sparse_analyze_workspace_size(const MbdcpStepProblem *p)
     return b.used + (am > ak ? am : ak) + 8;
 }
 
-MbdcpReturn mbdcp_relax_sparse_analyze(const MbdcpStepProblem *p, MbdcpRelaxSparseOrder *ord, void *work,
+MbdcpReturn mbdcp_relax_sparse_analyze(const MbdcpSparseStep *p, MbdcpRelaxSparseOrder *ord, void *work,
                                        size_t work_bytes)
 {
     if (!ord || !work) return MBDCP_ERR_NULL;
@@ -238,8 +182,6 @@ MbdcpReturn mbdcp_relax_sparse_analyze(const MbdcpStepProblem *p, MbdcpRelaxSpar
     if (work_bytes < mbdcp_relax_sparse_analyze_workspace_size(p)) return MBDCP_ERR_WORKSPACE;
     Bump b = {(char *)work, 0};
     layout(&S, &b, NULL);
-    rc = build_data(&S);
-    if (rc != MBDCP_OK) return rc;
     build_system(&S);
     void *aw = (char *)work + b.used;
     const size_t ab = work_bytes - b.used;
@@ -251,7 +193,7 @@ MbdcpReturn mbdcp_relax_sparse_analyze(const MbdcpStepProblem *p, MbdcpRelaxSpar
     return rc;
 }
 
-size_t mbdcp_fixed_point_sparse_workspace_size(const MbdcpStepProblem *p, const MbdcpRelaxSparseOrder *ord)
+size_t mbdcp_fixed_point_sparse_workspace_size(const MbdcpSparseStep *p, const MbdcpRelaxSparseOrder *ord)
 {
     Sp S;
     if (!p || !ord || dims(p, &S, 0, ord) != MBDCP_OK) return 0;
@@ -299,7 +241,7 @@ static void sliding(const Sp *S, const mbdcp_float *v, mbdcp_float *lam)
  * rounding of its terms set to zero (mbdcp_sum_or_zero's rule). 1 when M's factor is unusable. */
 static MbdcpReturn prepare(Sp *S, const MbdcpRelaxSparseOrder *ord, int *bad)
 {
-    const MbdcpStepProblem *p = S->p;
+    const MbdcpSparseStep *p = S->p;
     MbdcpReturn rc = mbdcp_sldl_init(&S->FM, S->nv, 1, 1, S->Mp, S->Mi, ord->perm_m, ord->nnzl_m, S->fm_work, S->fm_bytes);
     if (rc == MBDCP_OK) rc = mbdcp_sldl_init(&S->FK, S->K, 1, 1, S->Kp, S->Ki, ord->perm_k, ord->nnzl_k, S->fk_work, S->fk_bytes);
     if (rc == MBDCP_OK) rc = mbdcp_sldl_factor(&S->FM, S->Mx, PIVOT_TOL);
@@ -425,6 +367,7 @@ static int evaluate(Sp *S, int which, mbdcp_float *v_next)
     for (mbdcp_int i = 0; i < n; ++i) zmax = fmax(zmax, z[i]);
     const mbdcp_float clean = CLEAN_ZERO * (mbdcp_float)n * DBL_EPSILON * zmax;
     for (mbdcp_int i = 0; i < n; ++i) z[i] = z[i] <= clean ? 0.0 : z[i];
+    S->clean = clean;
     mbdcp_float *dv = S->rho;
     memset(dv, 0, (size_t)nv * sizeof(mbdcp_float));
     for (mbdcp_int j = 0; j < nw; ++j)
@@ -460,7 +403,7 @@ static int next_basis(Sp *S, int which, mbdcp_int *basis)
     int changed = 0;
     for (mbdcp_int i = 0; i < n; ++i) {
         const mbdcp_float zi = i < nw ? S->u[nv + nc + i] : S->u[nv + i - nw];
-        const mbdcp_int b = basis[i] ? zi > 0.0 : S->w[i] < -tol * S->sc[i];
+        const mbdcp_int b = basis[i] ? zi >= -S->clean : S->w[i] < -tol * S->sc[i];
         changed |= b != basis[i];
         basis[i] = b;
     }
@@ -510,17 +453,35 @@ static void guess_p1(Sp *S, const mbdcp_float *gamma, mbdcp_int *basis)
         basis[c] = S->f0[c] + gamma[c] - S->p->mu[c] * S->lam[c] < 0.0;
 }
 
+/* P1's first basis: the hint's flags for the contacts it has pressing (p_n basic), the guess of
+ * guess_p1 for the others: for a separating contact the hint only says which way it slid, and a
+ * new one would start with its direction rows and cone row apart (a basis or two each). */
+static void start_basis(Sp *S, const mbdcp_int *hint)
+{
+    const mbdcp_int nc = S->nc, nw = S->nw;
+    mbdcp_int *named = S->have; /* n_c flags (have is scratch once the data are built) */
+    guess_p1(S, S->gamma, S->basis1);
+    if (!hint) return;
+    for (mbdcp_int c = 0; c < nc; ++c) named[c] = hint[c] != 0;
+    for (mbdcp_int c = 0; c < nc; ++c) {
+        if (!named[c]) continue;
+        S->basis1[c] = hint[c] != 0;
+        S->basis1[nw + c] = hint[nw + c] != 0;
+    }
+    for (mbdcp_int k = 0; k < S->m; ++k)
+        if (named[S->dirc[k]]) S->basis1[nc + k] = hint[nc + k] != 0;
+}
+
 /* One pass of the fixed point (relax.c's fixed_point_pass): v = P1(gamma), lam = Lambda(v);
  * algorithms 2, 3 then v = P2(lam), lam = Lambda(v). */
-static MbdcpReturn pass(Sp *S, mbdcp_int it, const mbdcp_int *start_p2, MbdcpFixedPointOutput *out,
+static MbdcpReturn pass(Sp *S, mbdcp_int it, MbdcpFixedPointOutput *out,
                         MbdcpFixedPointInfo *info, MbdcpStatus *st)
 {
     MbdcpReturn rc = solve_sub(S, 1, S->gamma, S->basis1, out->v_next, info, st);
     if (rc != MBDCP_OK || *st != MBDCP_SOLVED) return rc;
     sliding(S, out->v_next, S->lam);
     if (S->s->algorithm == 1) return MBDCP_OK;
-    if (it == 0)
-        memcpy(S->basis2, start_p2 ? start_p2 : S->basis1, (size_t)S->nw * sizeof(mbdcp_int));
+    if (it == 0) memcpy(S->basis2, S->basis1, (size_t)S->nw * sizeof(mbdcp_int));
     rc = solve_sub(S, 2, S->lam, S->basis2, out->v_next, info, st);
     if (rc != MBDCP_OK || *st != MBDCP_SOLVED) return rc;
     sliding(S, out->v_next, S->lam);
@@ -552,25 +513,22 @@ static int done(Sp *S, mbdcp_int it, const mbdcp_float *v_next, MbdcpFixedPointI
 }
 
 /* Workspace, data, M's factor; *bad when M's factor has a pivot that is not positive. */
-static MbdcpReturn setup(Sp *S, const MbdcpStepProblem *p, const MbdcpRelaxSparseOrder *ord, void *work,
+static MbdcpReturn setup(Sp *S, const MbdcpSparseStep *p, const MbdcpRelaxSparseOrder *ord, void *work,
                          size_t work_bytes, int *bad)
 {
-    MbdcpReturn rc = dims(p, S, 1, NULL); /* counted again: the data must be the analysed ones */
+    MbdcpReturn rc = dims(p, S, 1, ord); /* the data must have the analysed sizes */
     if (rc != MBDCP_OK) return rc;
     if (!ord->perm_m || !ord->perm_k) return MBDCP_ERR_NULL;
-    if (ord->nnz_m != S->nnz_m || ord->nnz_k != S->nnz_k) return MBDCP_ERR_DIMENSION;
     if (work_bytes < mbdcp_fixed_point_sparse_workspace_size(p, ord)) return MBDCP_ERR_WORKSPACE;
     Bump b = {(char *)work, 0};
     layout(S, &b, ord);
-    rc = build_data(S);
-    if (rc != MBDCP_OK) return rc;
     build_system(S);
     rc = prepare(S, ord, bad);
     for (mbdcp_int i = 0; rc == MBDCP_OK && i < S->nv; ++i) *bad |= !(S->FM.Dinv[i] > 0.0);
     return rc;
 }
 
-MbdcpReturn mbdcp_fixed_point_sparse(const MbdcpStepProblem *p, const MbdcpFixedPointSettings *s,
+MbdcpReturn mbdcp_fixed_point_sparse(const MbdcpSparseStep *p, const MbdcpFixedPointSettings *s,
                                      const MbdcpRelaxSparseOrder *ord, const mbdcp_int *start_p1,
                                      const mbdcp_int *start_p2, MbdcpFixedPointOutput *out,
                                      MbdcpFixedPointInfo *info, void *work, size_t work_bytes)
@@ -589,13 +547,13 @@ MbdcpReturn mbdcp_fixed_point_sparse(const MbdcpStepProblem *p, const MbdcpFixed
     info->residual = 0.0;
     memset(S.gamma, 0, (size_t)S.nc * sizeof(mbdcp_float));
     memcpy(S.vprev, p->v, (size_t)S.nv * sizeof(mbdcp_float));
-    if (start_p1)
-        memcpy(S.basis1, start_p1, (size_t)S.N1 * sizeof(mbdcp_int));
-    else
-        guess_p1(&S, S.gamma, S.basis1);
+    start_basis(&S, start_p1);
+    /* P2 first starts from this P1's (p_n, beta) basis, never from start_p2: that hint is the last
+     * step's P2 basis, farther from this step's (on a forming pile it can make P2 cycle). */
+    (void)start_p2;
     for (mbdcp_int it = 0; it < s->max_iter && !bad; ++it) {
         MbdcpStatus st;
-        rc = pass(&S, it, start_p2, out, info, &st);
+        rc = pass(&S, it, out, info, &st);
         if (rc != MBDCP_OK) return rc;
         if (st != MBDCP_SOLVED) {
             info->status = st;

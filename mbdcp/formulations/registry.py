@@ -134,6 +134,10 @@ class Formulation:
     layer
         How :mod:`mbdcp.jax` and :mod:`mbdcp.torch` see it (a :class:`Layer`, with a derivative),
         or None.
+    scene_form
+        How :func:`mbdcp.mechanics.simulate` assembles M and the Jacobians for its stepper
+        (:data:`mbdcp.mechanics.assembly.FORMS`); None: by ``contacts`` (dense for "directions",
+        blocks for "pairs").
     """
 
     name: str
@@ -152,6 +156,7 @@ class Formulation:
     defaults: dict = field(default_factory=dict)
     stops: bool = False
     layer: Optional[Layer] = None
+    scene_form: Optional[str] = None
 
     @property
     def scenes(self):

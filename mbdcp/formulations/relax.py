@@ -38,12 +38,23 @@ row-scaled rule; where a subproblem finds none, the step is solved by Lemke's me
 copositive-plus, so ray termination proves infeasibility), with the Cholesky factor and
 :math:`W^T A W` computed once per call. :func:`p1` and :func:`p2` use Lemke's method.
 """
+import numpy as np
+import scipy.sparse as sp
+
 from mbdcp.formulations.crash import crash_basis
 from mbdcp.formulations.registry import Formulation, register
 from mbdcp.infrastructure import _core
 from mbdcp.infrastructure import stabilization as stab
 from mbdcp.infrastructure import validate as val
-from mbdcp.infrastructure.problem import call_core, full_joint_impulse, solve_joints, step_data, warm_start_flags
+from mbdcp.infrastructure.problem import (
+    CompressedStep,
+    call_core,
+    compressed_step,
+    full_joint_impulse,
+    solve_joints,
+    step_data,
+    warm_start_flags,
+)
 from mbdcp.infrastructure.results import FixedPointResult, LCPData, RelaxResult
 from mbdcp.infrastructure.status import Status
 
@@ -188,41 +199,56 @@ def fixed_point(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, Wb=None, theta=
     (True, [0.9019, 0.0])
     """
     psi_n = stab.corrected("psi_n", psi_n, h, max_correction_speed, baumgarte)
-    d = _data(M, Wn, D, E, U, v, h, p_ext, psi_n, Wb, theta, dtheta)
+    compressed = Wb is None and theta is None and dtheta is None and any(sp.issparse(x) for x in (M, Wn, D, E))
+    # sparse matrices stay sparse: made dense only if the Lemke path has to answer
+    d = compressed_step(M, Wn, D, E, U, v, h, p_ext, psi_n) if compressed else _data(
+        M, Wn, D, E, U, v, h, p_ext, psi_n, Wb, theta, dtheta)
     algorithm = val.integer("algorithm", algorithm, 1, 3)
     tol = val.positive_scalar("tol", tol)
     max_iter = val.positive_int("max_iter", max_iter, allow_none=False)
-    n_c, m = d.E.shape[1], d.E.shape[0]
+    n_c, m = (d.mu.shape[0], d.contact.shape[0]) if compressed else (d.E.shape[1], d.E.shape[0])
     crash = val.choice("crash", crash, ("ccp",), allow_none=True)
     start_p1 = warm_start_flags(warm_start, 2 * n_c + m)
     start_p2 = warm_start_flags(getattr(warm_start, "basis_p2", None), n_c + m)
     out = _sparse(d, int(algorithm), tol, max_iter, start_p1, start_p2)
     keep = None
     if out is None:  # small, joints, or a subproblem without a verified sparse point: Lemke
+        if compressed:
+            d = _data(M, Wn, D, E, U, v, h, p_ext, psi_n, Wb, theta, dtheta)
         if start_p1 is None and crash == "ccp":  # no hint of P1's size: guess one
             guess_p1, guess_p2 = crash_basis(d)
             start_p1, start_p2 = guess_p1, guess_p2 if start_p2 is None else start_p2
         out, keep = solve_joints(_core.fixed_point, d, int(algorithm), tol, max_iter, start_p1, start_p2)
     v_next, p_b, p_n, beta, lam, history, status, iterations, converged, pivots, _, basis, basis_p2 = out
-    p_b = full_joint_impulse(p_b, keep, d.Wb.shape[1])
+    p_b = full_joint_impulse(p_b, keep, 0 if isinstance(d, CompressedStep) else d.Wb.shape[1])
     status = _STATUS[status]
     return FixedPointResult(
         success=status == Status.SOLVED, status=status, message=status.message, v_next=v_next, p_n=p_n,
         beta=beta, lam=lam, p_b=p_b, iterations=int(iterations), converged=bool(converged),
         history=history, pivots=int(pivots), algorithm=int(algorithm),
-        cone_slack=d.mu * p_n - d.E.T @ beta, basis=basis, basis_p2=basis_p2,
+        cone_slack=d.mu * p_n - _grouped(d, beta, n_c), basis=basis, basis_p2=basis_p2,
     )
 
 
 def _sparse(d, algorithm, tol, max_iter, start_p1, start_p2):
-    """The outputs of the sparse active-set solves of P1 and P2 (``mbdcp/relax_sparse.h``), or None
-    where they do not apply (P1 smaller than SPARSE_MIN_SIZE, joints) or a subproblem ended without
-    a verified point, for the caller's Lemke solves."""
-    _, n_c, m, n_b, *_ = d.sizes
-    if n_b or 2 * n_c + m < SPARSE_MIN_SIZE:
+    """The outputs of the sparse active-set solves of P1 and P2 (``mbdcp/relax_sparse.h``) of a
+    StepProblem or a CompressedStep, or None where they do not apply (P1 smaller than
+    SPARSE_MIN_SIZE, joints) or a subproblem ended without a verified point, for the caller's
+    Lemke solves."""
+    compressed = isinstance(d, CompressedStep)
+    _, n_c, m, *rest = d.sizes
+    if (rest and rest[0]) or 2 * n_c + m < SPARSE_MIN_SIZE:
         return None
-    out = call_core(_core.fixed_point_sparse, d, algorithm, tol, max_iter, start_p1, start_p2)
+    solve = _core.fixed_point_compressed if compressed else _core.fixed_point_sparse
+    out = call_core(solve, d, algorithm, tol, max_iter, start_p1, start_p2)
     return None if _STATUS[out[6]] == Status.NUMERICAL_ERROR else out
+
+
+def _grouped(d, beta, n_c):
+    """E^T beta: each contact's sum of its directions' beta."""
+    if isinstance(d, CompressedStep):
+        return np.bincount(d.contact, weights=beta, minlength=n_c)
+    return d.E.T @ beta
 
 
 def _pose(s, options):
@@ -237,4 +263,5 @@ register(Formulation(
     contacts="directions", data=_DATA,
     options=frozenset({"algorithm", "tol", "max_iter", "warm_start", "crash", "max_correction_speed", "baumgarte"}),
     pose=_pose, variants={f"fixed_point_{a}": {"algorithm": a} for a in (1, 2, 3)},
-    stepper="mbdcp.mechanics.steppers.fixed_point", algorithm=("algorithm", 3, (1, 2, 3))))
+    stepper="mbdcp.mechanics.steppers.fixed_point", algorithm=("algorithm", 3, (1, 2, 3)),
+    scene_form="sparse"))  # solved in compressed storage: a scene's step is never made dense

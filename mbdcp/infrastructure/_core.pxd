@@ -191,11 +191,33 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
         mbdcp_int *perm_k
         mbdcp_int nnz_m, nnz_k, nnzl_m, nnzl_k
 
-    size_t mbdcp_relax_sparse_analyze_workspace_size(const MbdcpStepProblem *p)
-    MbdcpReturn mbdcp_relax_sparse_analyze(const MbdcpStepProblem *p, MbdcpRelaxSparseOrder *ord, void *work,
+    ctypedef struct MbdcpSparseStep:
+        mbdcp_int n_v, n_c, m
+        mbdcp_float h
+        const mbdcp_int *Mp
+        const mbdcp_int *Mi
+        const mbdcp_float *Mx
+        const mbdcp_int *Wp
+        const mbdcp_int *Wi
+        const mbdcp_float *Wx
+        const mbdcp_int *contact
+        const mbdcp_float *mu
+        const mbdcp_float *v
+        const mbdcp_float *p_ext
+        const mbdcp_float *psi_n
+        const mbdcp_float *dpsi_n
+        const mbdcp_float *dpsi_f
+
+    MbdcpReturn mbdcp_sparse_step_check(const MbdcpSparseStep *q)
+    MbdcpReturn mbdcp_sparse_step_count(const MbdcpStepProblem *p, mbdcp_int *nnz_m, mbdcp_int *Wp)
+    MbdcpReturn mbdcp_sparse_step_fill(const MbdcpStepProblem *p, mbdcp_int nnz_m, mbdcp_int *Mp, mbdcp_int *Mi,
+                                       mbdcp_float *Mx, mbdcp_int *Wp, mbdcp_int *Wi, mbdcp_float *Wx,
+                                       mbdcp_int *contact)
+    size_t mbdcp_relax_sparse_analyze_workspace_size(const MbdcpSparseStep *q)
+    MbdcpReturn mbdcp_relax_sparse_analyze(const MbdcpSparseStep *q, MbdcpRelaxSparseOrder *ord, void *work,
                                            size_t work_bytes)
-    size_t mbdcp_fixed_point_sparse_workspace_size(const MbdcpStepProblem *p, const MbdcpRelaxSparseOrder *ord)
-    MbdcpReturn mbdcp_fixed_point_sparse(const MbdcpStepProblem *p, const MbdcpFixedPointSettings *s,
+    size_t mbdcp_fixed_point_sparse_workspace_size(const MbdcpSparseStep *q, const MbdcpRelaxSparseOrder *ord)
+    MbdcpReturn mbdcp_fixed_point_sparse(const MbdcpSparseStep *q, const MbdcpFixedPointSettings *s,
                                          const MbdcpRelaxSparseOrder *ord, const mbdcp_int *start_p1,
                                          const mbdcp_int *start_p2, MbdcpFixedPointOutput *out,
                                          MbdcpFixedPointInfo *info, void *work, size_t work_bytes)

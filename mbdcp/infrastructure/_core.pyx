@@ -902,37 +902,88 @@ def fixed_point(object problem, int algorithm, double tol, int max_iter, start_p
 
 
 def fixed_point_sparse(object problem, int algorithm, double tol, int max_iter, start_p1=None, start_p2=None):
-    """fixed_point's outputs with the subproblems solved by sparse active-set steps (relax_sparse.h);
-    status NUMERICAL_ERROR when a subproblem has no verified point (the caller falls back)."""
+    """fixed_point's outputs with the subproblems solved by sparse active-set steps (relax_sparse.h),
+    the dense StepProblem put in compressed storage first (mbdcp_sparse_step_count, _fill); status
+    NUMERICAL_ERROR when a subproblem has no verified point (the caller falls back)."""
     cdef MbdcpStepProblem p = _problem(problem)
     _not_modelled(p)
+    cdef cnp.ndarray Wp = np.zeros(p.n_c + p.m + 1, dtype=np.intc)
+    cdef mbdcp_int nnz_m = 0
+    cdef MbdcpReturn rc
+    with nogil:
+        rc = mbdcp_sparse_step_count(&p, &nnz_m, <int *>cnp.PyArray_DATA(Wp))
+    _check(rc)
+    cdef mbdcp_int nnz_w = (<int *>cnp.PyArray_DATA(Wp))[p.n_c + p.m]
+    cdef cnp.ndarray Mp = np.zeros(p.n_v + 1, dtype=np.intc), Mi = np.zeros(max(nnz_m, 1), dtype=np.intc)
+    cdef cnp.ndarray Mx = np.zeros(max(nnz_m, 1)), Wi = np.zeros(max(nnz_w, 1), dtype=np.intc)
+    cdef cnp.ndarray Wx = np.zeros(max(nnz_w, 1)), contact = np.zeros(max(p.m, 1), dtype=np.intc)
+    with nogil:
+        rc = mbdcp_sparse_step_fill(&p, nnz_m, <int *>cnp.PyArray_DATA(Mp), <int *>cnp.PyArray_DATA(Mi),
+                                    <double *>cnp.PyArray_DATA(Mx), <int *>cnp.PyArray_DATA(Wp),
+                                    <int *>cnp.PyArray_DATA(Wi), <double *>cnp.PyArray_DATA(Wx),
+                                    <int *>cnp.PyArray_DATA(contact))
+    _check(rc)
+    cdef MbdcpSparseStep q
+    q.n_v, q.n_c, q.m, q.h = p.n_v, p.n_c, p.m, p.h
+    q.Mp, q.Mi, q.Mx = <const int *>cnp.PyArray_DATA(Mp), <const int *>cnp.PyArray_DATA(Mi), _data(Mx)
+    q.Wp, q.Wi, q.Wx = <const int *>cnp.PyArray_DATA(Wp), <const int *>cnp.PyArray_DATA(Wi), _data(Wx)
+    q.contact, q.mu, q.v = <const int *>cnp.PyArray_DATA(contact), p.mu, p.v
+    q.p_ext, q.psi_n, q.dpsi_n, q.dpsi_f = p.p_ext, p.psi_n, NULL, NULL
+    return _fixed_point_compressed(&q, algorithm, tol, max_iter, start_p1, start_p2)
+
+
+def fixed_point_compressed(object c, int algorithm, double tol, int max_iter, start_p1=None, start_p2=None):
+    """fixed_point_sparse's outputs for a CompressedStep (mbdcp.infrastructure.problem): a step given
+    in compressed storage, never made dense."""
+    cdef cnp.ndarray Mp = c.Mp, Mi = c.Mi, Mx = c.Mx, Wp = c.Wp, Wi = c.Wi, Wx = c.Wx, contact = c.contact
+    cdef cnp.ndarray mu = c.mu, v = c.v, p_ext = c.p_ext, psi_n = c.psi_n
+    _f(v, "v", (-1,))
+    cdef Py_ssize_t n_v = v.shape[0], n_c = mu.shape[0], m = contact.shape[0]
+    _compressed(Mp, Mi, Mx, "M", n_v, n_v)
+    _compressed(Wp, Wi, Wx, "W", n_c + m, n_v)
+    _i(contact, "contact", (m,), m == 0)
+    for a, name, shape, optional in ((mu, "mu", (n_c,), n_c == 0), (p_ext, "p_ext", (n_v,), True),
+                                     (psi_n, "psi_n", (n_c,), True)):
+        _f(a, name, shape, optional)
+    cdef MbdcpSparseStep q
+    q.n_v, q.n_c, q.m, q.h = n_v, n_c, m, c.h
+    q.Mp, q.Mi, q.Mx = <const int *>cnp.PyArray_DATA(Mp), <const int *>cnp.PyArray_DATA(Mi), _data(Mx)
+    q.Wp, q.Wi, q.Wx = <const int *>cnp.PyArray_DATA(Wp), <const int *>cnp.PyArray_DATA(Wi), _data(Wx)
+    q.contact, q.mu, q.v = <const int *>cnp.PyArray_DATA(contact), _data(mu), _data(v)
+    q.p_ext, q.psi_n, q.dpsi_n, q.dpsi_f = _data(p_ext), _data(psi_n), NULL, NULL
+    return _fixed_point_compressed(&q, algorithm, tol, max_iter, start_p1, start_p2)
+
+
+cdef tuple _fixed_point_compressed(const MbdcpSparseStep *q, int algorithm, double tol, int max_iter, start_p1,
+                                   start_p2):
+    """Analysis and solve of a step in compressed storage (the caller keeps its arrays alive)."""
     cdef MbdcpFixedPointSettings s = _fixed_point_settings(algorithm, tol, max_iter)
-    cdef Py_ssize_t N = 2 * p.n_c + p.m
-    cdef cnp.ndarray perm_m = np.zeros(max(p.n_v, 1), dtype=np.intc)
-    cdef cnp.ndarray perm_k = np.zeros(max(p.n_v + N, 1), dtype=np.intc)
+    cdef Py_ssize_t N = 2 * q.n_c + q.m
+    cdef cnp.ndarray perm_m = np.zeros(max(q.n_v, 1), dtype=np.intc)
+    cdef cnp.ndarray perm_k = np.zeros(max(q.n_v + N, 1), dtype=np.intc)
     cdef MbdcpRelaxSparseOrder ord
     ord.perm_m = <int *>cnp.PyArray_DATA(perm_m)
     ord.perm_k = <int *>cnp.PyArray_DATA(perm_k)
-    cdef size_t abytes = mbdcp_relax_sparse_analyze_workspace_size(&p)
+    cdef size_t abytes = mbdcp_relax_sparse_analyze_workspace_size(q)
     cdef cnp.ndarray work = _workspace(abytes)
     cdef void *wp = cnp.PyArray_DATA(work)
     cdef MbdcpReturn rc
     with nogil:
-        rc = mbdcp_relax_sparse_analyze(&p, &ord, wp, abytes)
+        rc = mbdcp_relax_sparse_analyze(q, &ord, wp, abytes)
     _check(rc)
     cdef Recorder R
     s.lemke.monitor = _monitor(&R, 4.0 * N * N, False, True)
     cdef MbdcpFixedPointInfo info
-    cdef size_t nbytes = mbdcp_fixed_point_sparse_workspace_size(&p, &ord)
+    cdef size_t nbytes = mbdcp_fixed_point_sparse_workspace_size(q, &ord)
     work = _workspace(nbytes)
     wp = cnp.PyArray_DATA(work)
-    cdef _FixedPointCall call = _FixedPointCall(p.n_v, p.n_b, p.n_c, p.m, start_p1, start_p2)
+    cdef _FixedPointCall call = _FixedPointCall(q.n_v, 0, q.n_c, q.m, start_p1, start_p2)
     cdef MbdcpFixedPointOutput out
     call.bind(&out)
     cdef const int *s1 = call.s1
     cdef const int *s2 = call.s2
     with nogil:
-        rc = mbdcp_fixed_point_sparse(&p, &s, &ord, s1, s2, &out, &info, wp, nbytes)
+        rc = mbdcp_fixed_point_sparse(q, &s, &ord, s1, s2, &out, &info, wp, nbytes)
     _, history = _recorded(&R)
     _check(rc)
     return call.result(history, &info)

@@ -7,11 +7,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.linalg as sla
+import scipy.sparse as sp
 
 from mbdcp.infrastructure import _core
 from mbdcp.infrastructure import validate as val
 
-__all__ = ["ContactData", "StepProblem", "friction_coefficients", "contact_data", "step_data", "call_core", "overflow_error",
+__all__ = ["ContactData", "StepProblem", "CompressedStep", "friction_coefficients", "contact_data", "step_data",
+           "compressed_step", "call_core", "overflow_error",
            "cholesky", "finite_lcp", "schur_factor", "solve_joints", "full_joint_impulse", "joint_friction_data", "pair_data",
            "warm_start_flags"]
 
@@ -143,6 +145,97 @@ def step_data(M, Wn, D, E, U, v, h, p_ext=None, psi_n=None, dpsi_n=None, dpsi_f=
     else:
         p.Dj, p.Ej, p.beta_max = joint_friction_data(n_v, Dj, Ej, beta_max)
     return p
+
+
+@dataclass(slots=True)
+class CompressedStep:
+    """A validated time step without joints in compressed storage, never made dense (the C core's
+    MbdcpSparseStep, read by field name): M's lower triangle by rows (Mp, Mi, Mx: int32 pointers and
+    indices, ascending columns, each row ending with its diagonal), W = [Wn D] by columns (Wp, Wi,
+    Wx), the contact of each friction direction (E's column in that row), mu, v, h and p_ext, psi_n
+    (empty when absent)."""
+
+    Mp: np.ndarray
+    Mi: np.ndarray
+    Mx: np.ndarray
+    Wp: np.ndarray
+    Wi: np.ndarray
+    Wx: np.ndarray
+    contact: np.ndarray
+    mu: np.ndarray
+    v: np.ndarray
+    h: float
+    p_ext: np.ndarray
+    psi_n: np.ndarray
+
+    @property
+    def sizes(self):
+        """(n_v, n_c, m)."""
+        return self.v.shape[0], self.mu.shape[0], self.contact.shape[0]
+
+
+def _compressed_matrix(name, A, shape, symbols, fmt):
+    """A checked matrix (scipy.sparse or array_like) as a canonical scipy.sparse matrix in fmt."""
+    if sp.issparse(A):
+        return val.sparse_matrix(name, A, shape, symbols, fmt=fmt)
+    A = val.matrix(name, A, shape, symbols)
+    return sp.csr_matrix(A) if fmt == "csr" else sp.csc_matrix(A)
+
+
+def _lower_rows(M):
+    """M (CSR, checked square) as its lower triangle's rows, each ending with its diagonal:
+    (pointers, indices, values); ValueError when M is not symmetric or has a diagonal entry that
+    is not positive (no Cholesky factor)."""
+    n = M.shape[0]
+    if n == 0:
+        raise ValueError(f"M must be a non-empty square matrix, got shape {M.shape}")
+    scale = abs(M).max() if M.nnz else 0.0
+    if M.nnz and abs(M - M.T).max() > val.SYMMETRY_RTOL * scale:
+        raise ValueError("M must be symmetric")
+    if not np.all(M.diagonal() > 0):
+        raise ValueError("M must be symmetric positive definite (its Cholesky factorization failed)")
+    L = sp.tril(M, format="csr")
+    L.eliminate_zeros()  # the entries of the dense path (mbdcp_sparse_step_fill): the same factor
+    L.sort_indices()
+    return (L.indptr.astype(np.intc), L.indices.astype(np.intc), np.ascontiguousarray(L.data, dtype=np.float64))
+
+
+def _contact_of_rows(E, m, n_c):
+    """The contact (column) of each row of the grouping E (scipy.sparse or array_like, m x n_c), with
+    the checks and messages of :func:`mbdcp.infrastructure.validate.grouping`."""
+    if not sp.issparse(E):
+        E = val.grouping("E", E, m, n_c, ("m", "n_c"))
+        return np.ascontiguousarray(np.argmax(E, axis=1) if m and n_c else np.zeros(m), dtype=np.intc)
+    E = val.sparse_matrix("E", E, (m, n_c), ("m", "n_c"), fmt="csr")
+    E.eliminate_zeros()
+    if np.any(np.diff(E.indptr) != 1) or np.any(E.data != 1.0):
+        raise ValueError("E must have exactly one 1 in each row and zeros elsewhere")
+    if np.any(np.diff(E.indices) < 0):
+        raise ValueError("E must group each contact's directions in consecutive rows, in contact order")
+    return np.ascontiguousarray(E.indices, dtype=np.intc)
+
+
+def compressed_step(M, Wn, D, E, U, v, h, p_ext=None, psi_n=None):
+    """The validated :class:`CompressedStep` of a time step without joints whose matrices may be
+    scipy.sparse (any of M, Wn, D, E; dense ones are put in compressed storage): the checks and
+    messages of :func:`step_data` (M's positive definiteness as far as its diagonal shows it)."""
+    M = _compressed_matrix("M", M, (None, None), None, "csr")
+    if M.shape[0] != M.shape[1]:
+        raise ValueError(f"M must be a non-empty square matrix, got shape {M.shape}")
+    n_v = M.shape[0]
+    Mp, Mi, Mx = _lower_rows(M)
+    Wn = _compressed_matrix("Wn", Wn, (n_v, None), ("n_v", "n_c"), "csc")
+    D = _compressed_matrix("D", D, (n_v, None), ("n_v", "m"), "csc")
+    n_c, m = Wn.shape[1], D.shape[1]
+    contact = _contact_of_rows(E, m, n_c)
+    W = sp.hstack([Wn, D], format="csc")
+    W.eliminate_zeros()
+    return CompressedStep(
+        Mp=Mp, Mi=Mi, Mx=Mx, Wp=W.indptr.astype(np.intc), Wi=W.indices.astype(np.intc),
+        Wx=np.ascontiguousarray(W.data, dtype=np.float64), contact=contact,
+        mu=friction_coefficients("U", U, n_c), v=val.vector("v", v, n_v, symbol="n_v"), h=val.positive_scalar("h", h),
+        p_ext=val.vector("p_ext", p_ext, n_v, optional=True, symbol="n_v"),
+        psi_n=val.vector("psi_n", psi_n, n_c, optional=True, symbol="n_c"))
 
 
 def joint_friction_data(n_v, Dj, Ej, beta_max):

@@ -241,11 +241,12 @@ def _solver(scene, method, h, algorithm, tol, max_iter, warm_start=True, correct
     if entry.algorithm:
         options[entry.algorithm[0]] = algorithm
     form, parts = _FORMS[entry.contacts]
-    return form, parts, entry.stepper_function()(scene, h, options, warm_start)
+    return entry.scene_form or form, parts, entry.stepper_function()(scene, h, options, warm_start)
 
 
-# How a formulation's contacts are assembled for its stepper: D and E ("directions", dense), or the
-# normals and tangent pairs as the CCP's P with M as its diagonal blocks ("pairs").
+# How a formulation's contacts are assembled for its stepper: D and E ("directions", dense unless
+# its scene_form says otherwise), or the normals and tangent pairs as the CCP's P with M as its
+# diagonal blocks ("pairs").
 _FORMS = {"directions": ("dense", ("Wn", "D")), "pairs": ("blocks", ("P",))}
 
 

@@ -1,6 +1,7 @@
 """What a simulation carries from step to step: keys that follow each contact, and the last step's
 answer (a Lemke basis, the impulses) mapped onto the next step's contacts."""
 import numpy as np
+import scipy.sparse as sp
 
 __all__ = ["carried", "directions_per_contact", "contact_keys", "key_hash", "sorted_hashes", "match"]
 
@@ -37,7 +38,12 @@ def directions_per_contact(E):
         return None
     k = m // n_c
     owner = np.repeat(np.arange(n_c), k)
-    grouped = np.count_nonzero(E) == m and np.all(E[np.arange(m), owner] == 1.0)
+    if sp.issparse(E):  # simulate's sparse form
+        E = sp.csr_matrix(E, copy=True)
+        E.sum_duplicates()
+        grouped = (np.all(np.diff(E.indptr) == 1) and np.array_equal(E.indices, owner) and np.all(E.data == 1.0))
+    else:
+        grouped = np.count_nonzero(E) == m and np.all(E[np.arange(m), owner] == 1.0)
     return k if grouped else None
 
 

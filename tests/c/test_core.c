@@ -417,6 +417,66 @@ static void test_relax_block(void)
     free(work);
 }
 
+static void test_sparse_step(void)
+{
+    /* test_relax_block's sliding particle in compressed storage: the same answers */
+    double M[4] = {1, 0.5, 0.5, 1}, Wn[2] = {0, 1}, D[4] = {1, -1, 0, 0}, E[2] = {1, 1}, mu[1] = {0.1};
+    double v[2] = {1, 0}, p_ext[2] = {0, -0.981}, psi[1] = {0};
+    MbdcpStepProblem p = {.n_v = 2, .n_c = 1, .m = 2, .h = 0.1, .M = M, .Wn = Wn, .D = D, .E = E, .mu = mu,
+                          .v = v, .p_ext = p_ext, .psi_n = psi};
+    int nnz_m = 0, Wp[4], Mp[3], Mi[3], Wi[4], contact[2];
+    double Mx[3], Wx[4];
+    CHECK(mbdcp_sparse_step_count(&p, &nnz_m, Wp) == MBDCP_OK && nnz_m == 3 && Wp[0] == 0 && Wp[3] == 3);
+    CHECK(mbdcp_sparse_step_fill(&p, nnz_m, Mp, Mi, Mx, Wp, Wi, Wx, contact) == MBDCP_OK);
+    CHECK(Mp[1] == 1 && Mp[2] == 3 && Mi[1] == 0 && Mi[2] == 1 && Mx[1] == 0.5 && Wp[1] == 1 && Wp[2] == 2);
+    CHECK(Wi[0] == 1 && Wi[1] == 0 && Wx[2] == -1 && contact[0] == 0 && contact[1] == 0);
+    /* more entries than counted (the data changed since the count): refused, nothing written beyond */
+    CHECK(mbdcp_sparse_step_fill(&p, 2, Mp, Mi, Mx, Wp, Wi, Wx, contact) == MBDCP_ERR_DIMENSION);
+    M[1] = M[2] = 0; /* M = I: test_relax_block's answers */
+    CHECK(mbdcp_sparse_step_count(&p, &nnz_m, Wp) == MBDCP_OK && nnz_m == 2);
+    CHECK(mbdcp_sparse_step_fill(&p, nnz_m, Mp, Mi, Mx, Wp, Wi, Wx, contact) == MBDCP_OK);
+    MbdcpSparseStep q = {.n_v = 2, .n_c = 1, .m = 2, .h = 0.1, .Mp = Mp, .Mi = Mi, .Mx = Mx, .Wp = Wp, .Wi = Wi,
+                         .Wx = Wx, .contact = contact, .mu = mu, .v = v, .p_ext = p_ext, .psi_n = psi};
+    CHECK(mbdcp_sparse_step_check(&q) == MBDCP_OK);
+    int perm_m[2], perm_k[6];
+    MbdcpRelaxSparseOrder ord = {.perm_m = perm_m, .perm_k = perm_k};
+    size_t abytes = mbdcp_relax_sparse_analyze_workspace_size(&q);
+    void *awork = malloc(abytes);
+    CHECK(mbdcp_relax_sparse_analyze(&q, &ord, awork, abytes) == MBDCP_OK);
+    size_t bytes = mbdcp_fixed_point_sparse_workspace_size(&q, &ord);
+    void *work = malloc(bytes);
+    MbdcpFixedPointSettings fs;
+    mbdcp_fixed_point_default_settings(&fs);
+    double v_next[2], p_n[1], beta[2], lam[1];
+    MbdcpFixedPointOutput fo = {v_next, NULL, p_n, beta, lam, NULL, NULL};
+    MbdcpFixedPointInfo fi;
+    CHECK(mbdcp_fixed_point_sparse(&q, &fs, &ord, NULL, NULL, &fo, &fi, work, bytes) == MBDCP_OK);
+    CHECK(fi.status == MBDCP_SOLVED && fi.converged && near(v_next[0], 0.9019, 1e-12) && near(p_n[0], 0.981, 1e-12));
+    /* malformed data are refused before use */
+    Mi[1] = 0; /* row 1 no longer ends with its diagonal */
+    CHECK(mbdcp_sparse_step_check(&q) == MBDCP_ERR_DIMENSION);
+    CHECK(mbdcp_fixed_point_sparse(&q, &fs, &ord, NULL, NULL, &fo, &fi, work, bytes) == MBDCP_ERR_DIMENSION);
+    Mi[1] = 1;
+    Wi[0] = 2;
+    CHECK(mbdcp_sparse_step_check(&q) == MBDCP_ERR_DIMENSION);
+    Wi[0] = 1;
+    contact[1] = 1;
+    CHECK(mbdcp_sparse_step_check(&q) == MBDCP_ERR_DIMENSION);
+    contact[1] = 0;
+    Wx[0] = NAN;
+    CHECK(mbdcp_sparse_step_check(&q) == MBDCP_ERR_NONFINITE);
+    Wx[0] = 1;
+    mu[0] = -0.1;
+    CHECK(mbdcp_sparse_step_check(&q) == MBDCP_ERR_DATA);
+    mu[0] = 0.1;
+    q.h = 0;
+    CHECK(mbdcp_sparse_step_check(&q) == MBDCP_ERR_SETTING);
+    p.n_b = 1; /* joints: not this formulation */
+    CHECK(mbdcp_sparse_step_count(&p, &nnz_m, Wp) == MBDCP_ERR_DIMENSION);
+    free(awork);
+    free(work);
+}
+
 static void test_full_rank_incline(void)
 {
     /* A unit particle on a 30 degree incline, mu = 0.3: slides with h g (sin - mu cos). */
@@ -952,6 +1012,7 @@ int main(void)
     test_cholesky_profile();
     test_step_joint();
     test_relax_block();
+    test_sparse_step();
     test_full_rank_incline();
     test_ccp_particle();
     test_batch();
