@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "ccp_internal.h"
+#include "ccp_ops.h"
 #include "mbdcp/ccp.h"
 #include "mbdcp/cone.h"
 #include "mbdcp/dense.h"
@@ -12,7 +12,7 @@
 /* Power iterations for the polish subproblem's Lipschitz constant (see sub_lipschitz()). */
 #define POWER_ITERATIONS 30
 /* Lanczos steps for the Lipschitz constant of S N S for APGD's first step only (of N: LANCZOS_STEPS,
- * ccp_internal.h): its line search doubles an estimate that is low. */
+ * ccp_ops.h): its line search doubles an estimate that is low. */
 #define APGD_LANCZOS_STEPS 4
 /* Polish (see polish()): at most this many failing contacts, this many contacts around them, this
  * many rounds, a first wait of this many APGD iterations after a miss (doubled after each). */

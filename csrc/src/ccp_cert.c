@@ -1,5 +1,5 @@
 /* Certificates that a CCP has no solution, from the direction along which a first-order method's
- * iterates grow (see ccp.h and ccp_internal.h).
+ * iterates grow (see ccp.h and ccp_ops.h).
  *
  * When no solution exists, projected gradient iterates grow along a fixed direction, the minimal
  * displacement vector of the iteration (Pazy 1971; Banjac, Goulart, Stellato & Boyd 2019 for the
@@ -15,7 +15,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "ccp_internal.h"
+#include "ccp_ops.h"
 #include "mbdcp/cone.h"
 #include "mbdcp/dense.h"
 

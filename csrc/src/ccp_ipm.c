@@ -7,7 +7,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "ccp_internal.h"
+#include "ccp_ops.h"
 #include "mbdcp/dense.h"
 #include "mbdcp/sparse_ldl.h"
 

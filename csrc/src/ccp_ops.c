@@ -1,6 +1,6 @@
 /* The cone complementarity problem's products with N = P^T Q (never formed) and its residuals:
  * the Lipschitz estimate of N, the normwise and componentwise natural-map residuals an answer is
- * judged by, the diagonal blocks and scaling; see ccp_internal.h. They are what the first-order
+ * judged by, the diagonal blocks and scaling; see ccp_ops.h. They are what the first-order
  * methods and the driver (ccp.c) and the interior-point method (ccp_ipm.c) share: kept apart from
  * both, so that neither of those two files calls the other back (ccp.c -> ccp_ipm.c -> ccp_ops.c,
  * ccp.c -> ccp_ops.c). */
@@ -8,7 +8,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "ccp_internal.h"
+#include "ccp_ops.h"
 #include "mbdcp/ccp.h"
 #include "mbdcp/cone.h"
 

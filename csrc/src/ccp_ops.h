@@ -1,9 +1,9 @@
-/* Internal to ccp.c, ccp_ipm.c and ccp_ops.c: what the interior-point method shares with the
- * first-order solvers (products with N, the residuals, the acceptance test), all in ccp_ops.c, so
- * that the files call one another without a circle (ccp.c -> ccp_ipm.c -> ccp_ops.c). Not part of
- * the public headers. */
-#ifndef MBDCP_CCP_INTERNAL_H
-#define MBDCP_CCP_INTERNAL_H
+/* ccp_ops.h - internal to ccp.c, ccp_cert.c, ccp_ipm.c and ccp_ops.c: what the solvers share
+ * (products with N, the residuals, the acceptance test), all in ccp_ops.c, so that the files call
+ * one another without a circle (ccp.c -> ccp_ipm.c -> ccp_cert.c -> ccp_ops.c). Not part of the
+ * public headers. */
+#ifndef MBDCP_CCP_OPS_H
+#define MBDCP_CCP_OPS_H
 
 #include "mbdcp/ccp.h"
 
@@ -103,4 +103,4 @@ MbdcpReturn mbdcp_ccp_ipm_run(const CcpJudge *J, mbdcp_int max_iter, mbdcp_int f
                               mbdcp_float *nu, mbdcp_float *u, mbdcp_float *g, CcpIpmRun *run, void *work,
                               size_t work_bytes);
 
-#endif /* MBDCP_CCP_INTERNAL_H */
+#endif /* MBDCP_CCP_OPS_H */
