@@ -494,16 +494,21 @@ MbdcpReturn mbdcp_sldl_init(MbdcpSldl *f, mbdcp_int n, mbdcp_int bs, int symmetr
 
 /* ---- numeric factorisation ----------------------------------------------------------------------- */
 
+/* C -= A op(B) for 3 x 3 blocks, op(B)_kj = B[k sk + j sj] (B with sk = 3, sj = 1; B^T with 1, 3): the
+ * interior-point method's blocks, unrolled by the compiler, each sum in the order of k. */
+static inline void gemm3_sub(const mbdcp_float *A, const mbdcp_float *B, int sk, int sj, mbdcp_float *C)
+{
+    for (int i = 0; i < 3; ++i) {
+        const mbdcp_float a0 = A[3 * i], a1 = A[3 * i + 1], a2 = A[3 * i + 2];
+        for (int j = 0; j < 3; ++j) C[3 * i + j] -= a0 * B[j * sj] + a1 * B[sk + j * sj] + a2 * B[2 * sk + j * sj];
+    }
+}
+
 /* C -= A B (bs x bs, row-major). */
 static void gemm_sub(mbdcp_int bs, const mbdcp_float *A, const mbdcp_float *B, mbdcp_float *C)
 {
     if (bs == 3) {
-        for (int i = 0; i < 3; ++i) {
-            const mbdcp_float a0 = A[3 * i], a1 = A[3 * i + 1], a2 = A[3 * i + 2];
-            C[3 * i] -= a0 * B[0] + a1 * B[3] + a2 * B[6];
-            C[3 * i + 1] -= a0 * B[1] + a1 * B[4] + a2 * B[7];
-            C[3 * i + 2] -= a0 * B[2] + a1 * B[5] + a2 * B[8];
-        }
+        gemm3_sub(A, B, 3, 1, C);
         return;
     }
     for (mbdcp_int i = 0; i < bs; ++i)
@@ -516,13 +521,8 @@ static void gemm_sub(mbdcp_int bs, const mbdcp_float *A, const mbdcp_float *B, m
 /* C -= A B^T. */
 static void gemm_sub_t(mbdcp_int bs, const mbdcp_float *A, const mbdcp_float *B, mbdcp_float *C)
 {
-    if (bs == 3) { /* the interior-point method's blocks: unrolled, the sums in the loop's order */
-        for (int i = 0; i < 3; ++i) {
-            const mbdcp_float a0 = A[3 * i], a1 = A[3 * i + 1], a2 = A[3 * i + 2];
-            C[3 * i] -= a0 * B[0] + a1 * B[1] + a2 * B[2];
-            C[3 * i + 1] -= a0 * B[3] + a1 * B[4] + a2 * B[5];
-            C[3 * i + 2] -= a0 * B[6] + a1 * B[7] + a2 * B[8];
-        }
+    if (bs == 3) {
+        gemm3_sub(A, B, 1, 3, C);
         return;
     }
     for (mbdcp_int i = 0; i < bs; ++i)
