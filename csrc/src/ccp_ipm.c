@@ -242,7 +242,7 @@ typedef struct {
     mbdcp_float *x, *s, *rd, *dx, *ds, *dxa, *dsa, *rhs, *g_, *ref, *tmp, *best, *cand, *cv, *dh;
     mbdcp_float *nt, *lam;       /* per contact: w0, w1, w2, eta; lambda */
     mbdcp_float *H, *F;          /* per contact: H = T W^2 T and F = T^-1 W^-1 (F^T H F = I), row-major */
-    mbdcp_float joint_reg, fixed, rmax, rcert, xsize;
+    mbdcp_float joint_reg, fixed, rmax, xsize;
     void *certw;                 /* mbdcp_ccp_certify's workspace */
 } Ipm;
 
@@ -729,62 +729,18 @@ static MbdcpReturn start(Ipm *I, int warm)
 
 /* ---- certificates ---------------------------------------------------------------------------------- */
 
-/* 1 when d (n_p, contacts in K) proves that no solution of 2-norm below I->rcert exists: -N d
- * within delta (2-norm) of K* x {0} and -p^T d >= rcert delta, rounding added; a solution x
- * would give p^T d >= -x^T N d >= -delta ||x|| (see ccp.h). nd: scratch. */
-static int certifies(Ipm *I, const mbdcp_float *d, mbdcp_float *nd)
-{
-    const MbdcpCcpProblem *p = I->p;
-    const Layout *l = &I->l;
-    mbdcp_float pd = 0.0, pd_abs = 0.0, dist2 = 0.0, round = 0.0;
-    for (mbdcp_int j = 0; j < l->np; ++j) {
-        pd += p->p[j] * d[j];
-        pd_abs += fabs(p->p[j] * d[j]);
-    }
-    pd += 4.0 * DBL_EPSILON * pd_abs;
-    if (!(pd < 0.0)) return 0;
-    mbdcp_ccp_apply_N(I->J, d, I->u2, nd);
-    for (mbdcp_int i = 0; i < l->nc; ++i) {
-        mbdcp_float z[3] = {-nd[3 * i], -nd[3 * i + 1], -nd[3 * i + 2]}, q[3] = {z[0], z[1], z[2]};
-        if (frictionless(I, i)) {
-            q[0] = fmax(q[0], 0.0);
-        } else {
-            mbdcp_cone_project(1.0 / p->mu[i], q);
-        }
-        for (int a = 0; a < 3; ++a) dist2 += (z[a] - q[a]) * (z[a] - q[a]);
-    }
-    for (mbdcp_int j = 3 * l->nc; j < l->np; ++j) dist2 += nd[j] * nd[j];
-    for (mbdcp_int j = 0; j < l->np; ++j) round += fabs(d[j]);
-    const mbdcp_float delta = sqrt(dist2) + 4.0 * DBL_EPSILON * I->J->L * round;
-    return -pd >= I->rcert * delta;
-}
-
-/* d = v with its contacts projected on K, over its largest entry; 0 if v vanishes. */
-static int candidate(const Ipm *I, const mbdcp_float *v, mbdcp_float *d)
-{
-    memcpy(d, v, (size_t)I->l.np * sizeof(mbdcp_float));
-    for (mbdcp_int i = 0; i < I->l.nc; ++i) {
-        if (frictionless(I, i)) {
-            d[3 * i] = fmax(d[3 * i], 0.0);
-            d[3 * i + 1] = d[3 * i + 2] = 0.0;
-        } else {
-            mbdcp_cone_project(I->p->mu[i], d + 3 * i);
-        }
-    }
-    const mbdcp_float n = mbdcp_norm_inf((size_t)I->l.np, d);
-    if (!(n > 0.0) || !isfinite(n)) return 0;
-    for (mbdcp_int j = 0; j < I->l.np; ++j) d[j] /= n;
-    return 1;
-}
-
-/* The iterate x or the last direction dx as a certificate (into cand), or one made exact from the
- * growing iterate's support (ccp_cert.c); 1 when one certifies. */
+/* The iterate x, then the last direction dx, as the direction along which a certificate is sought
+ * (ccp_cert.c: its support driven to P d = 0 exactly, each d_i in K_i, p.d < 0, checked on all of P);
+ * into cand, 1 when one certifies. A bound on the solutions' size (-N d near K*, -p.d large) is not
+ * a proof that none exists: a problem whose impulses are large would be called infeasible. */
 static int find_certificate(Ipm *I)
 {
-    if (candidate(I, I->x, I->cand) && certifies(I, I->cand, I->tmp)) return 1;
-    if (candidate(I, I->dx, I->cand) && certifies(I, I->cand, I->tmp)) return 1;
-    memcpy(I->ref, I->x, (size_t)I->l.np * sizeof(mbdcp_float)); /* projected in place by certify */
-    return mbdcp_ccp_certify(I->p, I->ref, I->cand, I->certw);
+    const mbdcp_float *dir[2] = {I->x, I->dx};
+    for (int t = 0; t < 2; ++t) {
+        memcpy(I->ref, dir[t], (size_t)I->l.np * sizeof(mbdcp_float)); /* projected in place by certify */
+        if (mbdcp_ccp_certify(I->p, I->ref, I->cand, I->certw)) return 1;
+    }
+    return 0;
 }
 
 /* ---- the iteration ----------------------------------------------------------------------------- */
@@ -903,7 +859,6 @@ MbdcpReturn mbdcp_ccp_ipm_run(const CcpJudge *J, mbdcp_int max_iter, mbdcp_int f
     if (rc != MBDCP_OK) return rc;
     I.xsize = fmax(mbdcp_norm_inf((size_t)np_, I.x), J->pnorm / J->L);
     I.rmax = R_LIMIT * I.xsize;
-    I.rcert = J->s->tol / (4.0 * DBL_EPSILON) * I.xsize;
     Track tr = {INFINITY, 0};
     memcpy(I.best, I.x, (size_t)np_ * sizeof(mbdcp_float));
     for (mbdcp_int k = 0; k < max_iter; ++k) {
