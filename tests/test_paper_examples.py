@@ -348,3 +348,16 @@ def test_full_rank_acceleration_bad_input():
                                      np.zeros(3), [0, 0, -G])
     with pytest.raises(ValueError, match="k"):
         mbdcp.full_rank_acceleration(*args[:5], [0.0, 1.0])
+
+
+def test_sphere_columns_are_those_of_trinkles_sphere():
+    """sphere_columns gives the normal and the four directions of sphere_on_plane (Trinkle 2003,
+    before eq. 48), and any other direction's column (d, r_c x d) at the contact (0, 0, -r)."""
+    M, Wn, D, E, U = mbdcp.examples.sphere_on_plane(r=2.0)
+    col = mbdcp.examples.sphere_columns
+    np.testing.assert_array_equal(col([[0.0, 0.0, 1.0]], r=2.0), Wn)
+    np.testing.assert_array_equal(col([[1.0, 0, 0], [-1.0, 0, 0], [0, 1.0, 0], [0, -1.0, 0]], r=2.0), D)
+    d = np.array([[0.6, 0.8, 0.0]])
+    np.testing.assert_allclose(col(d, r=2.0)[3:, 0], np.cross([0.0, 0.0, -2.0], d[0]), atol=1e-15)
+    with pytest.raises(ValueError, match="directions"):
+        col([1.0, 0.0, 0.0])

@@ -1,7 +1,8 @@
 """Worked examples of the source papers, as data and closed forms.
 
 - :func:`sphere_on_plane`: Trinkle (2003, section 4, eqs. 48–50), a unit sphere
-  sliding then rolling on a plane, and :func:`sphere_closed_form`.
+  sliding then rolling on a plane, and :func:`sphere_closed_form`; :func:`sphere_columns`, the
+  columns of any directions at its contact.
 - :func:`particle_above_wall`: the particle tables of Trinkle (notes, 2003), pp. 7-12.
 - :func:`euler_table`: explicit against semi-implicit Euler for a constant force (Trinkle (notes, 2003), p. 3).
 - :func:`parts_seating`: frictionless parts seating and the point pushed into a corner (Trinkle
@@ -31,6 +32,7 @@ __all__ = [
     "simulate_sphere",
     "slider_with_joint_friction",
     "sphere_closed_form",
+    "sphere_columns",
     "sphere_on_plane",
 ]
 
@@ -58,6 +60,23 @@ def sphere_on_plane(mu=0.2, m=1.0, r=1.0):
     ])
     E = np.ones((4, 1))
     return M, Wn, D, E, np.array([mu])
+
+
+def sphere_columns(directions, r=1.0):
+    """The columns (d, r_c x d) of unit directions d (rows of ``directions``, shape (k, 3)) applied at
+    the contact point r_c = (0, 0, -r) of a sphere of radius r on the plane z = 0, in the velocity
+    (v_x, v_y, v_z, w_x, w_y, w_z) of :func:`sphere_on_plane`: shape (6, k). The normal's column is
+    ``sphere_columns([[0, 0, 1]])``; a CCP's tangent pair ``sphere_columns([[1, 0, 0], [0, 1, 0]])``.
+
+    >>> import mbdcp
+    >>> mbdcp.examples.sphere_columns([[1.0, 0.0, 0.0]]).ravel().tolist()
+    [1.0, 0.0, 0.0, 0.0, -1.0, 0.0]
+    """
+    d = val.as_array("directions", directions)
+    if d.ndim != 2 or d.shape[1] != 3:
+        raise ValueError(f"directions must have shape (k, 3), got {d.shape}")
+    r_c = np.array([0.0, 0.0, -val.positive_scalar("r", r)])
+    return np.concatenate([d, np.cross(r_c, d)], axis=1).T
 
 
 def sphere_closed_form(t, v0=2.0, mu=0.2, g=9.81, r=1.0):

@@ -38,21 +38,15 @@ np.set_printoptions(precision=4, suppress=True)
 # model with $k$ directions in $[0,\pi)$: both LCPs have $1 + 2k$ (plus one) unknowns.
 
 # %%
-M = np.diag([1.0, 1.0, 1.0, 0.4, 0.4, 0.4])
-r = np.array([0.0, 0.0, -1.0])
-
-
-def col(d):
-    return np.r_[d, np.cross(r, d)]
-
-
-Wn = col([0.0, 0.0, 1.0])[:, None]
-Wt = np.array([col([1.0, 0, 0]), col([0, 1.0, 0])]).T
+M = mbdcp.examples.sphere_on_plane()[0]
+col = mbdcp.examples.sphere_columns  # the columns (d, r x d) of directions d at the contact
+Wn = col([[0.0, 0.0, 1.0]])
+Wt = col([[1.0, 0, 0], [0, 1.0, 0]])
 v, h = np.array([1.0, 0.5, 0, 0, 0, 0]), 0.01
 p_ext = np.array([0, 0, -G * h, 0, 0, 0])
 rows = []
 for k in range(1, 9):
-    D = np.array([col(d) for d in mbdcp.friction_basis([0, 0, 1], 2 * k).T]).T
+    D = col(mbdcp.friction_basis([0, 0, 1], 2 * k).T)
     st = mbdcp.step(M, Wn, D, np.ones((2 * k, 1)), [0.3], v, h, p_ext=p_ext, return_lcp=True)
     fr = mbdcp.full_rank_step(M, Wn, Wt, 0.3, v, h, n_d=k, p_ext=p_ext, return_lcp=True)
     rows.append((k, st.lcp.F.shape[0], np.linalg.matrix_rank(st.lcp.F), fr.lcp.F.shape[0],

@@ -38,17 +38,11 @@ G = 9.81
 
 # %%
 mu, h, steps = 0.3, 0.01, 60
-M = np.diag([1.0, 1.0, 1.0, 0.4, 0.4, 0.4])
-r = np.array([0.0, 0.0, -1.0])
-
-
-def col(d):
-    return np.r_[d, np.cross(r, d)]
-
-
-Wn = col([0.0, 0.0, 1.0])[:, None]
-Wt = np.array([col([1.0, 0, 0]), col([0, 1.0, 0])]).T
-D = np.array([col(d) for d in mbdcp.friction_basis([0, 0, 1], 8).T]).T
+M = mbdcp.examples.sphere_on_plane()[0]
+col = mbdcp.examples.sphere_columns  # the columns (d, r x d) of directions d at the contact
+Wn = col([[0.0, 0.0, 1.0]])
+Wt = col([[1.0, 0, 0], [0, 1.0, 0]])
+D = col(mbdcp.friction_basis([0, 0, 1], 8).T)
 E = np.ones((8, 1))
 p_ext = np.array([0, 0, -G * h, 0, 0, 0])
 
