@@ -6,6 +6,7 @@ import numpy as np
 
 import mbdcp
 from mbdcp.formulations.ccp import METHODS as CCP_METHODS
+from mbdcp.formulations.registry import formulation
 from mbdcp.infrastructure import stabilization as stab
 from mbdcp.infrastructure import validate as val
 from mbdcp.mechanics import Failure
@@ -42,7 +43,7 @@ def _settings(model, T, h, method, n_d, delta, tol, max_iter, algorithm, max_pen
     pen = model.penetration_tolerance if max_penetration is None else val.threshold("max_penetration", max_penetration)
     return SimpleNamespace(method=method, h=h, steps=steps, n_d=friction_count(4 if n_d is None else n_d),
                            delta=model.delta if delta is None else val.nonnegative_scalar("delta", delta), tol=tol,
-                           delta_given=delta is not None,
+                           delta_given=delta is not None, stops=formulation(method).stops,
                            max_iter=val.positive_int("max_iter", max_iter), algorithm=algorithm, pen=pen,
                            warm_start=val.flag("warm_start", warm_start))
 
@@ -166,7 +167,7 @@ def _run(model, s, qpos, qvel, control, solve, progress):
         t1 = time.perf_counter()
         res, p_n, iterations = solve(arrays)
         solver_seconds += time.perf_counter() - t1
-        if res.status != mbdcp.Status.SOLVED and mbdcp.formulations.registry.formulation(s.method).stops:
+        if s.stops and res.status != mbdcp.Status.SOLVED:  # the registry's stop rule, read once
             failure = failure or Failure(k, "solver", f"step {k} ended with status {res.status.name}; the run stopped before it")
             break
         q_next = qpos.copy()
