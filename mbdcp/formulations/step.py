@@ -216,14 +216,10 @@ def unit_circle(n_d):
 
 
 def _friction_basis(n, n_d):
-    """friction_basis for a unit 3-vector n, without validation (hot loops of the mechanics layer)."""
-    k = min(range(3), key=lambda i: abs(n[i]))  # the world axis least aligned with n
-    t1 = -n[k] * np.asarray(n, dtype=float)
-    t1[k] += 1.0
-    t1 /= np.sqrt(t1 @ t1)
-    t2 = np.array([n[1] * t1[2] - n[2] * t1[1], n[2] * t1[0] - n[0] * t1[2], n[0] * t1[1] - n[1] * t1[0]])
+    """friction_basis for a unit 3-vector n, without validation (hot loops of the mechanics layer):
+    the C core's friction directions (directions.h) without a slip, the rule of both layers."""
     c, s = unit_circle(n_d)
-    return np.outer(t1, c) + np.outer(t2, s)
+    return _core.friction_directions(np.ascontiguousarray(n, dtype=np.float64).reshape(1, 3), None, None, 0.0, c, s)[0]
 
 
 def _pose(s, options):
