@@ -272,8 +272,12 @@ def test_the_crash_basis_gives_the_cold_answer_in_fewer_pivots(mu, algorithm, mo
 
 def test_the_crash_basis_of_a_spatial_pile_with_four_directions():
     """Sphere contacts with directions +-t1, +-t2 (mechanics.assemble's four): the CCP's two
-    tangent columns are t1 and t2; the guessed start gives the cold answer in fewer pivots."""
+    tangent columns are t1 and t2; the guessed start gives the cold answer in fewer pivots of the
+    Lemke solves it starts (fixed_point's answer where its sparse subproblems find none; this
+    pile's they find, so the Lemke solves are called directly here)."""
     from mbdcp.formulations.crash import crash_basis
+    from mbdcp.infrastructure import _core
+    from mbdcp.infrastructure.problem import call_core
     from mbdcp.mechanics import simulate, sphere_pile_scene
     from mbdcp.relax import _data
 
@@ -285,11 +289,14 @@ def test_the_crash_basis_of_a_spatial_pile_with_four_directions():
     p1, p2 = crash_basis(d)
     n_c, m = a["Wn"].shape[1], a["D"].shape[1]
     assert m == 4 * n_c and p1.shape == (2 * n_c + m,) and p2.shape == (n_c + m,)
-    cold = mbdcp.fixed_point(*args, **kw, algorithm=3, crash=None)
-    guessed = mbdcp.fixed_point(*args, **kw, algorithm=3)
-    assert cold.success and guessed.success
-    np.testing.assert_allclose(guessed.v_next, cold.v_next, rtol=0, atol=1e-9 * np.abs(cold.v_next).max())
-    assert guessed.pivots < 0.6 * cold.pivots
+    tol, max_iter = _core.DEFAULTS["fixed_point"]["tol"], _core.DEFAULTS["fixed_point"]["max_iter"]
+    cold = call_core(_core.fixed_point, d, 3, tol, max_iter, None, None)
+    guessed = call_core(_core.fixed_point, d, 3, tol, max_iter, p1, p2)
+    assert Status(cold[6]) == Status.SOLVED and Status(guessed[6]) == Status.SOLVED
+    np.testing.assert_allclose(guessed[0], cold[0], rtol=0, atol=1e-9 * np.abs(cold[0]).max())
+    assert guessed[9] < 0.6 * cold[9]
+    sparse = mbdcp.fixed_point(*args, **kw, algorithm=3)  # the sparse subproblems' answer: the same velocity
+    np.testing.assert_allclose(sparse.v_next, cold[0], rtol=0, atol=1e-9 * np.abs(cold[0]).max())
 
 
 def test_no_crash_basis_where_it_does_not_apply():
@@ -358,3 +365,54 @@ def test_fixed_point_iterates_are_the_subproblems_called_one_by_one(mu):
         res = mbdcp.fixed_point(*args, **kw, algorithm=2, max_iter=k, crash=None)
         assert res.iterations == k
         np.testing.assert_allclose(res.v_next, r2.v_next, rtol=0, atol=1e-10 * max(1.0, np.abs(r2.v_next).max()))
+
+
+def _forming_pile(name):
+    """A step of a 500-disk pile forming from its lattice (tests/data/README.md) as sparse matrices."""
+    import scipy.sparse as sp
+
+    d = np.load(os.path.join(os.path.dirname(__file__), "data", name))
+    n_v, n_c, m = d["v"].shape[0], d["mu"].shape[0], d["contact"].shape[0]
+    L = sp.csr_matrix((d["Mx"], d["Mi"], d["Mp"]), shape=(n_v, n_v))
+    M = (L + L.T - sp.diags(L.diagonal())).tocsr()
+    W = sp.csc_matrix((d["Wx"], d["Wi"], d["Wp"]), shape=(n_v, n_c + m))
+    E = sp.csr_matrix((np.ones(m), (np.arange(m), d["contact"])), shape=(m, n_c))
+    return M, W[:, :n_c], W[:, n_c:], E, d["mu"], d["v"], float(d["h"]), d["p_ext"], d["psi_n"]
+
+
+@pytest.mark.parametrize("name", ["forming_pile_p1.npz", "forming_pile_p2.npz"])
+def test_the_proximal_rounds_solve_what_the_active_set_steps_do_not(name):
+    """Steps of a forming pile whose P1 (first file) or P2 (second) the active-set steps left
+    without a verified point (more contact rows than velocities: G singular, the impulses not
+    unique), so that the step went to Lemke's method: the proximal rounds solve both sparsely.
+    Algorithm 3's velocity is that of P1 then P2 by dense Lemke, and its impulses satisfy P2 by
+    definition, row by row at each row's scale, in extended precision; algorithm 1 converges."""
+    from mbdcp.formulations.relax import _sparse
+    from mbdcp.infrastructure.problem import compressed_step
+
+    M, Wn, D, E, mu, v, h, p_ext, psi_n = _forming_pile(name)
+    d = compressed_step(M, Wn, D, E, mu, v, h, p_ext, psi_n)
+    for algorithm in (1, 3):
+        assert _sparse(d, algorithm, 1e-10, 100, None, None) is not None  # no step for Lemke
+    res = mbdcp.fixed_point(M, Wn, D, E, mu, v, h, p_ext=p_ext, psi_n=psi_n, algorithm=3)
+    assert res.status == Status.SOLVED
+    Md, Wnd, Dd, Ed = (A.toarray() for A in (M, Wn, D, E))
+    first = mbdcp.relax.p1(Md, Wnd, Dd, Ed, mu, v, h, np.zeros(mu.shape[0]), p_ext=p_ext, psi_n=psi_n)
+    lam = mbdcp.relax.sliding_speed(Dd, Ed, first.v_next)
+    ref = mbdcp.relax.p2(Md, Wnd, Dd, Ed, mu, v, h, lam, p_ext=p_ext, psi_n=psi_n)
+    assert first.success and ref.success
+    np.testing.assert_allclose(res.v_next, ref.v_next, rtol=0, atol=1e-9 * np.abs(ref.v_next).max())
+    # P2(lam) by definition, its velocity v+ = v_free + M^-1 W z: 0 <= z = (p_n, beta) _|_ w >= 0,
+    # w = W^T v+ + (psi_n / h, E lam); each row at the scale of its terms
+    X = np.longdouble
+    W, z = np.hstack([Wnd, Dd]), np.concatenate([res.p_n, res.beta]).astype(X)
+    Minv_W = np.linalg.solve(Md, W)
+    v_free = v + np.linalg.solve(Md, p_ext)
+    G, e = (W.T @ Minv_W).astype(X), np.concatenate([psi_n / h, Ed @ lam]).astype(X)
+    w = W.T.astype(X) @ v_free.astype(X) + G @ z + e
+    scale = np.abs(W.T) @ np.abs(v_free) + np.abs(G) @ z + np.abs(e)
+    assert z.min() >= 0 and np.all(w >= -1e-9 * scale)
+    assert np.all(np.where(z > 0, w, 0) <= 1e-9 * scale)
+    np.testing.assert_allclose(res.v_next, v_free + Minv_W @ z.astype(float), rtol=0, atol=1e-12 * np.abs(v_free).max())
+    one = mbdcp.fixed_point(M, Wn, D, E, mu, v, h, p_ext=p_ext, psi_n=psi_n, algorithm=1)
+    assert one.status == Status.SOLVED and one.converged

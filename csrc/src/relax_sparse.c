@@ -18,6 +18,13 @@
 #define CLEAN_ZERO 64.0
 /* See contacts_first. */
 #define FILL_LIMIT 4
+/* P2's proximal active-set steps (see prox_p2): the first weight, its factor per round and its
+ * floor (relative to each row's diagonal of G), the rounds and the bases per round. */
+#define PROX_FIRST 1e-2
+#define PROX_SHRINK 0.1
+#define PROX_LAST 1e-8
+#define PROX_ROUNDS 40
+#define PROX_BASES 30
 
 typedef struct {
     char *base; /* NULL: only count */
@@ -41,6 +48,8 @@ typedef struct {
     mbdcp_float *Kx, *gdiag;
     mbdcp_float *r, *vfree, *f0, *fmag0, *f, *fmag, *u, *rho, *z, *w, *sc, *lam, *gamma, *vprev;
     mbdcp_float clean; /* the last basis point's entries at most this large are rounding of zero */
+    mbdcp_float prox;  /* 0, or the weight of the proximal term about xc (see prox_p2) */
+    mbdcp_float *xc;   /* n_w: the proximal centre */
     MbdcpSldl FM, FK;
     void *fm_work, *fk_work;
     size_t fm_bytes, fk_bytes;
@@ -73,6 +82,7 @@ static void layout(Sp *S, Bump *b, const MbdcpRelaxSparseOrder *ord)
     S->sc = take(b, N1, sizeof(mbdcp_float));
     S->lam = take(b, (size_t)S->nc, sizeof(mbdcp_float));
     S->gamma = take(b, (size_t)S->nc, sizeof(mbdcp_float));
+    S->xc = take(b, nw, sizeof(mbdcp_float));
     S->fm_bytes = mbdcp_sldl_workspace_size(S->nv, 1, 1, S->nnz_m, ord->nnzl_m);
     S->fk_bytes = mbdcp_sldl_workspace_size(S->K, 1, 1, S->nnz_k, ord->nnzl_k);
     S->fm_work = take(b, S->fm_bytes, 1);
@@ -301,9 +311,10 @@ static MbdcpReturn factor_basis(Sp *S, int which, const mbdcp_int *basis)
         S->Kx[S->kdiag[nv + c]] = on ? REG * scale : scale / REG;
         S->u[nv + c] = 0.0;
     }
+    const mbdcp_float reg = S->prox > 0.0 ? S->prox : REG;
     for (mbdcp_int j = 0; j < nw; ++j) {
-        S->Kx[S->kdiag[nv + nc + j]] = basis[j] ? -REG * S->gdiag[j] : -S->gdiag[j] / REG;
-        S->u[nv + nc + j] = basis[j] ? S->f[j] : 0.0;
+        S->Kx[S->kdiag[nv + nc + j]] = basis[j] ? -reg * S->gdiag[j] : -S->gdiag[j] / REG;
+        S->u[nv + nc + j] = basis[j] ? S->f[j] - S->prox * S->gdiag[j] * S->xc[j] : 0.0;
     }
     memset(S->u, 0, (size_t)nv * sizeof(mbdcp_float));
     return mbdcp_sldl_factor(&S->FK, S->Kx, PIVOT_TOL);
@@ -311,7 +322,8 @@ static MbdcpReturn factor_basis(Sp *S, int which, const mbdcp_int *basis)
 
 /* rho = the basis equations' residual at u = (dv, lam, x), dv = v_next - v_free (non-basic
  * variables held at zero, their rows dropped): M dv - W x = 0; lam rows C^T x = 0; x rows
- * W^T dv + C lam + f = 0 (w = G x + C lam + f with G x = W^T dv). */
+ * W^T dv + C lam + f = 0 (w = G x + C lam + f with G x = W^T dv), with the proximal term
+ * prox g_j (x_j - xc_j) added to each when prox > 0. */
 static void basis_residual(Sp *S, int which, const mbdcp_int *basis)
 {
     const mbdcp_int nv = S->nv, nc = S->nc, nw = S->nw;
@@ -324,7 +336,9 @@ static void basis_residual(Sp *S, int which, const mbdcp_int *basis)
         const mbdcp_float cjc = j < nc ? -S->p->mu[c] : 1.0;
         for (mbdcp_int q = S->Wp[j]; q < S->Wp[j + 1]; ++q) S->rho[S->Wi[q]] += S->Wx[q] * x[j];
         if (which == 1 && basis[nw + c]) S->rho[nv + c] += cjc * x[j];
-        if (basis[j]) S->rho[nv + nc + j] = col_dot(S, j, v, NULL) + cjc * lam[c] + S->f[j];
+        if (basis[j])
+            S->rho[nv + nc + j] = col_dot(S, j, v, NULL) + cjc * lam[c] + S->f[j] +
+                                  S->prox * S->gdiag[j] * (x[j] - S->xc[j]);
     }
 }
 
@@ -394,8 +408,17 @@ static int evaluate(Sp *S, int which, mbdcp_float *v_next)
     return mbdcp_lcp_row_ratio(n, z, w, sc, NULL) <= tol - margin;
 }
 
+/* P1: C lam's entry in row j < n_w at the basis point (P2: 0, lam is in f). */
+static mbdcp_float lam_term(const Sp *S, int which, mbdcp_int j)
+{
+    if (which != 1) return 0.0;
+    const mbdcp_int c = j < S->nc ? j : S->dirc[j - S->nc];
+    return (j < S->nc ? -S->p->mu[c] : 1.0) * S->u[S->nv + c];
+}
+
 /* The primal-dual active-set update: basic entries stay where the basis point is positive,
- * non-basic ones enter where their row is negative beyond tol. 1 when the basis changed. */
+ * non-basic ones enter where their row (with the proximal term, see prox_p2) is negative beyond
+ * tol. 1 when the basis changed. */
 static int next_basis(Sp *S, int which, mbdcp_int *basis)
 {
     const mbdcp_int nv = S->nv, nc = S->nc, nw = S->nw, n = which == 1 ? S->N1 : nw;
@@ -403,11 +426,52 @@ static int next_basis(Sp *S, int which, mbdcp_int *basis)
     int changed = 0;
     for (mbdcp_int i = 0; i < n; ++i) {
         const mbdcp_float zi = i < nw ? S->u[nv + nc + i] : S->u[nv + i - nw];
-        const mbdcp_int b = basis[i] ? zi >= -S->clean : S->w[i] < -tol * S->sc[i];
+        /* proximal steps: the row at the basis point itself (P2: lam is in f), as the rule has it */
+        const mbdcp_float wi = S->prox > 0.0 && i < nw
+                                   ? col_dot(S, i, S->u, NULL) + S->f[i] - S->prox * S->gdiag[i] * S->xc[i] +
+                                         lam_term(S, which, i)
+                                   : S->w[i];
+        const mbdcp_int b = basis[i] ? zi >= -S->clean : wi < -tol * S->sc[i];
         changed |= b != basis[i];
         basis[i] = b;
     }
     return changed;
+}
+
+static void guess_p1(Sp *S, const mbdcp_float *gamma, mbdcp_int *basis);
+
+/* P2 after its active-set steps failed: the proximal point method on its dual (Rockafellar 1976),
+ * x_k+1 = argmin { x^T G x / 2 + f^T x + prox/2 ||x - x_k||^2_diag(G) : x >= 0 }, each solved by the
+ * active-set steps, whose bases are then never singular (the piles' G is: there are more contact
+ * rows than velocities, and P2's impulses are not unique), with prox shrinking from round to round;
+ * every basis point is verified on P2 itself, unregularised. */
+static MbdcpReturn prox_sub(Sp *S, int which, mbdcp_int *basis, mbdcp_float *v_next, MbdcpFixedPointInfo *info,
+                           MbdcpStatus *st)
+{
+    /* the first round from the free motion's basis (the failed steps' last basis is a worse start) */
+    if (which == 1)
+        guess_p1(S, S->gamma, basis);
+    else
+        for (mbdcp_int j = 0; j < S->nw; ++j) basis[j] = S->f[j] < 0.0;
+    S->prox = PROX_FIRST;
+    for (int k = 0; k < PROX_ROUNDS && *st != MBDCP_SOLVED; ++k) {
+        for (int j = 0; j < PROX_BASES; ++j) {
+            MbdcpReturn rc = solve_basis(S, which, basis);
+            info->pivots++;
+            if (rc == MBDCP_ERR_NONFINITE || (rc == MBDCP_OK && !mbdcp_all_finite((size_t)S->K, S->u))) break;
+            if (rc != MBDCP_OK) return rc;
+            if (evaluate(S, which, v_next)) {
+                *st = MBDCP_SOLVED;
+                break;
+            }
+            if (!next_basis(S, which, basis)) break;
+        }
+        memcpy(S->xc, S->z, (size_t)S->nw * sizeof(mbdcp_float));
+        S->prox = fmax(S->prox * PROX_SHRINK, PROX_LAST);
+    }
+    S->prox = 0.0;
+    info->residual = mbdcp_lcp_row_ratio(which == 1 ? S->N1 : S->nw, S->z, S->w, S->sc, NULL);
+    return MBDCP_OK;
 }
 
 /* Solve P1 (which = 1, data = gamma) or P2 (data = lam) from basis (updated in place); v_next
@@ -429,9 +493,9 @@ static MbdcpReturn solve_sub(Sp *S, int which, const mbdcp_float *data, mbdcp_in
             *st = MBDCP_SOLVED;
             return MBDCP_OK;
         }
-        if (!next_basis(S, which, basis)) return MBDCP_OK;
+        if (!next_basis(S, which, basis)) break;
     }
-    return MBDCP_OK;
+    return prox_sub(S, which, basis, v_next, info, st);
 }
 
 /* P1's first basis without a hint, from the free motion: lam basic where the contact moves
@@ -546,6 +610,7 @@ MbdcpReturn mbdcp_fixed_point_sparse(const MbdcpSparseStep *p, const MbdcpFixedP
     info->iterations = info->converged = info->pivots = 0;
     info->residual = 0.0;
     memset(S.gamma, 0, (size_t)S.nc * sizeof(mbdcp_float));
+    memset(S.xc, 0, (size_t)S.nw * sizeof(mbdcp_float)); /* read (times prox = 0) by every basis */
     memcpy(S.vprev, p->v, (size_t)S.nv * sizeof(mbdcp_float));
     start_basis(&S, start_p1);
     /* P2 first starts from this P1's (p_n, beta) basis, never from start_p2: that hint is the last

@@ -34,7 +34,12 @@ directions come in opposite pairs).
 In :func:`fixed_point`, from SPARSE_MIN_SIZE variables of P1 on (without joints), both
 subproblems are first solved by sparse primal-dual active-set steps (Hintermüller, Ito & Kunisch
 2002) on the quasi-definite system of a basis (Vanderbei 1995), each point verified by Lemke's
-row-scaled rule; where a subproblem finds none, the step is solved by Lemke's method (both are
+row-scaled rule. On a pile with more contact rows than velocities, :math:`W^T M^{-1} W` is singular
+and the impulses are not unique; where the active-set steps cycle there, proximal rounds solve the
+subproblem with :math:`\tfrac{\rho}{2}\|x - x_k\|^2` added, :math:`\rho` shrinking from round to
+round (the proximal point method, Rockafellar 1976), by the same steps on systems that are never
+singular, each point verified on the subproblem itself. Where a subproblem still finds none, the
+step is solved by Lemke's method (both are
 copositive-plus, so ray termination proves infeasibility), with the Cholesky factor and
 :math:`W^T A W` computed once per call. :func:`p1` and :func:`p2` use Lemke's method.
 """

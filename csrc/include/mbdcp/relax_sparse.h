@@ -28,8 +28,15 @@
  * violation at most tol times its scale, tol = s->lemke.tol) with a scale no larger than that
  * rule's: |(G x)_i| (computed as |w_i^T (v_next - v_free)|) in place of (|G| |x|)_i, the other
  * terms as in relax.c. A point accepted here is therefore SOLVED under the dense definition.
- * A subproblem without an accepted point ends the run with status MBDCP_NUMERICAL_ERROR: the
- * caller then solves the step with Lemke's method (mbdcp_fixed_point_warm).
+ * When MBDCP_RELAX_SPARSE_MAX_BASES bases give no accepted point (a pile has more contact rows than
+ * velocities: G is singular and the impulses are not unique, and the active-set steps can cycle
+ * between bases whose systems are singular), the subproblem is solved by proximal rounds
+ * (Rockafellar 1976): x_k+1 = the solution of the subproblem with prox/2 ||x - x_k||^2 (weighted
+ * by G's diagonal) added to its quadratic form, by the same active-set steps on a system that is
+ * never singular, prox shrinking from round to round (1e-2 to 1e-8 of the diagonal); each basis
+ * point is verified on the subproblem itself, unregularised. A subproblem without an accepted
+ * point after that ends the run with status MBDCP_NUMERICAL_ERROR: the caller then solves the
+ * step with Lemke's method (mbdcp_fixed_point_warm).
  *
  * The data come in compressed storage (MbdcpSparseStep; no joints: n_b = m_j = n_j = 0), from the
  * caller's sparse matrices or from a dense MbdcpStepProblem by mbdcp_sparse_step_count and
