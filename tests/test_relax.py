@@ -386,13 +386,13 @@ def test_the_proximal_rounds_solve_what_the_active_set_steps_do_not(name):
     without a verified point (more contact rows than velocities: G singular, the impulses not
     unique), so that the step went to Lemke's method: the proximal rounds solve both sparsely.
     Algorithm 3's velocity is that of P1 then P2 by dense Lemke, and its impulses satisfy P2 by
-    definition, row by row at each row's scale, in extended precision; algorithm 1 converges."""
+    definition, row by row at each row's scale, in extended precision; algorithms 1 and 2 converge."""
     from mbdcp.formulations.relax import _sparse
     from mbdcp.infrastructure.problem import compressed_step
 
     M, Wn, D, E, mu, v, h, p_ext, psi_n = _forming_pile(name)
     d = compressed_step(M, Wn, D, E, mu, v, h, p_ext, psi_n)
-    for algorithm in (1, 3):
+    for algorithm in (1, 2, 3):
         assert _sparse(d, algorithm, 1e-10, 100, None, None) is not None  # no step for Lemke
     res = mbdcp.fixed_point(M, Wn, D, E, mu, v, h, p_ext=p_ext, psi_n=psi_n, algorithm=3)
     assert res.status == Status.SOLVED
@@ -414,5 +414,6 @@ def test_the_proximal_rounds_solve_what_the_active_set_steps_do_not(name):
     assert z.min() >= 0 and np.all(w >= -1e-9 * scale)
     assert np.all(np.where(z > 0, w, 0) <= 1e-9 * scale)
     np.testing.assert_allclose(res.v_next, v_free + Minv_W @ z.astype(float), rtol=0, atol=1e-12 * np.abs(v_free).max())
-    one = mbdcp.fixed_point(M, Wn, D, E, mu, v, h, p_ext=p_ext, psi_n=psi_n, algorithm=1)
-    assert one.status == Status.SOLVED and one.converged
+    for algorithm in (1, 2):
+        res = mbdcp.fixed_point(M, Wn, D, E, mu, v, h, p_ext=p_ext, psi_n=psi_n, algorithm=algorithm)
+        assert res.status == Status.SOLVED and res.converged

@@ -367,11 +367,11 @@ static MbdcpReturn solve_basis(Sp *S, int which, const mbdcp_int *basis)
     return MBDCP_OK;
 }
 
-/* The LCP point z (x, then lam for P1; the basis point's entries below CLEAN_ZERO n eps max z,
- * rounding of entries that are zero, set to zero, as Lemke's extraction does),
+/* The LCP point z (x, then lam for P1; when cleaned, the basis point's entries below CLEAN_ZERO n
+ * eps max z, rounding of entries that are zero, set to zero, as Lemke's extraction does),
  * v_next = v_free + M^-1 W x, w = F z + f and a row scale sc no larger than the dense one (see
  * relax_sparse.h). Returns 1 when z passes mbdcp_lcp_verify_scaled's rule at tol. */
-static int evaluate(Sp *S, int which, mbdcp_float *v_next)
+static int evaluate(Sp *S, int which, mbdcp_float *v_next, int cleaned)
 {
     const mbdcp_int nv = S->nv, nc = S->nc, nw = S->nw, n = which == 1 ? S->N1 : nw;
     mbdcp_float *z = S->z, *w = S->w, *sc = S->sc;
@@ -380,7 +380,7 @@ static int evaluate(Sp *S, int which, mbdcp_float *v_next)
     for (mbdcp_int c = 0; c < nc && which == 1; ++c) z[nw + c] = fmax(S->u[nv + c], 0.0);
     for (mbdcp_int i = 0; i < n; ++i) zmax = fmax(zmax, z[i]);
     const mbdcp_float clean = CLEAN_ZERO * (mbdcp_float)n * DBL_EPSILON * zmax;
-    for (mbdcp_int i = 0; i < n; ++i) z[i] = z[i] <= clean ? 0.0 : z[i];
+    for (mbdcp_int i = 0; i < n && cleaned; ++i) z[i] = z[i] <= clean ? 0.0 : z[i];
     S->clean = clean;
     mbdcp_float *dv = S->rho;
     memset(dv, 0, (size_t)nv * sizeof(mbdcp_float));
@@ -422,7 +422,9 @@ static mbdcp_float lam_term(const Sp *S, int which, mbdcp_int j)
 static int next_basis(Sp *S, int which, mbdcp_int *basis)
 {
     const mbdcp_int nv = S->nv, nc = S->nc, nw = S->nw, n = which == 1 ? S->N1 : nw;
-    const mbdcp_float tol = S->s->lemke.tol;
+    /* the proximal rounds enter a row at half the tolerance of acceptance, so that no row can sit
+     * between the two while the basis stays (the last round's point is then never accepted) */
+    const mbdcp_float tol = S->prox > 0.0 ? 0.5 * S->s->lemke.tol : S->s->lemke.tol;
     int changed = 0;
     for (mbdcp_int i = 0; i < n; ++i) {
         const mbdcp_float zi = i < nw ? S->u[nv + nc + i] : S->u[nv + i - nw];
@@ -460,7 +462,8 @@ static MbdcpReturn prox_sub(Sp *S, int which, mbdcp_int *basis, mbdcp_float *v_n
             info->pivots++;
             if (rc == MBDCP_ERR_NONFINITE || (rc == MBDCP_OK && !mbdcp_all_finite((size_t)S->K, S->u))) break;
             if (rc != MBDCP_OK) return rc;
-            if (evaluate(S, which, v_next)) {
+            /* a basic entry below the rounding of zero can carry its row: then the point as it is */
+            if (evaluate(S, which, v_next, 1) || evaluate(S, which, v_next, 0)) {
                 *st = MBDCP_SOLVED;
                 break;
             }
@@ -487,7 +490,7 @@ static MbdcpReturn solve_sub(Sp *S, int which, const mbdcp_float *data, mbdcp_in
         if (rc == MBDCP_ERR_NONFINITE) return MBDCP_OK;
         if (rc != MBDCP_OK) return rc;
         if (!mbdcp_all_finite((size_t)S->K, S->u)) return MBDCP_OK;
-        const int ok = evaluate(S, which, v_next);
+        const int ok = evaluate(S, which, v_next, 1);
         info->residual = mbdcp_lcp_row_ratio(which == 1 ? S->N1 : S->nw, S->z, S->w, S->sc, NULL);
         if (ok) {
             *st = MBDCP_SOLVED;
