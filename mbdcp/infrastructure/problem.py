@@ -253,12 +253,12 @@ class CcpProblem:
     diagonal blocks (n_bodies, k, k); Minv its inverse (the blocks' inverses (n_bodies, k, k) with
     blocks, else scipy.sparse; None where only the derivative reads the problem). P = [n_1 u_1 w_1
     ... | Wb] (:func:`cone_jacobian`) in the C core's CSC arrays (int32 indptr, sorted int32
-    indices, float64 data), built once. Wn, Wt, Wb are the checked Jacobians in CSC (Wn and Wt None
-    where the step came assembled as P: :mod:`mbdcp.mechanics`), ``sparse`` the names of those
-    given as scipy.sparse (their gradients keep their pattern). psi_n is the gap the step uses,
-    after the correction of ``max_correction_speed`` and ``baumgarte``, whose :class:`Chain
-    <mbdcp.infrastructure.stabilization.Chain>` is ``psi_chain`` (None without one). Absent vectors
-    are empty arrays, an absent ``dpsi_t`` None."""
+    indices, float64 data), built once. Wn, Wt, Wb are the checked Jacobians in CSC (None where the
+    step came assembled as P, from :mod:`mbdcp.mechanics`: see :meth:`jacobians`), ``sparse`` the
+    names of those given as scipy.sparse (their gradients keep their pattern). psi_n is the gap the
+    step uses, after the correction of ``max_correction_speed`` and ``baumgarte``, whose
+    :class:`Chain <mbdcp.infrastructure.stabilization.Chain>` is ``psi_chain`` (None without one).
+    Absent vectors are empty arrays, an absent ``dpsi_t`` None."""
 
     M: object
     Minv: object
