@@ -224,7 +224,7 @@ def _redundant_scene(seed):
 def test_mass_in_csc_from_equal_blocks_is_scipys_block_diag():
     """The interior-point method's M in CSC, built directly from equal diagonal blocks, has exactly
     the arrays scipy's block_diag gives (every entry stored, zeros and -0.0 included)."""
-    from mbdcp.formulations.ccp import _mass_csc
+    from mbdcp.infrastructure.problem import _blocks_csc
 
     rng = np.random.default_rng(5)
     for shape in [(1, 1, 1), (4, 3, 3), (9, 6, 6)]:
@@ -232,7 +232,7 @@ def test_mass_in_csc_from_equal_blocks_is_scipys_block_diag():
         blocks[rng.random(shape) < 0.3] = 0.0
         blocks[0, 0, 0] = -0.0
         A = sp.block_diag(list(blocks), format="csc")
-        got = _mass_csc(None, blocks)
+        got = _blocks_csc(blocks)
         for a, b in zip(got, (A.indptr, A.indices, A.data)):
             assert a.dtype in (np.intc, np.float64) and a.flags.c_contiguous
             np.testing.assert_array_equal(a, b)

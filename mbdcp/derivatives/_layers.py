@@ -18,6 +18,7 @@ result object: :func:`solve` for one problem, then :func:`backward_one` on that 
 rebuilt from the outputs).
 """
 import math
+import sys
 import warnings
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -116,6 +117,9 @@ class Problem:
     derivative: object = None
     native: object = None  # native(arrays, options, outs, cots, wanted) -> gradients or None
     batch: object = None  # batch(problem, inst, lay, options) -> (outputs, extras, status) or None
+    # at(validated problem, res, **derivative-only options) -> the derivative, for a result that carries
+    # the problem it solved (a CCPResult of mbdcp.ccp: ``_problem``): its data are not checked again
+    at: object = None
 
     @property
     def out_ndim(self):
@@ -203,7 +207,12 @@ def _solve_one(problem, a, options, instance=None):
 
 def derivative(problem, args, kw, res, derivative_options):
     """The mbdcp.derivatives object at ``res``, the result object of :func:`solve` (or one built
-    from a forward pass's outputs) for the inputs ``args``, ``kw`` of :func:`arguments`."""
+    from a forward pass's outputs) for the inputs ``args``, ``kw`` of :func:`arguments`: from the
+    validated problem ``res`` carries when it does (the solve's own; the correction's options are in
+    it), else from the inputs."""
+    carried = getattr(res, "_problem", None)
+    if carried is not None and problem.at is not None:
+        return problem.at(carried, res, **{k: v for k, v in derivative_options.items() if k in _DERIVATIVE_ONLY})
     return problem.derivative(*args, res, **kw, **derivative_options)
 
 
@@ -555,12 +564,14 @@ def torch_batch_ndims(problem, shapes):
 
 
 def _problem(entry):
-    """The Problem of a registered formulation with a layer."""
+    """The Problem of a registered formulation with a layer; its derivative's module may define
+    ``at`` (see :attr:`Problem.at`)."""
     spec = entry.layer
+    d = entry.derivative_function()
     return Problem(spec.name, spec.positional, tuple(spec.keywords), spec.combinatorial, spec.outputs,
                    spec.derivative_options, spec.anchor, spec.output_forms, spec.extras, spec.extra_forms,
-                   tuple(spec.filler.items()), entry.function, entry.result, entry.derivative_function(),
-                   spec.native_function(), spec.batch_function())
+                   tuple(spec.filler.items()), entry.function, entry.result, d, spec.native_function(),
+                   spec.batch_function(), getattr(sys.modules.get(getattr(d, "__module__", None)), "at", None))
 
 
 # the LCP (mbdcp.lemke: not a time step's formulation), then every registered formulation with a

@@ -6,33 +6,17 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from mbdcp.derivatives._common import DEGENERATE_TOL, _Repr, check_keys, dense_tangent, finite_result, momentum_change, tangents_of
-from mbdcp.formulations.ccp import cone_jacobian
-from mbdcp.infrastructure import stabilization as stab
 from mbdcp.infrastructure import validate as val
 from mbdcp.infrastructure.deprecated import renamed
-from mbdcp.infrastructure.problem import friction_coefficients
+from mbdcp.infrastructure.problem import CcpProblem, ccp_data, surface_velocity
 from mbdcp.infrastructure.results import CCPResult
 from mbdcp.infrastructure.status import Status
 
-__all__ = ["CCPDerivative", "ccp"]
+__all__ = ["CCPDerivative", "ccp", "at"]
 
 INPUTS = ("M", "Wn", "Wt", "mu", "v", "h", "p_ext", "psi_n", "Wb", "theta", "dtheta", "dpsi_t")
 OUTPUTS = ("v_next", "gamma", "p_b")
 _SOLVER_ONLY = ("method", "tol", "max_iter", "warm_start", "omega")
-
-
-def _matrix(name, A, shape, symbols):
-    """(CSC matrix, given as sparse?) for a dense or scipy.sparse input of the given shape."""
-    if sp.issparse(A):
-        if any(s is not None and a != s for a, s in zip(A.shape, shape)):
-            want = "(" + ", ".join("any" if s is None else str(s) for s in shape) + ")"
-            raise ValueError(f"{name} must have shape ({', '.join(symbols)}) = {want}, got {A.shape}")
-        A = sp.csc_matrix(A, dtype=np.float64)
-        A.sum_duplicates()
-        if not np.all(np.isfinite(A.data)):
-            raise ValueError(f"{name} must hold finite values (found NaN or infinity)")
-        return A, True
-    return sp.csc_matrix(val.matrix(name, A, shape, symbols)), False
 
 
 def _on_pattern(A, *pairs):
@@ -65,7 +49,7 @@ class CCPDerivative(_Repr):
         d = self._d
         check_keys(tangents, d["inputs"], "tangent")
         if tangents.get("dpsi_t") is not None:  # (2 n_c,) or (n_c, 2), as ccp takes it
-            tangents = dict(tangents, dpsi_t=_surface_velocity("dpsi_t", tangents["dpsi_t"], n_c=d["n_c"]))
+            tangents = dict(tangents, dpsi_t=surface_velocity("dpsi_t", tangents["dpsi_t"], n_c=d["n_c"]))
         t = tangents_of(tangents, INPUTS, d, "mu", ("M", "Wn", "Wt", "Wb"), gap=("psi_n", d["psi_chain"]))
         n_v, n_c, n_b, h = d["n_v"], d["n_c"], d["n_b"], d["h"]
         vn, gam, pb = d["v_next"], d["gamma"], d["p_b"]
@@ -145,35 +129,20 @@ class CCPDerivative(_Repr):
         return finite_result(out, [n for n, x in (("v_next", v_next), ("gamma", gamma), ("p_b", p_b)) if x is not None])
 
 
-def _surface_velocity(name, x, n_c):
-    """dpsi_t given as (n_c, 2) or (2 n_c,), as an (n_c, 2) array."""
-    a = val.as_array(name, x)
-    if a.shape not in ((n_c, 2), (2 * n_c,)):
-        raise ValueError(f"{name} must have shape (n_c, 2) = ({n_c}, 2) or (2 n_c,) = ({2 * n_c},), got {a.shape}")
-    return a.reshape(n_c, 2)
-
-
 @dataclass
 class _Point:
-    """The step and the solution being differentiated: validated data (matrices as CSC, ``sparse``
-    saying which were given sparse; psi_n the gap the step used, after the correction whose chain
-    ``psi_chain`` is None without one), res's v_next, gamma, p_b, and the relative tolerance."""
+    """The step and the solution being differentiated: its CcpProblem, M and P as CSC matrices, the
+    vectors the derivation uses in products with absent ones as zeros (psi_n: the gap the step
+    used, after its correction), res's v_next, gamma, p_b, and the relative tolerance."""
 
+    problem: CcpProblem
     M: sp.csc_matrix
-    Wn: sp.csc_matrix
-    Wt: sp.csc_matrix
-    Wb: sp.csc_matrix
-    sparse: dict
-    mu: np.ndarray
-    v: np.ndarray
-    h: float
+    P: sp.csc_matrix
     p_ext: np.ndarray
     psi_n: np.ndarray
-    psi_chain: object
     theta: np.ndarray
     dtheta: np.ndarray
     dpsi_t: np.ndarray
-    has_surface: bool
     tol: float
     v_next: np.ndarray = None
     gamma: np.ndarray = None
@@ -182,16 +151,29 @@ class _Point:
     @property
     def sizes(self):
         """(n_v, n_c, n_b)."""
-        return self.M.shape[0], self.Wn.shape[1], self.Wb.shape[1]
+        return self.problem.sizes
+
+
+def _full(x, n):
+    """A vector of the problem, zeros (n,) where it is absent (empty)."""
+    return x if x.size else np.zeros(n)
+
+
+def _point(problem, degenerate_tol):
+    """The _Point of a CcpProblem (without the solution)."""
+    n_v, n_c, n_b = problem.sizes
+    dpsi_t = np.zeros((n_c, 2)) if problem.dpsi_t is None else problem.dpsi_t
+    return _Point(problem, problem.mass_matrix(), problem.P_matrix(), _full(problem.p_ext, n_v), _full(problem.psi_n, n_c),
+                  _full(problem.theta, n_b), _full(problem.dtheta, n_b), dpsi_t,
+                  val.positive_scalar("degenerate_tol", degenerate_tol))
 
 
 @dataclass
 class _Solution:
-    """The solution in cone coordinates: P = [Wn, Wt | Wb] by contact (cone_jacobian), the
-    relative velocities d3 (n_c, 3) of the contacts, and how small is zero: the impulse scale Pimp,
-    its threshold tp and each contact's velocity scale S and threshold tv."""
+    """The solution in cone coordinates: the relative velocities d3 (n_c, 3) of the contacts, and
+    how small is zero: the impulse scale Pimp, its threshold tp and each contact's velocity scale S
+    and threshold tv."""
 
-    P: sp.spmatrix
     d3: np.ndarray
     Pimp: float
     S: np.ndarray
@@ -215,40 +197,6 @@ class _Modes:
     gtn: np.ndarray
 
 
-def _point(M, Wn, Wt, mu, v, h, p_ext, psi_n, Wb, theta, dtheta, dpsi_t, degenerate_tol, max_correction_speed,
-           baumgarte):
-    """The validated _Point of ccp's arguments (without the solution); every message names the argument."""
-    sparse = {}
-    M, sparse["M"] = _matrix("M", M, (None, None), ("n_v", "n_v"))
-    n_v = M.shape[0]
-    if M.shape != (n_v, n_v) or n_v == 0:
-        raise ValueError(f"M must be a non-empty square matrix, got shape {M.shape}")
-    if abs(M - M.T).max() > val.SYMMETRY_RTOL * abs(M).max():
-        raise ValueError("M must be symmetric")
-    Wn, sparse["Wn"] = _matrix("Wn", Wn, (n_v, None), ("n_v", "n_c"))
-    n_c = Wn.shape[1]
-    Wt, sparse["Wt"] = _matrix("Wt", Wt, (n_v, 2 * n_c), ("n_v", "2 n_c"))
-    mu = friction_coefficients("mu", mu, n_c)
-    v = val.vector("v", v, n_v, symbol="n_v")
-    h = val.positive_scalar("h", h)
-    p_ext = np.zeros(n_v) if p_ext is None else val.vector("p_ext", p_ext, n_v, symbol="n_v")
-    psi_n = np.zeros(n_c) if psi_n is None else val.vector("psi_n", psi_n, n_c, symbol="n_c")
-    psi_n, psi_chain = stab.differentiable("psi_n", psi_n, h, max_correction_speed, baumgarte)  # through the correction too
-    if Wb is None:
-        if theta is not None or dtheta is not None:
-            raise ValueError("theta and dtheta need the joint Jacobian Wb")
-        Wb, sparse["Wb"] = sp.csc_matrix((n_v, 0)), False
-    else:
-        Wb, sparse["Wb"] = _matrix("Wb", Wb, (n_v, None), ("n_v", "n_b"))
-    n_b = Wb.shape[1]
-    theta = np.zeros(n_b) if theta is None else val.vector("theta", theta, n_b, symbol="n_b")
-    dtheta = np.zeros(n_b) if dtheta is None else val.vector("dtheta", dtheta, n_b, symbol="n_b")
-    has_surface = dpsi_t is not None
-    dpsi_t = np.zeros((n_c, 2)) if dpsi_t is None else _surface_velocity("dpsi_t", dpsi_t, n_c)
-    tol = val.positive_scalar("degenerate_tol", degenerate_tol)
-    return _Point(M, Wn, Wt, Wb, sparse, mu, v, h, p_ext, psi_n, psi_chain, theta, dtheta, dpsi_t, has_surface, tol)
-
-
 def _solution(pt, res):
     """Sets pt's v_next, gamma, p_b from res; raises unless res is a SOLVED CCPResult of pt's sizes."""
     n_v, n_c, n_b = pt.sizes
@@ -268,8 +216,7 @@ def _check_solution(pt, residual):
     """The _Solution at res; raises unless res solves this step (momentum balance, joints and
     complementarity). Zero is judged with max(tol, 100 residual) relative to the data."""
     n_c = pt.sizes[1]
-    M, v, vn, p_ext, h, gam = pt.M, pt.v, pt.v_next, pt.p_ext, pt.h, pt.gamma
-    P = cone_jacobian(pt.Wn, pt.Wt, pt.Wb)
+    M, v, vn, p_ext, h, gam, P = pt.M, pt.problem.v, pt.v_next, pt.p_ext, pt.problem.h, pt.gamma, pt.P
     nu = np.concatenate([gam.ravel(), pt.p_b])
     b = np.concatenate([np.zeros(3 * n_c), pt.theta / h + pt.dtheta])
     b[0:3 * n_c:3] = pt.psi_n / h
@@ -295,33 +242,33 @@ def _check_solution(pt, residual):
             or np.any(np.abs(np.einsum("ij,ij->i", gam, d3)) > 1e3 * tp * np.maximum(S, np.finfo(float).tiny))):
         raise ValueError("res is not a solution of this step (momentum balance, joints or complementarity fail): "
                          "it belongs to other data")
-    return _Solution(P, d3, Pimp, S, tp, tv)
+    return _Solution(d3, Pimp, S, tp, tv)
 
 
-def _classify(pt, at):
+def _classify(pt, sol):
     """The _Modes of the contacts (separated, sticking, sliding; grazing and stick-slip kinks)."""
-    gn, gt, mu = pt.gamma[:, 0], pt.gamma[:, 1:], pt.mu
-    dn, dt = at.d3[:, 0], at.d3[:, 1:]
+    gn, gt, mu = pt.gamma[:, 0], pt.gamma[:, 1:], pt.problem.mu
+    dn, dt = sol.d3[:, 0], sol.d3[:, 1:]
     s = np.linalg.norm(dt, axis=1)
     gtn = np.linalg.norm(gt, axis=1)
-    gpos = gn > at.tp
+    gpos = gn > sol.tp
     slack = dn - mu * s
-    dzero = np.maximum(np.abs(dn), s) <= at.tv
+    dzero = np.maximum(np.abs(dn), s) <= sol.tv
     sliding = gpos & ~dzero
-    if np.any(sliding & (s <= at.tv)):
+    if np.any(sliding & (s <= sol.tv)):
         raise ValueError("res is not a solution of this step (an impulse with a separating velocity): "
                          "it belongs to other data or was solved with too loose a tol")
     sticking = gpos & dzero
     separated = ~gpos
-    return _Modes(separated=separated, sticking=sticking, sliding=sliding, grazing=separated & ~(slack > at.tv),
-                  stick_slip=sticking & (mu > 0) & ~(mu * gn - gtn > at.tp), frictionless_rest=sticking & (mu == 0),
+    return _Modes(separated=separated, sticking=sticking, sliding=sliding, grazing=separated & ~(slack > sol.tv),
+                  stick_slip=sticking & (mu > 0) & ~(mu * gn - gtn > sol.tp), frictionless_rest=sticking & (mu == 0),
                   s=s, slack=slack, gtn=gtn)
 
 
-def _linearisation(pt, at, modes):
+def _linearisation(pt, sol, modes):
     """Per contact, the linearised optimality conditions A_i d(d_i) + B_i d(gamma_i) = extra_i dmu_i
     (the three smooth equations of the contact's mode): (A, B, extra)."""
-    n_c, mu, gn, gt, dt, s = pt.sizes[1], pt.mu, pt.gamma[:, 0], pt.gamma[:, 1:], at.d3[:, 1:], modes.s
+    n_c, mu, gn, gt, dt, s = pt.sizes[1], pt.problem.mu, pt.gamma[:, 0], pt.gamma[:, 1:], sol.d3[:, 1:], modes.s
     rest = modes.frictionless_rest
     A = np.zeros((n_c, 3, 3))
     B = np.zeros((n_c, 3, 3))
@@ -343,7 +290,7 @@ def _linearisation(pt, at, modes):
     return A, B, extra
 
 
-def _factor(pt, at, A, B):
+def _factor(pt, A, B):
     """The sparse LU factor of the implicit-function-theorem system [[M, -P], [A P^T, B]] in
     (dv, dgamma, dp_b) (joint rows: A = I, B = 0); raises when it is singular."""
     n_c, n_b = pt.sizes[1:]
@@ -351,7 +298,7 @@ def _factor(pt, at, A, B):
                           sp.identity(n_b)], format="csr")
     Bblk = sp.block_diag([sp.bsr_matrix((B, np.arange(n_c), np.arange(n_c + 1)), shape=(3 * n_c, 3 * n_c)),
                           sp.csr_matrix((n_b, n_b))], format="csr")
-    K = sp.bmat([[pt.M, -at.P], [Ablk @ at.P.T, Bblk]], format="csc")
+    K = sp.bmat([[pt.M, -pt.P], [Ablk @ pt.P.T, Bblk]], format="csc")
     try:
         return spla.splu(K)
     except RuntimeError:
@@ -359,10 +306,10 @@ def _factor(pt, at, A, B):
                          "impulses are not locally unique, so the step has no derivative at this solution") from None
 
 
-def _derivative(pt, at, modes, A, extra, lu):
+def _derivative(pt, sol, modes, A, extra, lu):
     """The CCPDerivative: modes, kinks and margin, and the factor and data for jvp/vjp."""
     n_v, n_c, n_b = pt.sizes
-    gn, mu, S, Pimp = pt.gamma[:, 0], pt.mu, at.S, at.Pimp
+    gn, mu, S, Pimp = pt.gamma[:, 0], pt.problem.mu, sol.S, sol.Pimp
     separated, sticking, sliding = modes.separated, modes.sticking, modes.sliding
     grazing, stick_slip = modes.grazing, modes.stick_slip
     margins = np.concatenate([
@@ -372,12 +319,14 @@ def _derivative(pt, at, modes, A, extra, lu):
         modes.s[sliding] / S[sliding]])
     deg = sorted([(c, "grazing") for c in np.flatnonzero(grazing)] + [(c, "stick-slip") for c in np.flatnonzero(stick_slip)])
     mode = np.where(sliding, "sliding", np.where(sticking, "sticking", "separated")) if n_c else np.zeros(0, dtype=str)
-    dd = {"M": pt.M, "Wn": pt.Wn, "Wt": pt.Wt, "Wb": pt.Wb, "v": pt.v, "h": pt.h, "p_ext": pt.p_ext, "psi_n": pt.psi_n,
+    pr = pt.problem
+    Wn, Wt, Wb = pr.jacobians()
+    dd = {"M": pt.M, "Wn": Wn, "Wt": Wt, "Wb": Wb, "v": pr.v, "h": pr.h, "p_ext": pt.p_ext, "psi_n": pt.psi_n,
           "theta": pt.theta, "dtheta": pt.dtheta, "dpsi_t": pt.dpsi_t, "n_v": n_v, "n_c": n_c, "n_b": n_b,
           "v_next": pt.v_next, "gamma": pt.gamma, "p_b": pt.p_b, "A": A, "extra": extra, "lu": lu,
-          "sparse": pt.sparse, "psi_chain": pt.psi_chain}
+          "sparse": {k: k in pr.sparse for k in ("M", "Wn", "Wt", "Wb")}, "psi_chain": pr.psi_chain}
     dd["inputs"] = tuple(k for k in INPUTS if (k not in ("Wb", "theta", "dtheta") or n_b)
-                         and (k != "dpsi_t" or pt.has_surface))
+                         and (k != "dpsi_t" or pr.dpsi_t is not None))
     return CCPDerivative(mode=mode, degenerate=np.array([c for c, _ in deg], dtype=np.intp),
                          degenerate_kind=tuple(k for _, k in deg),
                          margin=float(margins.min()) if margins.size else np.inf, _d=dd)
@@ -446,10 +395,19 @@ def ccp(M, Wn, Wt, mu, v, h, res, *, p_ext=None, psi_n=None, Wb=None, theta=None
     for key in kwargs:
         if key not in _SOLVER_ONLY:
             raise TypeError(f"ccp() got an unexpected keyword argument {key!r}")
-    pt = _point(M, Wn, Wt, mu, v, h, p_ext, psi_n, Wb, theta, dtheta, dpsi_t, degenerate_tol, max_correction_speed,
-                baumgarte)
+    problem = ccp_data(M, Wn, Wt, mu, v, h, p_ext, psi_n, Wb, theta, dtheta, dpsi_t, max_correction_speed, baumgarte,
+                       invert=False)
+    return at(problem, res, degenerate_tol)
+
+
+def at(problem, res, degenerate_tol=DEGENERATE_TOL):
+    """The derivative of :func:`ccp` for the step's validated :class:`~mbdcp.infrastructure.problem.CcpProblem`
+    (:func:`~mbdcp.infrastructure.problem.ccp_data`'s, or the one a result of :func:`mbdcp.ccp`
+    carries, as the differentiable layers pass it) at its SOLVED result ``res``: nothing checked
+    again but ``res`` and ``degenerate_tol``."""
+    pt = _point(problem, degenerate_tol)
     _solution(pt, res)
-    at = _check_solution(pt, float(res.residual))
-    modes = _classify(pt, at)
-    A, B, extra = _linearisation(pt, at, modes)
-    return _derivative(pt, at, modes, A, extra, _factor(pt, at, A, B))
+    sol = _check_solution(pt, float(res.residual))
+    modes = _classify(pt, sol)
+    A, B, extra = _linearisation(pt, sol, modes)
+    return _derivative(pt, sol, modes, A, extra, _factor(pt, A, B))

@@ -33,7 +33,16 @@ from mbdcp.infrastructure import _core
 from mbdcp.infrastructure import stabilization as stab
 from mbdcp.infrastructure import validate as val
 from mbdcp.infrastructure.deprecated import renamed_value
-from mbdcp.infrastructure.problem import friction_coefficients
+from mbdcp.infrastructure.problem import (
+    CcpProblem,
+    _csc_arrays,
+    _csc_of,
+    _invert_blocks,
+    _sparse_or_dense,
+    ccp_data,
+    cone_jacobian,
+    mass_inverse,
+)
 from mbdcp.infrastructure.results import CCPResult, _built
 from mbdcp.infrastructure.status import Status
 
@@ -42,138 +51,11 @@ __all__ = ["ccp", "mass_inverse", "cone_jacobian"]
 _STATUS = tuple(Status)
 
 
-def _sparse_or_dense(name, A, shape, symbols):
-    """A scipy.sparse matrix (CSC, finite) or a validated dense array of the given shape."""
-    if sp.issparse(A):
-        return val.sparse_matrix(name, A, shape, symbols, fmt="csc")
-    return sp.csc_matrix(val.matrix(name, A, shape, symbols))
-
-
-def _blocks(S):
-    """Boundaries of the consecutive diagonal blocks of a sparse square matrix's pattern."""
-    S = sp.coo_matrix(S)
-    n = S.shape[0]
-    reach = np.arange(n)  # farthest row/column index coupled to each index
-    np.maximum.at(reach, S.row, S.col)
-    np.maximum.at(reach, S.col, S.row)
-    ends = np.flatnonzero(np.maximum.accumulate(reach) == np.arange(n))
-    return np.concatenate([[0], ends + 1])
-
-
-_OVERFLOW = "M's inverse overflows float64 ({where}): express M in larger units"
-
-
-def _invert_blocks(stack):
-    """Inverses of a stack of diagonal blocks (n, k, k) of M (in C); ValueError naming
-    M unless each is symmetric positive definite."""
-    inv, rc, bad = _core.block_spd_inverse(np.ascontiguousarray(stack, dtype=np.float64))
-    if rc == _core.ERR_DATA:
-        raise ValueError(f"M must be symmetric (diagonal block {bad} is not)")
-    if rc == _core.ERR_NONFINITE:
-        raise ValueError(_OVERFLOW.format(where=f"diagonal block {bad} has entries near the smallest floats"))
-    if rc:
-        raise ValueError(f"M must be symmetric positive definite (diagonal block {bad} is not)")
-    return inv
-
-
-def _diagonal_blocks(M):
-    """M given as its diagonal blocks (n_bodies, k, k), validated, or None for another form."""
-    if sp.issparse(M):
-        return None
-    stack = val.as_array("M", M)  # names M on ragged or non-numeric input
-    if stack.ndim != 3:
-        return None
-    n, k, k2 = stack.shape
-    if n == 0 or k == 0 or k != k2:
-        raise ValueError(f"M given as diagonal blocks must have shape (n_bodies, k, k) with n_bodies, k >= 1, got {stack.shape}")
-    return stack
-
-
-def _block_entries(starts, inv):
-    """COO triplets of the blocks inv[i] (k x k) placed at rows and columns starts[i]."""
-    k = inv.shape[1]
-    idx = starts[:, None] + np.arange(k)
-    return np.repeat(idx, k, axis=1).ravel(), np.tile(idx, (1, k)).ravel(), inv.ravel()
-
-
-def mass_inverse(M):
-    """M^-1 as a scipy.sparse matrix.
-
-    M may be dense (inverted as a whole), scipy.sparse (inverted block by block: its consecutive
-    diagonal blocks, one per body, found from the sparsity pattern) or an array of diagonal
-    blocks (n_bodies, k, k) standing for the block-diagonal matrix. Blocks of equal size are
-    inverted in one batched call. Raises ValueError unless M (every block) is symmetric
-    positive definite.
-
-    >>> import numpy as np
-    >>> mass_inverse(np.array([[[2.0, 0], [0, 4]], [[1.0, 0], [0, 1]]])).toarray().diagonal().tolist()
-    [0.5, 0.25, 1.0, 1.0]
-    """
-    if sp.issparse(M):
-        n = M.shape[0]
-        if M.shape != (n, n) or n == 0:
-            raise ValueError(f"M must be a non-empty square matrix, got shape {M.shape}")
-        M = val.sparse_matrix("M", M).tocoo()
-        bounds = _blocks(M)
-        sizes = np.diff(bounds)
-        block = np.searchsorted(bounds, M.row, side="right") - 1  # of every stored entry
-        parts = []
-        for size in np.unique(sizes):
-            members = np.flatnonzero(sizes == size)
-            slot = np.full(sizes.size, -1)
-            slot[members] = np.arange(members.size)
-            stack = np.zeros((members.size, size, size))
-            e = slot[block] >= 0
-            b = block[e]
-            stack[slot[b], M.row[e] - bounds[b], M.col[e] - bounds[b]] = M.data[e]
-            parts.append(_block_entries(bounds[members], _invert_blocks(stack)))
-        rows, cols, vals = (np.concatenate(x) for x in zip(*parts))
-        return sp.csr_matrix((vals, (rows, cols)), shape=(n, n))
-    stack = _diagonal_blocks(M)
-    if stack is not None:
-        n, k, _ = stack.shape
-        inv = _invert_blocks(stack)
-        return sp.bsr_matrix((inv, np.arange(n), np.arange(n + 1)), shape=(n * k, n * k)).tocsr()
-    M = val.mass_matrix("M", M)
-    n = M.shape[0]
-    try:
-        L = np.linalg.cholesky(M)
-    except np.linalg.LinAlgError:
-        raise ValueError("M must be symmetric positive definite (its Cholesky factorization failed)") from None
-    with np.errstate(over="ignore", invalid="ignore"):
-        Minv = np.linalg.solve(L, np.eye(n))
-        Minv = Minv.T @ Minv
-    if not np.all(np.isfinite(Minv)):
-        raise ValueError(_OVERFLOW.format(where="an entry near the smallest floats"))
-    return sp.csr_matrix(Minv)
-
-
 def _inverse_times(Minv, x):
     """M^-1 x for M^-1 sparse, or given as its diagonal blocks (n_bodies, k, k)."""
     if isinstance(Minv, np.ndarray):
         return np.einsum("bij,bj->bi", Minv, x.reshape(Minv.shape[0], -1)).ravel()
     return Minv @ x
-
-
-def cone_jacobian(Wn, Wt, Wb=None):
-    """P = [n_1 u_1 w_1 ... n_{n_c} u_{n_c} w_{n_c} | Wb] (CSC): per contact its normal and tangent
-    pair, then the joints — the columns the CCP's unknowns gamma_i = (n, u, w) multiply. Wn
-    (n_v, n_c), Wt (n_v, 2 n_c) and Wb (n_v, n_b), optional, dense or scipy.sparse."""
-    Wn = _sparse_or_dense("Wn", Wn, (None, None), ("n_v", "n_c"))
-    n_v, n_c = Wn.shape
-    Wt = _sparse_or_dense("Wt", Wt, (n_v, 2 * n_c), ("n_v", "2 n_c"))
-    Wb = sp.csc_matrix((n_v, 0)) if Wb is None else _sparse_or_dense("Wb", Wb, (n_v, None), ("n_v", "n_b"))
-    return _cone_jacobian(Wn, Wt, Wb)
-
-
-def _cone_jacobian(Wn, Wt, Wb):
-    """cone_jacobian of validated CSC matrices."""
-    n_c = Wn.shape[1]
-    perm = np.empty(3 * n_c, dtype=np.intp)
-    perm[0::3] = np.arange(n_c)
-    perm[1::3] = n_c + 2 * np.arange(n_c)
-    perm[2::3] = n_c + 2 * np.arange(n_c) + 1
-    return sp.hstack([sp.hstack([Wn, Wt], format="csc")[:, perm], Wb], format="csc")
 
 
 def ccp(M, Wn, Wt, mu, v, h, *, p_ext=None, psi_n=None, Wb=None, theta=None, dtheta=None,
@@ -275,45 +157,14 @@ def ccp(M, Wn, Wt, mu, v, h, *, p_ext=None, psi_n=None, Wb=None, theta=None, dth
     if dphi_t is not None:
         dpsi_t = renamed_value("ccp", "dphi_t", dphi_t, "dpsi_t", dpsi_t is not None)
     method = val.choice("method", method, METHODS)
-    blocks = _diagonal_blocks(M)
-    if blocks is not None:  # one k x k inverse per body, and Q = M^-1 P block by block, in C
-        Minv = _invert_blocks(blocks)
-        n_v = blocks.shape[0] * blocks.shape[1]
-    else:
-        Minv = mass_inverse(M)
-        n_v = Minv.shape[0]
-    Wn = _sparse_or_dense("Wn", Wn, (n_v, None), ("n_v", "n_c"))
-    n_c = Wn.shape[1]
-    Wt = _sparse_or_dense("Wt", Wt, (n_v, 2 * n_c), ("n_v", "2 n_c"))
-    mu_a = friction_coefficients("mu", mu, n_c)
-    v = val.vector("v", v, n_v, symbol="n_v")
-    h = val.positive_scalar("h", h)
-    p_ext = val.vector("p_ext", p_ext, n_v, optional=True, symbol="n_v")
-    psi_n = val.vector("psi_n", psi_n, n_c, optional=True, symbol="n_c")
-    psi_n = stab.corrected("psi_n", psi_n, h, max_correction_speed, baumgarte)
-    if Wb is None:
-        if theta is not None or dtheta is not None:
-            raise ValueError("theta and dtheta need the joint Jacobian Wb")
-        Wb = sp.csc_matrix((n_v, 0))
-    else:
-        Wb = _sparse_or_dense("Wb", Wb, (n_v, None), ("n_v", "n_b"))
-    n_b = Wb.shape[1]
-    theta = val.vector("theta", theta, n_b, optional=True, symbol="n_b")
-    dtheta = val.vector("dtheta", dtheta, n_b, optional=True, symbol="n_b")
+    problem = ccp_data(M, Wn, Wt, mu, v, h, p_ext, psi_n, Wb, theta, dtheta, dpsi_t, max_correction_speed, baumgarte)
     tol = val.positive_scalar("tol", tol)
     max_iter = val.positive_int("max_iter", max_iter, allow_none=False)
     omega = 0.0 if omega is None else val.positive_scalar("omega", omega)
     if omega >= 2:
         raise ValueError(f"omega must be in (0, 2), got {omega}")
-
-    if dpsi_t is not None:
-        dpsi_t = val.as_array("dpsi_t", dpsi_t)
-        if dpsi_t.shape not in ((n_c, 2), (2 * n_c,)):
-            raise ValueError(f"dpsi_t must have shape (n_c, 2) = ({n_c}, 2) or (2 n_c,) = ({2 * n_c},), got {dpsi_t.shape}")
-        dpsi_t = dpsi_t.reshape(n_c, 2)
-    nu0 = None if warm_start is None else _warm_start(warm_start, n_c, n_b)
-    return _solve(M, blocks, Minv, _csc_arrays(_cone_jacobian(Wn, Wt, Wb)), n_c, n_b, mu_a, v, h, p_ext, psi_n, dpsi_t,
-                  theta, dtheta, method, tol, max_iter, omega, nu0)
+    nu0 = None if warm_start is None else _warm_start(warm_start, problem.n_c, problem.n_b)
+    return _solve(problem, method, tol, max_iter, omega, nu0)
 
 
 def _warm_start(w, n_c, n_b):
@@ -331,13 +182,6 @@ def _warm_start(w, n_c, n_b):
     return w
 
 
-def _csc_arrays(A):
-    """(indptr, indices, data) of a CSC matrix, indices sorted, as the C core takes them."""
-    A.sort_indices()
-    return (np.ascontiguousarray(A.indptr, dtype=np.intc), np.ascontiguousarray(A.indices, dtype=np.intc),
-            np.ascontiguousarray(A.data, dtype=np.float64))
-
-
 def _stepped(blocks, P_arrays, mu, v, h, p_ext, psi_n, warm_start=None, Wb=None, theta=None, method="apgd",
              tol=_core.DEFAULTS["ccp"]["tol"], max_iter=_core.DEFAULTS["ccp"]["max_iter"], max_correction_speed=None,
              baumgarte=1.0, plan=None):
@@ -345,68 +189,50 @@ def _stepped(blocks, P_arrays, mu, v, h, p_ext, psi_n, warm_start=None, Wb=None,
     diagonal blocks, [n_1 u_1 w_1 ...] as CSC arrays (see cone_jacobian), mu (n_c,), v, p_ext
     (n_v,), psi_n (n_c,) and warm_start gamma (n_c, 3) float64 arrays; joints Wb (scipy.sparse) and
     theta (n_b,). Only what the step's model can get wrong is checked (M positive definite).
-    ``plan``: None, or a dict the caller keeps from step to step, where "auto" keeps its budget
-    (see _auto_budget)."""
-    n_c = mu.shape[0]
+    ``plan``: None, or a dict the caller keeps from step to step, where "auto" keeps its plan
+    ("budget", "n_c": the C core's, see ccp.h)."""
+    n_c, n_v = mu.shape[0], blocks.shape[0] * blocks.shape[1]
     if Wb is not None:
-        P_arrays = _csc_arrays(sp.hstack([_matrix(P_arrays, blocks.shape[0] * blocks.shape[1]),
-                                          _sparse_or_dense("Wb", Wb, (None, None), ("n_v", "n_b"))], format="csc"))
+        Wb = _sparse_or_dense("Wb", Wb, (None, None), ("n_v", "n_b"))
+        P_arrays = _csc_arrays(sp.hstack([_csc_of(P_arrays, n_v), Wb], format="csc"))
     n_b = 0 if Wb is None else Wb.shape[1]
     nu0 = None if warm_start is None else _warm_start(warm_start, n_c, n_b)
-    psi_n = stab.corrected("psi_n", psi_n, h, max_correction_speed, baumgarte)
-    theta = np.zeros(0) if theta is None else np.asarray(theta, dtype=np.float64)
-    return _solve(blocks, blocks, _invert_blocks(blocks), P_arrays, n_c, n_b, mu, v, h, p_ext, psi_n, None, theta,
-                  np.zeros(0), method, tol, max_iter, 0.0, nu0, plan)
-
-
-# "auto" keeps the APGD budget of an analysed step for the next ones while their contacts number
-# within this fraction of its own: the budget (an interior-point solve's work) follows the pattern
-# slowly, and analysing each step's pattern cost 9 % of a step at 500 spheres, where APGD always
-# converges within it
-BUDGET_KEPT = 0.1
-
-
-def _auto_budget(plan, n_c):
-    """The budget an earlier step left in ``plan`` for a step of n_c contacts, 0 if none serves."""
-    if not plan or abs(n_c - plan["n_c"]) > BUDGET_KEPT * plan["n_c"]:
-        return 0
-    return plan["budget"]
-
-
-def _matrix(P_arrays, n_v):
-    """P (n_v rows) as a scipy CSC matrix of its arrays (indptr, indices, data)."""
-    return sp.csc_matrix(P_arrays[::-1], shape=(n_v, P_arrays[0].shape[0] - 1))
+    problem = CcpProblem(blocks, _invert_blocks(blocks), P_arrays, n_c, n_b, mu, v, h, p_ext=p_ext,
+                         psi_n=stab.corrected("psi_n", psi_n, h, max_correction_speed, baumgarte),
+                         theta=np.zeros(0) if theta is None else np.asarray(theta, dtype=np.float64), Wb=Wb)
+    return _solve(problem, method, tol, max_iter, 0.0, nu0, plan)
 
 
 def _as_call(blocks, P_arrays, mu, v, h, p_ext, psi_n, warm_start=None, Wb=None, theta=None, **options):
     """(args, kwargs) of the mbdcp.ccp call that poses the problem of a _stepped call (Wn and Wt
     taken from P's columns): to record a simulation's steps and solve them again."""
     n_c = mu.shape[0]
-    P = _matrix(P_arrays, blocks.shape[0] * blocks.shape[1])
+    P = _csc_of(P_arrays, blocks.shape[0] * blocks.shape[1])
     tangent = np.arange(3 * n_c).reshape(n_c, 3)[:, 1:].ravel()
     return ((blocks, P[:, 0::3], P[:, tangent], mu, v, h),
             dict(p_ext=p_ext, psi_n=psi_n, warm_start=warm_start, Wb=Wb, theta=theta, **options))
 
 
-def _solve(M, blocks, Minv, P_arrays, n_c, n_b, mu, v, h, p_ext, psi_n, dpsi_t, theta, dtheta, method, tol, max_iter,
-           omega, nu0, plan=None):
-    """ccp of checked arguments: P = [n_1 u_1 w_1 ... | Wb] as CSC arrays (int32 indptr and sorted
-    indices, float64 data), Minv the inverse blocks (blocks given) or M^-1 (scipy.sparse)."""
-    n_v, n_p = v.shape[0], 3 * n_c + n_b
-    v_free = v + (_inverse_times(Minv, p_ext) if p_ext.size else 0.0)
-    p = _linear_term(_core.transpose_times(*P_arrays, v_free), n_c, n_b, h, psi_n, dpsi_t, theta, dtheta)
-    Q_arrays = (_core.block_times_csc(Minv, n_p, *P_arrays) if blocks is not None
-                else _csc_arrays(sp.csc_matrix(Minv @ _matrix(P_arrays, n_v))))
+def _solve(problem, method, tol, max_iter, omega, nu0, plan=None):
+    """ccp of a CcpProblem and checked options; the result carries the problem (``_problem``, not a
+    field: a result changed by dataclasses.replace drops it), which the derivative reads instead of
+    checking the data again."""
+    pr = problem
+    n_c, n_b = pr.n_c, pr.n_b
+    v_free = pr.v + (_inverse_times(pr.Minv, pr.p_ext) if pr.p_ext.size else 0.0)
+    p = _linear_term(_core.transpose_times(*pr.P, v_free), pr)
+    Q_arrays = (_core.block_times_csc(pr.Minv, 3 * n_c + n_b, *pr.P) if pr.blocks is not None
+                else _csc_arrays(sp.csc_matrix(pr.Minv @ pr.P_matrix())))
     core_method, newton_iterations, solved = method, 0, False
     if method == "newton":
         # Newton's answer starts APGD, which verifies it by the rules of every CCP solver here (and
         # finishes if it falls short of them); a Newton run that failed (or joints, which it does
         # not take) hands its last point to auto, whose interior-point method decides infeasibility
         if n_b == 0:
-            nu0, newton_iterations, solved = _newton(_matrix(P_arrays, n_v), Q_arrays, n_c, mu, p, tol, nu0)
+            nu0, newton_iterations, solved = _newton(pr.P_matrix(), Q_arrays, n_c, pr.mu, p, tol, nu0)
         core_method = "apgd" if solved else "auto"
     nu, u, history, status, iterations, residual, polished, finished, kind = _run_core(
-        M, blocks, P_arrays, Q_arrays, n_v, n_c, n_b, mu, p, core_method, tol, max_iter, omega, nu0, plan)
+        pr, Q_arrays, p, core_method, tol, max_iter, omega, nu0, plan)
     if method == "newton":
         finished = "newton" if core_method == "apgd" and iterations == 0 else finished
         iterations += newton_iterations
@@ -419,33 +245,35 @@ def _solve(M, blocks, Minv, P_arrays, n_c, n_b, mu, v, h, p_ext, psi_n, dpsi_t, 
         success=status == Status.SOLVED, status=status, message=_message(status, kind),
         gamma=nu[:3 * n_c].reshape(n_c, 3), p_b=nu[3 * n_c:], v_next=v_next, iterations=int(iterations),
         residual=float(residual), history=history, method=method,
-        contact_velocity=_core.transpose_times(*P_arrays, v_next)[:3 * n_c].reshape(n_c, 3),
+        contact_velocity=_core.transpose_times(*pr.P, v_next)[:3 * n_c].reshape(n_c, 3),
         velocity_scale=float(np.abs(p).max()) if p.size else 0.0, polished=polished, finished=finished,
-        certificate=certificate))
+        certificate=certificate, _problem=problem))
 
 
-def _linear_term(p, n_c, n_b, h, psi_n, dpsi_t, theta, dtheta):
+def _linear_term(p, problem):
     """p = P^T v_free (given) plus the gaps' psi_n / h, the tangential dpsi_t and the joints'
     theta / h + dtheta, in place."""
-    if psi_n.size:
-        p[0:3 * n_c:3] += psi_n / h
+    n_c, h, dpsi_t = problem.n_c, problem.h, problem.dpsi_t
+    if problem.psi_n.size:
+        p[0:3 * n_c:3] += problem.psi_n / h
     if dpsi_t is not None:
         p[1:3 * n_c:3] += dpsi_t[:, 0]
         p[2:3 * n_c:3] += dpsi_t[:, 1]
-    if n_b:
+    if problem.n_b:
+        theta, dtheta = problem.theta, problem.dtheta
         p[3 * n_c:] += (theta / h if theta.size else 0.0) + (dtheta if dtheta.size else 0.0)
     return p
 
 
-def _run_core(M, blocks, P_arrays, Q_arrays, n_v, n_c, n_b, mu, p, core_method, tol, max_iter, omega, nu0, plan):
-    """_core.ccp's answer (without its budget) by core_method; "auto" with a plan uses the budget
-    kept there and keeps an analysed step's (see _auto_budget)."""
-    M_arrays = (lambda: _mass_csc(M, blocks)) if core_method in ("ipm", "auto") else None  # made if needed
-    kept = _auto_budget(plan, n_c) if plan is not None and core_method == "auto" else 0
-    *answer, budget = _core.ccp(n_v, n_c, n_b, *P_arrays, *Q_arrays, mu, np.ascontiguousarray(p), core_method, tol,
-                                max_iter, omega, nu0, M_arrays, kept)
-    if plan is not None and budget > 0 and not kept:
-        plan.update(n_c=n_c, budget=budget)
+def _run_core(problem, Q_arrays, p, core_method, tol, max_iter, omega, nu0, plan):
+    """_core.ccp's answer by core_method. The C core decides when M's analysis is needed (M is made
+    only then) and what "auto" keeps from step to step: ``plan`` (a dict, or None) hands it the plan
+    kept there and keeps the one it returns."""
+    kept = None if plan is None else (plan.get("budget", 0), plan.get("n_c", 0))
+    *answer, kept = _core.ccp(*problem.sizes, *problem.P, *Q_arrays, problem.mu, np.ascontiguousarray(p), core_method,
+                              tol, max_iter, omega, nu0, problem.mass_csc, kept)
+    if plan is not None:
+        plan["budget"], plan["n_c"] = kept
     return answer
 
 
@@ -473,21 +301,6 @@ def _newton(P, Q_arrays, n_c, mu, p, tol, nu0):
     if not np.all(np.isfinite(r)):
         return nu0, int(iterations), False  # nothing to start from
     return r, int(iterations), _STATUS[status] == Status.SOLVED
-
-
-def _mass_csc(M, blocks):
-    """M in CSC (int32 indptr, sorted indices, float64 data; both triangles) for the interior-point
-    method's augmented system; from its diagonal blocks when given (every entry stored)."""
-    if blocks is not None:  # column c of block b: rows b k .. b k + k - 1, values blocks[b][:, c]
-        n, k = blocks.shape[:2]
-        rows = np.broadcast_to(np.arange(n)[:, None, None] * k + np.arange(k), (n, k, k))
-        return (np.arange(n * k + 1, dtype=np.intc) * k, np.ascontiguousarray(rows.ravel(), dtype=np.intc),
-                np.ascontiguousarray(blocks.transpose(0, 2, 1).ravel(), dtype=np.float64))
-    A = sp.csc_matrix(M, dtype=np.float64)
-    A.sum_duplicates()
-    A.sort_indices()
-    return (np.ascontiguousarray(A.indptr, dtype=np.intc), np.ascontiguousarray(A.indices, dtype=np.intc),
-            np.ascontiguousarray(A.data, dtype=np.float64))
 
 
 def _message(status, kind):

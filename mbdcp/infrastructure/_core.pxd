@@ -268,6 +268,10 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
         MBDCP_CCP_SCALE_AXES
         MBDCP_CCP_SCALE_CONTACT
 
+    ctypedef struct MbdcpCcpPlan:
+        mbdcp_int budget
+        mbdcp_int n_c
+
     ctypedef struct MbdcpCcpProblem:
         mbdcp_int n_v, n_c, n_b
         const mbdcp_int *P_colptr
@@ -292,6 +296,7 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
         MbdcpMonitor monitor
         mbdcp_int factor_blocks
         mbdcp_float factor_flops
+        MbdcpCcpPlan plan
 
     ctypedef struct MbdcpCcpInfo:
         MbdcpStatus status
@@ -301,6 +306,8 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
         int polished
         MbdcpCcpCertificate certificate
         MbdcpCcpMethod finished
+        MbdcpCcpPlan plan
+        int handover
 
     MbdcpReturn mbdcp_ccp_default_settings(MbdcpCcpSettings *s)
     MbdcpReturn mbdcp_ccp_check_settings(const MbdcpCcpSettings *s, const char **message)
@@ -311,9 +318,12 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
     MbdcpReturn mbdcp_ccp_factor_blocks(const MbdcpCcpProblem *p, mbdcp_int *blocks, mbdcp_float *flops, void *work,
                                         size_t work_bytes)
     mbdcp_int mbdcp_ccp_auto_budget(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s)
+    MbdcpReturn mbdcp_ccp_needs_factor(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s, int *needs)
     void mbdcp_cone_project(mbdcp_float mu, mbdcp_float *gamma)
     MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s, mbdcp_float *nu,
                                 mbdcp_float *u, MbdcpCcpInfo *info, void *work, size_t work_bytes)
+    MbdcpReturn mbdcp_ccp_resume(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s, const MbdcpCcpInfo *first,
+                                 mbdcp_float *nu, mbdcp_float *u, MbdcpCcpInfo *info, void *work, size_t work_bytes)
 
     # ---- blocks.h: block-diagonal mass matrices
     MbdcpReturn mbdcp_block_spd_inverse(mbdcp_int nb, mbdcp_int k, const mbdcp_float *M, mbdcp_float *Minv,

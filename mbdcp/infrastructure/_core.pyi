@@ -75,8 +75,9 @@ _StepBasisOutputs = tuple[_Array, _Array, _Array, _Array, Optional[_Array], Opti
 _FixedPointOutputs = tuple[_Array, _Array, _Array, _Array, _Array, _Array, int, int, bool, int, float, _Array, _Array]
 # (v_next, p_t, z, w, F or None, f or None, rho_used, status, pivots, residual, compliance_used)
 _FullRankOutputs = tuple[_Array, _Array, _Array, _Array, Optional[_Array], Optional[_Array], float, int, int, float, float]
-# (nu, u, history, status, iterations, residual, polished, finished method, certificate or None, budget)
-_CcpOutputs = tuple[_Array, _Array, _Array, int, int, float, bool, str, Optional[str], int]
+# (nu, u, history, status, iterations, residual, polished, finished method, certificate or None,
+#  AUTO's plan to keep: (budget, n_c))
+_CcpOutputs = tuple[_Array, _Array, _Array, int, int, float, bool, str, Optional[str], tuple[int, int]]
 # (r, u, history or None, status, iterations, inner_iterations, residual, local_failures, finished
 #  method, (certificate kind, certificate contact))
 _FcOutputs = tuple[_Array, _Array, Optional[_Array], int, int, int, float, int, str, tuple[str, int]]
@@ -151,7 +152,7 @@ def ccp(
     omega: float,
     nu0: Optional[_Array],
     M: Union[None, _Csr, Callable[[], _Csr]] = ...,
-    budget: int = ...,
+    plan: Optional[tuple[int, int]] = ...,
 ) -> _CcpOutputs: ...
 def block_spd_inverse(M: _Array) -> tuple[_Array, int, int]: ...  # (Minv, return code or 0, the bad block)
 def contact_columns(body: _Array, r: _Array, dirs: _Array, n_v: int) -> _Csr: ...

@@ -36,14 +36,13 @@ cdef tuple _analyse(MbdcpCcpProblem *pr, MbdcpCcpSettings *s, object M, int n_v)
     return M
 
 
-cdef tuple _ccp_run(MbdcpCcpProblem *pr, MbdcpCcpSettings *s, cnp.ndarray nu, cnp.ndarray u, double cost):
-    """(history, info) of one mbdcp_ccp_solve from nu (when s.warm_start) into nu, u."""
-    cdef Recorder R
+cdef MbdcpReturn _ccp_call(MbdcpCcpProblem *pr, MbdcpCcpSettings *s, cnp.ndarray nu, cnp.ndarray u,
+                           MbdcpCcpInfo *info, const MbdcpCcpInfo *first) except *:
+    """mbdcp_ccp_solve (first NULL) or mbdcp_ccp_resume after first, in a workspace of its size; the
+    settings' message raised as a ValueError, the return code returned."""
     cdef const char *msg = NULL
-    s.monitor = _monitor(&R, cost, False, True)
     if mbdcp_ccp_check_settings(s, &msg) != MBDCP_OK:
         raise ValueError(msg.decode())
-    cdef MbdcpCcpInfo info
     cdef size_t nbytes = mbdcp_ccp_solve_workspace_size(pr, s)
     cdef cnp.ndarray work = _workspace(nbytes)
     cdef void *wp = cnp.PyArray_DATA(work)
@@ -51,22 +50,22 @@ cdef tuple _ccp_run(MbdcpCcpProblem *pr, MbdcpCcpSettings *s, cnp.ndarray nu, cn
     cdef double *up = _out(u)
     cdef MbdcpReturn rc
     with nogil:
-        rc = mbdcp_ccp_solve(pr, s, nup, up, &info, wp, nbytes)
-    _, hist = _recorded(&R)
-    _check(rc)
-    return hist, info
+        if first == NULL:
+            rc = mbdcp_ccp_solve(pr, s, nup, up, info, wp, nbytes)
+        else:
+            rc = mbdcp_ccp_resume(pr, s, first, nup, up, info, wp, nbytes)
+    return rc
 
 
 def ccp(int n_v, int n_c, int n_b, cnp.ndarray P_ptr, cnp.ndarray P_ind, cnp.ndarray P_val,
         cnp.ndarray Q_ptr, cnp.ndarray Q_ind, cnp.ndarray Q_val, cnp.ndarray mu, cnp.ndarray p,
-        method, double tol, int max_iter, double omega, cnp.ndarray nu0, M=None, int budget=0):
-    """(nu, u, history, status, iterations, residual, polished, finished, certificate, budget); nu0 is
+        method, double tol, int max_iter, double omega, cnp.ndarray nu0, M=None, plan=None):
+    """(nu, u, history, status, iterations, residual, polished, finished, certificate, plan); nu0 is
     None or the warm start; method a key of CCP_METHODS (any str, np.str_ included); M (ipm, auto):
     (indptr, indices, data) of M in CSC, both triangles, a function that returns them (called only
-    if the interior-point method runs), or None. auto with budget > 0 (an earlier like problem's,
-    see mbdcp_ccp_auto_budget) runs APGD for that many iterations and analyses the pattern only if
-    it has not converged, then continues as auto would (ipm from APGD's point); the budget returned
-    is the one given, or the one this pattern's analysis gives (0 or less: none)."""
+    when the C core asks for the analysis of M), or None; plan (auto, with M): None or the (budget,
+    n_c) an earlier call returned, AUTO's plan (ccp.h), which C uses or replaces; the plan returned
+    is the one to keep (C's info->plan)."""
     if n_v < 1 or n_c < 0 or n_b < 0:
         raise ValueError(f"internal call: n_v = {n_v}, n_c = {n_c}, n_b = {n_b} out of range")
     cdef Py_ssize_t cols = 3 * <Py_ssize_t>n_c + n_b
@@ -76,6 +75,8 @@ def ccp(int n_v, int n_c, int n_b, cnp.ndarray P_ptr, cnp.ndarray P_ind, cnp.nda
     _f(p, "p", (cols,), cols == 0)
     if nu0 is not None and np.shape(nu0) != (cols,):
         raise ValueError(f"internal call: nu0 must have shape ({cols},), got {np.shape(nu0)}")
+    if plan is not None and M is None:
+        raise ValueError("internal call: a plan needs M (its analysis may be asked for)")
     cdef MbdcpCcpProblem pr
     pr.n_v = n_v
     pr.n_c = n_c
@@ -98,28 +99,30 @@ def ccp(int n_v, int n_c, int n_b, cnp.ndarray P_ptr, cnp.ndarray P_ind, cnp.nda
     s.max_iter = max_iter
     s.omega = omega
     s.warm_start = nu0 is not None
-    cdef bint lazy = M is not None and s.method == MBDCP_CCP_AUTO and budget > 0
-    if M is not None and s.method in (MBDCP_CCP_IPM, MBDCP_CCP_AUTO) and not lazy:
+    if plan is not None:
+        s.plan.budget, s.plan.n_c = plan
+    cdef int needs = 0
+    _check(mbdcp_ccp_needs_factor(&pr, &s, &needs))
+    if needs and M is not None:
         M = _analyse(&pr, &s, M, n_v)
-        budget = mbdcp_ccp_auto_budget(&pr, &s)
-    elif lazy:  # APGD alone for the budget: the pattern is analysed only if it does not converge
-        s.method = MBDCP_CCP_APGD
-        s.max_iter = min(budget, max_iter)
-    cost = 20.0 * (P_val.shape[0] + Q_val.shape[0]) + 1.0
     nu = np.zeros(cols) if nu0 is None else np.array(nu0, dtype=np.float64)
     u = np.zeros(n_v)
-    hist, info = _ccp_run(&pr, &s, nu, u, cost)
-    if lazy and info["status"] not in (MBDCP_SOLVED, MBDCP_INTERRUPTED) and info["iterations"] < max_iter:
-        done = info["iterations"]
-        M = _analyse(&pr, &s, M, n_v)
-        s.method = MBDCP_CCP_IPM  # what auto does after its budget: the interior-point method from APGD's point
-        s.warm_start = 1
-        s.max_iter = max_iter - done
-        more, info = _ccp_run(&pr, &s, nu, u, cost)
-        hist = np.concatenate((hist, more))
-        info["iterations"] += done
-    return (nu, u, hist, <int>info["status"], info["iterations"], info["residual"], bool(info["polished"]),
-            _CCP_METHOD_NAMES[<int>info["finished"]], _CCP_CERTIFICATES[<int>info["certificate"]], budget)
+    cdef Recorder R
+    s.monitor = _monitor(&R, 20.0 * (P_val.shape[0] + Q_val.shape[0]) + 1.0, False, True)
+    cdef MbdcpCcpInfo info, first
+    cdef MbdcpReturn rc = MBDCP_OK
+    try:
+        rc = _ccp_call(&pr, &s, nu, u, &info, NULL)
+        if rc == MBDCP_OK and info.handover:  # APGD spent the plan's budget: C asks for M's analysis
+            first = info
+            M = _analyse(&pr, &s, M, n_v)
+            rc = _ccp_call(&pr, &s, nu, u, &info, &first)
+    finally:
+        _, hist = _recorded(&R)
+    _check(rc)
+    return (nu, u, hist, <int>info.status, info.iterations, info.residual, bool(info.polished),
+            _CCP_METHOD_NAMES[<int>info.finished], _CCP_CERTIFICATES[<int>info.certificate],
+            (info.plan.budget, info.plan.n_c))
 
 
 def block_spd_inverse(cnp.ndarray M):

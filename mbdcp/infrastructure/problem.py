@@ -1,19 +1,21 @@
 """The validated data of a time step, shared by the formulations (step, relax, batch, compare,
-full_rank, instantaneous): problem data as dataclasses with named fields (the C wrappers read them
-by name), each input checked once on its way in, and the call into the C core with its argument
-errors named."""
+full_rank, instantaneous, ccp), their derivatives and the differentiable layers: problem data as
+dataclasses with named fields (the C wrappers read them by name), each input checked once on its way
+in, and the call into the C core with its argument errors named."""
 import dataclasses
 from dataclasses import dataclass, field
+from typing import Optional
 
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
 from mbdcp.infrastructure import _core
+from mbdcp.infrastructure import stabilization as stab
 from mbdcp.infrastructure import validate as val
 
-__all__ = ["ContactData", "StepProblem", "CompressedStep", "friction_coefficients", "contact_data", "step_data",
-           "compressed_step", "call_core", "overflow_error",
+__all__ = ["ContactData", "StepProblem", "CompressedStep", "CcpProblem", "friction_coefficients", "contact_data",
+           "step_data", "compressed_step", "ccp_data", "mass_inverse", "cone_jacobian", "call_core", "overflow_error",
            "cholesky", "finite_lcp", "schur_factor", "solve_joints", "full_joint_impulse", "joint_friction_data", "pair_data",
            "warm_start_flags"]
 
@@ -236,6 +238,299 @@ def compressed_step(M, Wn, D, E, U, v, h, p_ext=None, psi_n=None):
         mu=friction_coefficients("U", U, n_c), v=val.vector("v", v, n_v, symbol="n_v"), h=val.positive_scalar("h", h),
         p_ext=val.vector("p_ext", p_ext, n_v, optional=True, symbol="n_v"),
         psi_n=val.vector("psi_n", psi_n, n_c, optional=True, symbol="n_c"))
+
+
+# ---- the cone complementarity problem (mbdcp.ccp) ---------------------------------------------
+
+@dataclass(slots=True)
+class CcpProblem:
+    """The validated data of one cone complementarity step (:func:`mbdcp.ccp`; Negrut, Serban &
+    Tasora (2018), eqs. 10–11), checked once on its way in (:func:`ccp_data`) and read by the solver,
+    its derivative (:mod:`mbdcp.derivatives.ccp`, from the :class:`~mbdcp.CCPResult` that carries it)
+    and the differentiable layers.
+
+    M is the mass matrix as checked: a float64 array (n_v, n_v), a scipy.sparse matrix, or its
+    diagonal blocks (n_bodies, k, k); Minv its inverse (the blocks' inverses (n_bodies, k, k) with
+    blocks, else scipy.sparse; None where only the derivative reads the problem). P = [n_1 u_1 w_1
+    ... | Wb] (:func:`cone_jacobian`) in the C core's CSC arrays (int32 indptr, sorted int32
+    indices, float64 data), built once. Wn, Wt, Wb are the checked Jacobians in CSC (None where the
+    step came assembled as P, from :mod:`mbdcp.mechanics`: see :meth:`jacobians`), ``sparse`` the
+    names of those given as scipy.sparse (their gradients keep their pattern). psi_n is the gap the
+    step uses, after the correction of ``max_correction_speed`` and ``baumgarte``, whose
+    :class:`Chain <mbdcp.infrastructure.stabilization.Chain>` is ``psi_chain`` (None without one).
+    Absent vectors are empty arrays, an absent ``dpsi_t`` None."""
+
+    M: object
+    Minv: object
+    P: tuple
+    n_c: int
+    n_b: int
+    mu: np.ndarray
+    v: np.ndarray
+    h: float
+    p_ext: np.ndarray = field(default_factory=lambda: val._EMPTY)
+    psi_n: np.ndarray = field(default_factory=lambda: val._EMPTY)
+    psi_chain: Optional[stab.Chain] = None
+    theta: np.ndarray = field(default_factory=lambda: val._EMPTY)
+    dtheta: np.ndarray = field(default_factory=lambda: val._EMPTY)
+    dpsi_t: Optional[np.ndarray] = None
+    Wn: Optional[sp.csc_matrix] = None
+    Wt: Optional[sp.csc_matrix] = None
+    Wb: Optional[sp.csc_matrix] = None
+    sparse: frozenset = frozenset()
+
+    @property
+    def sizes(self):
+        """(n_v, n_c, n_b)."""
+        return self.v.shape[0], self.n_c, self.n_b
+
+    @property
+    def blocks(self):
+        """M's diagonal blocks (n_bodies, k, k) when it was given so, else None."""
+        return self.M if isinstance(self.M, np.ndarray) and self.M.ndim == 3 else None
+
+    def P_matrix(self):
+        """P as a scipy CSC matrix (on P's arrays, not a copy)."""
+        return _csc_of(self.P, self.v.shape[0])
+
+    def jacobians(self):
+        """(Wn, Wt, Wb) in CSC: the checked ones, or P's columns where the step came as P."""
+        if self.Wn is not None:
+            return self.Wn, self.Wt, self.Wb
+        P, n_c = self.P_matrix(), self.n_c
+        tangent = np.arange(3 * n_c).reshape(n_c, 3)[:, 1:].ravel()
+        return P[:, 0:3 * n_c:3], P[:, tangent], P[:, 3 * n_c:]
+
+    def mass_matrix(self):
+        """M as a scipy CSC matrix (duplicates summed, indices sorted; from blocks: every entry stored)."""
+        if self.blocks is not None:
+            return _csc_of(_blocks_csc(self.blocks), self.v.shape[0])
+        A = sp.csc_matrix(self.M, dtype=np.float64)
+        A.sum_duplicates()
+        A.sort_indices()
+        return A
+
+    def mass_csc(self):
+        """M's CSC arrays (int32 indptr, sorted indices, float64 data; both triangles), as the C
+        core's interior-point method takes them."""
+        if self.blocks is not None:
+            return _blocks_csc(self.blocks)
+        return _csc_arrays(self.mass_matrix())
+
+
+def _csc_of(arrays, n_rows):
+    """The scipy CSC matrix (n_rows rows) of the arrays (indptr, indices, data)."""
+    return sp.csc_matrix(arrays[::-1], shape=(n_rows, arrays[0].shape[0] - 1))
+
+
+def _csc_arrays(A):
+    """(indptr, indices, data) of a CSC matrix, indices sorted, as the C core takes them."""
+    A.sort_indices()
+    return (np.ascontiguousarray(A.indptr, dtype=np.intc), np.ascontiguousarray(A.indices, dtype=np.intc),
+            np.ascontiguousarray(A.data, dtype=np.float64))
+
+
+def _blocks_csc(blocks):
+    """The CSC arrays of the block-diagonal matrix of ``blocks`` (n, k, k), every entry stored: column
+    c of block b has rows b k .. b k + k - 1, values blocks[b][:, c]."""
+    n, k = blocks.shape[:2]
+    rows = np.broadcast_to(np.arange(n)[:, None, None] * k + np.arange(k), (n, k, k))
+    return (np.arange(n * k + 1, dtype=np.intc) * k, np.ascontiguousarray(rows.ravel(), dtype=np.intc),
+            np.ascontiguousarray(blocks.transpose(0, 2, 1).ravel(), dtype=np.float64))
+
+
+def _sparse_or_dense(name, A, shape, symbols):
+    """A scipy.sparse matrix (CSC, finite) or a validated dense array of the given shape, in CSC."""
+    if sp.issparse(A):
+        return val.sparse_matrix(name, A, shape, symbols, fmt="csc")
+    return sp.csc_matrix(val.matrix(name, A, shape, symbols))
+
+
+def _blocks(S):
+    """Boundaries of the consecutive diagonal blocks of a sparse square matrix's pattern."""
+    S = sp.coo_matrix(S)
+    n = S.shape[0]
+    reach = np.arange(n)  # farthest row/column index coupled to each index
+    np.maximum.at(reach, S.row, S.col)
+    np.maximum.at(reach, S.col, S.row)
+    ends = np.flatnonzero(np.maximum.accumulate(reach) == np.arange(n))
+    return np.concatenate([[0], ends + 1])
+
+
+_OVERFLOW = "M's inverse overflows float64 ({where}): express M in larger units"
+
+
+def _invert_blocks(stack):
+    """Inverses of a stack of diagonal blocks (n, k, k) of M (in C); ValueError naming
+    M unless each is symmetric positive definite."""
+    inv, rc, bad = _core.block_spd_inverse(np.ascontiguousarray(stack, dtype=np.float64))
+    if rc == _core.ERR_DATA:
+        raise ValueError(f"M must be symmetric (diagonal block {bad} is not)")
+    if rc == _core.ERR_NONFINITE:
+        raise ValueError(_OVERFLOW.format(where=f"diagonal block {bad} has entries near the smallest floats"))
+    if rc:
+        raise ValueError(f"M must be symmetric positive definite (diagonal block {bad} is not)")
+    return inv
+
+
+def _diagonal_blocks(M):
+    """M given as its diagonal blocks (n_bodies, k, k), validated, or None for another form."""
+    if sp.issparse(M):
+        return None
+    stack = val.as_array("M", M)  # names M on ragged or non-numeric input
+    if stack.ndim != 3:
+        return None
+    n, k, k2 = stack.shape
+    if n == 0 or k == 0 or k != k2:
+        raise ValueError(f"M given as diagonal blocks must have shape (n_bodies, k, k) with n_bodies, k >= 1, got {stack.shape}")
+    return stack
+
+
+def _block_entries(starts, inv):
+    """COO triplets of the blocks inv[i] (k x k) placed at rows and columns starts[i]."""
+    k = inv.shape[1]
+    idx = starts[:, None] + np.arange(k)
+    return np.repeat(idx, k, axis=1).ravel(), np.tile(idx, (1, k)).ravel(), inv.ravel()
+
+
+def _sparse_inverse(M):
+    """M^-1 (CSR) of a checked scipy.sparse M, block by block: its consecutive diagonal blocks, those
+    of equal size inverted in one batched call."""
+    n = M.shape[0]
+    M = M.tocoo()
+    bounds = _blocks(M)
+    sizes = np.diff(bounds)
+    block = np.searchsorted(bounds, M.row, side="right") - 1  # of every stored entry
+    parts = []
+    for size in np.unique(sizes):
+        members = np.flatnonzero(sizes == size)
+        slot = np.full(sizes.size, -1)
+        slot[members] = np.arange(members.size)
+        stack = np.zeros((members.size, size, size))
+        e = slot[block] >= 0
+        b = block[e]
+        stack[slot[b], M.row[e] - bounds[b], M.col[e] - bounds[b]] = M.data[e]
+        parts.append(_block_entries(bounds[members], _invert_blocks(stack)))
+    rows, cols, vals = (np.concatenate(x) for x in zip(*parts))
+    return sp.csr_matrix((vals, (rows, cols)), shape=(n, n))
+
+
+def _dense_inverse(M):
+    """M^-1 (CSR) of a checked dense M, by its Cholesky factor."""
+    n = M.shape[0]
+    try:
+        L = np.linalg.cholesky(M)
+    except np.linalg.LinAlgError:
+        raise ValueError("M must be symmetric positive definite (its Cholesky factorization failed)") from None
+    with np.errstate(over="ignore", invalid="ignore"):
+        Minv = np.linalg.solve(L, np.eye(n))
+        Minv = Minv.T @ Minv
+    if not np.all(np.isfinite(Minv)):
+        raise ValueError(_OVERFLOW.format(where="an entry near the smallest floats"))
+    return sp.csr_matrix(Minv)
+
+
+def _mass(M, invert):
+    """(M checked, M^-1): M dense, scipy.sparse or (with ``invert``) its diagonal blocks, M^-1 as
+    the solver takes it (the blocks' inverses, else scipy.sparse), which checks positive
+    definiteness; without ``invert`` M (2-D) is checked square and symmetric and M^-1 is None."""
+    if sp.issparse(M):
+        n = M.shape[0]
+        if M.shape != (n, n) or n == 0:
+            raise ValueError(f"M must be a non-empty square matrix, got shape {M.shape}")
+        M = val.sparse_matrix("M", M)
+        if invert:
+            return M, _sparse_inverse(M)
+        if abs(M - M.T).max() > val.SYMMETRY_RTOL * abs(M).max():
+            raise ValueError("M must be symmetric")
+        return M, None
+    stack = _diagonal_blocks(M) if invert else None
+    if stack is not None:  # one k x k inverse per body, and Q = M^-1 P block by block, in C
+        return stack, _invert_blocks(stack)
+    M = val.mass_matrix("M", M)
+    return M, (_dense_inverse(M) if invert else None)
+
+
+def mass_inverse(M):
+    """M^-1 as a scipy.sparse matrix.
+
+    M may be dense (inverted as a whole), scipy.sparse (inverted block by block: its consecutive
+    diagonal blocks, one per body, found from the sparsity pattern) or an array of diagonal
+    blocks (n_bodies, k, k) standing for the block-diagonal matrix. Blocks of equal size are
+    inverted in one batched call. Raises ValueError unless M (every block) is symmetric
+    positive definite.
+
+    >>> import numpy as np
+    >>> mass_inverse(np.array([[[2.0, 0], [0, 4]], [[1.0, 0], [0, 1]]])).toarray().diagonal().tolist()
+    [0.5, 0.25, 1.0, 1.0]
+    """
+    M, Minv = _mass(M, True)
+    if isinstance(Minv, np.ndarray):  # the inverses of M's diagonal blocks
+        n, k, _ = Minv.shape
+        return sp.bsr_matrix((Minv, np.arange(n), np.arange(n + 1)), shape=(n * k, n * k)).tocsr()
+    return Minv
+
+
+def cone_jacobian(Wn, Wt, Wb=None):
+    """P = [n_1 u_1 w_1 ... n_{n_c} u_{n_c} w_{n_c} | Wb] (CSC): per contact its normal and tangent
+    pair, then the joints — the columns the CCP's unknowns gamma_i = (n, u, w) multiply. Wn
+    (n_v, n_c), Wt (n_v, 2 n_c) and Wb (n_v, n_b), optional, dense or scipy.sparse."""
+    Wn = _sparse_or_dense("Wn", Wn, (None, None), ("n_v", "n_c"))
+    n_v, n_c = Wn.shape
+    Wt = _sparse_or_dense("Wt", Wt, (n_v, 2 * n_c), ("n_v", "2 n_c"))
+    Wb = sp.csc_matrix((n_v, 0)) if Wb is None else _sparse_or_dense("Wb", Wb, (n_v, None), ("n_v", "n_b"))
+    return _cone_jacobian(Wn, Wt, Wb)
+
+
+def _cone_jacobian(Wn, Wt, Wb):
+    """cone_jacobian of validated CSC matrices."""
+    n_c = Wn.shape[1]
+    perm = np.empty(3 * n_c, dtype=np.intp)
+    perm[0::3] = np.arange(n_c)
+    perm[1::3] = n_c + 2 * np.arange(n_c)
+    perm[2::3] = n_c + 2 * np.arange(n_c) + 1
+    return sp.hstack([sp.hstack([Wn, Wt], format="csc")[:, perm], Wb], format="csc")
+
+
+def surface_velocity(name, x, n_c):
+    """A moving surface's tangential velocity dpsi_t given as (n_c, 2) or (2 n_c,), as (n_c, 2)."""
+    a = val.as_array(name, x)
+    if a.shape not in ((n_c, 2), (2 * n_c,)):
+        raise ValueError(f"{name} must have shape (n_c, 2) = ({n_c}, 2) or (2 n_c,) = ({2 * n_c},), got {a.shape}")
+    return a.reshape(n_c, 2)
+
+
+def ccp_data(M, Wn, Wt, mu, v, h, p_ext=None, psi_n=None, Wb=None, theta=None, dtheta=None, dpsi_t=None,
+             max_correction_speed=None, baumgarte=1.0, invert=True):
+    """The validated :class:`CcpProblem` of :func:`mbdcp.ccp`'s data (every check, every message
+    naming the argument), P built once. ``invert``: M may be given as diagonal blocks and M^-1 is
+    formed (the solver's; it checks M positive definite); without it (the derivative, which never
+    solves with M) M is a checked symmetric 2-D matrix and Minv None."""
+    sparse = frozenset(name for name, A in (("M", M), ("Wn", Wn), ("Wt", Wt), ("Wb", Wb)) if sp.issparse(A))
+    M, Minv = _mass(M, invert)
+    n_v = M.shape[0] * M.shape[1] if M.ndim == 3 else M.shape[0]
+    Wn = _sparse_or_dense("Wn", Wn, (n_v, None), ("n_v", "n_c"))
+    n_c = Wn.shape[1]
+    Wt = _sparse_or_dense("Wt", Wt, (n_v, 2 * n_c), ("n_v", "2 n_c"))
+    mu = friction_coefficients("mu", mu, n_c)
+    v = val.vector("v", v, n_v, symbol="n_v")
+    h = val.positive_scalar("h", h)
+    p_ext = val.vector("p_ext", p_ext, n_v, optional=True, symbol="n_v")
+    psi_n = val.vector("psi_n", psi_n, n_c, optional=True, symbol="n_c")
+    gap, chain = stab.differentiable("psi_n", psi_n if psi_n.size else None, h, max_correction_speed, baumgarte)
+    if Wb is None:
+        if theta is not None or dtheta is not None:
+            raise ValueError("theta and dtheta need the joint Jacobian Wb")
+        Wb = sp.csc_matrix((n_v, 0))
+    else:
+        Wb = _sparse_or_dense("Wb", Wb, (n_v, None), ("n_v", "n_b"))
+    n_b = Wb.shape[1]
+    return CcpProblem(
+        M, Minv, _csc_arrays(_cone_jacobian(Wn, Wt, Wb)), n_c, n_b, mu, v, h, p_ext=p_ext,
+        psi_n=psi_n if gap is None else gap, psi_chain=chain,
+        theta=val.vector("theta", theta, n_b, optional=True, symbol="n_b"),
+        dtheta=val.vector("dtheta", dtheta, n_b, optional=True, symbol="n_b"),
+        dpsi_t=None if dpsi_t is None else surface_velocity("dpsi_t", dpsi_t, n_c), Wn=Wn, Wt=Wt, Wb=Wb, sparse=sparse)
 
 
 def joint_friction_data(n_v, Dj, Ej, beta_max):

@@ -471,6 +471,17 @@ static MbdcpReturn solve_with(const Ccp *c, const MbdcpCcpSettings *s, double *n
     return rc;
 }
 
+/* mbdcp_ccp_resume after first with these settings and a workspace of the documented size. */
+static MbdcpReturn resume_with(const Ccp *c, const MbdcpCcpSettings *s, const MbdcpCcpInfo *first, double *nu,
+                               double *u, MbdcpCcpInfo *info)
+{
+    const size_t bytes = mbdcp_ccp_solve_workspace_size(&c->pr, s);
+    void *work = malloc(bytes);
+    const MbdcpReturn rc = mbdcp_ccp_resume(&c->pr, s, first, nu, u, info, work, bytes);
+    free(work);
+    return rc;
+}
+
 /* mbdcp_ccp_auto_budget, and AUTO in the two calls its comment describes: APGD for the budget,
  * then IPM from APGD's point, give AUTO's answer bit for bit (on the pile at rest, with a budget
  * short of APGD's convergence, so that AUTO hands over). */
@@ -519,6 +530,131 @@ static void test_auto_budget(void)
     CHECK(memcmp(na, nb, (size_t)np_ * sizeof(double)) == 0);
     free(na);
     free(nb);
+    free(u);
+    free(nu0);
+    ccp_free(&c);
+}
+
+/* The monitor's calls: their count and whether each iteration number follows the last by one. */
+typedef struct {
+    mbdcp_int calls, last;
+    int consecutive;
+} Count;
+
+static int count_calls(void *ctx, mbdcp_int iteration, mbdcp_int entering, mbdcp_int leaving, double value)
+{
+    Count *n = ctx;
+    (void)entering;
+    (void)leaving;
+    (void)value;
+    n->consecutive = n->consecutive && iteration == n->last + 1;
+    n->last = iteration;
+    n->calls++;
+    return 0;
+}
+
+/* AUTO's plan (ccp.h): an analysed AUTO solve makes one (mbdcp_ccp_auto_budget's budget, its n_c);
+ * mbdcp_ccp_needs_factor says when a solve needs the analysis; a plan that serves runs APGD for its
+ * budget and, short of an answer, hands over (info->handover) to mbdcp_ccp_resume after the caller's
+ * analysis: the same answer, bit for bit, as APGD for the budget then IPM from APGD's point in two
+ * calls of their own, and as one call given factor_blocks; a budget that suffices is APGD's own
+ * solve; the monitor counts on across the two calls. */
+static void test_auto_plan(void)
+{
+    Ccp c;
+    double *nu0 = NULL;
+    const int ok = load_recorded("tests/c/data/ccp_stall.bin", &c, &nu0);
+    CHECK(ok);
+    if (!ok) return;
+    const int np_ = 3 * c.nc;
+    MbdcpCcpSettings s, a;
+    mbdcp_ccp_default_settings(&s);
+    CHECK(s.plan.budget == 0 && s.plan.n_c == 0);
+    s.method = MBDCP_CCP_AUTO;
+    s.tol = 1e-10;
+    s.max_iter = 100000;
+    int needs = -1;
+    CHECK(mbdcp_ccp_needs_factor(&c.pr, &s, &needs) == MBDCP_OK && needs == 1); /* no plan: analyse first */
+    CHECK(mbdcp_ccp_needs_factor(NULL, &s, &needs) == MBDCP_ERR_NULL && mbdcp_ccp_needs_factor(&c.pr, &s, NULL) == MBDCP_ERR_NULL);
+    const size_t fbytes = mbdcp_ccp_factor_workspace_size(&c.pr);
+    void *fw = malloc(fbytes);
+    mbdcp_int blocks = -1;
+    mbdcp_float flops = 0.0;
+    CHECK(mbdcp_ccp_factor_blocks(&c.pr, &blocks, &flops, fw, fbytes) == MBDCP_OK);
+    free(fw);
+    double *na = calloc((size_t)np_, sizeof(double)), *nb = calloc((size_t)np_, sizeof(double));
+    double *nx = calloc((size_t)np_, sizeof(double)), *u = malloc((size_t)c.nv * sizeof(double));
+    MbdcpCcpInfo ia, ib, ic, first;
+    a = s; /* analysed, no plan: AUTO makes its own */
+    a.factor_blocks = blocks;
+    a.factor_flops = flops;
+    CHECK(solve_with(&c, &a, na, u, &ia) == MBDCP_OK && ia.status == MBDCP_SOLVED && !ia.handover);
+    CHECK(ia.plan.budget == mbdcp_ccp_auto_budget(&c.pr, &a) && ia.plan.n_c == c.nc);
+    /* which plans serve: those made for contacts numbering within a tenth of the plan's */
+    s.plan.budget = 20;
+    const mbdcp_int serving[2] = {c.nc + c.nc / 20, c.nc - c.nc / 20}, other[3] = {c.nc + c.nc / 5, c.nc / 2, -c.nc};
+    for (int k = 0; k < 2; ++k) {
+        s.plan.n_c = serving[k];
+        CHECK(mbdcp_ccp_needs_factor(&c.pr, &s, &needs) == MBDCP_OK && needs == 0);
+    }
+    for (int k = 0; k < 3; ++k) {
+        s.plan.n_c = other[k];
+        CHECK(mbdcp_ccp_needs_factor(&c.pr, &s, &needs) == MBDCP_OK && needs == 1);
+    }
+    s.plan.n_c = c.nc;
+    s.plan.budget = 0;
+    CHECK(mbdcp_ccp_needs_factor(&c.pr, &s, &needs) == MBDCP_OK && needs == 1);
+    s.plan.budget = 20;
+    s.method = MBDCP_CCP_IPM;
+    CHECK(mbdcp_ccp_needs_factor(&c.pr, &s, &needs) == MBDCP_OK && needs == 1);
+    s.method = MBDCP_CCP_APGD;
+    CHECK(mbdcp_ccp_needs_factor(&c.pr, &s, &needs) == MBDCP_OK && needs == 0);
+    s.method = MBDCP_CCP_AUTO;
+    /* a plan too short for APGD: the handover, then the resume after the analysis */
+    Count n = {0, 0, 1};
+    s.monitor.fn = count_calls;
+    s.monitor.ctx = &n;
+    CHECK(solve_with(&c, &s, nb, u, &ib) == MBDCP_OK && ib.handover == 1 && ib.status == MBDCP_MAX_ITERATIONS);
+    CHECK(ib.iterations == 20 && ib.plan.budget == 20 && ib.plan.n_c == c.nc && n.calls == 20);
+    first = ib;
+    CHECK(resume_with(&c, &s, &first, nb, u, &ib) == MBDCP_ERR_SETTING); /* not analysed: refused */
+    s.factor_blocks = blocks;
+    s.factor_flops = flops;
+    CHECK(resume_with(&c, &s, &first, nb, u, &ib) == MBDCP_OK && ib.status == MBDCP_SOLVED && !ib.handover);
+    CHECK(ib.iterations > 20 && ib.plan.budget == 20 && n.consecutive && n.calls == ib.iterations);
+    CHECK(resume_with(&c, &s, &ib, nb, u, &ic) == MBDCP_ERR_DATA); /* no handover to resume */
+    /* the same, as two solves of their own: APGD for the budget, then IPM from its point */
+    s.monitor.fn = NULL;
+    a = s;
+    a.method = MBDCP_CCP_APGD;
+    a.max_iter = 20;
+    CHECK(solve_with(&c, &a, nx, u, &ic) == MBDCP_OK && ic.iterations == 20);
+    const mbdcp_int done = ic.iterations;
+    a.method = MBDCP_CCP_IPM;
+    a.max_iter = s.max_iter - done;
+    a.warm_start = 1;
+    CHECK(solve_with(&c, &a, nx, u, &ic) == MBDCP_OK && ic.status == MBDCP_SOLVED);
+    CHECK(done + ic.iterations == ib.iterations && ic.finished == ib.finished && ic.residual == ib.residual);
+    CHECK(memcmp(nb, nx, (size_t)np_ * sizeof(double)) == 0);
+    /* one call when the caller analysed anyway */
+    memset(nx, 0, (size_t)np_ * sizeof(double));
+    CHECK(solve_with(&c, &s, nx, u, &ic) == MBDCP_OK && ic.status == MBDCP_SOLVED && !ic.handover);
+    CHECK(ic.iterations == ib.iterations && memcmp(nb, nx, (size_t)np_ * sizeof(double)) == 0);
+    /* a plan long enough: APGD's own solve, no handover */
+    a = s;
+    a.method = MBDCP_CCP_APGD;
+    a.factor_blocks = -1;
+    memset(na, 0, (size_t)np_ * sizeof(double));
+    CHECK(solve_with(&c, &a, na, u, &ia) == MBDCP_OK && ia.status == MBDCP_SOLVED);
+    s.factor_blocks = -1;
+    s.plan.budget = ia.iterations;
+    memset(nx, 0, (size_t)np_ * sizeof(double));
+    CHECK(solve_with(&c, &s, nx, u, &ic) == MBDCP_OK && ic.status == MBDCP_SOLVED && !ic.handover);
+    CHECK(ic.iterations == ia.iterations && ic.finished == MBDCP_CCP_APGD && memcmp(na, nx, (size_t)np_ * sizeof(double)) == 0);
+    CHECK(mbdcp_ccp_resume(NULL, &s, &ic, nx, u, &ic, nu0, 0) == MBDCP_ERR_NULL);
+    free(na);
+    free(nb);
+    free(nx);
     free(u);
     free(nu0);
     ccp_free(&c);
@@ -576,6 +712,7 @@ int main(void)
     test_no_solution();
     test_errors();
     test_auto_budget();
+    test_auto_plan();
     test_tiny_friction();
     return report();
 }

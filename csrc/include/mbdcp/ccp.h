@@ -33,7 +33,15 @@
  * MBDCP_CCP_AUTO: APGD for as many iterations as cost about 25 interior-point iterations (estimated
  * from the factor's flops and the products with N; at least 50, at most a quarter of max_iter), then
  * the interior-point method from APGD's best point (and APGD again if needed, as above); without
- * factor_blocks, APGD alone.
+ * factor_blocks, APGD alone. Its plan (MbdcpCcpPlan): a caller solving a sequence of like problems
+ * (the steps of a simulation) keeps info->plan and passes it back in settings->plan; while the
+ * contacts number within a tenth of those of the problem it was analysed for, the plan serves: AUTO
+ * runs APGD for the plan's budget without an analysis of its own (mbdcp_ccp_needs_factor says 0),
+ * and only if APGD has not converged (nor been interrupted) with iterations left does it need the
+ * factor: then, without factor_blocks, it returns with info->handover set, and the caller analyses
+ * the problem and calls mbdcp_ccp_resume, which goes on with the interior-point method from APGD's
+ * point (with factor_blocks given, mbdcp_ccp_solve goes on itself). An analysis of a problem the
+ * plan does not serve (the sizes moved) makes a new plan.
  *
  * No solution: a direction d with d_i in K_i, N d = 0 (P d = 0) and p^T d < 0 is an impulse pattern
  * in equilibrium along which the objective falls without bound; it proves that no solution exists
@@ -97,6 +105,12 @@ typedef struct {
     const mbdcp_float *M_val;          /* CSC, both triangles; NULL otherwise */
 } MbdcpCcpProblem;
 
+/* AUTO's plan, kept from one problem to the next like it (see MBDCP_CCP_AUTO above). */
+typedef struct {
+    mbdcp_int budget;                  /* APGD's iterations before the interior-point method; <= 0: no plan */
+    mbdcp_int n_c;                     /* the contacts of the problem whose analysis gave it */
+} MbdcpCcpPlan;
+
 typedef struct {
     MbdcpCcpMethod method;
     mbdcp_float tol;                   /* on the relative residual, > 0 */
@@ -111,6 +125,8 @@ typedef struct {
                                           unknown, then IPM is refused and AUTO runs APGD alone */
     mbdcp_float factor_flops;          /* AUTO: the flops of mbdcp_ccp_factor_blocks (<= 0: estimated
                                           from factor_blocks), which set APGD's budget */
+    MbdcpCcpPlan plan;                 /* AUTO: the info->plan of an earlier like problem; {0, 0}
+                                          (default): none */
 } MbdcpCcpSettings;
 
 typedef struct {
@@ -122,6 +138,12 @@ typedef struct {
                                           contacts that failed the componentwise test */
     MbdcpCcpCertificate certificate;   /* with MBDCP_RAY_TERMINATION; else MBDCP_CCP_NO_CERTIFICATE */
     MbdcpCcpMethod finished;           /* the method that ended the solve (AUTO: APGD or IPM) */
+    MbdcpCcpPlan plan;                 /* the plan to keep for the next like problem: AUTO's own when
+                                          it analysed a problem that settings->plan does not serve,
+                                          else settings->plan */
+    int handover;                      /* AUTO with a plan that serves and no factor_blocks: 1 when
+                                          APGD ended its budget short of an answer, with iterations
+                                          left (status and nu: APGD's); analyse, then mbdcp_ccp_resume */
 } MbdcpCcpInfo;
 
 MbdcpReturn mbdcp_ccp_default_settings(MbdcpCcpSettings *s);
@@ -146,12 +168,16 @@ MbdcpReturn mbdcp_ccp_factor_blocks(const MbdcpCcpProblem *p, mbdcp_int *blocks,
 
 /*
  * MBDCP_CCP_AUTO's budget: the APGD iterations it runs before the interior-point method takes over,
- * from settings->factor_blocks and factor_flops (-1 without factor_blocks, or on a NULL argument).
- * A caller that solves a sequence of like problems (the steps of a simulation) may keep it, run
- * APGD alone for that many iterations, and analyse the pattern only when APGD has not converged
- * (then MBDCP_CCP_IPM from APGD's point is what AUTO would have done).
+ * from settings->factor_blocks and factor_flops (-1 without factor_blocks, or on a NULL argument);
+ * the budget of the plan AUTO makes (info->plan).
  */
 mbdcp_int mbdcp_ccp_auto_budget(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s);
+
+/*
+ * *needs (output): 1 when mbdcp_ccp_solve with these settings needs settings->factor_blocks before
+ * it starts (IPM; AUTO unless settings->plan serves p), else 0. MBDCP_ERR_NULL on a NULL argument.
+ */
+MbdcpReturn mbdcp_ccp_needs_factor(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s, int *needs);
 
 
 /*
@@ -161,5 +187,14 @@ mbdcp_int mbdcp_ccp_auto_budget(const MbdcpCcpProblem *p, const MbdcpCcpSettings
  */
 MbdcpReturn mbdcp_ccp_solve(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s, mbdcp_float *nu,
                             mbdcp_float *u, MbdcpCcpInfo *info, void *work, size_t work_bytes);
+
+/*
+ * AUTO after a handover (first: the info of the mbdcp_ccp_solve that set first->handover, settings
+ * as then with factor_blocks now set, nu and u as it left them): the interior-point method from nu
+ * for the iterations left, then APGD if needed, as AUTO goes on. info counts the iterations of both
+ * calls (the monitor's too) and keeps first->plan. The workspace: mbdcp_ccp_solve_workspace_size(p, s).
+ */
+MbdcpReturn mbdcp_ccp_resume(const MbdcpCcpProblem *p, const MbdcpCcpSettings *s, const MbdcpCcpInfo *first,
+                             mbdcp_float *nu, mbdcp_float *u, MbdcpCcpInfo *info, void *work, size_t work_bytes);
 
 #endif /* MBDCP_CCP_H */
