@@ -118,8 +118,8 @@ def test_a_layer_warns_for_the_gap_and_is_exact_in_mu(layer, rule, monkeypatch):
     if layer != "torch":
         jax = pytest.importorskip("jax")
         jax.config.update("jax_enable_x64", True)
-        import mbdcp.jax as mj
-        monkeypatch.setattr(mj, "_CPU_BACKWARD", rule)
+        from mbdcp._jax import backward as jax_backward
+        monkeypatch.setattr(jax_backward, "CPU_BACKWARD", rule)
     args, kw = tied_scene()
     g = np.random.default_rng(0).standard_normal(args[5].size)
     with pytest.warns(DegenerateWarning, match=r"contacts \[1\] \(rows dropped as dependent"):

@@ -15,6 +15,8 @@ import autodiff_cases as C
 
 import mbdcp
 import mbdcp.jax as mj
+from mbdcp._jax import callbacks as jax_callbacks
+from mbdcp._jax import layer as jax_layer
 
 PATHS = ["buffer", "pure"]
 
@@ -22,11 +24,11 @@ PATHS = ["buffer", "pure"]
 @pytest.fixture(params=PATHS)
 def path(request, monkeypatch):
     """Run the test through one kind of callback, with a fresh cache of layers."""
-    if request.param == "buffer" and mj._buffer_callback is None:
+    if request.param == "buffer" and jax_callbacks.buffer_callback is None:
         pytest.skip("this JAX has no jax.experimental.buffer_callback")
     if request.param == "pure":
-        monkeypatch.setattr(mj, "_buffer_callback", None)
-    monkeypatch.setattr(mj, "_LAYERS", {})
+        monkeypatch.setattr(jax_callbacks, "buffer_callback", None)
+    monkeypatch.setattr(jax_layer, "LAYERS", {})
     return request.param
 
 

@@ -22,6 +22,7 @@ from conftest import ROOT, check_lcp
 
 import mbdcp
 import mbdcp.jax as mj
+from mbdcp._jax import layer as jax_layer
 from mbdcp.infrastructure import _xla  # built with the package: a missing extension fails here
 
 
@@ -43,11 +44,11 @@ def compiled(f, *args):
 @pytest.fixture
 def callbacks(monkeypatch):
     """mbdcp.jax with the custom call marked unavailable (layers built afresh)."""
-    monkeypatch.setattr(mj, "_LAYERS", {})
+    monkeypatch.setattr(jax_layer, "LAYERS", {})
     monkeypatch.setitem(mj._native_state, mj._LEMKE_TARGET, "unavailable for this test")
     monkeypatch.setitem(mj._native_state, mj._STEP_TARGET, "unavailable for this test")
     yield
-    mj._LAYERS.clear()
+    jax_layer.LAYERS.clear()
 
 
 def test_the_declared_interface_is_jaxlibs():

@@ -20,6 +20,7 @@ import autodiff_cases as C
 
 import mbdcp
 import mbdcp.jax as mj
+from mbdcp._jax import backward as jax_backward
 from mbdcp.derivatives import _layers as ad
 from mbdcp.tools.testing import random_scene
 
@@ -30,7 +31,7 @@ OUTS = ("v_next", "p_n", "beta", "sigma")
 @pytest.fixture(autouse=True)
 def jax_rule(monkeypatch):
     """JAX's own rule on the CPU too (the default there is the C core's)."""
-    monkeypatch.setattr(mj, "_CPU_BACKWARD", "jax")
+    monkeypatch.setattr(jax_backward, "CPU_BACKWARD", "jax")
 
 
 @pytest.fixture
@@ -236,7 +237,7 @@ def test_jaxpr_keeps_the_host_only_behind_the_check():
 def _rest_on(Wn_scales, D_scales):
     """ok of the JAX rule for a particle resting on contacts whose rows are the planar particle's
     scaled (normals by Wn_scales, friction by D_scales), sharing its weight."""
-    from mbdcp.derivatives import _jax_step
+    from mbdcp._jax import step_vjp
     from mbdcp.derivatives._common import DEGENERATE_TOL
     M, Wn, D, E, h = C.planar_particle()
     weight, k = C.G * h, len(Wn_scales)
@@ -246,7 +247,7 @@ def _rest_on(Wn_scales, D_scales):
     out = (np.zeros(2), weight / (k * np.asarray(Wn_scales)), np.zeros(2 * k), np.zeros(k))
     cot = (np.ones(2), np.ones(k), np.ones(2 * k), np.ones(k))
     a = {n: jnp.asarray(x, dtype=float) for n, x in a.items()}
-    _, ok = _jax_step.step_vjp(a, tuple(map(jnp.asarray, out)), tuple(map(jnp.asarray, cot)), DEGENERATE_TOL)
+    _, ok = step_vjp.step_vjp(a, tuple(map(jnp.asarray, out)), tuple(map(jnp.asarray, cot)), DEGENERATE_TOL)
     return bool(ok)
 
 
@@ -279,7 +280,7 @@ def test_the_cpu_default_is_the_c_rule(monkeypatch, rng, host_calls):
     """By default on the CPU a plain step's backward is the host's, computed in the C core:
     mbdcp.derivatives.step is never built at a non-degenerate point, jitted or mapped, and the
     gradients are its own to rounding."""
-    monkeypatch.setattr(mj, "_CPU_BACKWARD", "c")
+    monkeypatch.setattr(jax_backward, "CPU_BACKWARD", "c")
     built = []
     real = mbdcp.derivatives.step
 
