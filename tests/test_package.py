@@ -82,3 +82,28 @@ def test_defaults_come_from_the_c_core():
     assert default(mbdcp.fixed_point, "algorithm") == D["fixed_point"]["algorithm"]
     assert default(mbdcp.coulomb, "tol") == D["fc"]["tol"] == default(mbdcp.ccp_local, "tol")
     assert default(simulate, "tol") is None  # each method's own default
+
+
+def test_the_derivatives_thresholds_come_from_the_c_core():
+    """The step's derivative has three rules (the C core's, mbdcp.derivatives.step, the JAX rule of
+    mbdcp.jax): their thresholds are step_vjp.h's, read from the extension, as are the defaults of
+    every derivative."""
+    import inspect
+
+    from mbdcp.derivatives._common import DEGENERATE_TOL
+    from mbdcp.derivatives.lcp import RCOND_MIN
+    from mbdcp.infrastructure import validate
+
+    D = _core.DEFAULTS["step_vjp"]
+    assert D == {"degenerate_tol": 1e-9, "rcond_min": 1e-13, "opposite_rtol": 1e-12}
+    assert DEGENERATE_TOL is D["degenerate_tol"] and RCOND_MIN is D["rcond_min"]
+    assert validate.OPPOSITE_RTOL is D["opposite_rtol"]
+    for fn in (mbdcp.derivatives.lcp, mbdcp.derivatives.step, mbdcp.derivatives.ccp):
+        assert inspect.signature(fn).parameters["degenerate_tol"].default == D["degenerate_tol"]
+    assert (_core.VJP_RANK_CUT, _core.VJP_NORM_FLOOR, _core.VJP_TIE, _core.VJP_MARGIN) == (1e-9, 1e-300, 1e-9, 1e3)
+    pytest.importorskip("jax")
+    from mbdcp._jax import step_vjp
+
+    assert (step_vjp.RCOND_MIN, step_vjp.OPPOSITE_RTOL) == (D["rcond_min"], D["opposite_rtol"])
+    assert (step_vjp._RANK_CUT, step_vjp._NORM_FLOOR, step_vjp._TIE, step_vjp._MARGIN) == \
+        (_core.VJP_RANK_CUT, _core.VJP_NORM_FLOOR, _core.VJP_TIE, _core.VJP_MARGIN)

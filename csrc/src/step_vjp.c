@@ -1,13 +1,15 @@
 /* The reverse-mode derivative of a plain time step at its solution; see step_vjp.h. */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
 #include "mbdcp/dense.h"
 #include "mbdcp/step_vjp.h"
 
-#define TINY 2.2250738585072014e-308 /* the smallest normal double: a scale never below it */
+#define TINY DBL_MIN /* the smallest normal double: a scale never below it */
 /* step_vjp.h's shared thresholds, by their short names here */
 #define RANK_CUT MBDCP_VJP_RANK_CUT
+#define NORM_FLOOR MBDCP_VJP_NORM_FLOOR
 #define TIE MBDCP_VJP_TIE
 #define MARGIN MBDCP_VJP_MARGIN
 
@@ -36,6 +38,16 @@ static size_t ints(mbdcp_int nv, mbdcp_int nc, mbdcp_int m)
 {
     const size_t col = (size_t)nc + (size_t)m;
     return (size_t)nv + (col + (size_t)nc) + 10 * (size_t)nc + 4 * (size_t)m + 3 * col;
+}
+
+MbdcpReturn mbdcp_step_vjp_default_settings(MbdcpStepVjpSettings *s)
+{
+    if (!s) return MBDCP_ERR_NULL;
+    s->degenerate_tol = MBDCP_DEGENERATE_TOL;
+    s->rcond_min = MBDCP_RCOND_MIN;
+    s->opposite_rtol = MBDCP_OPPOSITE_RTOL;
+    s->geometry = 0;
+    return MBDCP_OK;
 }
 
 size_t mbdcp_step_vjp_workspace_size(mbdcp_int n_v, mbdcp_int n_c, mbdcp_int m)
@@ -413,7 +425,7 @@ static int any_tied(Vjp *w, mbdcp_int nsel)
         const mbdcp_int k = w->sel[i] - w->nc;
         if (w->own[k] != c) r = own_basis(w, nsel, c = w->own[k]);
         const mbdcp_float n0 = load_direction(w, k, w->q, 1);
-        if (project_out(w, nsel, r, w->q, 1) > RANK_CUT * fmax(n0, 1e-300)) return 1;
+        if (project_out(w, nsel, r, w->q, 1) > RANK_CUT * fmax(n0, NORM_FLOOR)) return 1;
     }
     return 0;
 }
@@ -424,7 +436,7 @@ static int pick_block(Vjp *w, mbdcp_int nsel, int b, int *tie)
     mbdcp_float big = 0.0;
     for (mbdcp_int i = 0; i < nsel; ++i)
         if (w->block[i] == b) big = fmax(big, sqrt(w->norm0[i]));
-    while (pick(w, nsel, b, RANK_CUT * fmax(big, 1e-300), tie)) {
+    while (pick(w, nsel, b, RANK_CUT * fmax(big, NORM_FLOOR), tie)) {
     }
     for (mbdcp_int i = 0; i < nsel && (b == STICKING_N || b == STICKING_B); ++i)
         if (w->block[i] == b && !w->picked[i]) return 1;

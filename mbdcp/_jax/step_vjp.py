@@ -1,24 +1,33 @@
 r"""The vjp of a plain time step (:func:`mbdcp.step` without joints, moving surfaces or gap
-correction) in JAX itself, for :func:`mbdcp.jax.step`.
+correction) in JAX itself, for :func:`mbdcp.jax.step` on platforms other than the CPU.
 
-It is :func:`mbdcp.derivatives.step`'s reverse mode written with masks instead of index sets:
-contacts separated, sliding or sticking, the sticking contacts' independent rows picked as the
-reference picks them (largest residual first, a pivoted QR). Whatever the host decides is flagged
-(``ok`` False) for the host's :func:`mbdcp.derivatives.step`, which also names the contacts of a
-degenerate point: degenerate points, a system near singularity, a dependent imposed row (an
-impulse the reference holds at its value: statically indeterminate contacts), and a tie between
-two candidate rows that a pivoted QR could break either way.
+It is the C core's rule (``csrc/src/step_vjp.c``, which :func:`mbdcp.derivatives.step` extends to
+every step) written with masks instead of index sets: contacts separated, sliding or sticking, the
+sticking contacts' independent rows picked as the reference picks them (largest residual first, a
+pivoted QR). Whatever the host decides is flagged (``ok`` False) for the host's
+:func:`mbdcp.derivatives.step`, which also names the contacts of a degenerate point: degenerate
+points, a system near singularity, a dependent imposed row (an impulse the reference holds at its
+value: statically indeterminate contacts), and a tie between two candidate rows that a pivoted QR
+could break either way.
+
+Why a JAX copy of the C rule: XLA calls the C core only on the CPU (a custom call or a host
+callback); on a GPU or TPU this rule runs inside the compiled program, on the device, where the C
+rule would cost a host callback (a copy of the inputs to the host and back, and Python) per
+backward pass. On the CPU, :mod:`mbdcp.jax` calls the C rule. Its thresholds are the C core's
+(``step_vjp.h``, read from the compiled extension), so the three rules decide alike.
 """
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from mbdcp.derivatives.lcp import RCOND_MIN
 from mbdcp.infrastructure import _core
 from mbdcp.infrastructure.validate import OPPOSITE_RTOL
 
-_TINY = 2.2250738585072014e-308  # np.finfo(float).tiny
-# the rank decisions of the compiled step derivative (step_vjp.h), so that both take the same ones
-_RANK_CUT, _TIE, _MARGIN = _core.VJP_RANK_CUT, _core.VJP_TIE, _core.VJP_MARGIN
+_TINY = float(np.finfo(np.float64).tiny)  # the smallest normal float64: a scale never below it
+# the thresholds of the C core's step derivative (step_vjp.h; RCOND_MIN and OPPOSITE_RTOL too), so
+# that the three rules take the same decisions
+_RANK_CUT, _NORM_FLOOR, _TIE, _MARGIN = _core.VJP_RANK_CUT, _core.VJP_NORM_FLOOR, _core.VJP_TIE, _core.VJP_MARGIN
 
 
 def _scales(M, Minv, Wn, D, own1, v, vn, p_ext, psi_n, h, p_n, beta, tol):
@@ -115,7 +124,7 @@ def _independent(X, blocks, geometry):
     a candidate dropped (block 3: the host tells whether they hold a dependence on other contacts)."""
     R, norms, kept, host = X, jnp.linalg.norm(X, axis=0), blocks[0], jnp.array(False)
     for b, block in enumerate(blocks):
-        cut = _RANK_CUT * jnp.maximum(jnp.max(jnp.where(block, norms, 0.0), initial=0.0), 1e-300)
+        cut = _RANK_CUT * jnp.maximum(jnp.max(jnp.where(block, norms, 0.0), initial=0.0), _NORM_FLOOR)
         R, picked, tie = _greedy(R, block, cut)
         host = host | tie | (jnp.any(block & ~picked) if b in (1, 2) or (b == 3 and geometry) else False)
         if b:

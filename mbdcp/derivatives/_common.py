@@ -8,7 +8,9 @@ from scipy.linalg import lapack
 from mbdcp.infrastructure import _core
 from mbdcp.infrastructure import validate as val
 
-DEGENERATE_TOL = 1e-9  # the default tolerance below which a complementary pair counts as both zero
+# the default tolerance below which a complementary pair counts as both zero (the C core's, step_vjp.h:
+# one definition for every derivative and the three rules of the step's)
+DEGENERATE_TOL = _core.DEFAULTS["step_vjp"]["degenerate_tol"]
 # a step's inputs whose change can break the dependence of active rows dropped as dependent (the
 # gaps and the constraint directions; M, mu, v, p_ext and h keep it): see
 # StepDerivative.dependent_contacts

@@ -10,7 +10,6 @@ and the caller takes :func:`mbdcp.derivatives.step`, which warns naming the cont
 import numpy as np
 
 from mbdcp.derivatives._common import DEGENERATE_TOL, GEOMETRY
-from mbdcp.derivatives.lcp import RCOND_MIN
 from mbdcp.infrastructure import _core
 from mbdcp.infrastructure import validate as val
 
@@ -49,6 +48,7 @@ def vjp(arrays, options, outs, cots, wanted):
             _f64(arrays.get("p_ext")), _f64(arrays.get("psi_n")))
     cots = tuple(_f64(c) for c in cots[:4]) + (None,) * (4 - min(len(cots), 4))
     geometry = not GEOMETRY.isdisjoint(wanted)  # the full derivative tells whether they hold a dependence
-    _, grads = _core.step_vjp(step, tuple(_f64(x) for x in outs[:4]), cots,
-                              (tol, RCOND_MIN, val.OPPOSITE_RTOL, geometry), *(m in wanted for m in _MATRICES))
+    # the other thresholds are the C core's own (step_vjp.h), as mbdcp.derivatives.step reads them
+    _, grads = _core.step_vjp(step, tuple(_f64(x) for x in outs[:4]), cots, (tol, geometry),
+                              *(m in wanted for m in _MATRICES))
     return grads

@@ -12,8 +12,9 @@ from mbdcp.infrastructure.status import Status
 
 __all__ = ["LCPDerivative", "LCPGradient", "lcp"]
 
-#: an active block this close to singular (reciprocal condition number) has no derivative
-RCOND_MIN = 1e-13
+#: an active block this close to singular (reciprocal condition number) has no derivative (the C
+#: core's, step_vjp.h: one definition for every derivative and the three rules of the step's)
+RCOND_MIN = _core.DEFAULTS["step_vjp"]["rcond_min"]
 _TINY = float(np.finfo(float).tiny)
 
 

@@ -468,7 +468,7 @@ def _independent(L, blocks, mats):
         cols = [mats[var][:, idx] for var, idx in runs]
         X = tri_solve(L, cols[0] if len(cols) == 1 else np.hstack(cols))
         # the columns' norms as np.linalg.norm forms them
-        cut = _core.VJP_RANK_CUT * max(np.sqrt(np.add.reduce(X * X, axis=0)).max(), 1e-300)
+        cut = _core.VJP_RANK_CUT * max(np.sqrt(np.add.reduce(X * X, axis=0)).max(), _core.VJP_NORM_FLOOR)
         R = X if Q is None else X - Q @ (Q.T @ X)
         if R.shape[0] == 0:  # no velocities: nothing is independent
             q, diag, piv = np.zeros((0, 0)), np.zeros(0), np.arange(R.shape[1])
@@ -778,7 +778,7 @@ def _tied(own_of, dropped, kept_b, D):
         if own.size:  # the kept directions are independent: a reduced QR spans them
             Q = np.linalg.qr(D[np.ix_(rows, own)])[0]
             R = X - Q @ (Q.T @ X)
-        if np.any(np.linalg.norm(R, axis=0) > _core.VJP_RANK_CUT * np.maximum(np.linalg.norm(X, axis=0), 1e-300)):
+        if np.any(np.linalg.norm(R, axis=0) > _core.VJP_RANK_CUT * np.maximum(np.linalg.norm(X, axis=0), _core.VJP_NORM_FLOOR)):
             tied.add(int(c))
     return sorted(tied)
 

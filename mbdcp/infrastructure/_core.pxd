@@ -77,6 +77,7 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
     int mbdcp_all_finite(size_t n, const mbdcp_float *x)
     mbdcp_float MBDCP_SYMMETRY_RTOL
     mbdcp_float MBDCP_VJP_RANK_CUT
+    mbdcp_float MBDCP_VJP_NORM_FLOOR
     mbdcp_float MBDCP_VJP_TIE
     mbdcp_float MBDCP_VJP_MARGIN
     int mbdcp_grouping_error(mbdcp_int rows, mbdcp_int groups, const mbdcp_float *E)
@@ -139,6 +140,7 @@ cdef extern from "mbdcp/mbdcp.h" nogil:
     ctypedef enum MbdcpStepVjpOutcome:
         MBDCP_VJP_DECIDED
 
+    MbdcpReturn mbdcp_step_vjp_default_settings(MbdcpStepVjpSettings *s)
     size_t mbdcp_step_vjp_workspace_size(mbdcp_int n_v, mbdcp_int n_c, mbdcp_int m)
     MbdcpReturn mbdcp_step_vjp(const MbdcpStepProblem *p, const MbdcpStepVectors *x, const MbdcpStepVectors *c,
                                const MbdcpStepVjpSettings *s, MbdcpStepGradients *g, MbdcpStepVjpOutcome *outcome,

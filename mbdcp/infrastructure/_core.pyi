@@ -21,6 +21,7 @@ ERR_DATA: int
 ERR_NONFINITE: int
 SYMMETRY_RTOL: float
 VJP_RANK_CUT: float
+VJP_NORM_FLOOR: float
 VJP_TIE: float
 VJP_MARGIN: float
 CCP_METHODS: dict[str, int]  # name -> value, in the order of ccp.h's MBDCP_CCP_METHOD_LIST
@@ -54,11 +55,18 @@ class _FcDefaults(TypedDict):
     outer_max_iter: int
 
 
+class _StepVjpDefaults(TypedDict):
+    degenerate_tol: float
+    rcond_min: float
+    opposite_rtol: float
+
+
 class _Defaults(TypedDict):
     lemke: _LemkeDefaults
     fixed_point: _FixedPointDefaults
     ccp: _CcpDefaults
     fc: _FcDefaults
+    step_vjp: _StepVjpDefaults
 
 
 DEFAULTS: _Defaults  # the C core's default settings

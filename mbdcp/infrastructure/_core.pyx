@@ -36,6 +36,7 @@ ERR_NONFINITE = MBDCP_ERR_NONFINITE
 SYMMETRY_RTOL = MBDCP_SYMMETRY_RTOL
 # the step derivative's rank decisions (step_vjp.h), for mbdcp.derivatives.step and the JAX rule
 VJP_RANK_CUT = MBDCP_VJP_RANK_CUT
+VJP_NORM_FLOOR = MBDCP_VJP_NORM_FLOOR
 VJP_TIE = MBDCP_VJP_TIE
 VJP_MARGIN = MBDCP_VJP_MARGIN
 
@@ -263,16 +264,20 @@ cdef dict _defaults():
     cdef MbdcpFixedPointSettings fs
     cdef MbdcpCcpSettings cs
     cdef MbdcpFcSettings qs
+    cdef MbdcpStepVjpSettings vs
     mbdcp_lemke_default_settings(&ls)
     mbdcp_fixed_point_default_settings(&fs)
     mbdcp_ccp_default_settings(&cs)
     mbdcp_fc_default_settings(&qs)
+    mbdcp_step_vjp_default_settings(&vs)
     return {
         "lemke": {"tol": ls.tol, "pivot_tol": ls.pivot_tol, "refine": ls.refine},
         "fixed_point": {"algorithm": fs.algorithm, "tol": fs.tol, "max_iter": fs.max_iter},
         "ccp": {"tol": cs.tol, "max_iter": cs.max_iter},
         "fc": {"tol": qs.tol, "max_iter": qs.max_iter, "inner_max_iter": qs.inner_max_iter,
                "outer_max_iter": MBDCP_FC_OUTER_MAX_ITER},
+        # the step derivative's thresholds, also the defaults of mbdcp.derivatives
+        "step_vjp": {"degenerate_tol": vs.degenerate_tol, "rcond_min": vs.rcond_min, "opposite_rtol": vs.opposite_rtol},
     }
 
 

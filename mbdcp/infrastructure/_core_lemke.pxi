@@ -287,15 +287,16 @@ def step_vjp(tuple step, tuple solution, tuple cotangents, tuple settings, bint 
 
     step: (M, Wn, D, E, mu (n_c,), v, h, p_ext or None, psi_n or None), contiguous float64 arrays
     of a plain step; solution: (v_next, p_n, beta, sigma); cotangents: theirs, None for zero;
-    settings: (degenerate_tol, rcond_min, opposite_rtol, geometry). gradients: a dict (v, p_ext, U,
-    psi_n, h, and M, Wn, D if wanted) when outcome is 0 (decided), else None."""
+    settings: (degenerate_tol, geometry), the others the C core's defaults. gradients: a dict (v,
+    p_ext, U, psi_n, h, and M, Wn, D if wanted) when outcome is 0 (decided), else None."""
     M, Wn, D, E, mu, v, h, p_ext, psi_n = step
     cdef MbdcpStepProblem p
     if not _plain_step(&p, M, Wn, D, E, mu, v, h, p_ext, psi_n):
         raise ValueError("step_vjp takes the contiguous float64 arrays of a plain step, of fitting shapes")
     cdef MbdcpStepVectors x = _step_vectors(&p, solution), ct = _step_vectors(&p, cotangents)
     cdef MbdcpStepVjpSettings s
-    s.degenerate_tol, s.rcond_min, s.opposite_rtol, s.geometry = settings
+    mbdcp_step_vjp_default_settings(&s)
+    s.degenerate_tol, s.geometry = settings
     out = {"v": _empty(p.n_v, cnp.NPY_DOUBLE), "p_ext": _empty(p.n_v, cnp.NPY_DOUBLE),
            "U": _empty(p.n_c, cnp.NPY_DOUBLE), "psi_n": _empty(p.n_c, cnp.NPY_DOUBLE)}
     cdef MbdcpStepGradients g

@@ -14,9 +14,10 @@ __all__ = ["SYMMETRY_RTOL", "OPPOSITE_RTOL", "as_array", "matrix", "vector", "re
            "memory_bytes", "step_count", "fits_in_memory", "sparse_matrix", "mass_matrix", "symmetric", "grouping",
            "lemke_settings", "describe"]
 
-# Tolerances of the data checks, defined once (the symmetry one in the C core, which checks M too).
+# Tolerances of the data checks, defined once in the C core (which checks M's symmetry too, and
+# tells opposite directions apart in the step's derivative: step_vjp.h).
 SYMMETRY_RTOL = _core.SYMMETRY_RTOL  # max |A - A^T| over max |A| of a matrix taken as symmetric (M, W)
-OPPOSITE_RTOL = 1e-12  # |d_a + d_b| over max |D| of two friction directions taken as opposite
+OPPOSITE_RTOL = _core.DEFAULTS["step_vjp"]["opposite_rtol"]  # |d_a + d_b| over max |D| of two friction directions taken as opposite
 
 _EMPTY = np.zeros(0)
 _EMPTY.setflags(write=False)

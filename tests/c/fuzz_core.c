@@ -117,7 +117,10 @@ static void fuzz_step_vjp(Reader *r, const MbdcpStepProblem *p, const MbdcpStepO
     q.dpsi_n = q.dpsi_f = NULL;
     if (byte(r) % 2) q.p_ext = NULL;
     const MbdcpStepVectors x = {out->v_next, out->z, out->z + nc, out->z + nc + m};
-    const MbdcpStepVjpSettings s = {byte(r) % 4 ? 1e-9 : number(r), 1e-13, 1e-12, byte(r) % 2};
+    MbdcpStepVjpSettings s;
+    mbdcp_step_vjp_default_settings(&s);
+    if (byte(r) % 4 == 0) s.degenerate_tol = number(r);
+    s.geometry = byte(r) % 2;
     double c[32], g[3 * 6 * 6 + 4 * 8 + 8];
     fill(r, c, (size_t)(nv + 2 * nc + m));
     const MbdcpStepVectors ct = {c, byte(r) % 2 ? c + nv : NULL, c + nv + nc, c + nv + nc + m};

@@ -301,7 +301,10 @@ static void test_step_vjp_sphere(void)
     CHECK(solve_step(&p, &s, &out, &info) == MBDCP_OK && info.status == MBDCP_SOLVED);
     MbdcpStepProblem q = p;
     MbdcpStepVectors x = {v_next, z, z + 1, z + 5};
-    const MbdcpStepVjpSettings set = {1e-9, 1e-13, 1e-12, 1};
+    MbdcpStepVjpSettings set;
+    CHECK(mbdcp_step_vjp_default_settings(&set) == MBDCP_OK && set.degenerate_tol == MBDCP_DEGENERATE_TOL);
+    CHECK(mbdcp_step_vjp_default_settings(NULL) == MBDCP_ERR_NULL);
+    set.geometry = 1;
     double gv[6] = {1, 0, 0, 0, 0, 0}, gM[36], gWn[6], gD[24], g_v[6], g_p[6], g_mu[1], g_psi[1];
     const MbdcpStepVectors c = {gv, NULL, NULL, NULL};
     MbdcpStepGradients g = {gM, gWn, gD, g_v, g_p, g_mu, g_psi, 0.0};

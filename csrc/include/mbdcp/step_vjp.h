@@ -19,15 +19,29 @@
 
 #include "step.h"
 
-/* The rank decisions of the step's derivative, shared by this core, mbdcp.derivatives.step and the
- * JAX rule (which read them from the compiled extension): a sticking row is independent of those
- * kept before when its residual norm exceeds MBDCP_VJP_RANK_CUT times its block's largest column
- * norm (a pivoted QR's rank decision); two residual norms within MBDCP_VJP_TIE (relative) are a tie
- * that a pivoted QR may break either way; the pivots' spread only bounds the condition number, so
- * it must clear rcond_min by the factor MBDCP_VJP_MARGIN. */
+/* The thresholds of the step's derivative, defined here once for its three rules: this core,
+ * mbdcp.derivatives.step (the reference, every step) and the JAX rule of mbdcp.jax (plain steps,
+ * off the CPU), which read them from the compiled extension.
+ *
+ * Rank decisions: a sticking row is independent of those kept before when its residual norm
+ * exceeds MBDCP_VJP_RANK_CUT times its block's largest column norm, that norm taken at least
+ * MBDCP_VJP_NORM_FLOOR (a pivoted QR's rank decision); two residual norms within MBDCP_VJP_TIE
+ * (relative) are a tie that a pivoted QR may break either way; the pivots' spread only bounds the
+ * condition number, so it must clear rcond_min by the factor MBDCP_VJP_MARGIN. */
 #define MBDCP_VJP_RANK_CUT 1e-9
+#define MBDCP_VJP_NORM_FLOOR 1e-300
 #define MBDCP_VJP_TIE 1e-9
 #define MBDCP_VJP_MARGIN 1e3
+
+/* The settings' defaults (mbdcp_step_vjp_default_settings), which are also those of every
+ * derivative of the Python layer (mbdcp.derivatives: lcp, step, ccp): a complementary pair is
+ * zero below MBDCP_DEGENERATE_TOL times its scale (the option degenerate_tol); a system whose
+ * reciprocal condition number (or pivots' spread) is below MBDCP_RCOND_MIN is near singular; two
+ * friction directions are opposite when their sum is below MBDCP_OPPOSITE_RTOL times their largest
+ * entry (also mbdcp.infrastructure.validate.OPPOSITE_RTOL). */
+#define MBDCP_DEGENERATE_TOL 1e-9
+#define MBDCP_RCOND_MIN 1e-13
+#define MBDCP_OPPOSITE_RTOL 1e-12
 
 /* A step's outputs v_next (n_v), p_n (n_c), beta (m), sigma (n_c): its solution, or their
  * cotangents (the output gradients; NULL: zero). */
@@ -64,6 +78,9 @@ typedef enum {
                                  (settings.geometry) a candidate tied to other contacts' rows */
     MBDCP_VJP_SINGULAR = 4    /* M not positive definite, the system near singular, a gradient not finite */
 } MbdcpStepVjpOutcome;
+
+/* Fill s with the defaults: MBDCP_DEGENERATE_TOL, MBDCP_RCOND_MIN, MBDCP_OPPOSITE_RTOL, geometry 0. */
+MbdcpReturn mbdcp_step_vjp_default_settings(MbdcpStepVjpSettings *s);
 
 /* Bytes of workspace for a step of these sizes (0 for negative sizes). */
 size_t mbdcp_step_vjp_workspace_size(mbdcp_int n_v, mbdcp_int n_c, mbdcp_int m);
