@@ -15,8 +15,9 @@ static const char *message(int first, int n, int i, const char *unknown)
         [MBDCP_ERR_RANK_DEFICIENT] = "Jacobian does not have full column rank",
         [MBDCP_ERR_WORKSPACE] = "workspace is smaller than the size query",
         [MBDCP_ERR_NONFINITE] = "input holds a NaN or infinite value",
-        [MBDCP_ERR_DATA] = "input data out of range (a negative friction coefficient or bound, or a grouping matrix E "
-                           "without exactly one 1 per row in group order)",
+        /* one literal per entry: clang's -Wstring-concatenation (a missing comma) stays quiet */
+        [MBDCP_ERR_DATA] =
+            "input data out of range (a negative friction coefficient or bound, or E not one 1 per row in group order)",
         [STATUS_ENTRY(MBDCP_SOLVED)] = "solved: the result satisfies the complementarity conditions",
         [STATUS_ENTRY(MBDCP_RAY_TERMINATION)] =
             "ray termination: no blocking variable (the LCP is infeasible if its matrix is copositive-plus)",

@@ -182,6 +182,16 @@ static double violation(const Ccp *c, const double *nu)
     return worst;
 }
 
+/* mbdcp_ccp_factor_blocks with a workspace of the documented size: the analysis AUTO and IPM need. */
+static MbdcpReturn analyse(const Ccp *c, mbdcp_int *blocks, mbdcp_float *flops)
+{
+    const size_t fbytes = mbdcp_ccp_factor_workspace_size(&c->pr);
+    void *fw = malloc(fbytes);
+    const MbdcpReturn rc = mbdcp_ccp_factor_blocks(&c->pr, blocks, flops, fw, fbytes);
+    free(fw);
+    return rc;
+}
+
 /* mbdcp_ccp_solve with the method, its factor sized as documented; nu: the start if warm. */
 static MbdcpReturn solve(const Ccp *c, MbdcpCcpMethod method, double tol, int warm, double *nu, double *u,
                          MbdcpCcpInfo *info)
@@ -192,15 +202,8 @@ static MbdcpReturn solve(const Ccp *c, MbdcpCcpMethod method, double tol, int wa
     s.tol = tol;
     s.max_iter = 100000;
     s.warm_start = warm;
-    const size_t fbytes = mbdcp_ccp_factor_workspace_size(&c->pr);
-    void *fw = malloc(fbytes);
-    mbdcp_int blocks = -1;
-    mbdcp_float flops = 0.0;
-    MbdcpReturn rc = mbdcp_ccp_factor_blocks(&c->pr, &blocks, &flops, fw, fbytes);
-    free(fw);
+    MbdcpReturn rc = analyse(c, &s.factor_blocks, &s.factor_flops);
     if (rc != MBDCP_OK) return rc;
-    s.factor_blocks = blocks;
-    s.factor_flops = flops;
     const size_t bytes = mbdcp_ccp_solve_workspace_size(&c->pr, &s);
     void *work = malloc(bytes);
     rc = mbdcp_ccp_solve(&c->pr, &s, nu, u, info, work, bytes);
@@ -496,10 +499,7 @@ static void test_auto_budget(void)
     MbdcpCcpSettings s;
     mbdcp_ccp_default_settings(&s);
     CHECK(mbdcp_ccp_auto_budget(NULL, &s) == -1 && mbdcp_ccp_auto_budget(&c.pr, &s) == -1); /* no analysis */
-    const size_t fbytes = mbdcp_ccp_factor_workspace_size(&c.pr);
-    void *fw = malloc(fbytes);
-    CHECK(mbdcp_ccp_factor_blocks(&c.pr, &s.factor_blocks, &s.factor_flops, fw, fbytes) == MBDCP_OK);
-    free(fw);
+    CHECK(analyse(&c, &s.factor_blocks, &s.factor_flops) == MBDCP_OK);
     s.tol = 1e-10;
     s.max_iter = 100000;
     const mbdcp_int budget = mbdcp_ccp_auto_budget(&c.pr, &s);
@@ -576,12 +576,9 @@ static void test_auto_plan(void)
     int needs = -1;
     CHECK(mbdcp_ccp_needs_factor(&c.pr, &s, &needs) == MBDCP_OK && needs == 1); /* no plan: analyse first */
     CHECK(mbdcp_ccp_needs_factor(NULL, &s, &needs) == MBDCP_ERR_NULL && mbdcp_ccp_needs_factor(&c.pr, &s, NULL) == MBDCP_ERR_NULL);
-    const size_t fbytes = mbdcp_ccp_factor_workspace_size(&c.pr);
-    void *fw = malloc(fbytes);
     mbdcp_int blocks = -1;
     mbdcp_float flops = 0.0;
-    CHECK(mbdcp_ccp_factor_blocks(&c.pr, &blocks, &flops, fw, fbytes) == MBDCP_OK);
-    free(fw);
+    CHECK(analyse(&c, &blocks, &flops) == MBDCP_OK);
     double *na = calloc((size_t)np_, sizeof(double)), *nb = calloc((size_t)np_, sizeof(double));
     double *nx = calloc((size_t)np_, sizeof(double)), *u = malloc((size_t)c.nv * sizeof(double));
     MbdcpCcpInfo ia, ib, ic, first;
