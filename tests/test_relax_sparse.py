@@ -7,6 +7,7 @@ import mbdcp
 from mbdcp import Status
 from mbdcp.formulations.relax import _data
 from mbdcp.infrastructure import _core
+from mbdcp.infrastructure.problem import compressed_step
 from mbdcp.mechanics import disk_pile_scene
 
 PILES = [(n, mu) for n in (12, 30, 75) for mu in (0.05, 0.2, 0.5)]
@@ -86,18 +87,24 @@ def test_fixed_point_falls_back_to_lemke_with_the_same_answer(algorithm):
         np.testing.assert_allclose(res.v_next, lemke[0], rtol=0, atol=1e-8 * max(1.0, np.abs(lemke[0]).max()))
 
 
-@pytest.mark.parametrize("n, mu", [(30, 0.2), (75, 0.5)])
+@pytest.mark.parametrize("n, mu", [(30, 0.2), (75, 0.5), (90, 0.2), (120, 0.5)])
 @pytest.mark.parametrize("algorithm", [1, 2, 3])
-def test_sparse_inputs_give_the_dense_inputs_answer(n, mu, algorithm):
-    """scipy.sparse M, Wn, D, E (Scene.assemble(sparse=True)) are solved in compressed storage,
-    never made dense, with the answer of the same step given as arrays (the same entries, so the
-    same factors: bit for bit)."""
+def test_sparse_inputs_give_the_dense_inputs_answer(n, mu, algorithm, monkeypatch):
+    """scipy.sparse M, Wn, D, E (Scene.assemble(sparse=True)) are solved in compressed storage from
+    COMPRESS_MIN_VELOCITIES velocities on, never made dense, and made dense below it (compressing
+    costs more than the solve there), with the answer of the same step given as arrays (the same
+    entries, so the same factors: bit for bit)."""
+    from mbdcp.formulations import relax as relax_module
+
     scene = disk_pile_scene(n, mu=mu, seed=n)
     a, s = scene.assemble(0.01), scene.assemble(0.01, sparse=True)
     v = 1.5 * np.random.default_rng(n + 1).standard_normal(a["v"].shape)
     kw = {"p_ext": a["p_ext"], "psi_n": a["psi_n"], "algorithm": algorithm, "tol": 1e-8, "max_iter": 100}
     dense = mbdcp.fixed_point(a["M"], a["Wn"], a["D"], a["E"], a["U"], v, 0.01, **kw)
+    compressed = []
+    monkeypatch.setattr(relax_module, "compressed_step", lambda *x: compressed.append(1) or compressed_step(*x))
     sparse = mbdcp.fixed_point(s["M"], s["Wn"], s["D"], s["E"], s["U"], v, 0.01, **kw)
+    assert bool(compressed) == (v.shape[0] >= relax_module.COMPRESS_MIN_VELOCITIES)
     assert sparse.status == dense.status
     for name in ("v_next", "p_n", "beta", "lam", "cone_slack", "basis", "basis_p2"):
         np.testing.assert_array_equal(getattr(sparse, name), getattr(dense, name), err_msg=name)
@@ -106,7 +113,7 @@ def test_sparse_inputs_give_the_dense_inputs_answer(n, mu, algorithm):
 def test_compressed_step_checks_sparse_inputs_as_step_data_does():
     import scipy.sparse as sp
 
-    args, kw = moving_pile(30, 0.2, seed=30)
+    args, kw = moving_pile(100, 0.2, seed=100)  # 300 velocities: compressed (COMPRESS_MIN_VELOCITIES)
     M, Wn, D, E, U, v, h = args
     fp = mbdcp.fixed_point
     with pytest.raises(ValueError, match="M must be symmetric"):

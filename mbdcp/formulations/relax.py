@@ -68,6 +68,10 @@ __all__ = ["fixed_point", "p1", "p2", "sliding_speed"]
 _STATUS = tuple(Status)
 # From this size of P1 (2 n_c + m) on, P1 and P2 are first solved by sparse active-set steps
 SPARSE_MIN_SIZE = 48
+# Below this many velocities, scipy.sparse matrices are made dense (a copy costs microseconds there)
+# instead of compressed: checking and compressing them costs about a millisecond of scipy calls,
+# several times the solve of such a step
+COMPRESS_MIN_VELOCITIES = 256
 
 
 def _data(M, Wn, D, E, U, v, h, p_ext, psi_n, Wb, theta, dtheta):
@@ -204,8 +208,9 @@ def fixed_point(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, Wb=None, theta=
     (True, [0.9019, 0.0])
     """
     psi_n = stab.corrected("psi_n", psi_n, h, max_correction_speed, baumgarte)
-    compressed = Wb is None and theta is None and dtheta is None and any(sp.issparse(x) for x in (M, Wn, D, E))
-    # sparse matrices stay sparse: made dense only if the Lemke path has to answer
+    compressed = (Wb is None and theta is None and dtheta is None and any(sp.issparse(x) for x in (M, Wn, D, E))
+                  and not _small(Wn, D))
+    # sparse matrices of a step that is not small stay sparse: made dense only if Lemke has to answer
     d = compressed_step(M, Wn, D, E, U, v, h, p_ext, psi_n) if compressed else _data(
         M, Wn, D, E, U, v, h, p_ext, psi_n, Wb, theta, dtheta)
     algorithm = val.integer("algorithm", algorithm, 1, 3)
@@ -247,6 +252,15 @@ def _sparse(d, algorithm, tol, max_iter, start_p1, start_p2):
     solve = _core.fixed_point_compressed if compressed else _core.fixed_point_sparse
     out = call_core(solve, d, algorithm, tol, max_iter, start_p1, start_p2)
     return None if _STATUS[out[6]] == Status.NUMERICAL_ERROR else out
+
+
+def _small(Wn, D):
+    """Whether the step is small enough for its scipy.sparse matrices to be made dense rather than
+    compressed (read from the shapes alone): fewer than COMPRESS_MIN_VELOCITIES velocities, or P1
+    (2 n_c + m variables) below SPARSE_MIN_SIZE, which goes to Lemke's dense method anyway."""
+    shapes = np.shape(Wn), np.shape(D)
+    return all(len(x) == 2 for x in shapes) and (
+        shapes[0][0] < COMPRESS_MIN_VELOCITIES or 2 * shapes[0][1] + shapes[1][1] < SPARSE_MIN_SIZE)
 
 
 def _grouped(d, beta, n_c):
