@@ -344,6 +344,54 @@ def test_stress_runs_whose_p2_was_singular_are_solved(n, seed):
     np.testing.assert_allclose(res.v_next, ref.v_next, rtol=0, atol=1e-6 * np.abs(ref.v_next).max())
 
 
+def test_a_p2_round_that_ends_on_clamped_entries_goes_on():
+    """A step of a 2,000-disk pile forming from its lattice (tests/data/README.md) whose P2 the
+    proximal rounds left without a verified point: their basis stayed on a point with basic entries
+    negative within rounding, which the verified point clamps to zero, so that a row they carry
+    failed by 1.7e-11 at a scale of 2.7e-3, round after round, and the step went to Lemke (140 s).
+    Dropping those entries, the rounds go on and solve it sparsely. The impulses satisfy P2(lam),
+    lam = Λ(v) of P1's velocity, by definition, row by row at each row's scale, in extended precision
+    (M is diagonal here, so M^-1 W z is exact to rounding)."""
+    from mbdcp.formulations.relax import _sparse
+    from mbdcp.infrastructure.problem import CompressedStep
+
+    f = np.load(os.path.join(os.path.dirname(__file__), "data", "forming_pile_2000_p2.npz"))
+    d = CompressedStep(**{k: float(f[k]) if k == "h" else f[k] for k in (
+        "Mp", "Mi", "Mx", "Wp", "Wi", "Wx", "contact", "mu", "v", "h", "p_ext", "psi_n")})
+    out = _sparse(d, 3, 1e-10, 100, f["basis_p1"], f["basis_p2"])
+    assert out is not None  # no step for Lemke
+    first = _sparse(d, 1, 1e-10, 1, f["basis_p1"], None)  # P1 alone: its velocity is unique
+    assert first is not None
+    lam, p_n, beta = first[4], out[2], out[3]
+    n_v, n_c, m = d.sizes
+    X = np.longdouble
+    assert np.array_equal(d.Mi, np.arange(n_v))  # M diagonal: each row of its lower triangle is its diagonal
+    Minv, col = 1.0 / d.Mx.astype(X), np.repeat(np.arange(n_c + m), np.diff(d.Wp))
+    Wx, absWx = d.Wx.astype(X), np.abs(d.Wx).astype(X)
+
+    def W_times(x, vals):  # W x (or |W| x), W by columns in (Wp, Wi, Wx)
+        y = np.zeros(n_v, dtype=X)
+        np.add.at(y, d.Wi, vals * x[col])
+        return y
+
+    def Wt_times(y, vals):  # W^T y (or |W|^T y)
+        out = np.zeros(n_c + m, dtype=X)
+        np.add.at(out, col, vals * y[d.Wi])
+        return out
+
+    z = np.concatenate([p_n, beta]).astype(X)
+    assert z.min() >= 0
+    v_free = d.v.astype(X) + Minv * d.p_ext.astype(X)
+    v_plus = v_free + Minv * W_times(z, Wx)
+    e = np.concatenate([d.psi_n / d.h, lam[d.contact]]).astype(X)
+    w = Wt_times(v_plus, Wx) + e
+    # each row's scale: |W|^T |v_free| + |W|^T M^-1 |W| z + |e|
+    scale = Wt_times(np.abs(v_free), absWx) + Wt_times(Minv * W_times(z, absWx), absWx) + np.abs(e)
+    assert np.all(w >= -1e-9 * scale)
+    assert np.all(np.where(z > 0, w, 0) <= 1e-9 * scale)
+    np.testing.assert_allclose(out[0], v_plus.astype(float), rtol=0, atol=1e-12 * np.abs(out[0]).max())
+
+
 @pytest.mark.parametrize("mu", [0.1, 0.4])
 def test_fixed_point_iterates_are_the_subproblems_called_one_by_one(mu):
     """Algorithm 2 inside the core (the contact rows' right-hand side formed once per run, Gamma
