@@ -49,7 +49,7 @@ typedef struct {
     mbdcp_float *r, *vfree, *f0, *fmag0, *f, *fmag, *u, *rho, *z, *w, *sc, *lam, *gamma, *vprev;
     mbdcp_float clean; /* the last basis point's entries at most this large are rounding of zero */
     mbdcp_float prox;  /* 0, or the weight of the proximal term about xc (see prox_p2) */
-    mbdcp_float *xc;   /* n_w: the proximal centre */
+    mbdcp_float *xc;   /* N1: the proximal centre (x, then lam in P1) */
     MbdcpSldl FM, FK;
     void *fm_work, *fk_work;
     size_t fm_bytes, fk_bytes;
@@ -82,7 +82,7 @@ static void layout(Sp *S, Bump *b, const MbdcpRelaxSparseOrder *ord)
     S->sc = take(b, N1, sizeof(mbdcp_float));
     S->lam = take(b, (size_t)S->nc, sizeof(mbdcp_float));
     S->gamma = take(b, (size_t)S->nc, sizeof(mbdcp_float));
-    S->xc = take(b, nw, sizeof(mbdcp_float));
+    S->xc = take(b, N1, sizeof(mbdcp_float));
     S->fm_bytes = mbdcp_sldl_workspace_size(S->nv, 1, 1, S->nnz_m, ord->nnzl_m);
     S->fk_bytes = mbdcp_sldl_workspace_size(S->K, 1, 1, S->nnz_k, ord->nnzl_k);
     S->fm_work = take(b, S->fm_bytes, 1);
@@ -300,16 +300,23 @@ static void subproblem_rhs(Sp *S, int which, const mbdcp_float *data)
     }
 }
 
+/* The scale of contact c's lam in the basis system (the size of its row's entries). */
+static mbdcp_float lam_scale(const Sp *S, mbdcp_int c)
+{
+    return (1.0 + S->p->mu[c] * S->p->mu[c]) / S->gdiag[c];
+}
+
 /* The diagonal of the basis system for basis (P1: N1 flags (x, lam); P2: n_w flags, lam fixed)
  * and its right-hand side (0; 0; f_B) in S->u, unknowns (v_next - v_free, lam, x); factors it. */
 static MbdcpReturn factor_basis(Sp *S, int which, const mbdcp_int *basis)
 {
     const mbdcp_int nv = S->nv, nc = S->nc, nw = S->nw;
     for (mbdcp_int c = 0; c < nc; ++c) {
-        const mbdcp_float scale = (1.0 + S->p->mu[c] * S->p->mu[c]) / S->gdiag[c];
+        const mbdcp_float scale = lam_scale(S, c);
         const int on = which == 1 && basis[nw + c];
-        S->Kx[S->kdiag[nv + c]] = on ? REG * scale : scale / REG;
-        S->u[nv + c] = 0.0;
+        /* in P1's proximal rounds lam has its proximal term too: the whole monotone LCP is regularised */
+        S->Kx[S->kdiag[nv + c]] = on ? (S->prox > 0.0 ? S->prox : REG) * scale : scale / REG;
+        S->u[nv + c] = on ? S->prox * scale * S->xc[nw + c] : 0.0;
     }
     const mbdcp_float reg = S->prox > 0.0 ? S->prox : REG;
     for (mbdcp_int j = 0; j < nw; ++j) {
@@ -340,6 +347,8 @@ static void basis_residual(Sp *S, int which, const mbdcp_int *basis)
             S->rho[nv + nc + j] = col_dot(S, j, v, NULL) + cjc * lam[c] + S->f[j] +
                                   S->prox * S->gdiag[j] * (x[j] - S->xc[j]);
     }
+    for (mbdcp_int c = 0; c < nc && which == 1 && S->prox > 0.0; ++c)
+        if (basis[nw + c]) S->rho[nv + c] -= S->prox * lam_scale(S, c) * (lam[c] - S->xc[nw + c]);
 }
 
 /* Zero the non-basic entries of u (lam entirely for P2). */
@@ -432,7 +441,7 @@ static int next_basis(Sp *S, int which, mbdcp_int *basis)
         const mbdcp_float wi = S->prox > 0.0 && i < nw
                                    ? col_dot(S, i, S->u, NULL) + S->f[i] - S->prox * S->gdiag[i] * S->xc[i] +
                                          lam_term(S, which, i)
-                                   : S->w[i];
+                                   : S->w[i] - (S->prox > 0.0 && i >= nw ? S->prox * lam_scale(S, i - nw) * S->xc[i] : 0.0);
         const mbdcp_int b = basis[i] ? zi >= -S->clean : wi < -tol * S->sc[i];
         changed |= b != basis[i];
         basis[i] = b;
@@ -488,7 +497,7 @@ static MbdcpReturn prox_sub(Sp *S, int which, mbdcp_int *basis, mbdcp_float *v_n
             }
             if (!next_basis(S, which, basis) && (which == 1 || !drop_negative(S, which, basis))) break;
         }
-        memcpy(S->xc, S->z, (size_t)S->nw * sizeof(mbdcp_float));
+        memcpy(S->xc, S->z, (size_t)(which == 1 ? S->N1 : S->nw) * sizeof(mbdcp_float));
         S->prox = fmax(S->prox * PROX_SHRINK, PROX_LAST);
     }
     S->prox = 0.0;
@@ -632,7 +641,7 @@ MbdcpReturn mbdcp_fixed_point_sparse(const MbdcpSparseStep *p, const MbdcpFixedP
     info->iterations = info->converged = info->pivots = 0;
     info->residual = 0.0;
     memset(S.gamma, 0, (size_t)S.nc * sizeof(mbdcp_float));
-    memset(S.xc, 0, (size_t)S.nw * sizeof(mbdcp_float)); /* read (times prox = 0) by every basis */
+    memset(S.xc, 0, (size_t)S.N1 * sizeof(mbdcp_float)); /* read (times prox = 0) by every basis */
     memcpy(S.vprev, p->v, (size_t)S.nv * sizeof(mbdcp_float));
     start_basis(&S, start_p1);
     /* P2 first starts from this P1's (p_n, beta) basis, never from start_p2: that hint is the last
