@@ -344,28 +344,13 @@ def test_stress_runs_whose_p2_was_singular_are_solved(n, seed):
     np.testing.assert_allclose(res.v_next, ref.v_next, rtol=0, atol=1e-6 * np.abs(ref.v_next).max())
 
 
-def test_a_p2_round_that_ends_on_clamped_entries_goes_on():
-    """A step of a 2,000-disk pile forming from its lattice (tests/data/README.md) whose P2 the
-    proximal rounds left without a verified point: their basis stayed on a point with basic entries
-    negative within rounding, which the verified point clamps to zero, so that a row they carry
-    failed by 1.7e-11 at a scale of 2.7e-3, round after round, and the step went to Lemke (140 s).
-    Dropping those entries, the rounds go on and solve it sparsely. The impulses satisfy P2(lam),
-    lam = Λ(v) of P1's velocity, by definition, row by row at each row's scale, in extended precision
-    (M is diagonal here, so M^-1 W z is exact to rounding)."""
-    from mbdcp.formulations.relax import _sparse
-    from mbdcp.infrastructure.problem import CompressedStep
-
-    f = np.load(os.path.join(os.path.dirname(__file__), "data", "forming_pile_2000_p2.npz"))
-    d = CompressedStep(**{k: float(f[k]) if k == "h" else f[k] for k in (
-        "Mp", "Mi", "Mx", "Wp", "Wi", "Wx", "contact", "mu", "v", "h", "p_ext", "psi_n")})
-    out = _sparse(d, 3, 1e-10, 100, f["basis_p1"], f["basis_p2"])
-    assert out is not None  # no step for Lemke
-    first = _sparse(d, 1, 1e-10, 1, f["basis_p1"], None)  # P1 alone: its velocity is unique
-    assert first is not None
-    lam, p_n, beta = first[4], out[2], out[3]
+def _satisfies_its_lcp(d, p_n, beta, lam, v_next, cone):
+    """(p_n, beta) and lam solve P2(lam) (cone False) or, with lam as P1's multipliers, P1(0) (cone
+    True) of the CompressedStep d by definition, row by row at each row's scale, in extended
+    precision, with v_next = v_free + M^-1 W z (M diagonal here, so M^-1 is exact to rounding)."""
     n_v, n_c, m = d.sizes
     X = np.longdouble
-    assert np.array_equal(d.Mi, np.arange(n_v))  # M diagonal: each row of its lower triangle is its diagonal
+    assert np.array_equal(d.Mi, np.arange(n_v))  # each row of M's lower triangle is its diagonal
     Minv, col = 1.0 / d.Mx.astype(X), np.repeat(np.arange(n_c + m), np.diff(d.Wp))
     Wx, absWx = d.Wx.astype(X), np.abs(d.Wx).astype(X)
 
@@ -379,17 +364,51 @@ def test_a_p2_round_that_ends_on_clamped_entries_goes_on():
         np.add.at(out, col, vals * y[d.Wi])
         return out
 
-    z = np.concatenate([p_n, beta]).astype(X)
-    assert z.min() >= 0
+    z, lam = np.concatenate([p_n, beta]).astype(X), lam.astype(X)
     v_free = d.v.astype(X) + Minv * d.p_ext.astype(X)
     v_plus = v_free + Minv * W_times(z, Wx)
-    e = np.concatenate([d.psi_n / d.h, lam[d.contact]]).astype(X)
+    # P2: lam fixed, in the directions' rows; P1: also -mu lam in the normal rows (a monotone LCP)
+    normal = d.psi_n.astype(X) / X(d.h) - (d.mu.astype(X) * lam if cone else 0)
+    e = np.concatenate([normal, lam[d.contact]])
     w = Wt_times(v_plus, Wx) + e
     # each row's scale: |W|^T |v_free| + |W|^T M^-1 |W| z + |e|
     scale = Wt_times(np.abs(v_free), absWx) + Wt_times(Minv * W_times(z, absWx), absWx) + np.abs(e)
-    assert np.all(w >= -1e-9 * scale)
+    if cone:
+        scale[:n_c] += d.mu * lam  # P1's cone rows: mu p_n - E^T beta >= 0, complementary to lam
+        grouped = np.bincount(d.contact, weights=beta.astype(float), minlength=n_c).astype(X)
+        mu_pn = d.mu.astype(X) * z[:n_c]
+        z, w = np.concatenate([z, lam]), np.concatenate([w, mu_pn - grouped])
+        scale = np.concatenate([scale, mu_pn + grouped])
+    assert z.min() >= 0 and np.all(w >= -1e-9 * scale)
     assert np.all(np.where(z > 0, w, 0) <= 1e-9 * scale)
-    np.testing.assert_allclose(out[0], v_plus.astype(float), rtol=0, atol=1e-12 * np.abs(out[0]).max())
+    np.testing.assert_allclose(v_next, v_plus.astype(float), rtol=0, atol=1e-12 * np.abs(v_next).max())
+
+
+@pytest.mark.parametrize("name", ["forming_pile_2000_p1.npz", "forming_pile_2000_p2.npz"])
+def test_the_proximal_rounds_solve_steps_of_a_2000_disk_pile(name):
+    """Steps of a 2,000-disk pile forming from its lattice (tests/data/README.md) whose subproblems
+    the proximal rounds left without a verified point, so that they went to Lemke (140 s each):
+    P1's rounds (first file) cycled among bases with hundreds of negative entries while lam had no
+    proximal term, and P2's (second) ended on a point with basic entries negative within rounding,
+    which the verified point clamps to zero (a row they carry failed by 1.7e-11 at a scale of 2.7e-3,
+    round after round). Both are solved sparsely now, with the simulation's hints and cold. P1's
+    answer (algorithm 1, one iteration; P1's multipliers are Λ(v) where lam is basic, each contact's
+    directions coming in opposite pairs, and zero elsewhere) and algorithm 3's (P2 at lam = Λ(v))
+    satisfy their LCPs by definition."""
+    from mbdcp.formulations.relax import _sparse
+    from mbdcp.infrastructure.problem import CompressedStep
+
+    f = np.load(os.path.join(os.path.dirname(__file__), "data", name))
+    d = CompressedStep(**{k: float(f[k]) if k == "h" else f[k] for k in (
+        "Mp", "Mi", "Mx", "Wp", "Wi", "Wx", "contact", "mu", "v", "h", "p_ext", "psi_n")})
+    for hints in ((f["basis_p1"], f["basis_p2"]), (None, None)):
+        first = _sparse(d, 1, 1e-10, 1, hints[0], None)  # P1 alone
+        out = _sparse(d, 3, 1e-10, 100, *hints)
+        assert first is not None and out is not None  # no step for Lemke
+        v1, _, p_n1, beta1, lam = first[:5]
+        basic_lam = first[11][d.sizes[1] + d.sizes[2]:]  # P1's final basis: x, then lam
+        _satisfies_its_lcp(d, p_n1, beta1, np.where(basic_lam, lam, 0.0), v1, cone=True)
+        _satisfies_its_lcp(d, out[2], out[3], lam, out[0], cone=False)
 
 
 @pytest.mark.parametrize("mu", [0.1, 0.4])
