@@ -451,18 +451,19 @@ static int next_basis(Sp *S, int which, mbdcp_int *basis)
 
 static void guess_p1(Sp *S, const mbdcp_float *gamma, mbdcp_int *basis);
 
-/* Drop the basic entries of the basis point that are negative: next_basis keeps those within the
- * rounding of zero, which the verified point clamps to zero, and a P2 round then ends on a point
- * whose rows they carry fail by that much (1.7e-11 on a row of scale 2.7e-3 in a 2,000-disk pile).
- * P1 rounds do not take it: there the dropped entries re-enter and the round cycles. 1 when one
- * was dropped. */
-static int drop_negative(Sp *S, int which, mbdcp_int *basis)
+/* Drop the basic entries of the basis point within the rounding of zero (negative ones included):
+ * next_basis keeps them, the verified point clamps or cleans them to zero, and a P2 round then ends
+ * on a point whose rows they carry fail by that much (1.7e-11 on a row of scale 2.7e-3 in a
+ * 2,000-disk pile), or whose own row, of a scale as small as the entry, keeps it positive round
+ * after round. P1 rounds do not take it: there the dropped entries re-enter and the round cycles.
+ * 1 when one was dropped. */
+static int drop_rounding(Sp *S, int which, mbdcp_int *basis)
 {
     const mbdcp_int nw = S->nw, n = which == 1 ? S->N1 : nw;
     int changed = 0;
     for (mbdcp_int i = 0; i < n; ++i) {
         const mbdcp_float zi = i < nw ? S->u[S->nv + S->nc + i] : S->u[S->nv + i - nw];
-        if (basis[i] && zi < 0.0) {
+        if (basis[i] && zi <= S->clean) {
             basis[i] = 0;
             changed = 1;
         }
@@ -495,7 +496,7 @@ static MbdcpReturn prox_sub(Sp *S, int which, mbdcp_int *basis, mbdcp_float *v_n
                 *st = MBDCP_SOLVED;
                 break;
             }
-            if (!next_basis(S, which, basis) && (which == 1 || !drop_negative(S, which, basis))) break;
+            if (!next_basis(S, which, basis) && (which == 1 || !drop_rounding(S, which, basis))) break;
         }
         memcpy(S->xc, S->z, (size_t)(which == 1 ? S->N1 : S->nw) * sizeof(mbdcp_float));
         S->prox = fmax(S->prox * PROX_SHRINK, PROX_LAST);
