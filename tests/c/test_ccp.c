@@ -485,6 +485,14 @@ static MbdcpReturn resume_with(const Ccp *c, const MbdcpCcpSettings *s, const Mb
     return rc;
 }
 
+/* The recorded pile at rest whose APGD stalls (tests/c/data/ccp_stall.bin), checked as loaded. */
+static int load_stall(Ccp *c, double **nu0)
+{
+    const int ok = load_recorded("tests/c/data/ccp_stall.bin", c, nu0);
+    CHECK(ok);
+    return ok;
+}
+
 /* mbdcp_ccp_auto_budget, and AUTO in the two calls its comment describes: APGD for the budget,
  * then IPM from APGD's point, give AUTO's answer bit for bit (on the pile at rest, with a budget
  * short of APGD's convergence, so that AUTO hands over). */
@@ -492,9 +500,7 @@ static void test_auto_budget(void)
 {
     Ccp c;
     double *nu0 = NULL;
-    const int ok = load_recorded("tests/c/data/ccp_stall.bin", &c, &nu0);
-    CHECK(ok);
-    if (!ok) return;
+    if (!load_stall(&c, &nu0)) return;
     const int np_ = 3 * c.nc;
     MbdcpCcpSettings s;
     mbdcp_ccp_default_settings(&s);
@@ -563,9 +569,7 @@ static void test_auto_plan(void)
 {
     Ccp c;
     double *nu0 = NULL;
-    const int ok = load_recorded("tests/c/data/ccp_stall.bin", &c, &nu0);
-    CHECK(ok);
-    if (!ok) return;
+    if (!load_stall(&c, &nu0)) return;
     const int np_ = 3 * c.nc;
     MbdcpCcpSettings s, a;
     mbdcp_ccp_default_settings(&s);
