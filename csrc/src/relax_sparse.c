@@ -18,7 +18,7 @@
 #define CLEAN_ZERO 64.0
 /* See contacts_first. */
 #define FILL_LIMIT 4
-/* P2's proximal active-set steps (see prox_p2): the first weight, its factor per round and its
+/* The proximal active-set steps (see prox_sub): the first weight, its factor per round and its
  * floor (relative to each row's diagonal of G), the rounds and the bases per round. */
 #define PROX_FIRST 1e-2
 #define PROX_SHRINK 0.1
@@ -48,7 +48,7 @@ typedef struct {
     mbdcp_float *Kx, *gdiag;
     mbdcp_float *r, *vfree, *f0, *fmag0, *f, *fmag, *u, *rho, *z, *w, *sc, *lam, *gamma, *vprev;
     mbdcp_float clean; /* the last basis point's entries at most this large are rounding of zero */
-    mbdcp_float prox;  /* 0, or the weight of the proximal term about xc (see prox_p2) */
+    mbdcp_float prox;  /* 0, or the weight of the proximal term about xc (see prox_sub) */
     mbdcp_float *xc;   /* N1: the proximal centre (x, then lam in P1) */
     MbdcpSldl FM, FK;
     void *fm_work, *fk_work;
@@ -426,7 +426,7 @@ static mbdcp_float lam_term(const Sp *S, int which, mbdcp_int j)
 }
 
 /* The primal-dual active-set update: basic entries stay where the basis point is positive,
- * non-basic ones enter where their row (with the proximal term, see prox_p2) is negative beyond
+ * non-basic ones enter where their row (with the proximal term, see prox_sub) is negative beyond
  * tol. 1 when the basis changed. */
 static int next_basis(Sp *S, int which, mbdcp_int *basis)
 {
@@ -471,11 +471,13 @@ static int drop_rounding(Sp *S, int which, mbdcp_int *basis)
     return changed;
 }
 
-/* P2 after its active-set steps failed: the proximal point method on its dual (Rockafellar 1976),
- * x_k+1 = argmin { x^T G x / 2 + f^T x + prox/2 ||x - x_k||^2_diag(G) : x >= 0 }, each solved by the
- * active-set steps, whose bases are then never singular (the piles' G is: there are more contact
- * rows than velocities, and P2's impulses are not unique), with prox shrinking from round to round;
- * every basis point is verified on P2 itself, unregularised. */
+/* A subproblem after its active-set steps failed: the proximal point method (Rockafellar 1976),
+ * x_k+1 = argmin { x^T G x / 2 + f^T x + prox/2 ||x - x_k||^2_diag(G) : x >= 0 } for P2, each solved
+ * by the active-set steps, whose bases are then never singular (the piles' G is: there are more
+ * contact rows than velocities, and the impulses are not unique), with prox shrinking from round to
+ * round; P1, a monotone LCP in (x, lam) rather than a QP in x, has prox/2 ||lam - lam_k||^2 (weighted
+ * by lam_scale) too, without which its rounds cycled. Every basis point is verified on the
+ * subproblem itself, unregularised. */
 static MbdcpReturn prox_sub(Sp *S, int which, mbdcp_int *basis, mbdcp_float *v_next, MbdcpFixedPointInfo *info,
                            MbdcpStatus *st)
 {

@@ -17,7 +17,7 @@ build_libfuzzer() {
             -o tests/c/build/fuzz_libfuzzer
 }
 rm -f tests/c/build/fuzz_libfuzzer
-# a clang that cannot build the fuzzer says why (a warning under -Werror once hid it for months)
+# a clang that cannot build the fuzzer says why (a warning under -Werror once stopped it unseen)
 if command -v clang >/dev/null 2>&1 && ! build_libfuzzer >tests/c/build/fuzz_build.log 2>&1; then
     echo "warning: the libFuzzer build failed; the gcc random driver runs instead:" >&2
     head -20 tests/c/build/fuzz_build.log >&2

@@ -32,9 +32,10 @@
  * velocities: G is singular and the impulses are not unique, and the active-set steps can cycle
  * between bases whose systems are singular), the subproblem is solved by proximal rounds
  * (Rockafellar 1976): x_k+1 = the solution of the subproblem with prox/2 ||x - x_k||^2 (weighted
- * by G's diagonal) added to its quadratic form, by the same active-set steps on a system that is
- * never singular, prox shrinking from round to round (1e-2 to 1e-8 of the diagonal); each basis
- * point is verified on the subproblem itself, unregularised. A subproblem without an accepted
+ * by G's diagonal) added to its quadratic form (in P1 also prox/2 ||lam - lam_k||^2, weighted by its
+ * rows' scale), by the same active-set steps on a system that is never singular, prox shrinking
+ * from round to round (1e-2 to 1e-8 of the diagonal); each basis point is verified on the subproblem
+ * itself, unregularised. A subproblem without an accepted
  * point after that ends the run with status MBDCP_NUMERICAL_ERROR: the caller then solves the
  * step with Lemke's method (mbdcp_fixed_point_warm).
  *
