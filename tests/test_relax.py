@@ -375,7 +375,8 @@ def _satisfies_its_lcp(d, p_n, beta, lam, v_next, cone):
     scale = Wt_times(np.abs(v_free), absWx) + Wt_times(Minv * W_times(z, absWx), absWx) + np.abs(e)
     if cone:
         scale[:n_c] += d.mu * lam  # P1's cone rows: mu p_n - E^T beta >= 0, complementary to lam
-        grouped = np.bincount(d.contact, weights=beta.astype(float), minlength=n_c).astype(X)
+        grouped = np.zeros(n_c, dtype=X)
+        np.add.at(grouped, d.contact, z[n_c:])  # E^T beta
         mu_pn = d.mu.astype(X) * z[:n_c]
         z, w = np.concatenate([z, lam]), np.concatenate([w, mu_pn - grouped])
         scale = np.concatenate([scale, mu_pn + grouped])

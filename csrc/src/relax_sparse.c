@@ -425,24 +425,34 @@ static mbdcp_float lam_term(const Sp *S, int which, mbdcp_int j)
     return (j < S->nc ? -S->p->mu[c] : 1.0) * S->u[S->nv + c];
 }
 
+/* Entry i of the basis point: x_i for i < n_w, else lam of contact i - n_w (P1). */
+static mbdcp_float point_entry(const Sp *S, mbdcp_int i)
+{
+    return i < S->nw ? S->u[S->nv + S->nc + i] : S->u[S->nv + i - S->nw];
+}
+
+/* Row i as the active-set update reads it: the verified point's w_i, or in a proximal round the
+ * regularised subproblem's row, for x at the basis point itself (P2: lam is in f), as the rule has
+ * it, and for a non-basic lam w_i plus its proximal term prox s (0 - lam_k). */
+static mbdcp_float update_row(Sp *S, int which, mbdcp_int i)
+{
+    if (S->prox <= 0.0) return S->w[i];
+    if (i >= S->nw) return S->w[i] - S->prox * lam_scale(S, i - S->nw) * S->xc[i];
+    return col_dot(S, i, S->u, NULL) + S->f[i] - S->prox * S->gdiag[i] * S->xc[i] + lam_term(S, which, i);
+}
+
 /* The primal-dual active-set update: basic entries stay where the basis point is positive,
  * non-basic ones enter where their row (with the proximal term, see prox_sub) is negative beyond
  * tol. 1 when the basis changed. */
 static int next_basis(Sp *S, int which, mbdcp_int *basis)
 {
-    const mbdcp_int nv = S->nv, nc = S->nc, nw = S->nw, n = which == 1 ? S->N1 : nw;
+    const mbdcp_int n = which == 1 ? S->N1 : S->nw;
     /* the proximal rounds enter a row at half the tolerance of acceptance, so that no row can sit
      * between the two while the basis stays (the last round's point is then never accepted) */
     const mbdcp_float tol = S->prox > 0.0 ? 0.5 * S->s->lemke.tol : S->s->lemke.tol;
     int changed = 0;
     for (mbdcp_int i = 0; i < n; ++i) {
-        const mbdcp_float zi = i < nw ? S->u[nv + nc + i] : S->u[nv + i - nw];
-        /* proximal steps: the row at the basis point itself (P2: lam is in f), as the rule has it */
-        const mbdcp_float wi = S->prox > 0.0 && i < nw
-                                   ? col_dot(S, i, S->u, NULL) + S->f[i] - S->prox * S->gdiag[i] * S->xc[i] +
-                                         lam_term(S, which, i)
-                                   : S->w[i] - (S->prox > 0.0 && i >= nw ? S->prox * lam_scale(S, i - nw) * S->xc[i] : 0.0);
-        const mbdcp_int b = basis[i] ? zi >= -S->clean : wi < -tol * S->sc[i];
+        const mbdcp_int b = basis[i] ? point_entry(S, i) >= -S->clean : update_row(S, which, i) < -tol * S->sc[i];
         changed |= b != basis[i];
         basis[i] = b;
     }
@@ -455,15 +465,13 @@ static void guess_p1(Sp *S, const mbdcp_float *gamma, mbdcp_int *basis);
  * next_basis keeps them, the verified point clamps or cleans them to zero, and a P2 round then ends
  * on a point whose rows they carry fail by that much (1.7e-11 on a row of scale 2.7e-3 in a
  * 2,000-disk pile), or whose own row, of a scale as small as the entry, keeps it positive round
- * after round. P1 rounds do not take it: there the dropped entries re-enter and the round cycles.
- * 1 when one was dropped. */
+ * after round. P1 rounds do not take it (0): there the dropped entries re-enter and the round
+ * cycles. 1 when one was dropped. */
 static int drop_rounding(Sp *S, int which, mbdcp_int *basis)
 {
-    const mbdcp_int nw = S->nw, n = which == 1 ? S->N1 : nw;
     int changed = 0;
-    for (mbdcp_int i = 0; i < n; ++i) {
-        const mbdcp_float zi = i < nw ? S->u[S->nv + S->nc + i] : S->u[S->nv + i - nw];
-        if (basis[i] && zi <= S->clean) {
+    for (mbdcp_int i = 0; i < S->nw && which == 2; ++i) {
+        if (basis[i] && point_entry(S, i) <= S->clean) {
             basis[i] = 0;
             changed = 1;
         }
@@ -498,7 +506,7 @@ static MbdcpReturn prox_sub(Sp *S, int which, mbdcp_int *basis, mbdcp_float *v_n
                 *st = MBDCP_SOLVED;
                 break;
             }
-            if (!next_basis(S, which, basis) && (which == 1 || !drop_rounding(S, which, basis))) break;
+            if (!next_basis(S, which, basis) && !drop_rounding(S, which, basis)) break;
         }
         memcpy(S->xc, S->z, (size_t)(which == 1 ? S->N1 : S->nw) * sizeof(mbdcp_float));
         S->prox = fmax(S->prox * PROX_SHRINK, PROX_LAST);

@@ -247,20 +247,25 @@ def _sparse(d, algorithm, tol, max_iter, start_p1, start_p2):
     Lemke solves."""
     compressed = isinstance(d, CompressedStep)
     _, n_c, m, *rest = d.sizes
-    if (rest and rest[0]) or 2 * n_c + m < SPARSE_MIN_SIZE:
+    if (rest and rest[0]) or _lemke_size(n_c, m):
         return None
     solve = _core.fixed_point_compressed if compressed else _core.fixed_point_sparse
     out = call_core(solve, d, algorithm, tol, max_iter, start_p1, start_p2)
     return None if _STATUS[out[6]] == Status.NUMERICAL_ERROR else out
 
 
+def _lemke_size(n_c, m):
+    """Whether P1 (2 n_c + m variables) is below SPARSE_MIN_SIZE: such a step goes to Lemke."""
+    return 2 * n_c + m < SPARSE_MIN_SIZE
+
+
 def _small(Wn, D):
     """Whether the step is small enough for its scipy.sparse matrices to be made dense rather than
-    compressed (read from the shapes alone): fewer than COMPRESS_MIN_VELOCITIES velocities, or P1
-    (2 n_c + m variables) below SPARSE_MIN_SIZE, which goes to Lemke's dense method anyway."""
+    compressed (read from the shapes alone): fewer than COMPRESS_MIN_VELOCITIES velocities, or of
+    Lemke's size anyway."""
     shapes = np.shape(Wn), np.shape(D)
     return all(len(x) == 2 for x in shapes) and (
-        shapes[0][0] < COMPRESS_MIN_VELOCITIES or 2 * shapes[0][1] + shapes[1][1] < SPARSE_MIN_SIZE)
+        shapes[0][0] < COMPRESS_MIN_VELOCITIES or _lemke_size(shapes[0][1], shapes[1][1]))
 
 
 def _grouped(d, beta, n_c):
