@@ -270,6 +270,30 @@ def test_the_crash_basis_gives_the_cold_answer_in_fewer_pivots(mu, algorithm, mo
     assert guessed.pivots < 0.6 * cold.pivots   # 483 -> 124 for algorithm 3 at mu = 0.05
 
 
+def test_a_hint_the_sparse_solves_could_not_finish_from_gives_way_to_the_crash_basis(monkeypatch):
+    """Where the sparse solves end without a verified point (here made to), Lemke starts from the
+    crash basis, not from the warm start: on a compacting 2,000-disk pile the last step's basis
+    cost Lemke as many pivots as a cold start (7,706, 482 s) where the guess cost 2,275 (90 s).
+    The same start as without a hint, so the same pivots and answer."""
+    from mbdcp.formulations import relax as relax_module
+    from mbdcp.testing import disk_pile
+
+    gave_up = []
+    monkeypatch.setattr(relax_module, "_sparse", lambda *a: gave_up.append(1))
+    s = disk_pile(50, seed=50, mu=0.2)
+    m, n_c = s.args()[3].shape
+    hint = np.ones(2 * n_c + m, dtype=bool)   # every z basic: a basis far from the answer
+    guessed = mbdcp.fixed_point(*s.args(), **s.kwargs(), algorithm=3)
+    hinted = mbdcp.fixed_point(*s.args(), **s.kwargs(), algorithm=3, warm_start=hint)
+    assert len(gave_up) == 2 and guessed.status == hinted.status == Status.SOLVED
+    assert hinted.pivots == guessed.pivots
+    np.testing.assert_array_equal(hinted.v_next, guessed.v_next)
+    # the same hint where the sparse solves do not apply (P1 below SPARSE_MIN_SIZE) is still used
+    monkeypatch.setattr(relax_module, "SPARSE_MIN_SIZE", 10**9)
+    kept = mbdcp.fixed_point(*s.args(), **s.kwargs(), algorithm=3, warm_start=hint)
+    assert kept.status == Status.SOLVED and kept.pivots != guessed.pivots
+
+
 def test_the_crash_basis_of_a_spatial_pile_with_four_directions():
     """Sphere contacts with directions +-t1, +-t2 (mechanics.assemble's four): the CCP's two
     tangent columns are t1 and t2; the guessed start gives the cold answer in fewer pivots of the

@@ -186,9 +186,10 @@ def fixed_point(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, Wb=None, theta=
     ``crash`` (``"ccp"``, the default, or None): without a warm start of P1's size, the first P1
     and P2 solves start from a basis guessed from a loose APGD solve of the cone complementarity
     problem that P1(0) is (where every contact's directions are opposite pairs: planar, or ±t1,
-    ±t2, and P1 has at least 256 variables; see ``mbdcp._crash``), the "crash" basis of pivoting
-    codes; Lemke repairs a wrong guess, so the answer is the same verified solution. None starts
-    cold.
+    ±t2, and P1 has at least 256 variables; see ``mbdcp.formulations.crash``), the "crash" basis of pivoting
+    codes; Lemke repairs a wrong guess, so the answer is the same verified solution. The guess
+    also replaces a warm start that the sparse solves of a large step could not finish from. None
+    starts cold.
 
     Returns
     -------
@@ -220,14 +221,18 @@ def fixed_point(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, Wb=None, theta=
     crash = val.choice("crash", crash, ("ccp",), allow_none=True)
     start_p1 = warm_start_flags(warm_start, 2 * n_c + m)
     start_p2 = warm_start_flags(getattr(warm_start, "basis_p2", None), n_c + m)
-    out = _sparse(d, int(algorithm), tol, max_iter, start_p1, start_p2)
+    tried = _sparse_applies(d)
+    out = _sparse(d, int(algorithm), tol, max_iter, start_p1, start_p2) if tried else None
     keep = None
     if out is None:  # small, joints, or a subproblem without a verified sparse point: Lemke
         if compressed:
             d = _data(M, Wn, D, E, U, v, h, p_ext, psi_n, Wb, theta, dtheta)
-        if start_p1 is None and crash == "ccp":  # no hint of P1's size: guess one
+        if crash == "ccp" and (start_p1 is None or tried):
+            # no hint of P1's size, or one the sparse solves could not finish from: Lemke pivots
+            # about as long from there as cold, where the guess saves most of it
             guess_p1, guess_p2 = crash_basis(d)
-            start_p1, start_p2 = guess_p1, guess_p2 if start_p2 is None else start_p2
+            if guess_p1 is not None:
+                start_p1, start_p2 = guess_p1, guess_p2 if start_p2 is None or tried else start_p2
         out, keep = solve_joints(_core.fixed_point, d, int(algorithm), tol, max_iter, start_p1, start_p2)
     v_next, p_b, p_n, beta, lam, history, status, iterations, converged, pivots, _, basis, basis_p2 = out
     p_b = full_joint_impulse(p_b, keep, 0 if isinstance(d, CompressedStep) else d.Wb.shape[1])
@@ -242,16 +247,19 @@ def fixed_point(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, Wb=None, theta=
 
 def _sparse(d, algorithm, tol, max_iter, start_p1, start_p2):
     """The outputs of the sparse active-set solves of P1 and P2 (``mbdcp/relax_sparse.h``) of a
-    StepProblem or a CompressedStep, or None where they do not apply (P1 smaller than
-    SPARSE_MIN_SIZE, joints) or a subproblem ended without a verified point, for the caller's
-    Lemke solves."""
+    StepProblem or a CompressedStep where they apply (:func:`_sparse_applies`), or None where a
+    subproblem ended without a verified point, for the caller's Lemke solves."""
     compressed = isinstance(d, CompressedStep)
-    _, n_c, m, *rest = d.sizes
-    if (rest and rest[0]) or _lemke_size(n_c, m):
-        return None
     solve = _core.fixed_point_compressed if compressed else _core.fixed_point_sparse
     out = call_core(solve, d, algorithm, tol, max_iter, start_p1, start_p2)
     return None if _STATUS[out[6]] == Status.NUMERICAL_ERROR else out
+
+
+def _sparse_applies(d):
+    """Whether the sparse solves apply to the StepProblem or CompressedStep d: no joints and P1 of
+    at least SPARSE_MIN_SIZE variables."""
+    _, n_c, m, *rest = d.sizes
+    return not (rest and rest[0]) and not _lemke_size(n_c, m)
 
 
 def _lemke_size(n_c, m):
