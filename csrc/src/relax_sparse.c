@@ -19,10 +19,9 @@
 /* See contacts_first. */
 #define FILL_LIMIT 4
 /* The proximal active-set steps (see prox_sub): the first weight, its factor per round and its
- * floor (relative to each row's diagonal of G), the rounds and the bases per round. A round needs
- * only an approximate solve (the next round starts from its point): with 30 bases per round P2's
- * rounds on a compacting 2,000-disk pile ran to the cap round after round, 130-195 factorisations a
- * step where 5 take 50-64 (2 and 3 lost steps). */
+ * floor (relative to each row's diagonal of G), the rounds and the bases per round: few, since a
+ * round needs only an approximate solve (the next round starts from its point; with more, P2's
+ * rounds on compacting piles ran to the cap round after round, with fewer they lost steps). */
 #define PROX_FIRST 1e-2
 #define PROX_SHRINK 0.1
 #define PROX_LAST 1e-8
@@ -473,7 +472,8 @@ static void guess_p1(Sp *S, const mbdcp_float *gamma, mbdcp_int *basis);
 static int drop_rounding(Sp *S, int which, mbdcp_int *basis)
 {
     int changed = 0;
-    for (mbdcp_int i = 0; i < S->nw && which == 2; ++i) {
+    if (which != 2) return 0;
+    for (mbdcp_int i = 0; i < S->nw; ++i) {
         if (basis[i] && point_entry(S, i) <= S->clean) {
             basis[i] = 0;
             changed = 1;

@@ -186,10 +186,10 @@ def fixed_point(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, Wb=None, theta=
     ``crash`` (``"ccp"``, the default, or None): without a warm start of P1's size, the first P1
     and P2 solves start from a basis guessed from a loose APGD solve of the cone complementarity
     problem that P1(0) is (where every contact's directions are opposite pairs: planar, or ±t1,
-    ±t2, and P1 has at least 256 variables; see ``mbdcp.formulations.crash``), the "crash" basis of pivoting
-    codes; Lemke repairs a wrong guess, so the answer is the same verified solution. The guess
-    also replaces a warm start that the sparse solves of a large step could not finish from. None
-    starts cold.
+    ±t2, and P1 has at least 256 variables; see ``mbdcp.formulations.crash``), the "crash" basis
+    of pivoting codes; Lemke repairs a wrong guess, so the answer is the same verified solution.
+    The guess also replaces a warm start that the sparse solves of a large step could not finish
+    from. None starts cold.
 
     Returns
     -------
@@ -227,12 +227,11 @@ def fixed_point(M, Wn, D, E, U, v, h, *, p_ext=None, psi_n=None, Wb=None, theta=
     if out is None:  # small, joints, or a subproblem without a verified sparse point: Lemke
         if compressed:
             d = _data(M, Wn, D, E, U, v, h, p_ext, psi_n, Wb, theta, dtheta)
-        if crash == "ccp" and (start_p1 is None or tried):
-            # no hint of P1's size, or one the sparse solves could not finish from: Lemke pivots
-            # about as long from there as cold, where the guess saves most of it
-            guess_p1, guess_p2 = crash_basis(d)
-            if guess_p1 is not None:
-                start_p1, start_p2 = guess_p1, guess_p2 if start_p2 is None or tried else start_p2
+        # no hint of P1's size, or hints the sparse solves could not finish from (Lemke pivots
+        # about as long from those as cold, where the guess saves most of it): start from a guess
+        guess_p1, guess_p2 = crash_basis(d) if crash == "ccp" and (start_p1 is None or tried) else (None, None)
+        if guess_p1 is not None:
+            start_p1, start_p2 = guess_p1, guess_p2 if start_p2 is None or tried else start_p2
         out, keep = solve_joints(_core.fixed_point, d, int(algorithm), tol, max_iter, start_p1, start_p2)
     v_next, p_b, p_n, beta, lam, history, status, iterations, converged, pivots, _, basis, basis_p2 = out
     p_b = full_joint_impulse(p_b, keep, 0 if isinstance(d, CompressedStep) else d.Wb.shape[1])
